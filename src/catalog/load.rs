@@ -1,0 +1,406 @@
+//! Loading lab folders, from the copy embedded at build time or from `--labs-dir`, and validating
+//! them. Every error names the file, the field (or line) and what was expected.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::path::Path;
+
+use include_dir::{include_dir, Dir};
+
+use super::model::{Lab, LabStatus};
+use super::text::placeholders;
+
+static EMBEDDED: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/labs");
+
+/// Capability names a check may require (DESIGN.md "Targets, profiles, capabilities").
+pub const CAPABILITIES: &[&str] = &[
+    "volcano",
+    "mpi-operator",
+    "training-operator",
+    "karpenter",
+    "karpenter-crds",
+    "slinky",
+    "fsx-csi",
+    "efa-device-plugin",
+    "nvidia-device-plugin",
+    "neuron-device-plugin",
+];
+
+/// Profiles a lab may carry parameters for.
+pub const PROFILES: &[&str] = &["kind", "eks"];
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LabError {
+    pub file: String,
+    pub line: Option<usize>,
+    pub column: Option<usize>,
+    /// Dotted path of the offending field (`quiz.choices.A.en`), when known.
+    pub field: Option<String>,
+    pub message: String,
+}
+
+impl fmt::Display for LabError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let Some(l) = self.line {
+            write!(f, ":{l}")?;
+            if let Some(c) = self.column {
+                write!(f, ":{c}")?;
+            }
+        }
+        if let Some(field) = &self.field {
+            write!(f, ": field `{field}`")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for LabError {}
+
+impl LabError {
+    fn new(file: &str, field: Option<&str>, message: impl Into<String>) -> Self {
+        LabError {
+            file: file.to_string(),
+            line: None,
+            column: None,
+            field: field.map(str::to_string),
+            message: message.into(),
+        }
+    }
+}
+
+/// A lab file plus the files around it (`starter/`, `solution/`, the draft), keyed by their path
+/// relative to the lab folder with `/` separators.
+#[derive(Debug, Clone)]
+pub struct LabBundle {
+    pub lab: Lab,
+    /// Where the lab came from, for messages: `labs/09-volcano-gang` (embedded) or a real path.
+    pub origin: String,
+    pub files: BTreeMap<String, String>,
+}
+
+impl LabBundle {
+    /// Files under a sub-folder (`starter`, `solution`), in name order.
+    pub fn files_under(&self, folder: &str) -> Vec<(&str, &str)> {
+        let prefix = format!("{folder}/");
+        self.files
+            .iter()
+            .filter(|(k, _)| k.starts_with(&prefix))
+            .filter(|(k, _)| k.ends_with(".yaml") || k.ends_with(".yml") || k.ends_with(".json"))
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect()
+    }
+
+    pub fn path_of(&self, rel: &str) -> String {
+        format!("{}/{}", self.origin, rel)
+    }
+}
+
+/// All labs, sorted by number.
+#[derive(Debug, Clone)]
+pub struct Catalog {
+    pub labs: Vec<LabBundle>,
+}
+
+impl Catalog {
+    /// The labs compiled into the binary.
+    pub fn embedded() -> Result<Catalog, LabError> {
+        let mut raw = Vec::new();
+        for dir in EMBEDDED.dirs() {
+            let folder = dir.path().to_string_lossy().to_string();
+            if !is_lab_folder(&folder) {
+                continue;
+            }
+            let mut files = BTreeMap::new();
+            collect_embedded(dir, dir.path(), &mut files);
+            raw.push((folder, files));
+        }
+        Catalog::from_raw(raw, "labs")
+    }
+
+    /// Labs from a folder on disk (`--labs-dir`), for lab authors.
+    pub fn from_dir(root: &Path) -> Result<Catalog, LabError> {
+        let shown = root.display().to_string();
+        let entries = std::fs::read_dir(root).map_err(|e| {
+            LabError::new(&shown, None, format!("cannot read the labs folder: {e}"))
+        })?;
+        let mut raw = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| LabError::new(&shown, None, e.to_string()))?;
+            let folder = entry.file_name().to_string_lossy().to_string();
+            if !entry.path().is_dir() || !is_lab_folder(&folder) {
+                continue;
+            }
+            let mut files = BTreeMap::new();
+            collect_disk(&entry.path(), &entry.path(), &mut files)?;
+            raw.push((folder, files));
+        }
+        if raw.is_empty() {
+            return Err(LabError::new(
+                &shown,
+                None,
+                "no lab folders found (expected sub-folders named NN-<id> holding lab.yaml)",
+            ));
+        }
+        Catalog::from_raw(raw, &shown)
+    }
+
+    fn from_raw(
+        raw: Vec<(String, BTreeMap<String, String>)>,
+        root: &str,
+    ) -> Result<Catalog, LabError> {
+        let mut labs = Vec::new();
+        for (folder, mut files) in raw {
+            let origin = format!("{root}/{folder}");
+            let file = format!("{origin}/lab.yaml");
+            let text = files
+                .remove("lab.yaml")
+                .ok_or_else(|| LabError::new(&file, None, "missing lab.yaml"))?;
+            let lab = parse_lab(&text, &file)?;
+            let bundle = LabBundle { lab, origin, files };
+            validate(&bundle, &folder)?;
+            labs.push(bundle);
+        }
+        labs.sort_by_key(|b| b.lab.number);
+        let mut ids = BTreeSet::new();
+        let mut numbers = BTreeSet::new();
+        for b in &labs {
+            let file = format!("{}/lab.yaml", b.origin);
+            if !ids.insert(b.lab.id.clone()) {
+                return Err(LabError::new(&file, Some("id"), format!("duplicate lab id `{}`", b.lab.id)));
+            }
+            if !numbers.insert(b.lab.number) {
+                return Err(LabError::new(
+                    &file,
+                    Some("number"),
+                    format!("duplicate lab number {}", b.lab.number),
+                ));
+            }
+        }
+        Ok(Catalog { labs })
+    }
+
+    /// Finds a lab by number (`9`), id (`volcano-gang`) or folder name (`09-volcano-gang`).
+    pub fn find(&self, key: &str) -> Option<&LabBundle> {
+        let key = key.trim().trim_end_matches('/');
+        let key = key.rsplit('/').next().unwrap_or(key);
+        if let Ok(n) = key.parse::<u32>() {
+            return self.labs.iter().find(|b| b.lab.number == n);
+        }
+        self.labs
+            .iter()
+            .find(|b| b.lab.id == key || b.lab.folder_name() == key)
+    }
+
+    /// Like [`Catalog::find`], with an error listing the valid labs.
+    pub fn get(&self, key: &str) -> Result<&LabBundle, crate::Error> {
+        self.find(key).ok_or_else(|| {
+            let valid: Vec<String> = self
+                .labs
+                .iter()
+                .map(|b| format!("  {:>2}  {}", b.lab.number, b.lab.id))
+                .collect();
+            crate::Error::Usage(format!(
+                "unknown lab `{key}`; give a number, an id or a folder name. Labs:\n{}",
+                valid.join("\n")
+            ))
+        })
+    }
+}
+
+fn is_lab_folder(name: &str) -> bool {
+    let mut parts = name.splitn(2, '-');
+    let num = parts.next().unwrap_or("");
+    num.len() == 2 && num.chars().all(|c| c.is_ascii_digit()) && parts.next().is_some_and(|s| !s.is_empty())
+}
+
+fn collect_embedded(dir: &Dir<'_>, base: &Path, out: &mut BTreeMap<String, String>) {
+    for f in dir.files() {
+        if let (Ok(rel), Some(text)) = (f.path().strip_prefix(base), f.contents_utf8()) {
+            out.insert(rel.to_string_lossy().replace('\\', "/"), text.to_string());
+        }
+    }
+    for d in dir.dirs() {
+        collect_embedded(d, base, out);
+    }
+}
+
+fn collect_disk(dir: &Path, base: &Path, out: &mut BTreeMap<String, String>) -> Result<(), LabError> {
+    let shown = dir.display().to_string();
+    let entries = std::fs::read_dir(dir).map_err(|e| LabError::new(&shown, None, e.to_string()))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| LabError::new(&shown, None, e.to_string()))?;
+        let path = entry.path();
+        if path.is_dir() {
+            collect_disk(&path, base, out)?;
+        } else {
+            let text = std::fs::read_to_string(&path).map_err(|e| {
+                LabError::new(&path.display().to_string(), None, format!("cannot read: {e}"))
+            })?;
+            let rel = path.strip_prefix(base).unwrap_or(&path);
+            out.insert(rel.to_string_lossy().replace('\\', "/"), text);
+        }
+    }
+    Ok(())
+}
+
+/// Parses one lab file; errors carry line, column and the field path.
+pub fn parse_lab(text: &str, file: &str) -> Result<Lab, LabError> {
+    let de = serde_yaml::Deserializer::from_str(text);
+    serde_path_to_error::deserialize::<_, Lab>(de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        let (line, column) = inner
+            .location()
+            .map(|l| (Some(l.line()), Some(l.column())))
+            .unwrap_or((None, None));
+        LabError {
+            file: file.to_string(),
+            line,
+            column,
+            field: (path != "." && !path.is_empty()).then_some(path),
+            message: strip_location(&inner.to_string()),
+        }
+    })
+}
+
+/// serde_yaml appends "at line X column Y" to its messages; we show the location up front instead.
+fn strip_location(msg: &str) -> String {
+    match msg.find(" at line ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg.to_string(),
+    }
+}
+
+fn validate(b: &LabBundle, folder: &str) -> Result<(), LabError> {
+    let lab = &b.lab;
+    let file = format!("{}/lab.yaml", b.origin);
+    let err = |field: &str, msg: String| Err(LabError::new(&file, Some(field), msg));
+
+    if !is_kebab(&lab.id) {
+        return err("id", format!("expected a kebab-case id (a-z, 0-9, -), found `{}`", lab.id));
+    }
+    if folder != lab.folder_name() {
+        return err(
+            "id",
+            format!(
+                "folder `{folder}` does not match number {} and id `{}` (expected folder `{}`)",
+                lab.number,
+                lab.id,
+                lab.folder_name()
+            ),
+        );
+    }
+    if !(1..=99).contains(&lab.number) {
+        return err("number", format!("expected 1..=99, found {}", lab.number));
+    }
+    for (field, t) in [("title", &lab.title), ("quiz.question", &lab.quiz.question), ("quiz.explanation", &lab.quiz.explanation)] {
+        if let Some(lang) = blank_lang(t) {
+            return err(&format!("{field}.{lang}"), "expected non-empty text".into());
+        }
+    }
+    for c in super::model::Choice::ALL {
+        if let Some(lang) = blank_lang(lab.quiz.choices.get(c)) {
+            return err(&format!("quiz.choices.{}.{lang}", c.letter()), "expected non-empty text".into());
+        }
+    }
+    for (i, n) in lab.notes.iter().enumerate() {
+        if n.source.trim().is_empty() {
+            return err(&format!("notes[{i}].source"), "every note needs a source".into());
+        }
+    }
+    match lab.status {
+        LabStatus::QuizOnly => {
+            if !lab.checks.is_empty() {
+                return err("checks", "a quiz-only lab has no checks (set `status: gradable`)".into());
+            }
+        }
+        LabStatus::Gradable => {
+            let Some(task) = &lab.task else {
+                return err("task", "a gradable lab needs a task".into());
+            };
+            if lab.checks.is_empty() {
+                return err("checks", "a gradable lab needs at least one check".into());
+            }
+            for profile in task.params.keys() {
+                if !PROFILES.contains(&profile.as_str()) {
+                    return err(
+                        &format!("task.params.{profile}"),
+                        format!("unknown profile; expected one of {}", PROFILES.join(", ")),
+                    );
+                }
+            }
+            for lang in ["ja", "en"] {
+                let text = if lang == "ja" { &task.text.ja } else { &task.text.en };
+                for name in placeholders(text) {
+                    for profile in PROFILES {
+                        let known = task.params.get(*profile).is_some_and(|p| p.contains_key(&name));
+                        if !known {
+                            return err(
+                                &format!("task.text.{lang}"),
+                                format!("placeholder `{{{name}}}` has no value in task.params.{profile}"),
+                            );
+                        }
+                    }
+                }
+            }
+            if let Some(d) = &task.draft {
+                if !b.files.contains_key(d) {
+                    return err("task.draft", format!("file `{d}` not found in the lab folder"));
+                }
+            }
+            if b.files_under("solution").is_empty() {
+                return err("status", "a gradable lab needs manifests in solution/".into());
+            }
+        }
+    }
+    let mut seen = BTreeSet::new();
+    for (i, c) in lab.checks.iter().enumerate() {
+        let at = |f: &str| format!("checks[{i}].{f}");
+        if !is_kebab(&c.id) {
+            return err(&at("id"), format!("expected a kebab-case id, found `{}`", c.id));
+        }
+        if !seen.insert(c.id.as_str()) {
+            return err(&at("id"), format!("duplicate check id `{}`", c.id));
+        }
+        if c.weight == 0 {
+            return err(&at("weight"), "expected a weight of at least 1".into());
+        }
+        for cap in &c.capabilities {
+            if !CAPABILITIES.contains(&cap.as_str()) {
+                return err(
+                    &at("capabilities"),
+                    format!("unknown capability `{cap}`; expected one of {}", CAPABILITIES.join(", ")),
+                );
+            }
+        }
+        for (f, t) in [("title", &c.title), ("hint", &c.hint)] {
+            if let Some(lang) = blank_lang(t) {
+                return err(&at(&format!("{f}.{lang}")), "expected non-empty text".into());
+            }
+        }
+    }
+    for (k, t) in lab.advice.iter().chain(lab.messages.iter()) {
+        if let Some(lang) = blank_lang(t) {
+            return err(&format!("{k}.{lang}"), "expected non-empty text".into());
+        }
+    }
+    Ok(())
+}
+
+fn blank_lang(t: &super::text::Text) -> Option<&'static str> {
+    if t.ja.trim().is_empty() {
+        Some("ja")
+    } else if t.en.trim().is_empty() {
+        Some("en")
+    } else {
+        None
+    }
+}
+
+fn is_kebab(s: &str) -> bool {
+    !s.is_empty()
+        && !s.starts_with('-')
+        && !s.ends_with('-')
+        && s.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}

@@ -1,0 +1,9 @@
+//! The lab catalog: lab files, their validation and their texts.
+
+mod load;
+mod model;
+mod text;
+
+pub use load::{parse_lab, Catalog, LabBundle, LabError, CAPABILITIES, PROFILES};
+pub use model::{Check, Choice, Choices, Lab, LabStatus, Note, Quiz, Stage, Task};
+pub use text::{fill, placeholders, Lang, Text};

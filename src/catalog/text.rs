@@ -1,0 +1,139 @@
+//! Bilingual text and the language choice.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Lang {
+    Ja,
+    En,
+}
+
+impl Lang {
+    /// `LANG`/`LC_ALL`/`LC_MESSAGES` starting with `ja` select Japanese; anything else English.
+    pub fn from_env() -> Lang {
+        for var in ["LC_ALL", "LC_MESSAGES", "LANG"] {
+            if let Ok(v) = std::env::var(var) {
+                if v.is_empty() {
+                    continue;
+                }
+                return if v.to_ascii_lowercase().starts_with("ja") {
+                    Lang::Ja
+                } else {
+                    Lang::En
+                };
+            }
+        }
+        Lang::En
+    }
+
+    pub fn code(self) -> &'static str {
+        match self {
+            Lang::Ja => "ja",
+            Lang::En => "en",
+        }
+    }
+}
+
+/// A text present in both languages. Both are required: a lab file missing one is rejected.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Text {
+    pub ja: String,
+    pub en: String,
+}
+
+impl Text {
+    pub fn get(&self, lang: Lang) -> &str {
+        match lang {
+            Lang::Ja => &self.ja,
+            Lang::En => &self.en,
+        }
+    }
+
+    pub fn render(&self, lang: Lang, vars: &BTreeMap<String, String>) -> String {
+        fill(self.get(lang), vars)
+    }
+}
+
+/// Replaces `{name}` with `vars[name]`. Unknown names stay as written, so a missing value is
+/// visible rather than silently empty; `lint` catches them for the shipped labs.
+pub fn fill(template: &str, vars: &BTreeMap<String, String>) -> String {
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(start) = rest.find('{') {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 1..];
+        match after.find('}') {
+            Some(end) if is_placeholder(&after[..end]) => {
+                let name = &after[..end];
+                match vars.get(name) {
+                    Some(v) => out.push_str(v),
+                    None => {
+                        out.push('{');
+                        out.push_str(name);
+                        out.push('}');
+                    }
+                }
+                rest = &after[end + 1..];
+            }
+            _ => {
+                out.push('{');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Placeholder names used in a template (`{like_this}`), for lint.
+pub fn placeholders(template: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut rest = template;
+    while let Some(start) = rest.find('{') {
+        let after = &rest[start + 1..];
+        match after.find('}') {
+            Some(end) if is_placeholder(&after[..end]) => {
+                names.push(after[..end].to_string());
+                rest = &after[end + 1..];
+            }
+            _ => rest = after,
+        }
+    }
+    names
+}
+
+fn is_placeholder(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 64
+        && s.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && s.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn fills_known_placeholders_and_keeps_unknown_ones() {
+        let v = vars(&[("np", "16")]);
+        assert_eq!(fill("set -np {np} ({missing})", &v), "set -np 16 ({missing})");
+    }
+
+    #[test]
+    fn leaves_yaml_and_json_braces_alone() {
+        let v = vars(&[("x", "1")]);
+        assert_eq!(fill("{ \"a\": {x} } {Upper}", &v), "{ \"a\": 1 } {Upper}");
+        assert_eq!(placeholders("{ \"a\": {x} } {y_2}"), vec!["x", "y_2"]);
+    }
+}

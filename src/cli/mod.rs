@@ -1,0 +1,114 @@
+//! Command-line interface: clap definitions (one file per command) and dispatch. `main.rs` only
+//! parses and calls [`dispatch`].
+
+mod check;
+mod list;
+mod lint;
+mod output;
+mod quiz;
+mod show;
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::catalog::{Catalog, Lang};
+use crate::exit::{ExitCode, EXIT_CODES_HELP};
+
+pub use output::print;
+
+const ABOUT: &str = "Hands-on labs about training ML models on Amazon EKS, graded from cluster state.";
+
+const LONG_ABOUT: &str = "\
+Hands-on labs about training ML models on Amazon EKS, graded from cluster state.
+
+Each of the 15 labs pairs a quiz question with (for gradable labs) a task: apply real manifests
+(a Volcano gang Job, an MPIJob, a single-AZ Karpenter NodePool, pods requesting EFA) and let
+trainlab check, one check at a time, what is right, what is wrong and how to fix it.
+
+Start here:
+  trainlab list                      the labs, and which ones are gradable
+  trainlab quiz 9                    answer question 9 (interactive), or --answer B in scripts
+  trainlab show 9                    the question, the task and the checks of lab 9
+  trainlab check --all --demo        grade an embedded demo state, no cluster needed
+  trainlab check 9 --files gang.yaml grade your manifest before applying it (static mode)
+  trainlab check 9 --snapshot DIR    grade saved `kubectl get -o yaml` output
+
+LAB is a number (9), an id (volcano-gang) or a folder name (09-volcano-gang).";
+
+#[derive(Debug, Parser)]
+#[command(name = "trainlab", version, about = ABOUT, long_about = LONG_ABOUT, after_help = EXIT_CODES_HELP)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Args)]
+pub struct Global {
+    /// Language of texts: ja or en [default: from LANG/LC_ALL: ja* → ja, else en]
+    #[arg(long, global = true, value_enum)]
+    pub lang: Option<Lang>,
+    /// Read labs from this folder instead of the copy built into the binary (for lab authors)
+    #[arg(long, global = true, value_name = "DIR")]
+    pub labs_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List the labs: number, id, title, topic, and whether they are gradable
+    List(list::ListArgs),
+    /// Show a lab: the question, the task (with the profile's parameters) and its checks
+    Show(show::ShowArgs),
+    /// Answer quiz questions (interactive in a terminal; --answer for scripts)
+    Quiz(quiz::QuizArgs),
+    /// Grade a lab from saved state, your manifest files or the embedded demo
+    Check(check::CheckArgs),
+    /// Validate lab files: schema, both languages, check ids, solution and draft
+    Lint(lint::LintArgs),
+}
+
+impl Global {
+    pub fn lang(&self) -> Lang {
+        self.lang.unwrap_or_else(Lang::from_env)
+    }
+
+    pub fn catalog(&self) -> Result<Catalog, crate::Error> {
+        match &self.labs_dir {
+            Some(dir) => Ok(Catalog::from_dir(dir)?),
+            None => Ok(Catalog::embedded()?),
+        }
+    }
+}
+
+/// Runs a parsed command line and returns the process exit code. Errors are printed here, once,
+/// with what to do next.
+pub fn dispatch(cli: Cli) -> i32 {
+    let result = match &cli.command {
+        Command::List(a) => list::run(&cli.global, a),
+        Command::Show(a) => show::run(&cli.global, a),
+        Command::Quiz(a) => quiz::run(&cli.global, a),
+        Command::Check(a) => check::run(&cli.global, a),
+        Command::Lint(a) => lint::run(&cli.global, a),
+    };
+    match result {
+        Ok(code) => code.code(),
+        Err(e) => {
+            output::eprint(&format!("error: {e}\n"));
+            e.exit_code().code()
+        }
+    }
+}
+
+/// `--param name=value`
+pub fn parse_param(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
+        _ => Err(format!("expected NAME=VALUE, found `{s}`")),
+    }
+}
+
+pub(crate) fn ok() -> Result<ExitCode, crate::Error> {
+    Ok(ExitCode::Ok)
+}

@@ -1,0 +1,73 @@
+//! `trainlab show LAB`
+
+use std::fmt::Write;
+
+use clap::Args;
+
+use super::{ok, print, Global};
+use crate::catalog::{Choice, LabBundle, Lang, Stage};
+use crate::exit::ExitCode;
+use crate::profile::Profile;
+use crate::report::ui;
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// The lab: number (9), id (volcano-gang) or folder (09-volcano-gang)
+    pub lab: String,
+    /// Fill the task with this profile's parameters [default: from the current kube context's
+    /// name: kind-* → kind, EKS ARNs → eks; otherwise kind]
+    #[arg(long, value_enum)]
+    pub profile: Option<Profile>,
+}
+
+pub fn run(g: &Global, a: &ShowArgs) -> Result<ExitCode, crate::Error> {
+    let catalog = g.catalog()?;
+    let bundle = catalog.get(&a.lab)?;
+    let profile = a.profile.or_else(current_context_profile).unwrap_or(Profile::Kind);
+    print(&render(bundle, g.lang(), profile));
+    ok()
+}
+
+/// The profile suggested by the kubeconfig's current context name; reads the file only, never the
+/// cluster.
+pub fn current_context_profile() -> Option<Profile> {
+    let kc = kube::config::Kubeconfig::read().ok()?;
+    Profile::from_context_name(kc.current_context.as_deref()?)
+}
+
+pub fn render(b: &LabBundle, lang: Lang, profile: Profile) -> String {
+    let lab = &b.lab;
+    let mut s = String::new();
+    let _ = writeln!(s, "# {} {} — {}\n", lab.number, lab.id, lab.title.get(lang));
+    let _ = writeln!(s, "{}\n", lab.quiz.question.get(lang).trim());
+    for c in Choice::ALL {
+        let _ = writeln!(s, "  {}) {}", c.letter(), lab.quiz.choices.get(c).get(lang));
+    }
+    s.push('\n');
+    match &lab.task {
+        Some(task) if lab.is_gradable() => {
+            let params = lab.params(profile.as_str());
+            let _ = writeln!(s, "## {} ({})\n", ui("task", lang), profile.as_str());
+            let _ = writeln!(s, "{}\n", task.text.render(lang, &params).trim_end());
+            let _ = writeln!(s, "## {}\n", ui("checks", lang));
+            for c in &lab.checks {
+                let stage = match c.stage {
+                    Stage::Spec => "spec",
+                    Stage::State => "state",
+                };
+                let _ = writeln!(
+                    s,
+                    "  - {} [{stage}, weight {}] {}",
+                    c.id,
+                    c.weight,
+                    c.title.render(lang, &params)
+                );
+            }
+        }
+        _ => {
+            let _ = writeln!(s, "{}", ui("quiz-only", lang));
+            let _ = writeln!(s, "  trainlab quiz {}", lab.number);
+        }
+    }
+    s
+}

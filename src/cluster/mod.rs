@@ -1,0 +1,11 @@
+//! Talking to a cluster: connecting, retries, discovery, reading (gather), applying, deleting.
+
+mod connect;
+mod discovery;
+mod gather;
+mod retry;
+
+pub use connect::{connect, Conn, ConnectOpts};
+pub use discovery::Discovery;
+pub use gather::{gather, plan, probe};
+pub use retry::{api_error, is_transient, with_retry};

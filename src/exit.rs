@@ -1,0 +1,30 @@
+//! Process exit codes: part of the CLI's interface (documented in `--help` and the README).
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ExitCode {
+    /// Every counted check passed (or the quiz answer was right).
+    Ok = 0,
+    /// At least one check failed, or the quiz answer was wrong.
+    Failed = 1,
+    /// Usage error or bad input: unreadable file, invalid YAML, unknown lab.
+    BadInput = 2,
+    /// The environment failed: unreachable cluster, forbidden read, missing prerequisite.
+    Environment = 3,
+    /// Checks were still pending when `--wait` ran out.
+    StillPending = 4,
+}
+
+impl ExitCode {
+    pub fn code(self) -> i32 {
+        self as i32
+    }
+}
+
+/// The text `--help` prints about exit codes.
+pub const EXIT_CODES_HELP: &str = "\
+Exit codes:
+  0  every counted check passed (quiz: right answer)
+  1  a check failed (quiz: wrong answer)
+  2  usage error or bad input (unreadable file, invalid YAML, unknown lab)
+  3  environment error (cluster unreachable, read forbidden, prerequisite missing)
+  4  checks still pending when --wait ran out";

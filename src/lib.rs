@@ -1,0 +1,18 @@
+//! trainlab: hands-on labs about training ML models on Amazon EKS, graded from cluster state.
+//!
+//! The library holds all logic; `main.rs` only parses arguments and dispatches. The design is
+//! "gather once, judge purely" (DESIGN.md): verifiers declare reads, a source answers them, and
+//! a pure `judge()` turns what was observed into outcomes.
+
+pub mod catalog;
+pub mod cli;
+pub mod cluster;
+pub mod error;
+pub mod exit;
+pub mod observe;
+pub mod profile;
+pub mod report;
+pub mod verify;
+
+pub use error::Error;
+pub use exit::ExitCode;

@@ -1,0 +1,14 @@
+//! Observing: queries, the `Observed` snapshot verifiers judge, and its sources.
+
+mod error;
+pub mod kinds;
+mod object;
+mod observed;
+mod parse;
+pub mod sources;
+
+pub use error::InputError;
+pub use kinds::ResourceKind;
+pub use object::{Obj, Origin};
+pub use observed::{Observed, Query, ReadResult, Selector, SourceKind, Unavailable};
+pub use parse::{manifest_files, parse_file, parse_text};

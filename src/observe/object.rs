@@ -1,0 +1,98 @@
+//! One Kubernetes object as read from any source, with where it came from.
+
+use std::fmt;
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::InputError;
+
+/// Where an object came from, so errors and evidence can point at it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// A file: `doc` is the 1-based YAML document, `item` the 1-based item of a List.
+    File { path: String, doc: usize, item: Option<usize> },
+    /// The API server.
+    Live,
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Origin::File { path, doc, item } => {
+                write!(f, "{path}, document {doc}")?;
+                if let Some(i) = item {
+                    write!(f, ", item {i}")?;
+                }
+                Ok(())
+            }
+            Origin::Live => write!(f, "the cluster"),
+        }
+    }
+}
+
+/// A Kubernetes object kept as JSON: sources stay schema-free and verifiers parse the part they
+/// judge into a typed view with [`Obj::parse`].
+#[derive(Debug, Clone)]
+pub struct Obj {
+    pub value: Value,
+    pub origin: Origin,
+}
+
+impl Obj {
+    /// Wraps a JSON value; it must be a mapping with string `apiVersion` and `kind`.
+    pub fn new(value: Value, origin: Origin) -> Result<Obj, InputError> {
+        let ok = value.is_object()
+            && value.get("apiVersion").is_some_and(Value::is_string)
+            && value.get("kind").is_some_and(Value::is_string);
+        if !ok {
+            return Err(InputError::NotAnObject {
+                origin: origin.to_string(),
+            });
+        }
+        Ok(Obj { value, origin })
+    }
+
+    pub fn api_version(&self) -> &str {
+        self.value["apiVersion"].as_str().unwrap_or_default()
+    }
+    pub fn kind(&self) -> &str {
+        self.value["kind"].as_str().unwrap_or_default()
+    }
+    pub fn name(&self) -> &str {
+        self.value["metadata"]["name"].as_str().unwrap_or_default()
+    }
+    pub fn namespace(&self) -> Option<&str> {
+        self.value["metadata"]["namespace"].as_str()
+    }
+    pub fn uid(&self) -> Option<&str> {
+        self.value["metadata"]["uid"].as_str()
+    }
+    pub fn label(&self, key: &str) -> Option<&str> {
+        self.value["metadata"]["labels"][key].as_str()
+    }
+
+    /// True when `owner` is this object's controller (or plain owner), by uid. Names and labels
+    /// can be forged by a learner; the uid in `ownerReferences` is set by the controller.
+    pub fn is_owned_by(&self, owner: &Obj) -> bool {
+        let Some(uid) = owner.uid() else { return false };
+        self.value["metadata"]["ownerReferences"]
+            .as_array()
+            .is_some_and(|refs| refs.iter().any(|r| r["uid"].as_str() == Some(uid)))
+    }
+
+    /// `Job/gang-train` for messages.
+    pub fn display_name(&self) -> String {
+        format!("{}/{}", self.kind(), self.name())
+    }
+
+    /// Deserializes into a typed view; a type mismatch names the origin and the field path.
+    pub fn parse<T: DeserializeOwned>(&self) -> Result<T, InputError> {
+        serde_path_to_error::deserialize::<_, T>(&self.value).map_err(|e| InputError::Field {
+            origin: self.origin.to_string(),
+            object: self.display_name(),
+            field: e.path().to_string(),
+            message: e.into_inner().to_string(),
+        })
+    }
+}

@@ -1,0 +1,290 @@
+//! `Observed`: what a source saw, answered per query. The same type comes from a live cluster, a
+//! saved snapshot or the learner's manifest files, so `judge()` never knows the difference
+//! except through [`Unavailable`].
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+
+use super::kinds::ResourceKind;
+use super::object::Obj;
+
+/// Which source produced an `Observed`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SourceKind {
+    /// A cluster through the API server.
+    Live,
+    /// Saved cluster state (`--snapshot DIR`).
+    Snapshot,
+    /// The learner's manifests (`--files PATH`): static mode, no cluster state.
+    Files,
+    /// The saved state embedded in the binary (`--demo`).
+    Demo,
+}
+
+impl SourceKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SourceKind::Live => "live",
+            SourceKind::Snapshot => "snapshot",
+            SourceKind::Files => "files",
+            SourceKind::Demo => "demo",
+        }
+    }
+
+    /// Static mode: only what the learner wrote is visible.
+    pub fn is_static(self) -> bool {
+        self == SourceKind::Files
+    }
+}
+
+/// One read a verifier declares: a kind, a namespace (None: cluster-scoped, or all namespaces)
+/// and an optional equality label selector (`a=b,c!=d,e`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Query {
+    pub kind: &'static ResourceKind,
+    pub namespace: Option<String>,
+    pub selector: Option<String>,
+}
+
+impl Query {
+    /// A namespaced read, or a cluster-scoped one when the kind is not namespaced.
+    pub fn new(kind: &'static ResourceKind, namespace: &str) -> Query {
+        Query {
+            kind,
+            namespace: kind.namespaced.then(|| namespace.to_string()),
+            selector: None,
+        }
+    }
+
+    pub fn cluster(kind: &'static ResourceKind) -> Query {
+        Query {
+            kind,
+            namespace: None,
+            selector: None,
+        }
+    }
+
+    pub fn with_selector(mut self, selector: &str) -> Query {
+        self.selector = Some(selector.to_string());
+        self
+    }
+
+    pub fn describe(&self) -> String {
+        let mut s = self.kind.resource_name();
+        if let Some(ns) = &self.namespace {
+            s.push_str(&format!(" in namespace {ns}"));
+        }
+        if let Some(sel) = &self.selector {
+            s.push_str(&format!(" with labels {sel}"));
+        }
+        s
+    }
+}
+
+/// Why a source cannot answer a query. Verifiers turn these into *skipped* or *error* outcomes
+/// (see `verify::Outcome::unavailable`), never into *fail*.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unavailable {
+    /// Static mode: the learner's files hold no cluster state.
+    NeedsLiveCluster,
+    /// A snapshot holds no object of a kind that every cluster has (e.g. no Nodes were saved).
+    NotCaptured { resource: String },
+    /// The cluster does not serve the kind: its CRD is missing.
+    NotServed {
+        resource: String,
+        crd: String,
+        capability: Option<String>,
+    },
+    /// RBAC forbids the read.
+    Forbidden {
+        verb: String,
+        resource: String,
+        namespace: Option<String>,
+        message: String,
+    },
+    /// Any other failure of the environment (timeouts, 5xx after retries).
+    Failed { message: String },
+}
+
+impl Unavailable {
+    /// Skipped (the source cannot show it) vs error (the environment failed).
+    pub fn is_environment_error(&self) -> bool {
+        matches!(self, Unavailable::Forbidden { .. } | Unavailable::Failed { .. })
+    }
+}
+
+impl fmt::Display for Unavailable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Unavailable::NeedsLiveCluster => write!(f, "needs a live cluster"),
+            Unavailable::NotCaptured { resource } => {
+                write!(f, "the snapshot holds no {resource}")
+            }
+            Unavailable::NotServed { resource, crd, capability } => {
+                match capability {
+                    Some(c) => write!(f, "requires {c} (CRD {crd} not found)")?,
+                    None => write!(f, "the cluster does not serve {resource}")?,
+                }
+                Ok(())
+            }
+            Unavailable::Forbidden { verb, resource, namespace, message } => {
+                write!(f, "forbidden: cannot {verb} {resource}")?;
+                match namespace {
+                    Some(ns) => write!(f, " in namespace {ns}")?,
+                    None => write!(f, " at cluster scope")?,
+                }
+                write!(f, " ({message})")
+            }
+            Unavailable::Failed { message } => write!(f, "{message}"),
+        }
+    }
+}
+
+pub type ReadResult = Result<Vec<Obj>, Unavailable>;
+
+/// What a source saw.
+#[derive(Debug, Clone)]
+pub struct Observed {
+    pub source: SourceKind,
+    /// Paths or the context name, for the report's `source` field.
+    pub detail: String,
+    inner: Inner,
+}
+
+#[derive(Debug, Clone)]
+enum Inner {
+    /// Offline sources: every object, filtered per query.
+    Bag(Vec<Obj>),
+    /// Live: the answer to each query that was planned.
+    Reads(HashMap<Query, ReadResult>),
+}
+
+impl Observed {
+    /// From saved objects (snapshot, demo) or the learner's files.
+    pub fn offline(source: SourceKind, detail: impl Into<String>, objects: Vec<Obj>) -> Observed {
+        Observed {
+            source,
+            detail: detail.into(),
+            inner: Inner::Bag(objects),
+        }
+    }
+
+    /// From a live gather: one result per planned query.
+    pub fn live(detail: impl Into<String>, reads: HashMap<Query, ReadResult>) -> Observed {
+        Observed {
+            source: SourceKind::Live,
+            detail: detail.into(),
+            inner: Inner::Reads(reads),
+        }
+    }
+
+    /// The objects answering a query, or why the source cannot answer it.
+    pub fn list(&self, q: &Query) -> Result<Vec<&Obj>, Unavailable> {
+        match &self.inner {
+            Inner::Reads(reads) => match reads.get(q) {
+                Some(Ok(objs)) => Ok(objs.iter().collect()),
+                Some(Err(u)) => Err(u.clone()),
+                None => Err(Unavailable::Failed {
+                    message: format!(
+                        "internal: {} was not planned; the verifier's reads() must declare it",
+                        q.describe()
+                    ),
+                }),
+            },
+            Inner::Bag(objects) => {
+                if self.source.is_static() && q.kind.state_only {
+                    return Err(Unavailable::NeedsLiveCluster);
+                }
+                let selector = match &q.selector {
+                    Some(s) => Some(Selector::parse(s)),
+                    None => None,
+                };
+                let matched: Vec<&Obj> = objects
+                    .iter()
+                    .filter(|o| q.kind.matches(o.api_version(), o.kind()))
+                    .filter(|o| match (&q.namespace, o.namespace()) {
+                        // A learner's manifest often omits the namespace; it would land in the
+                        // lab's namespace when applied with -n.
+                        (Some(want), Some(have)) => want == have,
+                        _ => true,
+                    })
+                    .filter(|o| selector.as_ref().is_none_or(|s| s.matches(o)))
+                    .collect();
+                let is_nodes = q.kind.group.is_empty() && q.kind.kind == "Node";
+                if matched.is_empty() && is_nodes && !self.source.is_static() {
+                    return Err(Unavailable::NotCaptured {
+                        resource: q.kind.resource_name(),
+                    });
+                }
+                Ok(matched)
+            }
+        }
+    }
+
+    /// All objects of an offline source (for tests and `lint`).
+    pub fn objects(&self) -> Vec<&Obj> {
+        match &self.inner {
+            Inner::Bag(o) => o.iter().collect(),
+            Inner::Reads(r) => r.values().filter_map(|r| r.as_ref().ok()).flatten().collect(),
+        }
+    }
+}
+
+/// Equality-based label selectors: `a=b`, `a==b`, `a!=b`, `a`, `!a`, comma-separated.
+#[derive(Debug, Clone)]
+pub struct Selector(Vec<Term>);
+
+#[derive(Debug, Clone)]
+enum Term {
+    Eq(String, String),
+    Ne(String, String),
+    Exists(String),
+    Absent(String),
+}
+
+impl Selector {
+    pub fn parse(s: &str) -> Selector {
+        let terms = s
+            .split(',')
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(|t| {
+                if let Some((k, v)) = t.split_once("!=") {
+                    Term::Ne(k.trim().into(), v.trim().into())
+                } else if let Some((k, v)) = t.split_once("==").or_else(|| t.split_once('=')) {
+                    Term::Eq(k.trim().into(), v.trim().into())
+                } else if let Some(k) = t.strip_prefix('!') {
+                    Term::Absent(k.trim().into())
+                } else {
+                    Term::Exists(t.into())
+                }
+            })
+            .collect();
+        Selector(terms)
+    }
+
+    pub fn matches(&self, o: &Obj) -> bool {
+        self.matches_labels(&labels_of(o))
+    }
+
+    pub fn matches_labels(&self, labels: &BTreeMap<String, String>) -> bool {
+        self.0.iter().all(|t| match t {
+            Term::Eq(k, v) => labels.get(k) == Some(v),
+            Term::Ne(k, v) => labels.get(k) != Some(v),
+            Term::Exists(k) => labels.contains_key(k),
+            Term::Absent(k) => !labels.contains_key(k),
+        })
+    }
+}
+
+fn labels_of(o: &Obj) -> BTreeMap<String, String> {
+    o.value["metadata"]["labels"]
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
+                .collect()
+        })
+        .unwrap_or_default()
+}

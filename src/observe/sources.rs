@@ -1,0 +1,69 @@
+//! Offline sources: a saved snapshot folder, the learner's manifest files, the embedded demo.
+
+use std::path::{Path, PathBuf};
+
+use include_dir::{include_dir, Dir};
+
+use super::observed::{Observed, SourceKind};
+use super::parse::{manifest_files, parse_file, parse_text};
+use super::InputError;
+
+static DEMO: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/manifests/demo");
+
+/// Saved cluster state: every `.yaml`/`.yml`/`.json` under `dir` (Lists, multi-document YAML,
+/// JSON, in any mix). Objects unrelated to the labs are kept and simply never asked for.
+pub fn snapshot(dir: &Path) -> Result<Observed, InputError> {
+    let files = manifest_files(dir)?;
+    let objects = read_all(&files)?;
+    if objects.is_empty() {
+        return Err(InputError::Empty {
+            path: dir.display().to_string(),
+        });
+    }
+    Ok(Observed::offline(
+        SourceKind::Snapshot,
+        dir.display().to_string(),
+        objects,
+    ))
+}
+
+/// The learner's manifests (static mode): files or folders.
+pub fn files(paths: &[PathBuf]) -> Result<Observed, InputError> {
+    let mut all = Vec::new();
+    for p in paths {
+        all.extend(manifest_files(p)?);
+    }
+    let objects = read_all(&all)?;
+    if objects.is_empty() {
+        let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        return Err(InputError::Empty {
+            path: shown.join(", "),
+        });
+    }
+    let detail: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    Ok(Observed::offline(SourceKind::Files, detail.join(", "), objects))
+}
+
+/// The saved state of a learner half-way through the flagship labs, embedded at build time.
+pub fn demo() -> Result<Observed, InputError> {
+    let mut objects = Vec::new();
+    let mut files: Vec<_> = DEMO.files().collect();
+    files.sort_by_key(|f| f.path().to_path_buf());
+    for f in files {
+        let name = format!("demo/{}", f.path().display());
+        let text = f.contents_utf8().ok_or_else(|| InputError::Unreadable {
+            path: name.clone(),
+            message: "not UTF-8".into(),
+        })?;
+        objects.extend(parse_text(text, &name)?);
+    }
+    Ok(Observed::offline(SourceKind::Demo, "embedded demo state", objects))
+}
+
+fn read_all(files: &[PathBuf]) -> Result<Vec<super::Obj>, InputError> {
+    let mut objects = Vec::new();
+    for f in files {
+        objects.extend(parse_file(f)?);
+    }
+    Ok(objects)
+}

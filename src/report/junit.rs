@@ -1,0 +1,67 @@
+//! JUnit XML: a testsuite per lab (name = lab id), a testcase per check (classname = lab id,
+//! name = check id). fail and pending are failures (type `fail`/`pending`), error is an error,
+//! skipped is skipped; messages carry the hint, expected/found and the reason.
+
+use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+
+use super::LabReport;
+use crate::verify::Status;
+
+pub fn render_all(reports: &[LabReport]) -> String {
+    let mut report = Report::new("trainlab");
+    for r in reports {
+        let mut suite = TestSuite::new(r.lab.id.as_str());
+        suite.add_property(("source", r.source.kind));
+        suite.add_property(("namespace", r.target.namespace.as_str()));
+        if let Some(l) = &r.target.learner {
+            suite.add_property(("learner", l.as_str()));
+        }
+        for o in &r.outcomes {
+            let mut body = Vec::new();
+            if let Some(e) = &o.expected {
+                body.push(format!("expected: {e}"));
+            }
+            if let Some(f) = &o.found {
+                body.push(format!("found: {f}"));
+            }
+            if let Some(h) = &o.hint {
+                body.push(format!("hint: {h}"));
+            }
+            if let Some(why) = &o.reason {
+                body.push(format!("reason: {why}"));
+            }
+            let message = o
+                .hint
+                .clone()
+                .or_else(|| o.reason.clone())
+                .unwrap_or_else(|| o.title.clone());
+            let status = match o.status {
+                Status::Pass => TestCaseStatus::success(),
+                Status::Skipped => {
+                    let mut s = TestCaseStatus::skipped();
+                    s.set_message(message);
+                    s
+                }
+                Status::Fail | Status::Pending | Status::Error => {
+                    let kind = if o.status == Status::Error {
+                        NonSuccessKind::Error
+                    } else {
+                        NonSuccessKind::Failure
+                    };
+                    let mut s = TestCaseStatus::non_success(kind);
+                    s.set_message(message);
+                    s.set_type(o.status.as_str());
+                    s.set_description(body.join("\n"));
+                    s
+                }
+            };
+            let mut case = TestCase::new(o.check.as_str(), status);
+            case.set_classname(r.lab.id.as_str());
+            suite.add_test_case(case);
+        }
+        report.add_test_suite(suite);
+    }
+    report
+        .to_string()
+        .unwrap_or_else(|e| format!("<!-- cannot serialize JUnit: {e} -->\n"))
+}

@@ -1,0 +1,105 @@
+//! Framework texts in both languages: outcome reasons and the labels of the human report. Lab
+//! specific texts live in lab.yaml; these are the few the framework itself says.
+
+use std::collections::BTreeMap;
+
+use crate::catalog::{Lab, Lang};
+use crate::observe::Unavailable;
+use crate::verify::Reason;
+
+/// Short UI labels.
+pub fn ui(key: &str, lang: Lang) -> &'static str {
+    let (ja, en) = match key {
+        "expected" => ("期待値", "expected"),
+        "found" => ("実際", "found"),
+        "hint" => ("ヒント", "hint"),
+        "advice" => ("アドバイス", "advice"),
+        "score" => ("スコア", "score"),
+        "source" => ("ソース", "source"),
+        "target" => ("対象", "target"),
+        "profile" => ("プロファイル", "profile"),
+        "namespace" => ("namespace", "namespace"),
+        "pass" => ("合格", "pass"),
+        "fail" => ("不合格", "fail"),
+        "pending" => ("待機中", "pending"),
+        "skipped" => ("スキップ", "skipped"),
+        "error" => ("エラー", "error"),
+        "right" => ("正解", "Right"),
+        "wrong" => ("不正解", "Wrong"),
+        "answer" => ("解答", "Answer"),
+        "explanation" => ("解説", "Explanation"),
+        "notes" => ("補足（現在の upstream との違い）", "Notes (where current upstream differs)"),
+        "task" => ("課題", "Task"),
+        "checks" => ("チェック", "Checks"),
+        "quiz-only" => (
+            "この lab はクイズのみです。まだ採点できる課題はありません。",
+            "This lab is quiz-only: it has no graded task yet.",
+        ),
+        _ => ("?", "?"),
+    };
+    match lang {
+        Lang::Ja => ja,
+        Lang::En => en,
+    }
+}
+
+/// The text of an outcome's reason.
+pub fn reason_text(reason: &Reason, lab: &Lab, evidence: &BTreeMap<String, String>, lang: Lang) -> String {
+    let ja = lang == Lang::Ja;
+    match reason {
+        Reason::Cluster(text) => text.clone(),
+        Reason::Message(id) => lab
+            .messages
+            .get(id)
+            .map(|t| t.render(lang, evidence))
+            .unwrap_or_else(|| id.clone()),
+        Reason::NeedsParam(name) => {
+            if ja {
+                format!("静的モードではクラスターから読めません。`--param {name}=<値>` で指定してください")
+            } else {
+                format!("static mode cannot read this from a cluster; supply it with `--param {name}=<value>`")
+            }
+        }
+        Reason::MissingCapability { capability, detail } => {
+            if ja {
+                format!("{capability} が必要です（{detail}）")
+            } else {
+                format!("requires {capability} ({detail})")
+            }
+        }
+        Reason::Unavailable(u) => unavailable_text(u, lang),
+    }
+}
+
+fn unavailable_text(u: &Unavailable, lang: Lang) -> String {
+    let ja = lang == Lang::Ja;
+    match u {
+        Unavailable::NeedsLiveCluster => {
+            if ja {
+                "ライブクラスターが必要です（静的モード）".into()
+            } else {
+                "needs a live cluster (static mode)".into()
+            }
+        }
+        Unavailable::NotCaptured { resource } => {
+            if ja {
+                format!("スナップショットに {resource} が含まれていません（`kubectl get {resource} -o yaml` で保存してください）")
+            } else {
+                format!("the snapshot holds no {resource} (save them with `kubectl get {resource} -o yaml`)")
+            }
+        }
+        Unavailable::NotServed { resource, crd, capability } => {
+            let install = capability
+                .as_deref()
+                .map(crate::profile::capabilities::install_hint)
+                .unwrap_or_default();
+            match (ja, capability) {
+                (true, Some(c)) => format!("{c} が必要です（CRD {crd} がありません）— インストール: {install}"),
+                (false, Some(c)) => format!("requires {c} (CRD {crd} not found) — install with {install}"),
+                (true, None) => format!("クラスターが {resource} を提供していません"),
+                (false, None) => format!("the cluster does not serve {resource}"),
+            }
+        }
+        Unavailable::Forbidden { .. } | Unavailable::Failed { .. } => u.to_string(),
+    }
+}

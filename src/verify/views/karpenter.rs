@@ -1,0 +1,1 @@
+//! Typed view (being written).

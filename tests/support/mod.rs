@@ -1,0 +1,4 @@
+//! Test support shared by the integration tests (never shipped in the binary).
+#![allow(dead_code)]
+
+pub mod state;

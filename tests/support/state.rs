@@ -1,0 +1,148 @@
+//! Saved cluster states for verifier tests: load a folder, edit one object to break it, grade it.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use trainlab::catalog::Catalog;
+use trainlab::observe::{parse_file, Obj, Observed, SourceKind};
+use trainlab::profile::Profile;
+use trainlab::verify::{grade_lab, LabResult, Status, Target};
+
+/// `tests/data/<rel>`
+pub fn data(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(rel)
+}
+
+/// A saved state (all objects of a folder), editable before grading.
+#[derive(Clone)]
+pub struct State {
+    pub objects: Vec<Obj>,
+    pub source: SourceKind,
+    params: BTreeMap<String, String>,
+}
+
+impl State {
+    /// Loads every .yaml/.json under `tests/data/<rel>` as a snapshot.
+    pub fn load(rel: &str) -> State {
+        let files = trainlab::observe::manifest_files(&data(rel)).expect("test data folder");
+        let objects = files.iter().flat_map(|f| parse_file(f).expect("valid test data")).collect();
+        State {
+            objects,
+            source: SourceKind::Snapshot,
+            params: BTreeMap::new(),
+        }
+    }
+
+    /// The same objects read as the learner's files (static mode).
+    pub fn as_files(mut self) -> State {
+        self.source = SourceKind::Files;
+        self
+    }
+
+    pub fn param(mut self, k: &str, v: &str) -> State {
+        self.params.insert(k.into(), v.into());
+        self
+    }
+
+    /// Edits the one object of `kind` named `name` (panics when absent: the test is wrong).
+    pub fn edit(mut self, kind: &str, name: &str, f: impl FnOnce(&mut Value)) -> State {
+        let o = self
+            .objects
+            .iter_mut()
+            .find(|o| o.kind() == kind && o.name() == name)
+            .unwrap_or_else(|| panic!("no {kind}/{name} in the state"));
+        f(&mut o.value);
+        self
+    }
+
+    /// Edits every object of a kind.
+    pub fn edit_all(mut self, kind: &str, mut f: impl FnMut(&mut Value)) -> State {
+        for o in self.objects.iter_mut().filter(|o| o.kind() == kind) {
+            f(&mut o.value);
+        }
+        self
+    }
+
+    /// Removes objects matching a predicate.
+    pub fn remove(mut self, f: impl Fn(&Obj) -> bool) -> State {
+        self.objects.retain(|o| !f(o));
+        self
+    }
+
+    /// Adds an object from YAML text.
+    pub fn add(mut self, yaml: &str) -> State {
+        self.objects.extend(trainlab::observe::parse_text(yaml, "test").expect("valid yaml"));
+        self
+    }
+
+    pub fn observed(&self) -> Observed {
+        Observed::offline(self.source, "test state", self.objects.clone())
+    }
+
+    /// Grades `lab` with its verifier, default target `trainlab-<lab>`.
+    pub fn grade(&self, lab: &str) -> LabResult {
+        self.try_grade(lab).expect("grading succeeds")
+    }
+
+    pub fn try_grade(&self, lab: &str) -> Result<LabResult, trainlab::Error> {
+        let catalog = Catalog::embedded().expect("embedded labs load");
+        let bundle = catalog.get(lab).expect("lab exists");
+        let target = Target::for_lab(&bundle.lab.id);
+        grade_lab(bundle, &self.observed(), &target, &self.params, None::<Profile>)
+    }
+}
+
+/// Status of one check.
+pub fn status(r: &LabResult, check: &str) -> Status {
+    r.outcomes
+        .iter()
+        .find(|o| o.check == check)
+        .unwrap_or_else(|| panic!("no outcome for {check}"))
+        .status
+}
+
+/// Every check passes.
+pub fn assert_all_pass(r: &LabResult) {
+    let bad: Vec<String> = r
+        .outcomes
+        .iter()
+        .filter(|o| o.status != Status::Pass)
+        .map(|o| format!("{} {:?} expected={:?} found={:?} reason={:?}", o.check, o.status, o.expected, o.found, o.reason))
+        .collect();
+    assert!(bad.is_empty(), "not all checks pass:\n{}", bad.join("\n"));
+}
+
+/// Exactly `check` fails (every other check passes), and its failure selects `hint` (None: the
+/// check's default hint). Returns the failed outcome for further assertions on expected/found.
+pub fn assert_only_fails(r: &LabResult, check: &str, hint: Option<&str>) -> trainlab::verify::Outcome {
+    let others: Vec<String> = r
+        .outcomes
+        .iter()
+        .filter(|o| o.check != check && o.status != Status::Pass)
+        .map(|o| format!("{} {:?} expected={:?} found={:?} reason={:?}", o.check, o.status, o.expected, o.found, o.reason))
+        .collect();
+    assert!(others.is_empty(), "other checks did not pass:\n{}", others.join("\n"));
+    let o = r.outcomes.iter().find(|o| o.check == check).expect("outcome present").clone();
+    assert_eq!(o.status, Status::Fail, "{check} should fail: {o:?}");
+    assert_eq!(o.hint.as_deref(), hint, "{check} hint variant");
+    assert!(o.expected.is_some() && o.found.is_some(), "{check} carries expected and found: {o:?}");
+    // The rendered hint must exist in both languages (lab.yaml has the text).
+    for lang in [trainlab::catalog::Lang::Ja, trainlab::catalog::Lang::En] {
+        let rep = trainlab::report::LabReport::new(r, lang);
+        let h = rep.outcomes.iter().find(|x| x.check == check).unwrap().hint.clone().unwrap();
+        assert!(!h.trim().is_empty());
+        assert!(!h.contains('{') || !h.contains('}') || !trainlab::catalog::placeholders(&h).iter().any(|p| o.evidence.get(p).is_none() && h.contains(&format!("{{{p}}}"))), "unfilled placeholder in hint: {h}");
+    }
+    o
+}
+
+impl State {
+    /// Adds the objects of another folder (e.g. `kind-nodes`).
+    pub fn and(mut self, rel: &str) -> State {
+        self.objects.extend(State::load(rel).objects);
+        self
+    }
+}
