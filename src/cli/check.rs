@@ -44,10 +44,18 @@ pub struct CheckArgs {
     /// Namespace of the lab [default: trainlab-<lab id>]; only with one lab
     #[arg(short = 'n', long)]
     pub namespace: Option<String>,
+    #[command(flatten)]
+    pub live: super::live::LiveArgs,
+    /// Live: re-check until nothing is pending or DURATION (e.g. 90s, 5m) runs out (exit 4)
+    #[arg(long, value_name = "DURATION", value_parser = super::live::parse_duration, conflicts_with = "watch")]
+    pub wait: Option<std::time::Duration>,
+    /// Live: keep re-grading as you edit, redrawing the result, until Ctrl-C
+    #[arg(long)]
+    pub watch: bool,
 }
 
 #[derive(Debug, Args)]
-#[group(required = true, multiple = false)]
+#[group(required = false, multiple = false)]
 pub struct SourceArgs {
     /// A folder of saved cluster state (`kubectl get ... -o yaml` Lists, multi-document YAML, JSON)
     #[arg(long, value_name = "DIR")]
@@ -65,6 +73,13 @@ pub fn run(g: &Global, a: &CheckArgs) -> Result<ExitCode, crate::Error> {
     let labs = select(&catalog, &a.labs, a.all)?;
     if a.namespace.is_some() && labs.len() != 1 {
         return Err(crate::Error::Usage("-n/--namespace needs exactly one lab".into()));
+    }
+    let live = a.source.snapshot.is_none() && a.source.files.is_empty() && !a.source.demo;
+    if !live && (a.wait.is_some() || a.watch) {
+        return Err(crate::Error::Usage("--wait and --watch grade a live cluster; drop --snapshot/--files/--demo".into()));
+    }
+    if live {
+        return super::live::check(g, a, &labs);
     }
     let obs = observe(&a.source)?;
     let overrides: BTreeMap<String, String> = a.params.iter().cloned().collect();

@@ -4,9 +4,14 @@
 mod check;
 mod list;
 mod lint;
+mod live;
+mod manifests;
 mod output;
 mod quiz;
+mod reset;
 mod show;
+mod solve;
+mod start;
 
 use std::path::PathBuf;
 
@@ -33,6 +38,7 @@ Start here:
   trainlab check --all --demo        grade an embedded demo state, no cluster needed
   trainlab check 9 --files gang.yaml grade your manifest before applying it (static mode)
   trainlab check 9 --snapshot DIR    grade saved `kubectl get -o yaml` output
+  trainlab start 9 / check 9 --wait 5m / reset 9    on a cluster (kind or EKS)
 
 LAB is a number (9), an id (volcano-gang) or a folder name (09-volcano-gang).";
 
@@ -67,6 +73,12 @@ pub enum Command {
     Check(check::CheckArgs),
     /// Validate lab files: schema, both languages, check ids, solution and draft
     Lint(lint::LintArgs),
+    /// Start a lab on a cluster: create its namespace, apply its starter, write your draft
+    Start(start::StartArgs),
+    /// Apply a lab's reference solution (instructors, self-tests)
+    Solve(solve::SolveArgs),
+    /// Delete a lab's namespace and the cluster-scoped objects trainlab labelled for it
+    Reset(reset::ResetArgs),
 }
 
 impl Global {
@@ -91,6 +103,9 @@ pub fn dispatch(cli: Cli) -> i32 {
         Command::Quiz(a) => quiz::run(&cli.global, a),
         Command::Check(a) => check::run(&cli.global, a),
         Command::Lint(a) => lint::run(&cli.global, a),
+        Command::Start(a) => start::run(&cli.global, a),
+        Command::Solve(a) => solve::run(&cli.global, a),
+        Command::Reset(a) => reset::run(&cli.global, a),
     };
     match result {
         Ok(code) => code.code(),

@@ -1,0 +1,58 @@
+//! `trainlab start LAB` — create the lab namespace, apply `starter/`, write the draft manifest.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::live::LiveArgs;
+use super::{manifests, print, Global};
+use crate::exit::ExitCode;
+
+#[derive(Debug, Args)]
+pub struct StartArgs {
+    /// The lab: number, id or folder
+    pub lab: String,
+    /// Namespace of the lab [default: trainlab-<lab id>]
+    #[arg(short = 'n', long)]
+    pub namespace: Option<String>,
+    /// Where to write the draft manifest [default: ./<lab's draft file name>]
+    #[arg(long, value_name = "FILE")]
+    pub draft: Option<PathBuf>,
+    /// Overwrite an existing draft file
+    #[arg(long)]
+    pub force: bool,
+    #[command(flatten)]
+    pub live: LiveArgs,
+}
+
+pub fn run(g: &Global, a: &StartArgs) -> Result<ExitCode, crate::Error> {
+    let catalog = g.catalog()?;
+    let b = super::check::select(&catalog, std::slice::from_ref(&a.lab), false)?[0];
+    let namespace = a.namespace.clone().unwrap_or_else(|| format!("trainlab-{}", b.lab.id));
+    let task = b.lab.task.as_ref();
+    let draft = task.and_then(|t| t.draft.as_ref()).and_then(|d| b.files.get(d));
+    let draft_path = a
+        .draft
+        .clone()
+        .or_else(|| task.and_then(|t| t.draft_as.clone()).map(PathBuf::from));
+    // Refuse before touching the cluster, so nothing is half done.
+    if let (Some(_), Some(path)) = (draft, &draft_path) {
+        if path.exists() && !a.force {
+            return Err(crate::Error::Usage(format!(
+                "{} already exists; keep editing it, or pass --force to overwrite it with a fresh draft",
+                path.display()
+            )));
+        }
+    }
+    manifests::apply_folder(b, "starter", &namespace, &a.live)?;
+    if let (Some(text), Some(path)) = (draft, draft_path) {
+        std::fs::write(&path, text).map_err(|e| crate::Error::Usage(format!("cannot write {}: {e}", path.display())))?;
+        print(&format!(
+            "\nwrote {p}: complete the TODOs, then\n  kubectl apply -n {namespace} -f {p}\n  trainlab check {id} --wait 2m\n",
+            p = path.display(),
+            id = b.lab.id
+        ));
+    }
+    print(&super::show::render(b, g.lang(), super::show::current_context_profile().unwrap_or(crate::profile::Profile::Kind)));
+    Ok(ExitCode::Ok)
+}

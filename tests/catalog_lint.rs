@@ -1,0 +1,382 @@
+//! The lab catalog: the embedded labs load and are complete in both languages; lookups accept a
+//! number, an id or a folder; a broken lab file is an error naming the file and the field (or the
+//! line), both through `Catalog::from_dir` and through `trainlab lint --labs-dir`.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use trainlab::catalog::{Catalog, Choice, LabError, Text};
+
+const LAB1: &str = "01-tensor-parallelism";
+
+fn shipped_labs() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("labs")
+}
+
+fn embedded() -> Catalog {
+    Catalog::embedded().unwrap_or_else(|e| panic!("the embedded catalog must load: {e}"))
+}
+
+// ---------------------------------------------------------------------------------------------
+// The embedded catalog
+
+#[test]
+fn embedded_catalog_loads_sorted_with_unique_ids_and_numbers() {
+    let c = embedded();
+    assert!(!c.labs.is_empty());
+    let numbers: Vec<u32> = c.labs.iter().map(|b| b.lab.number).collect();
+    let mut sorted = numbers.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(numbers, sorted, "labs are sorted by number, numbers unique");
+    let ids: BTreeSet<&str> = c.labs.iter().map(|b| b.lab.id.as_str()).collect();
+    assert_eq!(ids.len(), c.labs.len(), "ids are unique");
+    for b in &c.labs {
+        assert_eq!(b.origin, format!("labs/{}", b.lab.folder_name()));
+    }
+}
+
+#[test]
+fn embedded_catalog_has_the_15_quiz_questions() {
+    let numbers: Vec<u32> = embedded().labs.iter().map(|b| b.lab.number).collect();
+    assert_eq!(numbers, (1..=15).collect::<Vec<_>>(), "one lab per quiz question in seed/");
+}
+
+/// Every text of a lab, with its field path.
+fn texts(lab: &trainlab::catalog::Lab) -> Vec<(String, &Text)> {
+    let mut v: Vec<(String, &Text)> = vec![
+        ("title".into(), &lab.title),
+        ("quiz.question".into(), &lab.quiz.question),
+        ("quiz.explanation".into(), &lab.quiz.explanation),
+    ];
+    for c in Choice::ALL {
+        v.push((format!("quiz.choices.{}", c.letter()), lab.quiz.choices.get(c)));
+    }
+    for (i, n) in lab.notes.iter().enumerate() {
+        v.push((format!("notes[{i}].text"), &n.text));
+    }
+    if let Some(t) = &lab.task {
+        v.push(("task.text".into(), &t.text));
+    }
+    for c in &lab.checks {
+        v.push((format!("checks.{}.title", c.id), &c.title));
+        v.push((format!("checks.{}.hint", c.id), &c.hint));
+        for (k, h) in &c.hints {
+            v.push((format!("checks.{}.hints.{k}", c.id), h));
+        }
+    }
+    for (k, t) in &lab.advice {
+        v.push((format!("advice.{k}"), t));
+    }
+    for (k, t) in &lab.messages {
+        v.push((format!("messages.{k}"), t));
+    }
+    v
+}
+
+#[test]
+fn every_text_has_japanese_and_english() {
+    let mut blank = Vec::new();
+    let mut count = 0;
+    for b in &embedded().labs {
+        for (field, t) in texts(&b.lab) {
+            count += 1;
+            if t.ja.trim().is_empty() {
+                blank.push(format!("{}/lab.yaml: {field}.ja", b.origin));
+            }
+            if t.en.trim().is_empty() {
+                blank.push(format!("{}/lab.yaml: {field}.en", b.origin));
+            }
+        }
+    }
+    assert!(count > 0);
+    assert!(blank.is_empty(), "empty texts:\n{}", blank.join("\n"));
+}
+
+#[test]
+fn find_accepts_a_number_an_id_a_folder_and_a_path() {
+    let c = embedded();
+    for key in [
+        "1",
+        "01",
+        "tensor-parallelism",
+        "01-tensor-parallelism",
+        "labs/01-tensor-parallelism/",
+        "labs/01-tensor-parallelism",
+        " 1 ",
+    ] {
+        let found = c.find(key).unwrap_or_else(|| panic!("find({key:?}) found nothing"));
+        assert_eq!(found.lab.id, "tensor-parallelism", "find({key:?})");
+    }
+    for key in ["0", "99", "tensor", "02-tensor-parallelism", ""] {
+        assert!(c.find(key).is_none(), "find({key:?}) should find nothing");
+    }
+}
+
+#[test]
+fn find_accepts_the_forms_for_volcano_gang() {
+    let c = embedded();
+    for key in ["9", "volcano-gang", "09-volcano-gang", "labs/09-volcano-gang/"] {
+        let found = c
+            .find(key)
+            .unwrap_or_else(|| panic!("find({key:?}) found nothing (is lab 9 written yet?)"));
+        assert_eq!(found.lab.id, "volcano-gang");
+    }
+}
+
+#[test]
+fn get_of_an_unknown_lab_lists_the_valid_ones() {
+    let c = embedded();
+    let err = c.get("99").unwrap_err().to_string();
+    assert!(err.contains("unknown lab `99`"), "{err}");
+    for b in &c.labs {
+        assert!(err.contains(&b.lab.id), "{err}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Broken copies of the shipped labs
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let dest = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &dest);
+        } else {
+            std::fs::copy(entry.path(), dest).unwrap();
+        }
+    }
+}
+
+/// A copy of the shipped `labs/` folder to break.
+struct Labs {
+    dir: tempfile::TempDir,
+}
+
+impl Labs {
+    /// The copy must load before it is broken, so each test's error comes from its own edit.
+    fn copy() -> Labs {
+        let dir = tempfile::tempdir().unwrap();
+        copy_dir(&shipped_labs(), dir.path());
+        if let Err(e) = Catalog::from_dir(dir.path()) {
+            panic!("the shipped labs must load before one is broken: {e}");
+        }
+        Labs { dir }
+    }
+
+    fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn file(&self, folder: &str) -> PathBuf {
+        self.root().join(folder).join("lab.yaml")
+    }
+
+    fn read(&self, folder: &str) -> String {
+        std::fs::read_to_string(self.file(folder)).unwrap()
+    }
+
+    fn write(&self, folder: &str, text: &str) {
+        std::fs::write(self.file(folder), text).unwrap();
+    }
+
+    /// Replaces exactly one occurrence of `from` in a lab file.
+    fn replace(&self, folder: &str, from: &str, to: &str) {
+        let text = self.read(folder);
+        assert_eq!(text.matches(from).count(), 1, "`{from}` must occur once in {folder}/lab.yaml");
+        self.write(folder, &text.replacen(from, to, 1));
+    }
+
+    fn load_err(&self) -> LabError {
+        match Catalog::from_dir(self.root()) {
+            Ok(c) => panic!("the broken copy loaded ({} labs)", c.labs.len()),
+            Err(e) => e,
+        }
+    }
+
+    /// `trainlab lint --labs-dir <copy>`
+    fn lint(&self) -> assert_cmd::assert::Assert {
+        Command::cargo_bin("trainlab")
+            .unwrap()
+            .env("LANG", "C.UTF-8")
+            .env("NO_COLOR", "1")
+            .env_remove("LC_ALL")
+            .env_remove("LC_MESSAGES")
+            .arg("lint")
+            .arg("--labs-dir")
+            .arg(self.root())
+            .assert()
+    }
+
+    fn shown(&self, folder: &str) -> String {
+        self.file(folder).display().to_string()
+    }
+}
+
+fn line_of(text: &str, needle: &str) -> usize {
+    text.lines()
+        .position(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("no line with {needle:?}"))
+        + 1
+}
+
+#[test]
+fn an_unbroken_copy_loads_like_the_embedded_catalog() {
+    let labs = Labs::copy();
+    let c = Catalog::from_dir(labs.root()).unwrap_or_else(|e| panic!("{e}"));
+    let ids = |c: &Catalog| c.labs.iter().map(|b| b.lab.id.clone()).collect::<Vec<_>>();
+    assert_eq!(ids(&c), ids(&embedded()));
+    labs.lint().success();
+}
+
+#[test]
+fn bad_yaml_is_an_error_with_file_and_line() {
+    let labs = Labs::copy();
+    let line = line_of(&labs.read(LAB1), "answer: B");
+    // `a: b: c` is a YAML syntax error, not a type error.
+    labs.replace(LAB1, "  answer: B\n", "  answer: B: C\n");
+    let err = labs.load_err();
+    assert_eq!(err.file, labs.shown(LAB1));
+    assert_eq!(err.line, Some(line), "{err}");
+    assert!(err.column.is_some(), "{err}");
+    assert!(err.message.contains("mapping values are not allowed"), "{err}");
+    let at = format!("{}:{line}:", labs.shown(LAB1));
+    assert!(err.to_string().starts_with(&at), "{err}");
+    labs.lint().code(2).stderr(predicate::str::contains(at));
+}
+
+#[test]
+fn an_unknown_field_is_an_error_naming_it() {
+    let labs = Labs::copy();
+    labs.replace(LAB1, "topic: parallelism\n", "topic: parallelism\ndifficulty: hard\n");
+    let err = labs.load_err();
+    assert_eq!(err.file, labs.shown(LAB1));
+    assert!(err.to_string().contains("difficulty"), "{err}");
+    assert_eq!(err.line, Some(4), "{err}");
+    labs.lint().code(2).stderr(
+        predicate::str::contains(labs.shown(LAB1)).and(predicate::str::contains("difficulty")),
+    );
+}
+
+#[test]
+fn a_title_without_english_is_an_error_naming_title_and_en() {
+    let labs = Labs::copy();
+    labs.replace(
+        LAB1,
+        "  en: \"Tensor Parallelism: splitting a single layer\"\n",
+        "",
+    );
+    let err = labs.load_err();
+    assert_eq!(err.file, labs.shown(LAB1));
+    assert_eq!(err.field.as_deref(), Some("title"), "{err}");
+    assert!(err.message.contains("`en`"), "{err}");
+    labs.lint().code(2).stderr(
+        predicate::str::contains(labs.shown(LAB1))
+            .and(predicate::str::contains("title"))
+            .and(predicate::str::contains("`en`")),
+    );
+}
+
+#[test]
+fn a_blank_english_title_is_an_error_naming_title_en() {
+    let labs = Labs::copy();
+    labs.replace(
+        LAB1,
+        "  en: \"Tensor Parallelism: splitting a single layer\"\n",
+        "  en: \"  \"\n",
+    );
+    let err = labs.load_err();
+    assert_eq!(err.field.as_deref(), Some("title.en"), "{err}");
+}
+
+#[test]
+fn an_answer_that_is_not_a_choice_is_an_error_naming_quiz_answer() {
+    let labs = Labs::copy();
+    let line = line_of(&labs.read(LAB1), "answer: B");
+    labs.replace(LAB1, "  answer: B\n", "  answer: E\n");
+    let err = labs.load_err();
+    assert_eq!(err.file, labs.shown(LAB1));
+    assert_eq!(err.field.as_deref(), Some("quiz.answer"), "{err}");
+    assert_eq!(err.line, Some(line), "{err}");
+    labs.lint().code(2).stderr(
+        predicate::str::contains(labs.shown(LAB1)).and(predicate::str::contains("quiz.answer")),
+    );
+}
+
+#[test]
+fn a_folder_that_does_not_match_number_and_id_is_an_error() {
+    let labs = Labs::copy();
+    std::fs::rename(labs.root().join(LAB1), labs.root().join("01-tensor")).unwrap();
+    let err = labs.load_err();
+    assert!(err.file.ends_with("01-tensor/lab.yaml"), "{err}");
+    assert_eq!(err.field.as_deref(), Some("id"), "{err}");
+    assert!(err.message.contains("01-tensor-parallelism"), "names the expected folder: {err}");
+
+    let labs = Labs::copy();
+    labs.replace(LAB1, "number: 1\n", "number: 16\n");
+    let err = labs.load_err();
+    assert!(err.message.contains("16-tensor-parallelism"), "{err}");
+    labs.lint()
+        .code(2)
+        .stderr(predicate::str::contains(labs.shown(LAB1)).and(predicate::str::contains("id")));
+}
+
+/// Turns lab 1 of the copy into a gradable lab with the given checks.
+fn make_gradable(labs: &Labs, checks: &str) {
+    labs.replace(LAB1, "status: quiz-only\n", "status: gradable\n");
+    let mut text = labs.read(LAB1);
+    text.push_str(
+        "task:\n  text:\n    ja: \"Job を作成してください\"\n    en: \"Create the Job\"\n",
+    );
+    text.push_str(checks);
+    labs.write(LAB1, &text);
+    let solution = labs.root().join(LAB1).join("solution");
+    std::fs::create_dir_all(&solution).unwrap();
+    std::fs::write(
+        solution.join("job.yaml"),
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: tp\n",
+    )
+    .unwrap();
+}
+
+const CHECK_A: &str = "  - id: job-exists\n    stage: spec\n    weight: 1\n    title: {ja: \"Job がある\", en: \"a Job exists\"}\n    hint: {ja: \"作成してください\", en: \"create it\"}\n";
+const CHECK_B: &str = "  - id: job-complete\n    stage: state\n    weight: 1\n    title: {ja: \"完了する\", en: \"it completes\"}\n    hint: {ja: \"ログを見てください\", en: \"read the logs\"}\n";
+
+#[test]
+fn a_gradable_lab_with_distinct_check_ids_loads() {
+    let labs = Labs::copy();
+    make_gradable(&labs, &format!("checks:\n{CHECK_A}{CHECK_B}"));
+    let c = Catalog::from_dir(labs.root()).unwrap_or_else(|e| panic!("{e}"));
+    let lab = &c.find("1").unwrap().lab;
+    assert!(lab.is_gradable());
+    assert_eq!(lab.checks.len(), 2);
+}
+
+#[test]
+fn a_duplicate_check_id_is_an_error_naming_the_check() {
+    let labs = Labs::copy();
+    make_gradable(&labs, &format!("checks:\n{CHECK_A}{CHECK_A}"));
+    let err = labs.load_err();
+    assert_eq!(err.file, labs.shown(LAB1));
+    assert_eq!(err.field.as_deref(), Some("checks[1].id"), "{err}");
+    assert!(err.message.contains("duplicate check id `job-exists`"), "{err}");
+    labs.lint().code(2).stderr(
+        predicate::str::contains(labs.shown(LAB1)).and(predicate::str::contains("checks[1].id")),
+    );
+}
+
+#[test]
+fn lint_on_the_shipped_labs_passes_for_all_15() {
+    Command::cargo_bin("trainlab")
+        .unwrap()
+        .env("LANG", "C.UTF-8")
+        .env("NO_COLOR", "1")
+        .arg("lint")
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("lint: 15 labs OK"));
+}

@@ -1,0 +1,307 @@
+//! The real binary, offline: `list`, `quiz`, `show`, `check --files`, languages, help and exit
+//! codes (0 right/pass, 1 wrong/fail, 2 usage or bad input).
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use predicates::str::contains;
+use trainlab::catalog::Catalog;
+
+const IDS: [&str; 15] = [
+    "tensor-parallelism",
+    "parallelism-3d",
+    "slurm-accounting",
+    "slinky-nodeset",
+    "efa-nccl",
+    "bionemo",
+    "optimum-neuron",
+    "fsx-lustre",
+    "volcano-gang",
+    "bf16",
+    "gradient-checkpointing",
+    "zero3-offload",
+    "mpijob-slots",
+    "checkpoint-strategy",
+    "karpenter-single-az",
+];
+
+/// `trainlab` with an English, colourless, hermetic environment.
+fn trainlab() -> Command {
+    let mut c = Command::cargo_bin("trainlab").unwrap();
+    c.env("LANG", "C.UTF-8")
+        .env("NO_COLOR", "1")
+        .env_remove("LC_ALL")
+        .env_remove("LC_MESSAGES")
+        .env("KUBECONFIG", "/nonexistent/trainlab-test-kubeconfig")
+        .write_stdin("");
+    c
+}
+
+fn data(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/sources")
+        .join(rel)
+}
+
+fn stdout_of(a: &assert_cmd::assert::Assert) -> String {
+    String::from_utf8(a.get_output().stdout.clone()).expect("UTF-8 stdout")
+}
+
+// ---------------------------------------------------------------------------------------------
+// list
+
+fn listing() -> serde_json::Value {
+    let a = trainlab().args(["list", "-o", "json"]).assert().code(0);
+    serde_json::from_str(&stdout_of(&a)).expect("`list -o json` prints JSON")
+}
+
+#[test]
+fn list_json_has_every_lab_in_number_order_with_both_titles() {
+    let v = listing();
+    assert_eq!(v["schema_version"], 1);
+    let labs = v["labs"].as_array().expect("`labs` array");
+    for l in labs {
+        let id = l["id"].as_str().unwrap_or("?");
+        for lang in ["ja", "en"] {
+            let t = l["title"][lang].as_str().unwrap_or_default();
+            assert!(!t.trim().is_empty(), "lab {id}: title.{lang} is empty");
+        }
+        assert!(l["gradable"].is_boolean(), "lab {id}: `gradable` is not a bool: {l}");
+        assert!(l["number"].is_u64(), "{l}");
+    }
+    let got: Vec<(u64, &str)> = labs
+        .iter()
+        .map(|l| (l["number"].as_u64().unwrap(), l["id"].as_str().unwrap()))
+        .collect();
+    let want: Vec<(u64, &str)> = (1..=15).zip(IDS).collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn list_marks_the_labs_with_a_verifier_gradable() {
+    let v = listing();
+    let gradable: Vec<&str> = v["labs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l["gradable"] == true)
+        .map(|l| l["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(gradable, ["efa-nccl", "volcano-gang", "mpijob-slots", "karpenter-single-az"]);
+    for l in v["labs"].as_array().unwrap() {
+        if l["gradable"] == true {
+            assert!(l["checks"].as_u64().unwrap() > 0, "a gradable lab has checks: {l}");
+        } else {
+            assert_eq!(l["checks"], 0, "{l}");
+        }
+    }
+}
+
+#[test]
+fn list_rejects_an_unknown_output_format() {
+    trainlab()
+        .args(["list", "-o", "xml"])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(contains("xml").and(contains("table")).and(contains("json")));
+}
+
+// ---------------------------------------------------------------------------------------------
+// quiz
+
+#[test]
+fn quiz_right_answer_exits_0_and_prints_the_explanation() {
+    let catalog = Catalog::embedded().expect("embedded catalog");
+    let lab = &catalog
+        .find("9")
+        .expect("lab 9 (volcano-gang) is in the catalog")
+        .lab;
+    let a = trainlab().args(["quiz", "9", "--answer", "B"]).assert().code(0);
+    let out = stdout_of(&a);
+    assert!(out.contains("Right — Answer: B)"), "{out}");
+    assert!(out.contains(lab.quiz.question.en.trim()), "{out}");
+    assert!(out.contains(lab.quiz.explanation.en.trim_end()), "{out}");
+}
+
+#[test]
+fn quiz_wrong_answer_exits_1_and_gives_the_right_one() {
+    let a = trainlab().args(["quiz", "9", "--answer", "A"]).assert().code(1);
+    let out = stdout_of(&a);
+    assert!(out.contains("Wrong — Answer: B)"), "{out}");
+}
+
+#[test]
+fn quiz_answer_is_case_insensitive() {
+    trainlab()
+        .args(["quiz", "1", "--answer", "b"])
+        .assert()
+        .code(0)
+        .stdout(contains("Right — Answer: B) Tensor Parallelism"));
+}
+
+#[test]
+fn quiz_answer_outside_a_to_d_is_a_usage_error() {
+    trainlab()
+        .args(["quiz", "1", "--answer", "E"])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(contains("expected A, B, C or D").and(contains("`E`")));
+}
+
+#[test]
+fn quiz_answer_with_two_labs_is_a_usage_error() {
+    trainlab()
+        .args(["quiz", "1", "2", "--answer", "A"])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(contains("exactly one"));
+}
+
+#[test]
+fn quiz_without_a_terminal_asks_for_answer() {
+    trainlab()
+        .arg("quiz")
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(contains("--answer"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// show, check: usage and bad input
+
+#[test]
+fn an_unknown_lab_exits_2_and_lists_the_valid_labs() {
+    let a = trainlab().args(["show", "99"]).assert().code(2).stdout("");
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(err.contains("unknown lab `99`"), "{err}");
+    for b in &Catalog::embedded().unwrap().labs {
+        assert!(
+            err.contains(&format!("{:>2}  {}", b.lab.number, b.lab.id)),
+            "lab {} not listed: {err}",
+            b.lab.id
+        );
+    }
+}
+
+#[test]
+fn show_prints_a_quiz_only_lab_with_its_question() {
+    trainlab()
+        .args(["show", "tensor-parallelism"])
+        .assert()
+        .code(0)
+        .stdout(
+            contains("# 1 tensor-parallelism")
+                .and(contains("B) Tensor Parallelism"))
+                .and(contains("quiz-only")),
+        );
+}
+
+#[test]
+fn checking_a_quiz_only_lab_says_it_is_quiz_only() {
+    trainlab()
+        .args(["check", "1", "--files"])
+        .arg(data("cli/configmap.yaml"))
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(contains("quiz-only").and(contains("trainlab quiz 1")));
+}
+
+#[test]
+fn checking_a_file_with_invalid_yaml_exits_2_naming_the_file() {
+    let file = data("cli/invalid-syntax.yaml");
+    trainlab()
+        .args(["check", "9", "--files"])
+        .arg(&file)
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(contains(file.display().to_string()).and(contains("document 1")));
+}
+
+#[test]
+fn checking_a_manifest_with_a_mistyped_field_exits_2_naming_it() {
+    // `minAvailable: "four"` is bad input (exit 2), not a failed check (exit 1).
+    let file = data("cli/min-available-four.yaml");
+    trainlab()
+        .args(["check", "9", "--files"])
+        .arg(&file)
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(contains(file.display().to_string()).and(contains("minAvailable")));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Languages and help
+
+#[test]
+fn lang_ja_switches_the_texts() {
+    let a = trainlab()
+        .args(["quiz", "1", "--answer", "B", "--lang", "ja"])
+        .assert()
+        .code(0);
+    let out = stdout_of(&a);
+    assert!(out.contains("正解 — 解答: B)"), "{out}");
+    assert!(!out.contains("不正解"), "{out}");
+    assert!(out.contains("1 つのレイヤーを複数の GPU に分割する"), "{out}");
+    assert!(!out.contains("Right"), "{out}");
+}
+
+#[test]
+fn lang_en_overrides_a_japanese_locale() {
+    trainlab()
+        .env("LANG", "ja_JP.UTF-8")
+        .args(["quiz", "1", "--answer", "B", "--lang", "en"])
+        .assert()
+        .code(0)
+        .stdout(contains("Right — Answer: B)").and(contains("正解").not()));
+}
+
+#[test]
+fn a_japanese_locale_selects_japanese_without_lang() {
+    let a = trainlab()
+        .env("LANG", "ja_JP.UTF-8")
+        .args(["quiz", "1", "--answer", "B"])
+        .assert()
+        .code(0);
+    let out = stdout_of(&a);
+    assert!(out.contains("正解 — 解答: B)"), "{out}");
+    assert!(out.contains("1 つのレイヤーを複数の GPU に分割する"), "{out}");
+}
+
+#[test]
+fn lc_all_takes_precedence_over_lang() {
+    trainlab()
+        .env("LANG", "ja_JP.UTF-8")
+        .env("LC_ALL", "en_US.UTF-8")
+        .args(["quiz", "1", "--answer", "B"])
+        .assert()
+        .code(0)
+        .stdout(contains("Right — Answer: B)"));
+}
+
+#[test]
+fn help_documents_the_exit_codes() {
+    let a = trainlab().arg("--help").assert().code(0);
+    let out = stdout_of(&a);
+    assert!(out.contains("Exit codes:"), "{out}");
+    for (code, words) in [
+        ("0", "passed"),
+        ("1", "failed"),
+        ("2", "usage error or bad input"),
+        ("3", "environment error"),
+        ("4", "pending"),
+    ] {
+        let line = out
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{code}  ")))
+            .unwrap_or_else(|| panic!("no line for exit code {code}: {out}"));
+        assert!(line.contains(words), "exit code {code}: {line}");
+    }
+}
