@@ -2,6 +2,7 @@
 //! parses and calls [`dispatch`].
 
 mod check;
+mod doctor;
 mod list;
 mod lint;
 mod live;
@@ -73,6 +74,8 @@ pub enum Command {
     Check(check::CheckArgs),
     /// Validate lab files: schema, both languages, check ids, solution and draft
     Lint(lint::LintArgs),
+    /// Inspect the current cluster: nodes, accelerators, profile, lab capabilities (read-only)
+    Doctor(doctor::DoctorArgs),
     /// Start a lab on a cluster: create its namespace, apply its starter, write your draft
     Start(start::StartArgs),
     /// Apply a lab's reference solution (instructors, self-tests)
@@ -103,6 +106,7 @@ pub fn dispatch(cli: Cli) -> i32 {
         Command::Quiz(a) => quiz::run(&cli.global, a),
         Command::Check(a) => check::run(&cli.global, a),
         Command::Lint(a) => lint::run(&cli.global, a),
+        Command::Doctor(a) => doctor::run(&cli.global, a),
         Command::Start(a) => start::run(&cli.global, a),
         Command::Solve(a) => solve::run(&cli.global, a),
         Command::Reset(a) => reset::run(&cli.global, a),

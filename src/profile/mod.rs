@@ -1,6 +1,7 @@
 //! Profiles (`kind`, `eks`), per-instance accelerator facts, and cluster capabilities.
 
 pub mod capabilities;
+pub mod doctor;
 pub mod instances;
 
 use crate::observe::Obj;
