@@ -41,7 +41,11 @@ fn embedded_catalog_loads_sorted_with_unique_ids_and_numbers() {
 #[test]
 fn embedded_catalog_has_the_15_quiz_questions() {
     let numbers: Vec<u32> = embedded().labs.iter().map(|b| b.lab.number).collect();
-    assert_eq!(numbers, (1..=15).collect::<Vec<_>>(), "one lab per quiz question in seed/");
+    assert_eq!(
+        numbers,
+        (1..=15).collect::<Vec<_>>(),
+        "one lab per quiz question in seed/"
+    );
 }
 
 /// Every text of a lab, with its field path.
@@ -52,7 +56,10 @@ fn texts(lab: &trainlab::catalog::Lab) -> Vec<(String, &Text)> {
         ("quiz.explanation".into(), &lab.quiz.explanation),
     ];
     for c in Choice::ALL {
-        v.push((format!("quiz.choices.{}", c.letter()), lab.quiz.choices.get(c)));
+        v.push((
+            format!("quiz.choices.{}", c.letter()),
+            lab.quiz.choices.get(c),
+        ));
     }
     for (i, n) in lab.notes.iter().enumerate() {
         v.push((format!("notes[{i}].text"), &n.text));
@@ -107,7 +114,9 @@ fn find_accepts_a_number_an_id_a_folder_and_a_path() {
         "labs/01-tensor-parallelism",
         " 1 ",
     ] {
-        let found = c.find(key).unwrap_or_else(|| panic!("find({key:?}) found nothing"));
+        let found = c
+            .find(key)
+            .unwrap_or_else(|| panic!("find({key:?}) found nothing"));
         assert_eq!(found.lab.id, "tensor-parallelism", "find({key:?})");
     }
     for key in ["0", "99", "tensor", "02-tensor-parallelism", ""] {
@@ -118,7 +127,12 @@ fn find_accepts_a_number_an_id_a_folder_and_a_path() {
 #[test]
 fn find_accepts_the_forms_for_volcano_gang() {
     let c = embedded();
-    for key in ["9", "volcano-gang", "09-volcano-gang", "labs/09-volcano-gang/"] {
+    for key in [
+        "9",
+        "volcano-gang",
+        "09-volcano-gang",
+        "labs/09-volcano-gang/",
+    ] {
         let found = c
             .find(key)
             .unwrap_or_else(|| panic!("find({key:?}) found nothing (is lab 9 written yet?)"));
@@ -187,7 +201,11 @@ impl Labs {
     /// Replaces exactly one occurrence of `from` in a lab file.
     fn replace(&self, folder: &str, from: &str, to: &str) {
         let text = self.read(folder);
-        assert_eq!(text.matches(from).count(), 1, "`{from}` must occur once in {folder}/lab.yaml");
+        assert_eq!(
+            text.matches(from).count(),
+            1,
+            "`{from}` must occur once in {folder}/lab.yaml"
+        );
         self.write(folder, &text.replacen(from, to, 1));
     }
 
@@ -243,7 +261,10 @@ fn bad_yaml_is_an_error_with_file_and_line() {
     assert_eq!(err.file, labs.shown(LAB1));
     assert_eq!(err.line, Some(line), "{err}");
     assert!(err.column.is_some(), "{err}");
-    assert!(err.message.contains("mapping values are not allowed"), "{err}");
+    assert!(
+        err.message.contains("mapping values are not allowed"),
+        "{err}"
+    );
     let at = format!("{}:{line}:", labs.shown(LAB1));
     assert!(err.to_string().starts_with(&at), "{err}");
     labs.lint().code(2).stderr(predicate::str::contains(at));
@@ -252,7 +273,11 @@ fn bad_yaml_is_an_error_with_file_and_line() {
 #[test]
 fn an_unknown_field_is_an_error_naming_it() {
     let labs = Labs::copy();
-    labs.replace(LAB1, "topic: parallelism\n", "topic: parallelism\ndifficulty: hard\n");
+    labs.replace(
+        LAB1,
+        "topic: parallelism\n",
+        "topic: parallelism\ndifficulty: hard\n",
+    );
     let err = labs.load_err();
     assert_eq!(err.file, labs.shown(LAB1));
     assert!(err.to_string().contains("difficulty"), "{err}");
@@ -314,7 +339,10 @@ fn a_folder_that_does_not_match_number_and_id_is_an_error() {
     let err = labs.load_err();
     assert!(err.file.ends_with("01-tensor/lab.yaml"), "{err}");
     assert_eq!(err.field.as_deref(), Some("id"), "{err}");
-    assert!(err.message.contains("01-tensor-parallelism"), "names the expected folder: {err}");
+    assert!(
+        err.message.contains("01-tensor-parallelism"),
+        "names the expected folder: {err}"
+    );
 
     let labs = Labs::copy();
     labs.replace(LAB1, "number: 1\n", "number: 16\n");
@@ -363,7 +391,10 @@ fn a_duplicate_check_id_is_an_error_naming_the_check() {
     let err = labs.load_err();
     assert_eq!(err.file, labs.shown(LAB1));
     assert_eq!(err.field.as_deref(), Some("checks[1].id"), "{err}");
-    assert!(err.message.contains("duplicate check id `job-exists`"), "{err}");
+    assert!(
+        err.message.contains("duplicate check id `job-exists`"),
+        "{err}"
+    );
     labs.lint().code(2).stderr(
         predicate::str::contains(labs.shown(LAB1)).and(predicate::str::contains("checks[1].id")),
     );

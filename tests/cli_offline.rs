@@ -67,7 +67,10 @@ fn list_json_has_every_lab_in_number_order_with_both_titles() {
             let t = l["title"][lang].as_str().unwrap_or_default();
             assert!(!t.trim().is_empty(), "lab {id}: title.{lang} is empty");
         }
-        assert!(l["gradable"].is_boolean(), "lab {id}: `gradable` is not a bool: {l}");
+        assert!(
+            l["gradable"].is_boolean(),
+            "lab {id}: `gradable` is not a bool: {l}"
+        );
         assert!(l["number"].is_u64(), "{l}");
     }
     let got: Vec<(u64, &str)> = labs
@@ -88,10 +91,21 @@ fn list_marks_the_labs_with_a_verifier_gradable() {
         .filter(|l| l["gradable"] == true)
         .map(|l| l["id"].as_str().unwrap())
         .collect();
-    assert_eq!(gradable, ["efa-nccl", "volcano-gang", "mpijob-slots", "karpenter-single-az"]);
+    assert_eq!(
+        gradable,
+        [
+            "efa-nccl",
+            "volcano-gang",
+            "mpijob-slots",
+            "karpenter-single-az"
+        ]
+    );
     for l in v["labs"].as_array().unwrap() {
         if l["gradable"] == true {
-            assert!(l["checks"].as_u64().unwrap() > 0, "a gradable lab has checks: {l}");
+            assert!(
+                l["checks"].as_u64().unwrap() > 0,
+                "a gradable lab has checks: {l}"
+            );
         } else {
             assert_eq!(l["checks"], 0, "{l}");
         }
@@ -118,7 +132,10 @@ fn quiz_right_answer_exits_0_and_prints_the_explanation() {
         .find("9")
         .expect("lab 9 (volcano-gang) is in the catalog")
         .lab;
-    let a = trainlab().args(["quiz", "9", "--answer", "B"]).assert().code(0);
+    let a = trainlab()
+        .args(["quiz", "9", "--answer", "B"])
+        .assert()
+        .code(0);
     let out = stdout_of(&a);
     assert!(out.contains("Right — Answer: B)"), "{out}");
     assert!(out.contains(lab.quiz.question.en.trim()), "{out}");
@@ -127,7 +144,10 @@ fn quiz_right_answer_exits_0_and_prints_the_explanation() {
 
 #[test]
 fn quiz_wrong_answer_exits_1_and_gives_the_right_one() {
-    let a = trainlab().args(["quiz", "9", "--answer", "A"]).assert().code(1);
+    let a = trainlab()
+        .args(["quiz", "9", "--answer", "A"])
+        .assert()
+        .code(1);
     let out = stdout_of(&a);
     assert!(out.contains("Wrong — Answer: B)"), "{out}");
 }
@@ -249,7 +269,10 @@ fn lang_ja_switches_the_texts() {
     let out = stdout_of(&a);
     assert!(out.contains("正解 — 解答: B)"), "{out}");
     assert!(!out.contains("不正解"), "{out}");
-    assert!(out.contains("1 つのレイヤーを複数の GPU に分割する"), "{out}");
+    assert!(
+        out.contains("1 つのレイヤーを複数の GPU に分割する"),
+        "{out}"
+    );
     assert!(!out.contains("Right"), "{out}");
 }
 
@@ -272,7 +295,10 @@ fn a_japanese_locale_selects_japanese_without_lang() {
         .code(0);
     let out = stdout_of(&a);
     assert!(out.contains("正解 — 解答: B)"), "{out}");
-    assert!(out.contains("1 つのレイヤーを複数の GPU に分割する"), "{out}");
+    assert!(
+        out.contains("1 つのレイヤーを複数の GPU に分割する"),
+        "{out}"
+    );
 }
 
 #[test]

@@ -89,9 +89,13 @@ fn result() -> LabResult {
     let outcomes = vec![
         Outcome::pass("job-exists"),
         Outcome::fail("min-available", "minAvailable: 4", "minAvailable: 3").with("replicas", 4),
-        Outcome::fail("scheduler-name", "schedulerName: volcano", "no schedulerName")
-            .hint("missing")
-            .with("kind", "Job"),
+        Outcome::fail(
+            "scheduler-name",
+            "schedulerName: volcano",
+            "no schedulerName",
+        )
+        .hint("missing")
+        .with("kind", "Job"),
         Outcome::pending("podgroup-inqueue", Reason::Cluster(PENDING_TEXT.into())),
         Outcome::skipped(
             "pods-running",
@@ -134,7 +138,11 @@ fn the_sample_result_holds_every_status_once_or_twice() {
     assert_eq!(r.count(Status::Fail), 2);
     assert_eq!(r.count(Status::Pending), 1);
     assert_eq!(r.count(Status::Skipped), 1);
-    assert_eq!(r.count(Status::Error), 1, "Forbidden is an environment error, not skipped");
+    assert_eq!(
+        r.count(Status::Error),
+        1,
+        "Forbidden is an environment error, not skipped"
+    );
     let ids: Vec<&str> = r.lab.checks.iter().map(|c| c.id.as_str()).collect();
     let outcome_ids: Vec<&str> = r.outcomes.iter().map(|o| o.check.as_str()).collect();
     assert_eq!(ids, outcome_ids);
@@ -156,12 +164,15 @@ fn score_is_100_when_nothing_is_counted_and_rounds_to_one_decimal() {
         *o = Outcome::skipped(&o.check, Reason::Unavailable(Unavailable::NeedsLiveCluster));
     }
     let s = r.score();
-    assert_eq!((s.passed_weight, s.counted_weight, s.percent), (0, 0, 100.0));
+    assert_eq!(
+        (s.passed_weight, s.counted_weight, s.percent),
+        (0, 0, 100.0)
+    );
 
     let mut r = result();
     r.outcomes = vec![
-        Outcome::pass("scheduler-name"),                // 1
-        Outcome::fail("job-exists", "a Job", "none"),   // 2
+        Outcome::pass("scheduler-name"),              // 1
+        Outcome::fail("job-exists", "a Job", "none"), // 2
     ];
     let s = r.score();
     assert_eq!((s.passed_weight, s.counted_weight, s.percent), (1, 3, 33.3));
@@ -195,8 +206,14 @@ fn human_report_fills_hint_placeholders_from_evidence_and_selects_hint_variants(
     );
     assert!(!text.contains("set schedulerName: volcano\n"), "{text}");
     assert!(!text.contains('{'), "no unfilled placeholder: {text}");
-    assert!(text.contains("advice: RDMAV_FORK_SAFE=1 is discouraged"), "{text}");
-    assert!(text.contains("3 nodes are Ready"), "titles are filled too: {text}");
+    assert!(
+        text.contains("advice: RDMAV_FORK_SAFE=1 is discouraged"),
+        "{text}"
+    );
+    assert!(
+        text.contains("3 nodes are Ready"),
+        "titles are filled too: {text}"
+    );
 }
 
 #[test]
@@ -243,9 +260,27 @@ fn json_report_has_the_documented_keys() {
     let text = render(Lang::En, Format::Json, false);
     let v: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
     assert_eq!(v["schema_version"], 1);
-    for key in ["schema_version", "lab", "source", "target", "score", "outcomes", "advice"] {
+    // docs/report-schema.md
+    for key in [
+        "schema_version",
+        "lab",
+        "lang",
+        "source",
+        "target",
+        "profile",
+        "score",
+        "counts",
+        "outcomes",
+        "advice",
+    ] {
         assert!(v.get(key).is_some(), "missing top-level `{key}`: {text}");
     }
+    assert_eq!(v["lang"], "en");
+    assert_eq!(v["profile"], "kind");
+    assert_eq!(
+        v["counts"],
+        serde_json::json!({"pass": 1, "fail": 2, "pending": 1, "skipped": 1, "error": 1})
+    );
     assert_eq!(v["lab"]["id"], "gang-sample");
     assert_eq!(v["lab"]["number"], 9);
     assert_eq!(v["lab"]["title"], "Gang scheduling with Volcano");
@@ -259,13 +294,22 @@ fn json_report_has_the_documented_keys() {
     let outcomes = v["outcomes"].as_array().unwrap();
     assert_eq!(outcomes.len(), 6);
     for o in outcomes {
-        for key in ["check", "status", "weight", "title", "hint", "expected", "found", "reason"] {
+        for key in [
+            "check", "status", "stage", "weight", "title", "hint", "expected", "found", "reason",
+            "evidence",
+        ] {
             assert!(o.get(key).is_some(), "outcome without `{key}`: {o}");
         }
     }
     let by_id = |id: &str| outcomes.iter().find(|o| o["check"] == id).unwrap();
-    let statuses: Vec<&str> = outcomes.iter().map(|o| o["status"].as_str().unwrap()).collect();
-    assert_eq!(statuses, ["pass", "fail", "fail", "pending", "skipped", "error"]);
+    let statuses: Vec<&str> = outcomes
+        .iter()
+        .map(|o| o["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        statuses,
+        ["pass", "fail", "fail", "pending", "skipped", "error"]
+    );
 
     let pass = by_id("job-exists");
     assert!(pass["hint"].is_null() && pass["reason"].is_null(), "{pass}");
@@ -273,18 +317,33 @@ fn json_report_has_the_documented_keys() {
     assert_eq!(fail["weight"], 3);
     assert_eq!(fail["expected"], "minAvailable: 4");
     assert_eq!(fail["found"], "minAvailable: 3");
-    assert_eq!(fail["hint"], "set spec.minAvailable to 4, the number of workers");
+    assert_eq!(
+        fail["hint"],
+        "set spec.minAvailable to 4, the number of workers"
+    );
     assert_eq!(
         by_id("scheduler-name")["hint"],
         "schedulerName is missing; add schedulerName: volcano to the Job spec"
     );
     let pending = by_id("podgroup-inqueue");
-    assert_eq!(pending["reason"], PENDING_TEXT, "cluster text is shown verbatim");
-    assert!(pending["hint"].is_null(), "hints are for failures only: {pending}");
-    assert_eq!(by_id("pods-running")["reason"], "needs a live cluster (static mode)");
+    assert_eq!(
+        pending["reason"], PENDING_TEXT,
+        "cluster text is shown verbatim"
+    );
+    assert!(
+        pending["hint"].is_null(),
+        "hints are for failures only: {pending}"
+    );
+    assert_eq!(
+        by_id("pods-running")["reason"],
+        "needs a live cluster (static mode)"
+    );
     let error = by_id("nodes-ready");
     assert!(
-        error["reason"].as_str().unwrap().starts_with("forbidden: cannot list nodes at cluster scope"),
+        error["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("forbidden: cannot list nodes at cluster scope"),
         "{error}"
     );
     assert_eq!(error["title"], "3 nodes are Ready");
@@ -379,7 +438,10 @@ fn junit_maps_each_status_to_its_element() {
             .unwrap_or_else(|| panic!("testcase {name} has no <{tag}>: {xml}"))
     };
 
-    assert!(elements("job-exists").is_empty(), "a pass has no child: {xml}");
+    assert!(
+        elements("job-exists").is_empty(),
+        "a pass has no child: {xml}"
+    );
 
     assert_eq!(elements("min-available"), ["failure"]);
     let failure = child("min-available", "failure");
@@ -429,7 +491,11 @@ fn junit_counts_match_the_outcomes() {
         .find(|n| n.has_tag_name("testsuite"))
         .unwrap();
     assert_eq!(suite.attribute("tests"), Some("6"));
-    assert_eq!(suite.attribute("failures"), Some("3"), "2 fail + 1 pending: {xml}");
+    assert_eq!(
+        suite.attribute("failures"),
+        Some("3"),
+        "2 fail + 1 pending: {xml}"
+    );
     assert_eq!(suite.attribute("errors"), Some("1"));
     assert_eq!(suite.attribute("skipped"), Some("1"));
 }

@@ -146,9 +146,11 @@ impl Catalog {
     }
 
     fn from_raw(
-        raw: Vec<(String, BTreeMap<String, String>)>,
+        mut raw: Vec<(String, BTreeMap<String, String>)>,
         root: &str,
     ) -> Result<Catalog, LabError> {
+        // Deterministic: the first broken lab reported is the same on every filesystem.
+        raw.sort_by(|a, b| a.0.cmp(&b.0));
         let mut labs = Vec::new();
         for (folder, mut files) in raw {
             let origin = format!("{root}/{folder}");
@@ -254,12 +256,18 @@ pub fn parse_lab(text: &str, file: &str) -> Result<Lab, LabError> {
             .location()
             .map(|l| (Some(l.line()), Some(l.column())))
             .unwrap_or((None, None));
+        let mut message = strip_location(&inner.to_string());
+        // serde_yaml already prefixes the path; we show it as `field` instead.
+        if let Some(rest) = message.strip_prefix(&format!("{path}: ")) {
+            message = rest.to_string();
+        }
+        let known = path != "." && !path.is_empty() && !path.contains('?');
         LabError {
             file: file.to_string(),
             line,
             column,
-            field: (path != "." && !path.is_empty()).then_some(path),
-            message: strip_location(&inner.to_string()),
+            field: known.then_some(path),
+            message,
         }
     })
 }

@@ -10,6 +10,7 @@ mod manifests;
 mod output;
 mod quiz;
 mod reset;
+mod setup;
 mod show;
 mod solve;
 mod start;
@@ -74,6 +75,8 @@ pub enum Command {
     Check(check::CheckArgs),
     /// Validate lab files: schema, both languages, check ids, solution and draft
     Lint(lint::LintArgs),
+    /// Prepare a practice cluster (kind: faked accelerators, real operators)
+    Setup(setup::SetupArgs),
     /// Inspect the current cluster: nodes, accelerators, profile, lab capabilities (read-only)
     Doctor(doctor::DoctorArgs),
     /// Start a lab on a cluster: create its namespace, apply its starter, write your draft
@@ -106,6 +109,7 @@ pub fn dispatch(cli: Cli) -> i32 {
         Command::Quiz(a) => quiz::run(&cli.global, a),
         Command::Check(a) => check::run(&cli.global, a),
         Command::Lint(a) => lint::run(&cli.global, a),
+        Command::Setup(a) => setup::run(&cli.global, a),
         Command::Doctor(a) => doctor::run(&cli.global, a),
         Command::Start(a) => start::run(&cli.global, a),
         Command::Solve(a) => solve::run(&cli.global, a),

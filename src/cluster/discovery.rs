@@ -9,10 +9,13 @@ use super::retry::{api_error, with_retry};
 use super::Conn;
 use crate::observe::{ResourceKind, Unavailable};
 
+/// (kind, plural, namespaced) of one served resource.
+type Served = Vec<(String, String, bool)>;
+
 /// Caches `/api/v1` and `/apis/<group>/<version>` answers for the run.
 #[derive(Default)]
 pub struct Discovery {
-    cache: Mutex<HashMap<String, Result<Vec<(String, String, bool)>, Unavailable>>>,
+    cache: Mutex<HashMap<String, Result<Served, Unavailable>>>,
 }
 
 impl Discovery {
@@ -21,7 +24,7 @@ impl Discovery {
     }
 
     /// The (kind, plural, namespaced) entries served under a group/version.
-    async fn resources(&self, conn: &Conn, api_version: &str) -> Result<Vec<(String, String, bool)>, Unavailable> {
+    async fn resources(&self, conn: &Conn, api_version: &str) -> Result<Served, Unavailable> {
         if let Some(hit) = self.cache.lock().await.get(api_version) {
             return hit.clone();
         }

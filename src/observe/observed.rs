@@ -196,10 +196,17 @@ impl Observed {
                 if self.source.is_static() && q.kind.state_only {
                     return Err(Unavailable::NeedsLiveCluster);
                 }
-                let selector = match &q.selector {
-                    Some(s) => Some(Selector::parse(s)),
-                    None => None,
-                };
+                let selector = q.selector.as_deref().map(Selector::parse);
+                let is_nodes = q.kind.group.is_empty() && q.kind.kind == "Node";
+                // "No nodes saved" is about the snapshot as a whole, not about this query's filters.
+                if is_nodes
+                    && !self.source.is_static()
+                    && !objects.iter().any(|o| q.kind.matches(o.api_version(), o.kind()))
+                {
+                    return Err(Unavailable::NotCaptured {
+                        resource: q.kind.resource_name(),
+                    });
+                }
                 let matched: Vec<&Obj> = objects
                     .iter()
                     .filter(|o| q.kind.matches(o.api_version(), o.kind()))
@@ -211,12 +218,6 @@ impl Observed {
                     })
                     .filter(|o| selector.as_ref().is_none_or(|s| s.matches(o)))
                     .collect();
-                let is_nodes = q.kind.group.is_empty() && q.kind.kind == "Node";
-                if matched.is_empty() && is_nodes && !self.source.is_static() {
-                    return Err(Unavailable::NotCaptured {
-                        resource: q.kind.resource_name(),
-                    });
-                }
                 Ok(matched)
             }
         }

@@ -12,14 +12,14 @@ use super::InputError;
 /// Parses every object in one file's text. `path` is only used for messages.
 pub fn parse_text(text: &str, path: &str) -> Result<Vec<Obj>, InputError> {
     let trimmed = text.trim_start();
-    if trimmed.starts_with('{') || trimmed.starts_with('[') {
-        let value: Value = serde_json::from_str(text).map_err(|e| InputError::Syntax {
-            path: path.to_string(),
-            doc: 1,
-            line: Some(e.line()),
-            column: Some(e.column()),
-            message: e.to_string(),
-        })?;
+    // JSON first when it looks like JSON; YAML (a superset, incl. flow style and `---`
+    // separated documents) otherwise or when that fails.
+    let json: Option<Value> = if trimmed.starts_with('{') || trimmed.starts_with('[') {
+        serde_json::from_str(text).ok()
+    } else {
+        None
+    };
+    if let Some(value) = json {
         let docs = match value {
             Value::Array(items) => items,
             v => vec![v],

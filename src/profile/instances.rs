@@ -4,6 +4,7 @@
 //!   Neuron docs "trn1.32xlarge has 8 EFA devices, trn1n.32xlarge has 16".
 //! - GPUs / Neuron devices: the same Karpenter instance data (`nvidia.com/gpu`,
 //!   `aws.amazon.com/neuron`, `aws.amazon.com/neuroncore`).
+//!
 //! Only types whose figures are confirmed are listed; an unknown type is reported as such.
 
 /// Extended resource names (NVIDIA device plugin `internal/lm/resource.go`; EKS user guide

@@ -3,6 +3,8 @@
 pub mod capabilities;
 pub mod doctor;
 pub mod instances;
+pub mod kind;
+pub mod pins;
 
 use crate::observe::Obj;
 

@@ -29,9 +29,7 @@ use super::views::pods::{effective_request, limit, request};
 use super::{Advice, JudgeCtx, Judgement, Outcome, Reason, Target, Verifier};
 use crate::observe::kinds::{CONFIGMAPS, JOBS, PODS};
 use crate::observe::{InputError, Obj, Observed, Query, Unavailable};
-use crate::profile::instances::{
-    self, EFA, GPU, INSTANCES, INSTANCE_TYPE_LABEL, ZONE_LABEL,
-};
+use crate::profile::instances::{self, EFA, GPU, INSTANCES, INSTANCE_TYPE_LABEL, ZONE_LABEL};
 use crate::profile::Profile;
 
 pub struct EfaNccl;
@@ -113,9 +111,13 @@ impl Verifier for EfaNccl {
             };
             for c in CHECKS {
                 j.push(
-                    Outcome::fail(c, format!("Job/{JOB_NAME} (batch/v1) in namespace {ns}"), &found)
-                        .hint("no-job")
-                        .with("namespace", ns),
+                    Outcome::fail(
+                        c,
+                        format!("Job/{JOB_NAME} (batch/v1) in namespace {ns}"),
+                        &found,
+                    )
+                    .hint("no-job")
+                    .with("namespace", ns),
                 );
             }
             return Ok(j);
@@ -166,7 +168,9 @@ impl Input {
             .unwrap_or_default();
         if js.manual_selector != Some(true) {
             for l in JOB_NAME_LABELS {
-                pod_labels.entry(l.to_string()).or_insert_with(|| JOB_NAME.to_string());
+                pod_labels
+                    .entry(l.to_string())
+                    .or_insert_with(|| JOB_NAME.to_string());
             }
         }
         let configmaps = match obs.list(&Query::new(&CONFIGMAPS, ns)) {
@@ -182,7 +186,10 @@ impl Input {
             Err(u) => Err(u),
         };
         let nodes = match JudgeCtx::nodes_of(obs) {
-            Ok(objs) => Ok(objs.iter().map(|o| NodeView::from_obj(o)).collect::<Result<_, _>>()?),
+            Ok(objs) => Ok(objs
+                .iter()
+                .map(|o| NodeView::from_obj(o))
+                .collect::<Result<_, _>>()?),
             Err(u) => Err(u),
         };
         Ok(Input {
@@ -210,19 +217,24 @@ impl Input {
 
     /// The Job's current pods: per completion index, the one that got furthest.
     fn current_pods(&self) -> Vec<&PodView> {
-        let Ok(pods) = &self.pods else { return Vec::new() };
-        let mut best: BTreeMap<String, &PodView> = BTreeMap::new();
+        let Ok(pods) = &self.pods else {
+            return Vec::new();
+        };
+        // Pods without an index (a NonIndexed Job) are each their own slot.
+        #[derive(PartialEq, Eq, PartialOrd, Ord)]
+        enum Slot<'p> {
+            Index(u32),
+            Unindexed(&'p str),
+        }
+        let mut best: BTreeMap<Slot, &PodView> = BTreeMap::new();
         for p in pods {
-            // Pods without an index (a NonIndexed Job) are each their own group.
-            let key = match p.index {
-                Some(i) => format!("{i:09}"),
-                None => format!("~{}", p.name),
+            let slot = match p.index {
+                Some(i) => Slot::Index(i),
+                None => Slot::Unindexed(&p.name),
             };
-            match best.get(&key) {
-                Some(b) if b.rank() <= p.rank() => {}
-                _ => {
-                    best.insert(key, p);
-                }
+            let further = best.get(&slot).is_none_or(|b| p.rank() < b.rank());
+            if further {
+                best.insert(slot, p);
             }
         }
         best.into_values().collect()
@@ -233,7 +245,12 @@ impl Input {
         conds
             .iter()
             .find(|c| c.type_ == kind && c.status == "True")
-            .map(|c| (c.reason.clone().unwrap_or_default(), c.message.clone().unwrap_or_default()))
+            .map(|c| {
+                (
+                    c.reason.clone().unwrap_or_default(),
+                    c.message.clone().unwrap_or_default(),
+                )
+            })
     }
 
     /// How many pods the Job runs at once (what the state checks wait for).
@@ -350,7 +367,10 @@ impl NodeView {
     }
 
     fn efa(&self) -> i64 {
-        self.allocatable.get(EFA).and_then(|q| parse_int_quantity(q)).unwrap_or(0)
+        self.allocatable
+            .get(EFA)
+            .and_then(|q| parse_int_quantity(q))
+            .unwrap_or(0)
     }
 }
 
@@ -370,7 +390,10 @@ fn required_terms(spec: &PodSpec) -> &[NodeSelectorTerm] {
     spec.affinity
         .as_ref()
         .and_then(|a| a.node_affinity.as_ref())
-        .and_then(|n| n.required_during_scheduling_ignored_during_execution.as_ref())
+        .and_then(|n| {
+            n.required_during_scheduling_ignored_during_execution
+                .as_ref()
+        })
         .map(|s| s.node_selector_terms.as_slice())
         .unwrap_or(&[])
 }
@@ -425,7 +448,10 @@ fn preferred_node_keys(spec: &PodSpec) -> BTreeSet<String> {
     spec.affinity
         .as_ref()
         .and_then(|a| a.node_affinity.as_ref())
-        .and_then(|n| n.preferred_during_scheduling_ignored_during_execution.as_ref())
+        .and_then(|n| {
+            n.preferred_during_scheduling_ignored_during_execution
+                .as_ref()
+        })
         .into_iter()
         .flatten()
         .flat_map(|p| p.preference.match_expressions.iter().flatten())
@@ -436,12 +462,18 @@ fn preferred_node_keys(spec: &PodSpec) -> BTreeSet<String> {
 fn pod_affinity_terms(spec: &PodSpec) -> (Vec<&PodAffinityTerm>, Vec<&PodAffinityTerm>) {
     let pa = spec.affinity.as_ref().and_then(|a| a.pod_affinity.as_ref());
     let required = pa
-        .and_then(|p| p.required_during_scheduling_ignored_during_execution.as_ref())
+        .and_then(|p| {
+            p.required_during_scheduling_ignored_during_execution
+                .as_ref()
+        })
         .into_iter()
         .flatten()
         .collect();
     let preferred = pa
-        .and_then(|p| p.preferred_during_scheduling_ignored_during_execution.as_ref())
+        .and_then(|p| {
+            p.preferred_during_scheduling_ignored_during_execution
+                .as_ref()
+        })
         .into_iter()
         .flatten()
         .map(|w| &w.pod_affinity_term)
@@ -460,7 +492,10 @@ fn selects_own_pods(t: &PodAffinityTerm, labels: &BTreeMap<String, String>, ns: 
         (None, None) => true,
         _ => false,
     };
-    ns_ok && t.label_selector.as_ref().is_some_and(|s| selector_matches(s, labels))
+    ns_ok
+        && t.label_selector
+            .as_ref()
+            .is_some_and(|s| selector_matches(s, labels))
 }
 
 fn is_empty_selector(s: &LabelSelector) -> bool {
@@ -506,7 +541,10 @@ struct Types {
 fn judged_types(input: &Input, ctx: &JudgeCtx) -> Option<Types> {
     if let Allowed::Only(set) = allowed_values(&input.spec, INSTANCE_TYPE_LABEL) {
         if !set.is_empty() {
-            return Some(Types { names: set, from: "the pod template's placement" });
+            return Some(Types {
+                names: set,
+                from: "the pod template's placement",
+            });
         }
     }
     let bound: BTreeSet<String> = input
@@ -517,7 +555,10 @@ fn judged_types(input: &Input, ctx: &JudgeCtx) -> Option<Types> {
         .filter_map(|n| n.labels.get(INSTANCE_TYPE_LABEL).cloned())
         .collect();
     if !bound.is_empty() {
-        return Some(Types { names: bound, from: "the nodes the pods were bound to" });
+        return Some(Types {
+            names: bound,
+            from: "the nodes the pods were bound to",
+        });
     }
     ctx.params.get("instance_type").map(|t| Types {
         names: BTreeSet::from([t.to_string()]),
@@ -526,15 +567,23 @@ fn judged_types(input: &Input, ctx: &JudgeCtx) -> Option<Types> {
 }
 
 fn known_types() -> String {
-    INSTANCES.iter().map(|i| i.name).collect::<Vec<_>>().join(", ")
+    INSTANCES
+        .iter()
+        .map(|i| i.name)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 // ---------------------------------------------------------------------------------------------
 // Spec checks.
 
 fn no_container(check: &str) -> Outcome {
-    Outcome::fail(check, "a container in spec.template.spec.containers", "no containers")
-        .with("container", "?")
+    Outcome::fail(
+        check,
+        "a container in spec.template.spec.containers",
+        "no containers",
+    )
+    .with("container", "?")
 }
 
 fn efa_in_limits(input: &Input, tc: Option<&Container>) -> Outcome {
@@ -573,6 +622,12 @@ fn efa_in_limits(input: &Input, tc: Option<&Container>) -> Outcome {
     }
 }
 
+/// The count a container asks for: its limit (what efa-in-limits wants), else its request, so a
+/// requests/limits mismatch is reported once, by efa-in-limits.
+fn limit_or_request(c: &Container, resource: &str) -> Option<i64> {
+    limit(c, resource).or_else(|| request(c, resource))
+}
+
 fn efa_count(input: &Input, tc: Option<&Container>, ctx: &JudgeCtx) -> Outcome {
     const ID: &str = "efa-count";
     let Some(c) = tc else { return no_container(ID) };
@@ -589,7 +644,10 @@ fn efa_count(input: &Input, tc: Option<&Container>, ctx: &JudgeCtx) -> Outcome {
         return Outcome::fail(
             ID,
             format!("{EFA} equal to the instance type's EFA interface count"),
-            format!("instance type {} is not in trainlab's EFA table", unknown.join(", ")),
+            format!(
+                "instance type {} is not in trainlab's EFA table",
+                unknown.join(", ")
+            ),
         )
         .hint("unknown-type")
         .with("unknown", unknown.join(", "))
@@ -605,7 +663,7 @@ fn efa_count(input: &Input, tc: Option<&Container>, ctx: &JudgeCtx) -> Outcome {
         .iter()
         .map(|t| format!("{t} {}", instances::efa_interfaces(t).unwrap_or(0)))
         .collect();
-    let found = effective_request(c, EFA);
+    let found = limit_or_request(c, EFA);
     let found_text = match found {
         Some(n) => format!("{EFA}: {n}"),
         None => format!("no {EFA}"),
@@ -613,7 +671,10 @@ fn efa_count(input: &Input, tc: Option<&Container>, ctx: &JudgeCtx) -> Outcome {
     if counts.len() > 1 {
         return Outcome::fail(
             ID,
-            format!("one EFA count for every allowed instance type ({})", described.join(", ")),
+            format!(
+                "one EFA count for every allowed instance type ({})",
+                described.join(", ")
+            ),
             found_text,
         )
         .hint("mixed-types")
@@ -622,11 +683,16 @@ fn efa_count(input: &Input, tc: Option<&Container>, ctx: &JudgeCtx) -> Outcome {
     let want = counts.keys().next().copied().unwrap_or(0) as i64;
     let names = join(&types.names);
     if found == Some(want) {
-        return Outcome::pass(ID).with("instance_type", &names).with("efa_expected", want);
+        return Outcome::pass(ID)
+            .with("instance_type", &names)
+            .with("efa_expected", want);
     }
     Outcome::fail(
         ID,
-        format!("{EFA}: {want} ({names} has {want} EFA interfaces; type from {})", types.from),
+        format!(
+            "{EFA}: {want} ({names} has {want} EFA interfaces; type from {})",
+            types.from
+        ),
         found_text,
     )
     .with("instance_type", names)
@@ -640,7 +706,9 @@ fn gpus_whole_node(
     ctx: &JudgeCtx,
 ) -> Result<Outcome, InputError> {
     const ID: &str = "gpus-whole-node";
-    let Some(c) = tc else { return Ok(no_container(ID).with("gpus_expected", "8")) };
+    let Some(c) = tc else {
+        return Ok(no_container(ID).with("gpus_expected", "8"));
+    };
     let types = judged_types(input, ctx);
     let type_names = types.as_ref().map(|t| t.names.clone()).unwrap_or_default();
     let gpu_types = instances::efa_gpu_types().join(", ");
@@ -649,7 +717,7 @@ fn gpus_whole_node(
         .map(String::as_str)
         .filter(|t| instances::lookup(t).is_some_and(|i| i.gpus == 0))
         .collect();
-    let found = effective_request(c, GPU);
+    let found = limit_or_request(c, GPU);
     let found_text = match found {
         Some(n) => format!("{GPU}: {n}"),
         None => format!("no {GPU} in container {}", c.name),
@@ -676,9 +744,11 @@ fn gpus_whole_node(
     if found == Some(want) {
         return Ok(Outcome::pass(ID).with("gpus_expected", want));
     }
-    Ok(Outcome::fail(ID, format!("{GPU}: {want} (a whole node)"), found_text)
-        .with("gpus_expected", want)
-        .with("container", &c.name))
+    Ok(
+        Outcome::fail(ID, format!("{GPU}: {want} (a whole node)"), found_text)
+            .with("gpus_expected", want)
+            .with("container", &c.name),
+    )
 }
 
 /// GPUs of a whole node when the instance table cannot say (lab parameter `gpus`).
@@ -709,7 +779,9 @@ fn env_lookup(c: &Container, name: &str, cms: &Result<Vec<ConfigMap>, Unavailabl
     }
     for src in c.env_from.iter().flatten().rev() {
         let prefix = src.prefix.as_deref().unwrap_or("");
-        let Some(key) = name.strip_prefix(prefix) else { continue };
+        let Some(key) = name.strip_prefix(prefix) else {
+            continue;
+        };
         if let Some(r) = &src.config_map_ref {
             match config_map_value(cms, &r.name, key) {
                 EnvLookup::Absent => {}
@@ -753,15 +825,24 @@ fn fi_provider(input: &Input, tc: Option<&Container>) -> Outcome {
             .with("container", &c.name),
         EnvLookup::Absent => {
             let other = input.spec.containers.iter().find(|o| {
-                o.name != c.name && env_lookup(o, FI_PROVIDER, &input.configmaps) != EnvLookup::Absent
+                o.name != c.name
+                    && env_lookup(o, FI_PROVIDER, &input.configmaps) != EnvLookup::Absent
             });
             match other {
-                Some(o) => Outcome::fail(ID, expected, format!("{FI_PROVIDER} on container {}", o.name))
-                    .hint("other-container")
-                    .with("container", &c.name)
-                    .with("other", &o.name),
-                None => Outcome::fail(ID, expected, format!("no {FI_PROVIDER} in container {}", c.name))
-                    .with("container", &c.name),
+                Some(o) => Outcome::fail(
+                    ID,
+                    expected,
+                    format!("{FI_PROVIDER} on container {}", o.name),
+                )
+                .hint("other-container")
+                .with("container", &c.name)
+                .with("other", &o.name),
+                None => Outcome::fail(
+                    ID,
+                    expected,
+                    format!("no {FI_PROVIDER} in container {}", c.name),
+                )
+                .with("container", &c.name),
             }
         }
     }
@@ -770,7 +851,11 @@ fn fi_provider(input: &Input, tc: Option<&Container>) -> Outcome {
 fn efa_instance_type(input: &Input, ctx: &JudgeCtx) -> Outcome {
     const ID: &str = "efa-instance-type";
     let efa_types = instances::efa_gpu_types().join(", ");
-    let example = ctx.params.get("instance_type").unwrap_or("p5.48xlarge").to_string();
+    let example = ctx
+        .params
+        .get("instance_type")
+        .unwrap_or("p5.48xlarge")
+        .to_string();
     let expected = format!("{INSTANCE_TYPE_LABEL} restricted to EFA-capable types ({efa_types})");
     match allowed_values(&input.spec, INSTANCE_TYPE_LABEL) {
         Allowed::Any => Outcome::fail(
@@ -819,7 +904,9 @@ fn single_zone(input: &Input) -> Outcome {
             return Outcome::fail(
                 ID,
                 expected,
-                format!("nodeSelector and required node affinity on {ZONE_LABEL} have no value in common"),
+                format!(
+                "nodeSelector and required node affinity on {ZONE_LABEL} have no value in common"
+            ),
             )
             .hint("contradictory")
         }
@@ -831,8 +918,10 @@ fn single_zone(input: &Input) -> Outcome {
         Allowed::Any => {}
     }
     let (required, preferred) = pod_affinity_terms(&input.spec);
-    let on_zone: Vec<&PodAffinityTerm> =
-        required.into_iter().filter(|t| t.topology_key == ZONE_LABEL).collect();
+    let on_zone: Vec<&PodAffinityTerm> = required
+        .into_iter()
+        .filter(|t| t.topology_key == ZONE_LABEL)
+        .collect();
     if on_zone
         .iter()
         .any(|t| selects_own_pods(t, &input.pod_labels, &input.namespace))
@@ -840,7 +929,11 @@ fn single_zone(input: &Input) -> Outcome {
         return Outcome::pass(ID);
     }
     if !on_zone.is_empty() {
-        let labels: Vec<String> = input.pod_labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let labels: Vec<String> = input
+            .pod_labels
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
         return Outcome::fail(
             ID,
             expected,
@@ -852,8 +945,12 @@ fn single_zone(input: &Input) -> Outcome {
     let preferred_zone = preferred.iter().any(|t| t.topology_key == ZONE_LABEL)
         || preferred_node_keys(&input.spec).contains(ZONE_LABEL);
     if preferred_zone {
-        return Outcome::fail(ID, expected, format!("{ZONE_LABEL} only in preferred affinity"))
-            .hint("preferred-only");
+        return Outcome::fail(
+            ID,
+            expected,
+            format!("{ZONE_LABEL} only in preferred affinity"),
+        )
+        .hint("preferred-only");
     }
     Outcome::fail(ID, expected, format!("no constraint on {ZONE_LABEL}"))
 }
@@ -863,27 +960,41 @@ fn single_zone(input: &Input) -> Outcome {
 
 /// Common gate of the node-based state checks: the pods and nodes are readable, the pods exist
 /// and are bound. Returns the bound pods with their nodes, or the outcome to report instead.
-fn bound_pods<'a>(input: &'a Input, check: &str) -> Result<Vec<(&'a PodView, &'a NodeView)>, Outcome> {
+fn bound_pods<'a>(
+    input: &'a Input,
+    check: &str,
+) -> Result<Vec<(&'a PodView, &'a NodeView)>, Box<Outcome>> {
     if let Err(why) = &input.pods {
-        return Err(Outcome::unavailable(check, why));
+        return Err(Box::new(Outcome::unavailable(check, why)));
     }
     if let Err(why) = &input.nodes {
-        return Err(Outcome::unavailable(check, why));
+        return Err(Box::new(Outcome::unavailable(check, why)));
     }
     let pods = input.current_pods();
     let wanted = input.pods_expected();
     if pods.len() < wanted {
         if pods.is_empty() && input.job_condition("Complete").is_some() {
-            return Err(Outcome::skipped(check, Reason::Message("pods-gone".into())));
+            return Err(Box::new(Outcome::skipped(
+                check,
+                Reason::Message("pods-gone".into()),
+            )));
         }
-        return Err(Outcome::pending(check, Reason::Message("no-pods".into()))
-            .with("found", pods.len())
-            .with("expected", wanted));
+        return Err(Box::new(
+            Outcome::pending(check, Reason::Message("no-pods".into()))
+                .with("found", pods.len())
+                .with("expected", wanted),
+        ));
     }
-    let unbound: Vec<&str> = pods.iter().filter(|p| p.node.is_none()).map(|p| p.name.as_str()).collect();
+    let unbound: Vec<&str> = pods
+        .iter()
+        .filter(|p| p.node.is_none())
+        .map(|p| p.name.as_str())
+        .collect();
     if !unbound.is_empty() {
-        return Err(Outcome::pending(check, Reason::Message("not-bound".into()))
-            .with("pods", unbound.join(", ")));
+        return Err(Box::new(
+            Outcome::pending(check, Reason::Message("not-bound".into()))
+                .with("pods", unbound.join(", ")),
+        ));
     }
     let mut out = Vec::new();
     for p in pods {
@@ -891,9 +1002,11 @@ fn bound_pods<'a>(input: &'a Input, check: &str) -> Result<Vec<(&'a PodView, &'a
         match input.node(node) {
             Some(n) => out.push((p, n)),
             None => {
-                return Err(Outcome::pending(check, Reason::Message("node-missing".into()))
-                    .with("pod", &p.name)
-                    .with("node", node))
+                return Err(Box::new(
+                    Outcome::pending(check, Reason::Message("node-missing".into()))
+                        .with("pod", &p.name)
+                        .with("node", node),
+                ))
             }
         }
     }
@@ -904,15 +1017,21 @@ fn pods_on_efa_nodes(input: &Input, ns: &str) -> Outcome {
     const ID: &str = "pods-on-efa-nodes";
     let bound = match bound_pods(input, ID) {
         Ok(b) => b,
-        Err(o) => return o,
+        Err(o) => return *o,
     };
     let bad: Vec<String> = bound
         .iter()
         .filter_map(|(p, n)| {
-            let want = pod_requests(&p.spec).get(EFA).map(|m| m / 1000).unwrap_or(0) as i64;
+            let want = pod_requests(&p.spec)
+                .get(EFA)
+                .map(|m| m / 1000)
+                .unwrap_or(0) as i64;
             let have = n.efa();
             (have < want.max(1)).then(|| {
-                format!("{} on {}: allocatable {EFA} {have}, request {want}", p.name, n.name)
+                format!(
+                    "{} on {}: allocatable {EFA} {have}, request {want}",
+                    p.name, n.name
+                )
             })
         })
         .collect();
@@ -932,13 +1051,14 @@ fn pods_same_zone(input: &Input, ns: &str) -> Outcome {
     const ID: &str = "pods-same-zone";
     let bound = match bound_pods(input, ID) {
         Ok(b) => b,
-        Err(o) => return o,
+        Err(o) => return *o,
     };
     let mut zones = BTreeSet::new();
     let mut placed = Vec::new();
     for (p, n) in &bound {
         let Some(z) = n.labels.get(ZONE_LABEL) else {
-            return Outcome::skipped(ID, Reason::Message("no-zone-label".into())).with("node", &n.name);
+            return Outcome::skipped(ID, Reason::Message("no-zone-label".into()))
+                .with("node", &n.name);
         };
         zones.insert(z.clone());
         placed.push(format!("{} on {} ({z})", p.name, n.name));
@@ -975,9 +1095,13 @@ fn pods_running(input: &Input, ctx: &JudgeCtx, ns: &str) -> Outcome {
     const ID: &str = "pods-running";
     let expected = format!("{PODS_WANTED} pods of Job/{JOB_NAME} Running or Succeeded");
     if let Some(shape) = job_shape_problem(&input.job) {
-        return Outcome::fail(ID, "completions 2, parallelism 2, completionMode Indexed", &shape)
-            .hint("job-shape")
-            .with("shape", shape);
+        return Outcome::fail(
+            ID,
+            "completions 2, parallelism 2, completionMode Indexed",
+            &shape,
+        )
+        .hint("job-shape")
+        .with("shape", shape);
     }
     if let Some((reason, message)) = input.job_condition("Failed") {
         return Outcome::fail(ID, expected, format!("Job failed: {reason}: {message}"))
@@ -986,12 +1110,18 @@ fn pods_running(input: &Input, ctx: &JudgeCtx, ns: &str) -> Outcome {
             .with("message", message)
             .with("namespace", ns);
     }
+    // The Job controller writes Complete once every index succeeded; the pods may be gone since.
+    if input.job_condition("Complete").is_some() {
+        return Outcome::pass(ID);
+    }
     if let Err(why) = &input.pods {
         return Outcome::unavailable(ID, why);
     }
     let pods = input.current_pods();
-    let by_index: BTreeMap<u32, &PodView> =
-        pods.iter().filter_map(|p| p.index.map(|i| (i, *p))).collect();
+    let by_index: BTreeMap<u32, &PodView> = pods
+        .iter()
+        .filter_map(|p| p.index.map(|i| (i, *p)))
+        .collect();
     let mut pending: Option<Outcome> = None;
     let mut starting = Vec::new();
     let mut missing = 0;
@@ -1001,18 +1131,27 @@ fn pods_running(input: &Input, ctx: &JudgeCtx, ns: &str) -> Outcome {
             continue;
         };
         if let Some((container, reason, message)) = &p.stuck {
-            return Outcome::fail(ID, &expected, format!("{}: container {container} {reason}: {message}", p.name))
-                .hint("container-waiting")
-                .with("pod", &p.name)
-                .with("container", container)
-                .with("reason", reason)
-                .with("message", message);
+            return Outcome::fail(
+                ID,
+                &expected,
+                format!("{}: container {container} {reason}: {message}", p.name),
+            )
+            .hint("container-waiting")
+            .with("pod", &p.name)
+            .with("container", container)
+            .with("reason", reason)
+            .with("message", message);
         }
         match p.phase.as_str() {
             "Succeeded" | "Running" => {}
             "Failed" => {
                 let st = input.job.status.clone().unwrap_or_default();
-                let backoff = input.job.spec.as_ref().and_then(|s| s.backoff_limit).unwrap_or(6);
+                let backoff = input
+                    .job
+                    .spec
+                    .as_ref()
+                    .and_then(|s| s.backoff_limit)
+                    .unwrap_or(6);
                 pending.get_or_insert(
                     Outcome::pending(ID, Reason::Message("retrying".into()))
                         .with("pod", &p.name)
@@ -1022,10 +1161,14 @@ fn pods_running(input: &Input, ctx: &JudgeCtx, ns: &str) -> Outcome {
             }
             _ => match &p.unschedulable {
                 Some(msg) if learner_caused(p, input, ctx) => {
-                    return Outcome::fail(ID, &expected, format!("{} unschedulable: {msg}", p.name))
-                        .hint("unschedulable")
-                        .with("pod", &p.name)
-                        .with("scheduler_message", msg);
+                    return Outcome::fail(
+                        ID,
+                        &expected,
+                        format!("{} unschedulable: {msg}", p.name),
+                    )
+                    .hint("unschedulable")
+                    .with("pod", &p.name)
+                    .with("scheduler_message", msg);
                 }
                 Some(msg) => {
                     pending.get_or_insert(
@@ -1047,14 +1190,17 @@ fn pods_running(input: &Input, ctx: &JudgeCtx, ns: &str) -> Outcome {
             .with("expected", PODS_WANTED);
     }
     if !starting.is_empty() {
-        return Outcome::pending(ID, Reason::Message("creating".into())).with("pods", starting.join(", "));
+        return Outcome::pending(ID, Reason::Message("creating".into()))
+            .with("pods", starting.join(", "));
     }
     Outcome::pass(ID)
 }
 
 /// Whether the pod's own constraints keep it off every node (see the module comment).
 fn learner_caused(p: &PodView, input: &Input, ctx: &JudgeCtx) -> bool {
-    let Ok(nodes) = &input.nodes else { return false };
+    let Ok(nodes) = &input.nodes else {
+        return false;
+    };
     if nodes.iter().any(|n| fits_empty_node(&p.spec, n)) {
         return false;
     }
@@ -1066,7 +1212,9 @@ fn learner_caused(p: &PodView, input: &Input, ctx: &JudgeCtx) -> bool {
 
 /// The pod's requests exceed what each instance type its placement allows can ever offer.
 fn exceeds_every_allowed_type(spec: &PodSpec) -> bool {
-    let Allowed::Only(types) = allowed_values(spec, INSTANCE_TYPE_LABEL) else { return false };
+    let Allowed::Only(types) = allowed_values(spec, INSTANCE_TYPE_LABEL) else {
+        return false;
+    };
     let req = pod_requests(spec);
     let whole = |r: &str| req.get(r).map(|m| m / 1000).unwrap_or(0);
     types.iter().all(|t| match instances::lookup(t) {
@@ -1104,7 +1252,11 @@ fn fits_empty_node(spec: &PodSpec, n: &NodeView) -> bool {
 /// core/v1 NodeSelectorTerm: every expression holds (In, NotIn, Exists, DoesNotExist, Gt, Lt);
 /// `matchFields` supports `metadata.name`.
 fn term_matches(t: &NodeSelectorTerm, n: &NodeView) -> bool {
-    let exprs = t.match_expressions.iter().flatten().all(|e| requirement_holds(e, n.labels.get(&e.key)));
+    let exprs = t
+        .match_expressions
+        .iter()
+        .flatten()
+        .all(|e| requirement_holds(e, n.labels.get(&e.key)));
     let fields = t.match_fields.iter().flatten().all(|e| {
         let name = n.name.clone();
         requirement_holds(e, (e.key == "metadata.name").then_some(&name))
@@ -1121,7 +1273,10 @@ fn requirement_holds(e: &NodeSelectorRequirement, have: Option<&String>) -> bool
         "Exists" => have.is_some(),
         "DoesNotExist" => have.is_none(),
         "Gt" | "Lt" => {
-            let (Some(h), Some(v)) = (have.and_then(|h| as_int(h)), vals.first().and_then(|v| as_int(v))) else {
+            let (Some(h), Some(v)) = (
+                have.and_then(|h| as_int(h)),
+                vals.first().and_then(|v| as_int(v)),
+            ) else {
                 return false;
             };
             if e.operator == "Gt" {
@@ -1137,11 +1292,15 @@ fn requirement_holds(e: &NodeSelectorRequirement, have: Option<&String>) -> bool
 /// core/v1 Toleration matching a Taint: an empty key with `Exists` tolerates everything; an empty
 /// effect matches every effect; `Equal` (the default) compares values.
 fn tolerates(tol: &Toleration, t: &Taint) -> bool {
-    let effect_ok = tol.effect.as_deref().is_none_or(|e| e.is_empty() || e == t.effect);
+    let effect_ok = tol
+        .effect
+        .as_deref()
+        .is_none_or(|e| e.is_empty() || e == t.effect);
     let op = tol.operator.as_deref().unwrap_or("Equal");
     let key = tol.key.as_deref().unwrap_or("");
     let key_ok = key.is_empty() && op == "Exists" || key == t.key;
-    let value_ok = op == "Exists" || tol.value.as_deref().unwrap_or("") == t.value.as_deref().unwrap_or("");
+    let value_ok =
+        op == "Exists" || tol.value.as_deref().unwrap_or("") == t.value.as_deref().unwrap_or("");
     effect_ok && key_ok && value_ok
 }
 
@@ -1177,7 +1336,9 @@ fn pod_requests(spec: &PodSpec) -> BTreeMap<String, i128> {
 /// A resource quantity ("2", "500m", "1.5", "8142364Ki", "2Gi") in milli-units.
 fn milli(q: &str) -> Option<i128> {
     let q = q.trim();
-    let split = q.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(q.len());
+    let split = q
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(q.len());
     let (num, suffix) = q.split_at(split);
     let mult: i128 = match suffix {
         "" => 1000,
@@ -1193,7 +1354,11 @@ fn milli(q: &str) -> Option<i128> {
         _ => return None,
     };
     let (whole, frac) = num.split_once('.').unwrap_or((num, ""));
-    let whole: i128 = if whole.is_empty() { 0 } else { whole.parse().ok()? };
+    let whole: i128 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().ok()?
+    };
     let mut value = whole * mult;
     if !frac.is_empty() {
         let digits: i128 = frac.parse().ok()?;
@@ -1210,7 +1375,8 @@ fn advise(input: &Input, j: &mut Judgement) {
         if env_lookup(c, RDMAV_FORK_SAFE, &input.configmaps) != EnvLookup::Absent {
             j.advise(Advice::new("rdmav-fork-safe").with("container", &c.name));
         }
-        if env_lookup(c, FI_EFA_USE_DEVICE_RDMA, &input.configmaps) == EnvLookup::Value("1".into()) {
+        if env_lookup(c, FI_EFA_USE_DEVICE_RDMA, &input.configmaps) == EnvLookup::Value("1".into())
+        {
             j.advise(Advice::new("fi-efa-use-device-rdma").with("container", &c.name));
         }
     }
@@ -1269,8 +1435,15 @@ mod tests {
             effect: "NoSchedule".into(),
             ..Default::default()
         };
-        let exists_all = Toleration { operator: Some("Exists".into()), ..Default::default() };
-        let other = Toleration { key: Some("nvidia.com/gpu".into()), operator: Some("Exists".into()), ..Default::default() };
+        let exists_all = Toleration {
+            operator: Some("Exists".into()),
+            ..Default::default()
+        };
+        let other = Toleration {
+            key: Some("nvidia.com/gpu".into()),
+            operator: Some("Exists".into()),
+            ..Default::default()
+        };
         assert!(tolerates(&exists_all, &taint));
         assert!(!tolerates(&other, &taint));
     }

@@ -137,9 +137,13 @@ fn missing_pool(name: &str, pools: &[&Obj]) -> Judgement {
         format!("no NodePool named {name}; NodePools: {}", seen.join(", "))
     };
     every_check(|c| {
-        Outcome::fail(c, format!("NodePool {name} (karpenter.sh/v1)"), found.clone())
-            .hint("no-nodepool")
-            .with("pool", name)
+        Outcome::fail(
+            c,
+            format!("NodePool {name} (karpenter.sh/v1)"),
+            found.clone(),
+        )
+        .hint("no-nodepool")
+        .with("pool", name)
     })
 }
 
@@ -180,7 +184,9 @@ fn single_zone(pool: &NodePool) -> Result<String, ZoneProblem> {
         [r] if r.operator != "In" => Err(ZoneProblem::Operator((*r).clone())),
         [r] if r.values.len() != 1 => Err(ZoneProblem::SeveralValues((*r).clone())),
         [r] => Ok(r.values[0].clone()),
-        many => Err(ZoneProblem::Duplicate(many.iter().map(|r| (*r).clone()).collect())),
+        many => Err(ZoneProblem::Duplicate(
+            many.iter().map(|r| (*r).clone()).collect(),
+        )),
     }
 }
 
@@ -199,20 +205,34 @@ fn zone_single(pool: &str, zone: &Result<String, ZoneProblem>) -> Outcome {
         ZoneProblem::Duplicate(reqs) => {
             let all: Vec<String> = reqs.iter().map(fmt_requirement).collect();
             (
-                format!("{} requirements on {ZONE_LABEL}: {}", reqs.len(), all.join("; ")),
+                format!(
+                    "{} requirements on {ZONE_LABEL}: {}",
+                    reqs.len(),
+                    all.join("; ")
+                ),
                 "duplicate",
                 Some(("count", reqs.len().to_string())),
             )
         }
-        ZoneProblem::NotIn(r) => (fmt_requirement(r), "not-in", Some(("values", r.values.join(", ")))),
-        ZoneProblem::Operator(r) => (fmt_requirement(r), "operator", Some(("operator", r.operator.clone()))),
+        ZoneProblem::NotIn(r) => (
+            fmt_requirement(r),
+            "not-in",
+            Some(("values", r.values.join(", "))),
+        ),
+        ZoneProblem::Operator(r) => (
+            fmt_requirement(r),
+            "operator",
+            Some(("operator", r.operator.clone())),
+        ),
         ZoneProblem::SeveralValues(r) => (
             format!("{} ({} values)", fmt_requirement(r), r.values.len()),
             "several-values",
             Some(("values", r.values.join(", "))),
         ),
     };
-    let mut out = Outcome::fail(ZONE_SINGLE, expected, found).hint(hint).with("pool", pool);
+    let mut out = Outcome::fail(ZONE_SINGLE, expected, found)
+        .hint(hint)
+        .with("pool", pool);
     if let Some((k, v)) = o {
         out = out.with(k, v);
     }
@@ -246,10 +266,12 @@ fn zone_exists(zone: &Result<String, ZoneProblem>, obs: &Observed, ctx: &JudgeCt
         let regions = node_regions(&nodes, &zones);
         let region_list = regions.iter().cloned().collect::<Vec<_>>().join(", ");
         if regions.iter().any(|r| zone_in_region(zone, r)) {
-            return Outcome::pass(ZONE_EXISTS).with("zone", zone).expected_found(
-                format!("a zone of region {region_list}"),
-                format!("{zone} (no node there yet; nodes run in {node_zones})"),
-            );
+            return Outcome::pass(ZONE_EXISTS)
+                .with("zone", zone)
+                .expected_found(
+                    format!("a zone of region {region_list}"),
+                    format!("{zone} (no node there yet; nodes run in {node_zones})"),
+                );
         }
         return Outcome::fail(
             ZONE_EXISTS,
@@ -261,9 +283,13 @@ fn zone_exists(zone: &Result<String, ZoneProblem>, obs: &Observed, ctx: &JudgeCt
         .with("regions", region_list)
         .with("zones", node_zones);
     }
-    Outcome::fail(ZONE_EXISTS, format!("one of the nodes' zones: {node_zones}"), zone.clone())
-        .with("zone", zone)
-        .with("zones", node_zones)
+    Outcome::fail(
+        ZONE_EXISTS,
+        format!("one of the nodes' zones: {node_zones}"),
+        zone.clone(),
+    )
+    .with("zone", zone)
+    .with("zones", node_zones)
 }
 
 fn node_regions(nodes: &[&Obj], zones: &BTreeSet<&str>) -> BTreeSet<String> {
@@ -278,7 +304,10 @@ fn node_regions(nodes: &[&Obj], zones: &BTreeSet<&str>) -> BTreeSet<String> {
     // `us-west-2a` → `us-west-2`: AWS zone names are the region plus a letter.
     zones
         .iter()
-        .map(|z| z.trim_end_matches(|c: char| c.is_ascii_lowercase()).to_string())
+        .map(|z| {
+            z.trim_end_matches(|c: char| c.is_ascii_lowercase())
+                .to_string()
+        })
         .filter(|r| !r.is_empty())
         .collect()
 }
@@ -291,7 +320,9 @@ fn zone_in_region(zone: &str, region: &str) -> bool {
     let letter = suffix.len() == 1 && suffix.chars().all(|c| c.is_ascii_lowercase());
     let local = suffix.len() > 1
         && suffix.starts_with('-')
-        && suffix[1..].chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+        && suffix[1..]
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
     letter || local
 }
 
@@ -300,53 +331,16 @@ fn zone_in_region(zone: &str, region: &str) -> bool {
 
 fn efa_instance_types(pool: &NodePool) -> Outcome {
     let efa_types = instances::efa_gpu_types().join(", ");
-    let expected = format!("{INSTANCE_TYPE_LABEL} In a list of EFA-capable GPU types ({efa_types})");
+    let expected =
+        format!("{INSTANCE_TYPE_LABEL} In a list of EFA-capable GPU types ({efa_types})");
     let reqs = pool.requirements_on(INSTANCE_TYPE_LABEL);
-    let ins: Vec<&Requirement> = reqs.iter().copied().filter(|r| r.operator == "In").collect();
-    if ins.is_empty() {
-        let narrowing = pool
-            .requirements()
-            .iter()
-            .find(|r| r.key.starts_with(AWS_INSTANCE_LABEL_PREFIX));
-        if let (Some(r), true) = (narrowing, reqs.is_empty()) {
-            return Outcome::fail(EFA_TYPES, expected, fmt_requirement(r))
-                .hint("family-only")
-                .with("key", &r.key)
-                .with("efa_types", efa_types);
-        }
-        let found = if reqs.is_empty() {
-            format!("no requirement on {INSTANCE_TYPE_LABEL}: any instance type may launch")
-        } else {
-            let all: Vec<String> = reqs.iter().map(|r| fmt_requirement(r)).collect();
-            format!("{}: no `In` list, so other types stay allowed", all.join("; "))
-        };
-        return Outcome::fail(EFA_TYPES, expected, found)
-            .hint("unrestricted")
-            .with("efa_types", efa_types);
-    }
-
-    // Karpenter ANDs requirements: the allowed types are the intersection of the In lists
-    // minus any NotIn values.
-    let excluded: BTreeSet<&str> = reqs
-        .iter()
-        .filter(|r| r.operator == "NotIn")
-        .flat_map(|r| r.values.iter().map(String::as_str))
-        .collect();
-    let allowed: Vec<&str> = ins[0]
-        .values
-        .iter()
-        .map(String::as_str)
-        .filter(|t| ins[1..].iter().all(|r| r.values.iter().any(|v| v == t)))
-        .filter(|t| !excluded.contains(t))
-        .collect();
-    let written: Vec<String> = reqs.iter().map(|r| fmt_requirement(r)).collect();
+    let Some(allowed) = allowed_instance_types(&reqs) else {
+        return unrestricted_types(pool, &reqs, expected, efa_types);
+    };
     if allowed.is_empty() {
-        return Outcome::fail(
-            EFA_TYPES,
-            expected,
-            format!("{}: no instance type is left", written.join("; ")),
-        )
-        .with("efa_types", efa_types);
+        let written: Vec<String> = reqs.iter().map(|r| fmt_requirement(r)).collect();
+        let found = format!("{}: no instance type is left", written.join("; "));
+        return Outcome::fail(EFA_TYPES, expected, found).with("efa_types", efa_types);
     }
     let not_efa_gpu: Vec<&str> = allowed
         .iter()
@@ -359,21 +353,77 @@ fn efa_instance_types(pool: &NodePool) -> Outcome {
         .filter(|t| instances::lookup(t).is_none())
         .collect();
     let found = format!("allowed: {}", allowed.join(", "));
-    if !not_efa_gpu.is_empty() {
-        return Outcome::fail(EFA_TYPES, expected, found)
-            .hint("not-efa-gpu")
-            .with("types", not_efa_gpu.join(", "))
+    // A known type without EFA or GPUs is the clearer mistake; report it before unknown ones.
+    let (hint, types) = match (not_efa_gpu.is_empty(), unknown.is_empty()) {
+        (false, _) => ("not-efa-gpu", not_efa_gpu),
+        (true, false) => ("unknown-type", unknown),
+        (true, true) => {
+            return Outcome::pass(EFA_TYPES)
+                .with("types", allowed.join(", "))
+                .expected_found(expected, found)
+        }
+    };
+    Outcome::fail(EFA_TYPES, expected, found)
+        .hint(hint)
+        .with("types", types.join(", "))
+        .with("efa_types", efa_types)
+}
+
+/// The instance types the requirements allow, or None when no `In` list names them (any type
+/// stays allowed). Karpenter ANDs requirements: the intersection of the `In` lists minus the
+/// `NotIn` values, in the order of the first list.
+fn allowed_instance_types<'a>(reqs: &[&'a Requirement]) -> Option<Vec<&'a str>> {
+    let ins: Vec<&Requirement> = reqs
+        .iter()
+        .copied()
+        .filter(|r| r.operator == "In")
+        .collect();
+    let (first, rest) = ins.split_first()?;
+    let excluded: BTreeSet<&str> = reqs
+        .iter()
+        .filter(|r| r.operator == "NotIn")
+        .flat_map(|r| r.values.iter().map(String::as_str))
+        .collect();
+    let allowed = first
+        .values
+        .iter()
+        .map(String::as_str)
+        .filter(|t| rest.iter().all(|r| r.values.iter().any(|v| v == t)))
+        .filter(|t| !excluded.contains(t))
+        .collect();
+    Some(allowed)
+}
+
+/// No `In` list of instance types: either a family/size requirement we cannot map to EFA
+/// figures, or nothing that keeps non-EFA types out.
+fn unrestricted_types(
+    pool: &NodePool,
+    reqs: &[&Requirement],
+    expected: String,
+    efa_types: String,
+) -> Outcome {
+    let narrowing = pool
+        .requirements()
+        .iter()
+        .find(|r| r.key.starts_with(AWS_INSTANCE_LABEL_PREFIX));
+    if let (Some(r), true) = (narrowing, reqs.is_empty()) {
+        return Outcome::fail(EFA_TYPES, expected, fmt_requirement(r))
+            .hint("family-only")
+            .with("key", &r.key)
             .with("efa_types", efa_types);
     }
-    if !unknown.is_empty() {
-        return Outcome::fail(EFA_TYPES, expected, found)
-            .hint("unknown-type")
-            .with("types", unknown.join(", "))
-            .with("efa_types", efa_types);
-    }
-    Outcome::pass(EFA_TYPES)
-        .with("types", allowed.join(", "))
-        .expected_found(expected, found)
+    let found = if reqs.is_empty() {
+        format!("no requirement on {INSTANCE_TYPE_LABEL}: any instance type may launch")
+    } else {
+        let all: Vec<String> = reqs.iter().map(|r| fmt_requirement(r)).collect();
+        format!(
+            "{}: no `In` list, so other types stay allowed",
+            all.join("; ")
+        )
+    };
+    Outcome::fail(EFA_TYPES, expected, found)
+        .hint("unrestricted")
+        .with("efa_types", efa_types)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -424,8 +474,7 @@ fn allowed_capacity_types(reqs: &[&Requirement]) -> BTreeSet<String> {
             _ => {}
         }
     }
-    let base =
-        allowed.unwrap_or_else(|| CAPACITY_TYPES.iter().map(|s| s.to_string()).collect());
+    let base = allowed.unwrap_or_else(|| CAPACITY_TYPES.iter().map(|s| s.to_string()).collect());
     base.difference(&excluded).cloned().collect()
 }
 
@@ -435,10 +484,17 @@ fn allowed_capacity_types(reqs: &[&Requirement]) -> BTreeSet<String> {
 fn node_class_ref(pool: &NodePool, obs: &Observed, ctx: &JudgeCtx) -> Outcome {
     let expected = format!("nodeClassRef {{group: {NODE_CLASS_GROUP}, kind: {NODE_CLASS_KIND}, name: <an EC2NodeClass>}}");
     let Some(r) = pool.spec.template.spec.node_class_ref.as_ref() else {
-        return Outcome::fail(NODE_CLASS_REF, expected, "no spec.template.spec.nodeClassRef")
-            .hint("missing");
+        return Outcome::fail(
+            NODE_CLASS_REF,
+            expected,
+            "no spec.template.spec.nodeClassRef",
+        )
+        .hint("missing");
     };
-    let found = format!("nodeClassRef {{group: {}, kind: {}, name: {}}}", r.group, r.kind, r.name);
+    let found = format!(
+        "nodeClassRef {{group: {}, kind: {}, name: {}}}",
+        r.group, r.kind, r.name
+    );
     let empty: Vec<&str> = [("group", &r.group), ("kind", &r.kind), ("name", &r.name)]
         .iter()
         .filter(|(_, v)| v.trim().is_empty())
@@ -457,17 +513,25 @@ fn node_class_ref(pool: &NodePool, obs: &Observed, ctx: &JudgeCtx) -> Outcome {
     }
     if ctx.is_static() {
         // The EC2NodeClass comes from the lab's starter, not from the learner's file.
-        return Outcome::pass(NODE_CLASS_REF).with("name", &r.name).expected_found(expected, found);
+        return Outcome::pass(NODE_CLASS_REF)
+            .with("name", &r.name)
+            .expected_found(expected, found);
     }
     let classes = match obs.list(&Query::cluster(&EC2NODECLASSES)) {
         Ok(c) => c,
         Err(why) => return Outcome::unavailable(NODE_CLASS_REF, &why),
     };
     if classes.iter().any(|c| c.name() == r.name) {
-        return Outcome::pass(NODE_CLASS_REF).with("name", &r.name).expected_found(expected, found);
+        return Outcome::pass(NODE_CLASS_REF)
+            .with("name", &r.name)
+            .expected_found(expected, found);
     }
     let names: Vec<&str> = classes.iter().map(|c| c.name()).collect();
-    let seen = if names.is_empty() { "none".to_string() } else { names.join(", ") };
+    let seen = if names.is_empty() {
+        "none".to_string()
+    } else {
+        names.join(", ")
+    };
     Outcome::fail(
         NODE_CLASS_REF,
         format!("an EC2NodeClass named {}", r.name),
@@ -513,7 +577,11 @@ fn nodepool_ready(name: &str, pool: &NodePool, ctx: &JudgeCtx) -> Outcome {
                 .filter(|c| c.type_ != "Ready" && c.status == "False")
                 .map(|c| c.describe())
                 .collect();
-            let details = if causes.is_empty() { ready.describe() } else { causes.join("; ") };
+            let details = if causes.is_empty() {
+                ready.describe()
+            } else {
+                causes.join("; ")
+            };
             let node_class = pool
                 .spec
                 .template
@@ -522,9 +590,13 @@ fn nodepool_ready(name: &str, pool: &NodePool, ctx: &JudgeCtx) -> Outcome {
                 .as_ref()
                 .map(|r| r.name.clone())
                 .unwrap_or_default();
-            Outcome::fail(NODEPOOL_READY, "Ready=True", format!("{}; {details}", ready.describe()))
-                .with("details", details)
-                .with("node_class", node_class)
+            Outcome::fail(
+                NODEPOOL_READY,
+                "Ready=True",
+                format!("{}; {details}", ready.describe()),
+            )
+            .with("details", details)
+            .with("node_class", node_class)
         }
         _ => Outcome::pending(NODEPOOL_READY, Reason::Cluster(ready.describe())),
     }
@@ -542,10 +614,16 @@ fn nodeclaims_in_zone(
     ctx: &JudgeCtx,
 ) -> Result<Outcome, InputError> {
     if no_controller_on_kind(pool, ctx) {
-        return Ok(Outcome::skipped(CLAIMS_IN_ZONE, Reason::Message("kind-no-controller".into())));
+        return Ok(Outcome::skipped(
+            CLAIMS_IN_ZONE,
+            Reason::Message("kind-no-controller".into()),
+        ));
     }
     let Ok(zone) = zone else {
-        return Ok(Outcome::skipped(CLAIMS_IN_ZONE, Reason::Message("no-single-zone".into())));
+        return Ok(Outcome::skipped(
+            CLAIMS_IN_ZONE,
+            Reason::Message("no-single-zone".into()),
+        ));
     };
     let claims = match obs.list(&Query::cluster(&NODECLAIMS)) {
         Ok(c) => c,
@@ -553,12 +631,18 @@ fn nodeclaims_in_zone(
     };
     // Karpenter sets an ownerReference to the NodePool's uid on every NodeClaim it creates; the
     // `karpenter.sh/nodepool` label alone can be forged.
-    let owned: Vec<&Obj> = claims.iter().copied().filter(|c| c.is_owned_by(pool_obj)).collect();
+    let owned: Vec<&Obj> = claims
+        .iter()
+        .copied()
+        .filter(|c| c.is_owned_by(pool_obj))
+        .collect();
     let expected = format!("every NodeClaim of NodePool {name} in {zone}");
     if owned.is_empty() {
         if pool.status.conditions.is_empty() {
-            return Ok(Outcome::pending(CLAIMS_IN_ZONE, Reason::Message("not-reconciled".into()))
-                .with("pool", name));
+            return Ok(
+                Outcome::pending(CLAIMS_IN_ZONE, Reason::Message("not-reconciled".into()))
+                    .with("pool", name),
+            );
         }
         return Ok(Outcome::pass(CLAIMS_IN_ZONE).expected_found(expected, "no NodeClaims yet"));
     }
@@ -576,13 +660,17 @@ fn nodeclaims_in_zone(
         }
     }
     if !elsewhere.is_empty() {
-        return Ok(Outcome::fail(CLAIMS_IN_ZONE, expected, elsewhere.join(", "))
-            .with("zone", zone)
-            .with("claims", elsewhere.join(", ")));
+        return Ok(
+            Outcome::fail(CLAIMS_IN_ZONE, expected, elsewhere.join(", "))
+                .with("zone", zone)
+                .with("claims", elsewhere.join(", ")),
+        );
     }
     if !launching.is_empty() {
-        return Ok(Outcome::pending(CLAIMS_IN_ZONE, Reason::Message("claims-launching".into()))
-            .with("claims", launching.join(", ")));
+        return Ok(
+            Outcome::pending(CLAIMS_IN_ZONE, Reason::Message("claims-launching".into()))
+                .with("claims", launching.join(", ")),
+        );
     }
     Ok(Outcome::pass(CLAIMS_IN_ZONE)
         .with("count", placed.len())
@@ -604,14 +692,24 @@ fn blocks_disruption(b: &Budget) -> bool {
 fn keep_training_alive(pool: &NodePool) -> Option<Advice> {
     let d = &pool.spec.disruption;
     // An absent policy is the CRD default, WhenEmptyOrUnderutilized.
-    let policy = d.consolidation_policy.clone().unwrap_or_else(|| "WhenEmptyOrUnderutilized".into());
+    let policy = d
+        .consolidation_policy
+        .clone()
+        .unwrap_or_else(|| "WhenEmptyOrUnderutilized".into());
     let budgets = d.budgets.clone().unwrap_or_default();
     let zero_budget = budgets.iter().any(blocks_disruption);
     if policy == "WhenEmpty" && zero_budget {
         return None;
     }
-    let shown: Vec<String> = budgets.iter().map(|b| format!("nodes: \"{}\"", b.nodes)).collect();
-    let budgets_text = if shown.is_empty() { "default (nodes: \"10%\")".to_string() } else { shown.join(", ") };
+    let shown: Vec<String> = budgets
+        .iter()
+        .map(|b| format!("nodes: \"{}\"", b.nodes))
+        .collect();
+    let budgets_text = if shown.is_empty() {
+        "default (nodes: \"10%\")".to_string()
+    } else {
+        shown.join(", ")
+    };
     Some(
         Advice::new("keep-training-alive")
             .with("policy", policy)
@@ -645,9 +743,15 @@ mod tests {
     #[test]
     fn capacity_types_follow_in_and_not_in() {
         let on = req(CAPACITY_TYPE_LABEL, "In", &["on-demand"]);
-        assert_eq!(allowed_capacity_types(&[&on]), BTreeSet::from(["on-demand".to_string()]));
+        assert_eq!(
+            allowed_capacity_types(&[&on]),
+            BTreeSet::from(["on-demand".to_string()])
+        );
         let not_spot = req(CAPACITY_TYPE_LABEL, "NotIn", &["spot", "reserved"]);
-        assert_eq!(allowed_capacity_types(&[&not_spot]), BTreeSet::from(["on-demand".to_string()]));
+        assert_eq!(
+            allowed_capacity_types(&[&not_spot]),
+            BTreeSet::from(["on-demand".to_string()])
+        );
         let both = req(CAPACITY_TYPE_LABEL, "In", &["spot", "on-demand"]);
         assert_eq!(allowed_capacity_types(&[&both]).len(), 2);
         let exists = req(CAPACITY_TYPE_LABEL, "Exists", &[]);

@@ -107,11 +107,22 @@ fn missing(check: &str, ns: &str, others: &[&str]) -> Outcome {
     } else {
         format!("only MPIJob {}", others.join(", "))
     };
-    Outcome::fail(check, format!("MPIJob {JOB_NAME} ({API_VERSION}) in namespace {ns}"), found)
-        .hint("missing")
-        .with("job", JOB_NAME)
-        .with("namespace", ns)
-        .with("others", if others.is_empty() { "-".to_string() } else { others.join(", ") })
+    Outcome::fail(
+        check,
+        format!("MPIJob {JOB_NAME} ({API_VERSION}) in namespace {ns}"),
+        found,
+    )
+    .hint("missing")
+    .with("job", JOB_NAME)
+    .with("namespace", ns)
+    .with(
+        "others",
+        if others.is_empty() {
+            "-".to_string()
+        } else {
+            others.join(", ")
+        },
+    )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -136,7 +147,9 @@ impl<'a> SpecFacts<'a> {
     fn of(job: &'a MpiJob) -> SpecFacts<'a> {
         let (slots, slots_set) = job.slots_per_worker();
         let worker = job.replica(WORKER);
-        let worker_replicas = worker.map(|w| w.replicas.unwrap_or(DEFAULT_WORKER_REPLICAS)).unwrap_or(0);
+        let worker_replicas = worker
+            .map(|w| w.replicas.unwrap_or(DEFAULT_WORKER_REPLICAS))
+            .unwrap_or(0);
         let hosts = worker_replicas + i64::from(job.runs_launcher_as_worker());
         let worker_gpus = worker.and_then(ReplicaSpec::pod_spec).and_then(gpu_limit);
         let launcher = job.replica(LAUNCHER);
@@ -203,8 +216,12 @@ fn check_api(obj: &Obj) -> Outcome {
     if found == API_VERSION {
         return Outcome::pass(API);
     }
-    let o = Outcome::fail(API, format!("apiVersion: {API_VERSION}"), format!("apiVersion: {found}"))
-        .with("found_api", found);
+    let o = Outcome::fail(
+        API,
+        format!("apiVersion: {API_VERSION}"),
+        format!("apiVersion: {found}"),
+    )
+    .with("found_api", found);
     if found == LEGACY_API_VERSION {
         o.hint("v1")
     } else {
@@ -231,7 +248,10 @@ fn check_slots(s: &SpecFacts) -> Outcome {
         _ => {
             return Outcome::fail(
                 SLOTS,
-                format!("an {GPU} limit on the Worker container equal to slotsPerWorker ({})", s.slots),
+                format!(
+                    "an {GPU} limit on the Worker container equal to slotsPerWorker ({})",
+                    s.slots
+                ),
                 format!("{slots_text}, no {GPU} limit on the Worker containers"),
             )
             .hint("no-gpu")
@@ -239,7 +259,9 @@ fn check_slots(s: &SpecFacts) -> Outcome {
         }
     };
     if gpus == s.slots {
-        return Outcome::pass(SLOTS).with("slots", s.slots).with("gpus", gpus);
+        return Outcome::pass(SLOTS)
+            .with("slots", s.slots)
+            .with("gpus", gpus);
     }
     let o = Outcome::fail(
         SLOTS,
@@ -269,7 +291,9 @@ fn check_np(s: &SpecFacts) -> Outcome {
         } else {
             "Worker.replicas 0 (unset defaults to 0)".to_string()
         };
-        return with_facts(Outcome::fail(NP, "mpiReplicaSpecs.Worker with replicas ≥ 1", found).hint("no-workers"));
+        return with_facts(
+            Outcome::fail(NP, "mpiReplicaSpecs.Worker with replicas ≥ 1", found).hint("no-workers"),
+        );
     }
     let inv = match &s.launch {
         Launch::Found(inv) => inv,
@@ -285,9 +309,13 @@ fn check_np(s: &SpecFacts) -> Outcome {
     };
     let Ok(np) = raw.parse::<i64>() else {
         return with_facts(
-            Outcome::fail(NP, expected_text, format!("-np {raw} (not a literal number)"))
-                .hint("not-literal")
-                .with("np_raw", if raw.is_empty() { "(empty)" } else { raw }),
+            Outcome::fail(
+                NP,
+                expected_text,
+                format!("-np {raw} (not a literal number)"),
+            )
+            .hint("not-literal")
+            .with("np_raw", if raw.is_empty() { "(empty)" } else { raw }),
         );
     };
     if np == expected {
@@ -312,14 +340,22 @@ fn no_mpirun(check: &str, expected: String, launch: &Launch, s: &SpecFacts) -> O
 
 fn check_one_launcher(s: &SpecFacts) -> Outcome {
     let Some(launcher) = s.launcher else {
-        return Outcome::fail(ONE_LAUNCHER, "mpiReplicaSpecs.Launcher with replicas 1", s.absent(LAUNCHER))
-            .hint("no-launcher");
+        return Outcome::fail(
+            ONE_LAUNCHER,
+            "mpiReplicaSpecs.Launcher with replicas 1",
+            s.absent(LAUNCHER),
+        )
+        .hint("no-launcher");
     };
     // Unset defaults to 1 (`setDefaultsTypeLauncher`); the operator's validation requires 1.
     match launcher.replicas {
         None | Some(1) => Outcome::pass(ONE_LAUNCHER),
-        Some(n) => Outcome::fail(ONE_LAUNCHER, "Launcher.replicas 1", format!("Launcher.replicas {n}"))
-            .with("found_replicas", n),
+        Some(n) => Outcome::fail(
+            ONE_LAUNCHER,
+            "Launcher.replicas 1",
+            format!("Launcher.replicas {n}"),
+        )
+        .with("found_replicas", n),
     }
 }
 
@@ -331,16 +367,24 @@ fn check_bind_map(s: &SpecFacts) -> Outcome {
     };
     let bind = inv.bind_to();
     let map = inv.map_by();
-    let bind_ok = bind.as_deref().is_some_and(|b| b.eq_ignore_ascii_case("none"));
-    // `slot`, optionally with modifiers (`slot:PE=2`, `slot:OVERSUBSCRIBE`).
-    let map_ok = map
+    let bind_ok = bind
         .as_deref()
-        .is_some_and(|m| m.split(':').next().is_some_and(|p| p.eq_ignore_ascii_case("slot")));
+        .is_some_and(|b| b.eq_ignore_ascii_case("none"));
+    // `slot`, optionally with modifiers (`slot:PE=2`, `slot:OVERSUBSCRIBE`).
+    let map_ok = map.as_deref().is_some_and(|m| {
+        m.split(':')
+            .next()
+            .is_some_and(|p| p.eq_ignore_ascii_case("slot"))
+    });
     if bind_ok && map_ok {
         return Outcome::pass(BIND_MAP);
     }
-    let bind_text = bind.map(|b| format!("-bind-to {b}")).unwrap_or_else(|| "no -bind-to".into());
-    let map_text = map.map(|m| format!("-map-by {m}")).unwrap_or_else(|| "no -map-by".into());
+    let bind_text = bind
+        .map(|b| format!("-bind-to {b}"))
+        .unwrap_or_else(|| "no -bind-to".into());
+    let map_text = map
+        .map(|m| format!("-map-by {m}"))
+        .unwrap_or_else(|| "no -map-by".into());
     Outcome::fail(BIND_MAP, expected, format!("{bind_text}, {map_text}"))
         .with("found_bind", bind_text)
         .with("found_map", map_text)
@@ -351,12 +395,20 @@ fn advise(j: &mut Judgement, s: &SpecFacts, params: &Params) -> Result<(), Input
     let node_gpus = Params::number(params.get("gpus_per_worker"), "gpus_per_worker")?;
     if let (Some(g), Some(n)) = (s.worker_gpus, node_gpus) {
         if g > 0 && g < i64::from(n) {
-            j.advise(Advice::new("partial-node").with("gpus", g).with("node_gpus", n));
+            j.advise(
+                Advice::new("partial-node")
+                    .with("gpus", g)
+                    .with("node_gpus", n),
+            );
         }
     }
     // The operator blanks NVIDIA_VISIBLE_DEVICES in the launcher (`nvidiaDisableEnvVars`), so
     // GPUs requested there are held but never used.
-    if let Some(g) = s.launcher.and_then(ReplicaSpec::pod_spec).and_then(gpu_limit) {
+    if let Some(g) = s
+        .launcher
+        .and_then(ReplicaSpec::pod_spec)
+        .and_then(gpu_limit)
+    {
         if g > 0 {
             j.advise(Advice::new("launcher-gpu").with("gpus", g));
         }
@@ -377,7 +429,11 @@ struct StateFacts {
 }
 
 impl StateFacts {
-    fn gather(mpijob: &Obj, pods: Option<&[&Obj]>, jobs: Option<&[&Obj]>) -> Result<StateFacts, InputError> {
+    fn gather(
+        mpijob: &Obj,
+        pods: Option<&[&Obj]>,
+        jobs: Option<&[&Obj]>,
+    ) -> Result<StateFacts, InputError> {
         let live = |o: &&&Obj| o.value["metadata"]["deletionTimestamp"].is_null();
         let workers = match pods {
             None => None,
@@ -397,7 +453,10 @@ impl StateFacts {
                         .iter()
                         .filter(live)
                         .filter(|p| p.is_owned_by(jb))
-                        .map(|p| PodFacts::from_obj(p).map(|f| f.phase.unwrap_or_else(|| "Unknown".into())))
+                        .map(|p| {
+                            PodFacts::from_obj(p)
+                                .map(|f| f.phase.unwrap_or_else(|| "Unknown".into()))
+                        })
                         .collect::<Result<Vec<_>, _>>()?;
                     Some(Some((jb.name().to_string(), phases)))
                 }
@@ -420,8 +479,12 @@ fn check_spread(job: &MpiJob, s: &SpecFacts, st: &StateFacts) -> Outcome {
         return Outcome::skipped(SPREAD, Reason::Message("no-uid".into()));
     }
     if s.worker_replicas == 0 {
-        return Outcome::fail(SPREAD, "worker pods on distinct nodes", "Worker.replicas 0: no worker pods")
-            .hint("no-workers");
+        return Outcome::fail(
+            SPREAD,
+            "worker pods on distinct nodes",
+            "Worker.replicas 0: no worker pods",
+        )
+        .hint("no-workers");
     }
     let workers = st.workers.as_deref().unwrap_or_default();
     if workers.is_empty() && job.is_finished() {
@@ -438,12 +501,16 @@ fn check_spread(job: &MpiJob, s: &SpecFacts, st: &StateFacts) -> Outcome {
             Some(m) => Outcome::pending(SPREAD, Reason::Message("worker-unschedulable".into()))
                 .with("pod", &p.name)
                 .with("scheduler", m),
-            None => Outcome::pending(SPREAD, Reason::Message("worker-unscheduled".into())).with("pod", &p.name),
+            None => Outcome::pending(SPREAD, Reason::Message("worker-unscheduled".into()))
+                .with("pod", &p.name),
         };
     }
     let mut by_node: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for p in workers {
-        by_node.entry(p.node.as_deref().unwrap_or_default()).or_default().push(&p.name);
+        by_node
+            .entry(p.node.as_deref().unwrap_or_default())
+            .or_default()
+            .push(&p.name);
     }
     let placement = workers
         .iter()
@@ -457,12 +524,18 @@ fn check_spread(job: &MpiJob, s: &SpecFacts, st: &StateFacts) -> Outcome {
         .collect();
     let n = workers.len();
     if shared.is_empty() {
-        return Outcome::pass(SPREAD).expected_found(format!("{n} worker pods on {n} nodes"), placement);
+        return Outcome::pass(SPREAD)
+            .expected_found(format!("{n} worker pods on {n} nodes"), placement);
     }
     Outcome::fail(
         SPREAD,
         format!("{n} worker pods on {n} different nodes"),
-        format!("{} worker pods on {} nodes: {}", n, by_node.len(), shared.join("; ")),
+        format!(
+            "{} worker pods on {} nodes: {}",
+            n,
+            by_node.len(),
+            shared.join("; ")
+        ),
     )
     .with("placement", placement)
     .with("gpus", s.worker_gpus.unwrap_or(0))
@@ -483,7 +556,12 @@ fn check_running(job: &MpiJob, s: &SpecFacts, st: &StateFacts) -> Outcome {
         }
     }
     if job.is_true(COND_SUSPENDED) || job.suspended() {
-        return Outcome::fail(RUNNING, expected, "Suspended (spec.runPolicy.suspend: true)").hint("suspended");
+        return Outcome::fail(
+            RUNNING,
+            expected,
+            "Suspended (spec.runPolicy.suspend: true)",
+        )
+        .hint("suspended");
     }
     // Only Created (or Restarting, or nothing yet): the operator is still bringing it up.
     let conditions = job.true_conditions();
@@ -498,8 +576,10 @@ fn check_running(job: &MpiJob, s: &SpecFacts, st: &StateFacts) -> Outcome {
             .count()
     });
     let o = match (&st.launcher, running) {
-        (Some(None), Some(r)) => Outcome::pending(RUNNING, Reason::Message("waiting-no-launcher".into()))
-            .with("running", r),
+        (Some(None), Some(r)) => {
+            Outcome::pending(RUNNING, Reason::Message("waiting-no-launcher".into()))
+                .with("running", r)
+        }
         (Some(Some((name, phases))), Some(r)) => {
             let phases = if phases.is_empty() {
                 "none yet".to_string()
@@ -513,7 +593,8 @@ fn check_running(job: &MpiJob, s: &SpecFacts, st: &StateFacts) -> Outcome {
         }
         _ => Outcome::pending(RUNNING, Reason::Message("waiting".into())),
     };
-    o.with("conditions", conditions).with("workers", s.worker_replicas)
+    o.with("conditions", conditions)
+        .with("workers", s.worker_replicas)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -524,7 +605,9 @@ enum Launch {
     /// No Launcher spec, or it has no pod template.
     NoLauncher,
     /// No container runs mpirun; the first container's command line as written.
-    NoMpirun { command: String },
+    NoMpirun {
+        command: String,
+    },
     Found(Invocation),
 }
 
@@ -549,11 +632,49 @@ const TWO_VALUES: &[&str] = &["mca", "gmca", "prtemca", "pmixmca", "genv", "env"
 /// Options taking one value (Open MPI 4/5 mpirun(1), MPICH Hydra `mpiexec -h`). Unknown options
 /// are read as flags; the first word that is not an option or a value is the application.
 const ONE_VALUE: &[&str] = &[
-    "np", "n", "c", "N", "npernode", "npersocket", "ppn", "x", "bind-to", "map-by", "rank-by",
-    "hostfile", "machinefile", "default-hostfile", "f", "H", "host", "hosts", "wdir", "wd",
-    "prefix", "path", "output-filename", "report-uri", "rankfile", "rf", "am", "tune", "app",
-    "cpus-per-proc", "cpus-per-rank", "cpu-set", "timeout", "launcher", "bootstrap", "iface",
-    "genvlist", "envlist", "configfile", "stdin", "preload-files", "personality", "output",
+    "np",
+    "n",
+    "c",
+    "N",
+    "npernode",
+    "npersocket",
+    "ppn",
+    "x",
+    "bind-to",
+    "map-by",
+    "rank-by",
+    "hostfile",
+    "machinefile",
+    "default-hostfile",
+    "f",
+    "H",
+    "host",
+    "hosts",
+    "wdir",
+    "wd",
+    "prefix",
+    "path",
+    "output-filename",
+    "report-uri",
+    "rankfile",
+    "rf",
+    "am",
+    "tune",
+    "app",
+    "cpus-per-proc",
+    "cpus-per-rank",
+    "cpu-set",
+    "timeout",
+    "launcher",
+    "bootstrap",
+    "iface",
+    "genvlist",
+    "envlist",
+    "configfile",
+    "stdin",
+    "preload-files",
+    "personality",
+    "output",
 ];
 
 impl Invocation {
@@ -565,7 +686,9 @@ impl Invocation {
             if word == "--" {
                 break;
             }
-            let Some((name, inline)) = split_flag(word) else { break };
+            let Some((name, inline)) = split_flag(word) else {
+                break;
+            };
             let takes = if inline.is_some() {
                 0
             } else if TWO_VALUES.contains(&name) {
@@ -646,13 +769,20 @@ fn find_mpirun(pod: &PodSpec) -> Launch {
     let mut found: Vec<Invocation> = Vec::new();
     for c in &pod.containers {
         for command in commands_of(c) {
-            if let Some(i) = command.iter().position(|w| MPI_LAUNCHERS.contains(&basename(w))) {
+            if let Some(i) = command
+                .iter()
+                .position(|w| MPI_LAUNCHERS.contains(&basename(w)))
+            {
                 found.push(Invocation::parse(&command[i], &command[i + 1..]));
             }
         }
     }
     if found.is_empty() {
-        let command = pod.containers.first().map(raw_command_line).unwrap_or_default();
+        let command = pod
+            .containers
+            .first()
+            .map(raw_command_line)
+            .unwrap_or_default();
         return Launch::NoMpirun { command };
     }
     let pick = found.iter().position(|inv| inv.np().is_some()).unwrap_or(0);
@@ -875,7 +1005,16 @@ mod tests {
         // all_reduce_perf's own `-n 20` (iterations) must not be taken for -np.
         let inv = Invocation::parse(
             "mpirun",
-            &words(&["-x", "NCCL_DEBUG=INFO", "--mca", "pml", "ob1", "/opt/nccl-tests/build/all_reduce_perf", "-n", "20"]),
+            &words(&[
+                "-x",
+                "NCCL_DEBUG=INFO",
+                "--mca",
+                "pml",
+                "ob1",
+                "/opt/nccl-tests/build/all_reduce_perf",
+                "-n",
+                "20",
+            ]),
         );
         assert_eq!(inv.np(), None);
         assert_eq!(inv.options.len(), 2);
@@ -897,7 +1036,15 @@ mod tests {
 
     #[test]
     fn finds_mpirun_in_bash_lc_with_quotes_and_continuations() {
-        let c = container(&["bash", "-lc", "mpirun \\\n  -np \"16\" \\\n  --bind-to=none --map-by=slot ./pi"], &[], &[]);
+        let c = container(
+            &[
+                "bash",
+                "-lc",
+                "mpirun \\\n  -np \"16\" \\\n  --bind-to=none --map-by=slot ./pi",
+            ],
+            &[],
+            &[],
+        );
         let inv = launch_of(c);
         assert_eq!(inv.np(), Some("16"));
         assert_eq!(inv.bind_to().as_deref(), Some("none"));
@@ -911,7 +1058,11 @@ mod tests {
         assert_eq!(expand("$$(NP)", &env), "$(NP)");
         assert_eq!(expand("$(OTHER)", &env), "$(OTHER)");
         assert_eq!(expand("a$b", &env), "a$b");
-        let inv = launch_of(container(&["mpirun"], &["-np", "$(NP)", "/app"], &[("NP", "16")]));
+        let inv = launch_of(container(
+            &["mpirun"],
+            &["-np", "$(NP)", "/app"],
+            &[("NP", "16")],
+        ));
         assert_eq!(inv.np(), Some("16"));
         let inv = launch_of(container(&["mpirun"], &["-np", "$(NP)", "/app"], &[]));
         assert_eq!(inv.np(), Some("$(NP)"));
@@ -919,7 +1070,11 @@ mod tests {
 
     #[test]
     fn prefers_the_invocation_with_np() {
-        let inv = launch_of(container(&["sh", "-c", "mpirun --version; mpirun -n 8 ./app"], &[], &[]));
+        let inv = launch_of(container(
+            &["sh", "-c", "mpirun --version; mpirun -n 8 ./app"],
+            &[],
+            &[],
+        ));
         assert_eq!(inv.np(), Some("8"));
     }
 

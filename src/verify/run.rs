@@ -72,10 +72,7 @@ pub fn run(
     missing: &MissingCapabilities,
 ) -> Result<LabResult, crate::Error> {
     let lab = &bundle.lab;
-    let nodes = match JudgeCtx::nodes_of(obs) {
-        Ok(n) => n,
-        Err(_) => Vec::new(),
-    };
+    let nodes = JudgeCtx::nodes_of(obs).unwrap_or_default();
     let profile = profile.or_else(|| Profile::detect(&nodes));
     let params = Params {
         profile: lab.params(profile.unwrap_or(Profile::Kind).as_str()),

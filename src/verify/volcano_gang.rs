@@ -47,7 +47,15 @@ impl Verifier for VolcanoGang {
     }
 
     fn check_ids(&self) -> &'static [&'static str] {
-        &[SCHEDULER_CHECK, MIN_AVAILABLE, GANG_SIZE, WHOLE_NODE, PG_MIN_MEMBER, GANG_HELD, JOB_PENDING]
+        &[
+            SCHEDULER_CHECK,
+            MIN_AVAILABLE,
+            GANG_SIZE,
+            WHOLE_NODE,
+            PG_MIN_MEMBER,
+            GANG_HELD,
+            JOB_PENDING,
+        ]
     }
 
     fn reads(&self, target: &Target) -> Vec<Query> {
@@ -179,10 +187,14 @@ fn missing_job(check: &str, ns: &str, others: &[&str]) -> Outcome {
     } else {
         format!("Volcano Jobs in namespace {ns}: {}", others.join(", "))
     };
-    Outcome::fail(check, format!("Volcano Job {JOB} (batch.volcano.sh/v1alpha1)"), found)
-        .hint("missing")
-        .with("job", JOB)
-        .with("namespace", ns)
+    Outcome::fail(
+        check,
+        format!("Volcano Job {JOB} (batch.volcano.sh/v1alpha1)"),
+        found,
+    )
+    .hint("missing")
+    .with("job", JOB)
+    .with("namespace", ns)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -209,7 +221,7 @@ struct Capacity {
     gpu_nodes: Result<i64, Missing>,
     /// Whole GPU nodes created after the Job (an autoscaler grew the cluster under it).
     added_after_job: i64,
-    /// Names of the whole GPU nodes, for evidence.
+    /// Names of the whole GPU nodes (or the `--param` that gave their count), for evidence.
     node_names: Vec<String>,
 }
 
@@ -226,20 +238,37 @@ impl Missing {
         match self {
             Missing::Param(name) => Outcome::skipped(check, Reason::NeedsParam(name.to_string())),
             Missing::Unavailable(why) => Outcome::unavailable(check, why),
-            Missing::NoGpus => Outcome::error(check, Reason::Message("no-gpus".into())).with("resource", GPU),
+            Missing::NoGpus => {
+                Outcome::error(check, Reason::Message("no-gpus".into())).with("resource", GPU)
+            }
         }
     }
 }
 
 impl Capacity {
+    /// `(added, before)` when the gang is sized right for the whole GPU nodes that existed when
+    /// the Job was created, and more joined since: the cluster grew under the held gang.
+    fn grew_under(&self, gang: &Gang) -> Option<(i64, i64)> {
+        let n = *self.gpu_nodes.as_ref().ok()?;
+        let before = n - self.added_after_job;
+        (self.added_after_job > 0 && gang.replicas == before + 1)
+            .then_some((self.added_after_job, before))
+    }
+
     fn find(obs: &Observed, ctx: &JudgeCtx, gang: &Gang) -> Result<Capacity, InputError> {
         let given_nodes = Params::number(ctx.params.given("gpu_nodes"), "gpu_nodes")?;
         let param_per_node = Params::number(ctx.params.get("gpus_per_node"), "gpus_per_node")?;
         let from_params = || Capacity {
-            gpus_per_node: param_per_node.map(i64::from).ok_or(Missing::Param("gpus_per_node")),
-            gpu_nodes: given_nodes.map(i64::from).ok_or(Missing::Param("gpu_nodes")),
+            gpus_per_node: param_per_node
+                .map(i64::from)
+                .ok_or(Missing::Param("gpus_per_node")),
+            gpu_nodes: given_nodes
+                .map(i64::from)
+                .ok_or(Missing::Param("gpu_nodes")),
             added_after_job: 0,
-            node_names: Vec::new(),
+            node_names: given_nodes
+                .map(|n| vec![format!("--param gpu_nodes={n}")])
+                .unwrap_or_default(),
         };
         if ctx.is_static() {
             return Ok(from_params());
@@ -261,9 +290,15 @@ impl Capacity {
         let mut usable = Vec::new();
         for o in nodes {
             let facts = NodeFacts::from_obj(o)?;
-            let taints = o.parse::<Node>()?.spec.and_then(|s| s.taints).unwrap_or_default();
+            let taints = o
+                .parse::<Node>()?
+                .spec
+                .and_then(|s| s.taints)
+                .unwrap_or_default();
             if can_place(pod, &facts, &taints) {
-                let created = o.value["metadata"]["creationTimestamp"].as_str().map(str::to_string);
+                let created = o.value["metadata"]["creationTimestamp"]
+                    .as_str()
+                    .map(str::to_string);
                 usable.push((facts.name.clone(), facts.allocatable(GPU), created));
             }
         }
@@ -276,7 +311,10 @@ impl Capacity {
                 node_names: Vec::new(),
             });
         }
-        let whole: Vec<_> = usable.into_iter().filter(|(_, gpus, _)| *gpus == per_node).collect();
+        let whole: Vec<_> = usable
+            .into_iter()
+            .filter(|(_, gpus, _)| *gpus == per_node)
+            .collect();
         // RFC 3339 timestamps in the API's fixed UTC form (`2026-12-01T09:00:00Z`) sort as text.
         let job_created = gang.obj.value["metadata"]["creationTimestamp"].as_str();
         let added = whole
@@ -298,7 +336,9 @@ fn can_place(pod: Option<&PodSpec>, node: &NodeFacts, taints: &[Taint]) -> bool 
         return false;
     }
     let tolerations: &[Toleration] = pod.and_then(|p| p.tolerations.as_deref()).unwrap_or(&[]);
-    let blocking = taints.iter().filter(|t| t.effect == "NoSchedule" || t.effect == "NoExecute");
+    let blocking = taints
+        .iter()
+        .filter(|t| t.effect == "NoSchedule" || t.effect == "NoExecute");
     if !blocking.into_iter().all(|t| tolerates(tolerations, t)) {
         return false;
     }
@@ -310,13 +350,17 @@ fn can_place(pod: Option<&PodSpec>, node: &NodeFacts, taints: &[Taint]) -> bool 
 /// key tolerates everything; `Equal` (the default operator) also compares the value.
 fn tolerates(tolerations: &[Toleration], taint: &Taint) -> bool {
     tolerations.iter().any(|t| {
-        let effect_ok = t.effect.as_deref().is_none_or(|e| e.is_empty() || e == taint.effect);
+        let effect_ok = t
+            .effect
+            .as_deref()
+            .is_none_or(|e| e.is_empty() || e == taint.effect);
         let exists = t.operator.as_deref() == Some("Exists");
         let key_ok = match t.key.as_deref() {
             None | Some("") => exists,
             Some(k) => k == taint.key,
         };
-        let value_ok = exists || t.value.as_deref().unwrap_or("") == taint.value.as_deref().unwrap_or("");
+        let value_ok =
+            exists || t.value.as_deref().unwrap_or("") == taint.value.as_deref().unwrap_or("");
         effect_ok && key_ok && value_ok
     })
 }
@@ -325,14 +369,25 @@ fn tolerates(tolerations: &[Toleration], taint: &Taint) -> bool {
 // Spec checks.
 
 fn check_scheduler(gang: &Gang, advice: &mut Vec<Advice>) -> Outcome {
-    let written = gang.job.spec.scheduler_name.as_deref().filter(|s| !s.is_empty());
+    let written = gang
+        .job
+        .spec
+        .scheduler_name
+        .as_deref()
+        .filter(|s| !s.is_empty());
     if let Some(name) = written.filter(|s| *s != SCHEDULER) {
-        return Outcome::fail(SCHEDULER_CHECK, format!("spec.schedulerName {SCHEDULER}"), format!("spec.schedulerName {name}"))
-            .with("scheduler", name);
+        return Outcome::fail(
+            SCHEDULER_CHECK,
+            format!("spec.schedulerName {SCHEDULER}"),
+            format!("spec.schedulerName {name}"),
+        )
+        .with("scheduler", name);
     }
     // A task template's schedulerName overrides the Job's: its pods bypass Volcano and the gang.
     for t in gang.tasks() {
-        let own = pod_spec(t).and_then(|p| p.scheduler_name.as_deref()).filter(|s| !s.is_empty());
+        let own = pod_spec(t)
+            .and_then(|p| p.scheduler_name.as_deref())
+            .filter(|s| !s.is_empty());
         if let Some(name) = own.filter(|s| *s != SCHEDULER) {
             return Outcome::fail(
                 SCHEDULER_CHECK,
@@ -346,10 +401,15 @@ fn check_scheduler(gang: &Gang, advice: &mut Vec<Advice>) -> Outcome {
     }
     if written.is_none() {
         advice.push(Advice::new("scheduler-defaulted"));
-        return Outcome::pass(SCHEDULER_CHECK)
-            .expected_found(format!("spec.schedulerName {SCHEDULER}"), format!("unset (the webhook sets {SCHEDULER})"));
+        return Outcome::pass(SCHEDULER_CHECK).expected_found(
+            format!("spec.schedulerName {SCHEDULER}"),
+            format!("unset (the webhook sets {SCHEDULER})"),
+        );
     }
-    Outcome::pass(SCHEDULER_CHECK).expected_found(format!("spec.schedulerName {SCHEDULER}"), format!("spec.schedulerName {SCHEDULER}"))
+    Outcome::pass(SCHEDULER_CHECK).expected_found(
+        format!("spec.schedulerName {SCHEDULER}"),
+        format!("spec.schedulerName {SCHEDULER}"),
+    )
 }
 
 fn check_min_available(gang: &Gang, advice: &mut Vec<Advice>) -> Outcome {
@@ -376,9 +436,13 @@ fn check_gang_size(gang: &Gang, cap: &Capacity) -> Outcome {
     let one_worker = tasks.len() == 1 && tasks[0].name.as_deref() == Some(TASK);
     if !one_worker {
         let names: Vec<&str> = tasks.iter().map(task_name).collect();
-        return Outcome::fail(GANG_SIZE, format!("one task named {TASK}"), format!("tasks: [{}]", names.join(", ")))
-            .hint("one-task")
-            .with("task", TASK);
+        return Outcome::fail(
+            GANG_SIZE,
+            format!("one task named {TASK}"),
+            format!("tasks: [{}]", names.join(", ")),
+        )
+        .hint("one-task")
+        .with("task", TASK);
     }
     let n = match &cap.gpu_nodes {
         Ok(n) => *n,
@@ -396,12 +460,13 @@ fn check_gang_size(gang: &Gang, cap: &Capacity) -> Outcome {
     if r == n + 1 {
         return out(Outcome::pass(GANG_SIZE).expected_found(expected, found));
     }
-    // Sized right for the nodes that existed when the Job was created: the cluster grew.
-    let before = n - cap.added_after_job;
-    if cap.added_after_job > 0 && r == before + 1 {
-        return out(Outcome::error(GANG_SIZE, Reason::Message("cluster-grew".into())))
-            .with("added", cap.added_after_job)
-            .with("before", before);
+    if let Some((added, before)) = cap.grew_under(gang) {
+        return out(Outcome::error(
+            GANG_SIZE,
+            Reason::Message("cluster-grew".into()),
+        ))
+        .with("added", added)
+        .with("before", before);
     }
     let o = Outcome::fail(GANG_SIZE, expected, found);
     out(if r <= n { o.hint("fits") } else { o })
@@ -460,7 +525,11 @@ struct Made<'a> {
 }
 
 impl<'a> Made<'a> {
-    fn find(obs: &'a Observed, ns: &str, gang: &Gang) -> Result<Result<Made<'a>, Unavailable>, InputError> {
+    fn find(
+        obs: &'a Observed,
+        ns: &str,
+        gang: &Gang,
+    ) -> Result<Result<Made<'a>, Unavailable>, InputError> {
         let pgs = match obs.list(&Query::new(&PODGROUPS, ns)) {
             Ok(v) => v,
             Err(why) => return Ok(Err(why)),
@@ -472,7 +541,10 @@ impl<'a> Made<'a> {
         // Only a PodGroup the Job controls counts; prefer the `<job>-<uid>` one over a legacy
         // `<job>` PodGroup from Volcano < 1.5.
         let expected = gang.podgroup_name();
-        let mut owned: Vec<&Obj> = pgs.into_iter().filter(|pg| pg.is_owned_by(gang.obj)).collect();
+        let mut owned: Vec<&Obj> = pgs
+            .into_iter()
+            .filter(|pg| pg.is_owned_by(gang.obj))
+            .collect();
         owned.sort_by_key(|pg| pg.name() != expected);
         let podgroup = match owned.first() {
             Some(pg) => Some((*pg, pg.parse::<PodGroup>()?)),
@@ -480,21 +552,34 @@ impl<'a> Made<'a> {
         };
         let mut mine = Vec::new();
         for p in pods.into_iter().filter(|p| p.is_owned_by(gang.obj)) {
-            let node = p.value["spec"]["nodeName"].as_str().filter(|n| !n.is_empty()).map(str::to_string);
+            let node = p.value["spec"]["nodeName"]
+                .as_str()
+                .filter(|n| !n.is_empty())
+                .map(str::to_string);
             mine.push((p.name(), node));
         }
         mine.sort();
-        Ok(Ok(Made { podgroup, pods: mine }))
+        Ok(Ok(Made {
+            podgroup,
+            pods: mine,
+        }))
     }
 
     fn bound(&self) -> Vec<(&str, &str)> {
-        self.pods.iter().filter_map(|(p, n)| n.as_deref().map(|n| (*p, n))).collect()
+        self.pods
+            .iter()
+            .filter_map(|(p, n)| n.as_deref().map(|n| (*p, n)))
+            .collect()
     }
 
     /// `3 of 4 pods bound (gang-train-worker-0 → trainlab-worker, …)`
     fn describe_pods(&self, replicas: i64) -> String {
         let bound = self.bound();
-        let mut s = format!("{} pods created of {replicas}, {} bound to a node", self.pods.len(), bound.len());
+        let mut s = format!(
+            "{} pods created of {replicas}, {} bound to a node",
+            self.pods.len(),
+            bound.len()
+        );
         if !bound.is_empty() {
             let list: Vec<String> = bound.iter().map(|(p, n)| format!("{p} → {n}")).collect();
             s.push_str(&format!(" ({})", list.join(", ")));
@@ -504,7 +589,8 @@ impl<'a> Made<'a> {
 }
 
 fn no_podgroup(check: &str, gang: &Gang) -> Outcome {
-    Outcome::pending(check, Reason::Message("no-podgroup".into())).with("podgroup", gang.podgroup_name())
+    Outcome::pending(check, Reason::Message("no-podgroup".into()))
+        .with("podgroup", gang.podgroup_name())
 }
 
 fn check_pg_min_member(gang: &Gang, made: &Made) -> Outcome {
@@ -515,15 +601,28 @@ fn check_pg_min_member(gang: &Gang, made: &Made) -> Outcome {
     let expected = format!("PodGroup minMember {m} (= Job minAvailable)");
     let min_member = pg.spec.min_member.unwrap_or(0);
     let found = format!("PodGroup {} minMember {min_member}", pg_obj.name());
-    let out = |o: Outcome| o.with("podgroup", pg_obj.name()).with("min_member", min_member).with("min_available", m);
+    let out = |o: Outcome| {
+        o.with("podgroup", pg_obj.name())
+            .with("min_member", min_member)
+            .with("min_available", m)
+    };
     if i64::from(min_member) == m {
         return out(Outcome::pass(PG_MIN_MEMBER).expected_found(expected, found));
     }
     // The controller records the minAvailable it has acted on in status.minAvailable; until it
     // equals the spec, the PodGroup is simply not updated yet.
-    let synced = gang.job.status.as_ref().and_then(|s| s.min_available).map(i64::from) == Some(m);
+    let synced = gang
+        .job
+        .status
+        .as_ref()
+        .and_then(|s| s.min_available)
+        .map(i64::from)
+        == Some(m);
     if !synced {
-        return out(Outcome::pending(PG_MIN_MEMBER, Reason::Message("podgroup-syncing".into())).expected_found(expected, found));
+        return out(
+            Outcome::pending(PG_MIN_MEMBER, Reason::Message("podgroup-syncing".into()))
+                .expected_found(expected, found),
+        );
     }
     out(Outcome::fail(PG_MIN_MEMBER, expected, found))
 }
@@ -532,15 +631,20 @@ fn check_pg_min_member(gang: &Gang, made: &Made) -> Outcome {
 enum Started {
     /// The spec lets the gang start (a spec check fails): the variant names which.
     SpecCause(&'static str),
+    /// GPU nodes joined after the Job was created, and the gang fit on them.
+    ClusterGrew { added: i64, before: i64 },
     /// The spec is right and the whole gang was placed: the cluster is bigger than assumed.
     ClusterHeldGang,
     /// The spec is right but only part of the gang is bound: left over from an earlier spec.
     Stale,
 }
 
-fn classify(gang: &Gang, made: &Made, cause: Option<&'static str>) -> Started {
-    match cause {
-        Some(c) => Started::SpecCause(c),
+fn classify(gang: &Gang, made: &Made, cap: &Capacity, cause: Option<&'static str>) -> Started {
+    if let Some(c) = cause {
+        return Started::SpecCause(c);
+    }
+    match cap.grew_under(gang) {
+        Some((added, before)) => Started::ClusterGrew { added, before },
         None if made.bound().len() as i64 >= gang.replicas => Started::ClusterHeldGang,
         None => Started::Stale,
     }
@@ -564,20 +668,38 @@ fn state_evidence(o: Outcome, gang: &Gang, made: &Made, cap: &Capacity) -> Outco
 fn started_outcome(check: &str, kind: Started, expected: String, found: String) -> Outcome {
     match kind {
         Started::SpecCause(hint) => Outcome::fail(check, expected, found).hint(hint),
+        Started::ClusterGrew { added, before } => {
+            Outcome::error(check, Reason::Message("cluster-grew".into()))
+                .expected_found(expected, found)
+                .with("added", added)
+                .with("before", before)
+                .with("expected_replicas", before + added + 1)
+        }
         Started::ClusterHeldGang => {
-            Outcome::error(check, Reason::Message("cluster-held-gang".into())).expected_found(expected, found)
+            Outcome::error(check, Reason::Message("cluster-held-gang".into()))
+                .expected_found(expected, found)
         }
         Started::Stale => Outcome::fail(check, expected, found).hint("stale"),
     }
 }
 
-fn check_gang_held(gang: &Gang, made: &Made, cap: &Capacity, cause: Option<&'static str>) -> Outcome {
+fn check_gang_held(
+    gang: &Gang,
+    made: &Made,
+    cap: &Capacity,
+    cause: Option<&'static str>,
+) -> Outcome {
     let Some((pg_obj, pg)) = &made.podgroup else {
         return no_podgroup(GANG_HELD, gang);
     };
     let phase = pg.phase();
     let expected = "no pod of the job bound to a node; PodGroup Pending or Inqueue".to_string();
-    let mut found = format!("PodGroup {} {}; {}", pg_obj.name(), phase.unwrap_or("(no phase)"), made.describe_pods(gang.replicas));
+    let mut found = format!(
+        "PodGroup {} {}; {}",
+        pg_obj.name(),
+        phase.unwrap_or("(no phase)"),
+        made.describe_pods(gang.replicas)
+    );
     if let Some(msg) = pg.unschedulable_message() {
         found.push_str(&format!("; Unschedulable: {msg}"));
     }
@@ -588,28 +710,55 @@ fn check_gang_held(gang: &Gang, made: &Made, cap: &Capacity, cause: Option<&'sta
             None => o,
         }
     };
-    let started = !made.bound().is_empty() || matches!(phase, Some("Running" | "Unknown" | "Completed"));
+    let started =
+        !made.bound().is_empty() || matches!(phase, Some("Running" | "Unknown" | "Completed"));
     if started {
-        return with(started_outcome(GANG_HELD, classify(gang, made, cause), expected, found));
+        return with(started_outcome(
+            GANG_HELD,
+            classify(gang, made, cap, cause),
+            expected,
+            found,
+        ));
     }
     match phase {
-        Some("Pending" | "Inqueue") => with(Outcome::pass(GANG_HELD).expected_found(expected, found)),
-        _ => with(Outcome::pending(GANG_HELD, Reason::Message("podgroup-no-phase".into())).expected_found(expected, found)),
+        Some("Pending" | "Inqueue") => {
+            with(Outcome::pass(GANG_HELD).expected_found(expected, found))
+        }
+        _ => with(
+            Outcome::pending(GANG_HELD, Reason::Message("podgroup-no-phase".into()))
+                .expected_found(expected, found),
+        ),
     }
 }
 
-fn check_job_pending(gang: &Gang, made: &Made, cap: &Capacity, cause: Option<&'static str>) -> Outcome {
+fn check_job_pending(
+    gang: &Gang,
+    made: &Made,
+    cap: &Capacity,
+    cause: Option<&'static str>,
+) -> Outcome {
     let phase = gang.job.phase();
     let expected = format!("Job {} phase Pending", gang.obj.name());
-    let found = format!("Job {} phase {}; {}", gang.obj.name(), phase.unwrap_or("(none yet)"), made.describe_pods(gang.replicas));
+    let found = format!(
+        "Job {} phase {}; {}",
+        gang.obj.name(),
+        phase.unwrap_or("(none yet)"),
+        made.describe_pods(gang.replicas)
+    );
     let with = |o: Outcome| state_evidence(o, gang, made, cap).with("phase", phase.unwrap_or(""));
     match phase {
-        None => with(Outcome::pending(JOB_PENDING, Reason::Message("job-not-synced".into())).expected_found(expected, found)),
+        None => with(
+            Outcome::pending(JOB_PENDING, Reason::Message("job-not-synced".into()))
+                .expected_found(expected, found),
+        ),
         Some("Pending") => with(Outcome::pass(JOB_PENDING).expected_found(expected, found)),
         // The gang (or part of it) ran: the same cause as gang-held.
-        Some("Running" | "Completing" | "Completed") => {
-            with(started_outcome(JOB_PENDING, classify(gang, made, cause), expected, found))
-        }
+        Some("Running" | "Completing" | "Completed") => with(started_outcome(
+            JOB_PENDING,
+            classify(gang, made, cap, cause),
+            expected,
+            found,
+        )),
         // Aborting, Aborted, Restarting, Terminating, Terminated, Failed: the job was stopped.
         Some(_) => with(Outcome::fail(JOB_PENDING, expected, found).hint("stopped")),
     }
@@ -617,9 +766,15 @@ fn check_job_pending(gang: &Gang, made: &Made, cap: &Capacity, cause: Option<&'s
 
 /// Non-scoring notes that show the learner what Volcano says while it holds the gang.
 fn advise_from_podgroup(j: &mut Judgement, gang: &Gang, made: &Made) {
-    let Some((pg_obj, pg)) = &made.podgroup else { return };
+    let Some((pg_obj, pg)) = &made.podgroup else {
+        return;
+    };
     if let Some(msg) = pg.unschedulable_message() {
-        j.advise(Advice::new("scheduler-says").with("podgroup", pg_obj.name()).with("message", msg));
+        j.advise(
+            Advice::new("scheduler-says")
+                .with("podgroup", pg_obj.name())
+                .with("message", msg),
+        );
     }
     if pg.phase() == Some("Inqueue") {
         j.advise(
@@ -644,7 +799,12 @@ mod tests {
         }
     }
 
-    fn tol(key: Option<&str>, op: Option<&str>, value: Option<&str>, effect: Option<&str>) -> Toleration {
+    fn tol(
+        key: Option<&str>,
+        op: Option<&str>,
+        value: Option<&str>,
+        effect: Option<&str>,
+    ) -> Toleration {
         Toleration {
             key: key.map(Into::into),
             operator: op.map(Into::into),
@@ -657,10 +817,32 @@ mod tests {
     #[test]
     fn tolerations_match_like_kubernetes() {
         let gpu = taint("nvidia.com/gpu", Some("true"), "NoSchedule");
-        assert!(tolerates(&[tol(Some("nvidia.com/gpu"), Some("Exists"), None, None)], &gpu));
-        assert!(tolerates(&[tol(Some("nvidia.com/gpu"), None, Some("true"), Some("NoSchedule"))], &gpu));
-        assert!(!tolerates(&[tol(Some("nvidia.com/gpu"), None, Some("false"), None)], &gpu));
-        assert!(!tolerates(&[tol(Some("nvidia.com/gpu"), Some("Exists"), None, Some("NoExecute"))], &gpu));
+        assert!(tolerates(
+            &[tol(Some("nvidia.com/gpu"), Some("Exists"), None, None)],
+            &gpu
+        ));
+        assert!(tolerates(
+            &[tol(
+                Some("nvidia.com/gpu"),
+                None,
+                Some("true"),
+                Some("NoSchedule")
+            )],
+            &gpu
+        ));
+        assert!(!tolerates(
+            &[tol(Some("nvidia.com/gpu"), None, Some("false"), None)],
+            &gpu
+        ));
+        assert!(!tolerates(
+            &[tol(
+                Some("nvidia.com/gpu"),
+                Some("Exists"),
+                None,
+                Some("NoExecute")
+            )],
+            &gpu
+        ));
         assert!(tolerates(&[tol(None, Some("Exists"), None, None)], &gpu));
         assert!(!tolerates(&[], &gpu));
     }

@@ -13,7 +13,9 @@ use trainlab::verify::{grade_lab, LabResult, Status, Target};
 
 /// `tests/data/<rel>`
 pub fn data(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(rel)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(rel)
 }
 
 /// A saved state (all objects of a folder), editable before grading.
@@ -28,7 +30,10 @@ impl State {
     /// Loads every .yaml/.json under `tests/data/<rel>` as a snapshot.
     pub fn load(rel: &str) -> State {
         let files = trainlab::observe::manifest_files(&data(rel)).expect("test data folder");
-        let objects = files.iter().flat_map(|f| parse_file(f).expect("valid test data")).collect();
+        let objects = files
+            .iter()
+            .flat_map(|f| parse_file(f).expect("valid test data"))
+            .collect();
         State {
             objects,
             source: SourceKind::Snapshot,
@@ -74,7 +79,8 @@ impl State {
 
     /// Adds an object from YAML text.
     pub fn add(mut self, yaml: &str) -> State {
-        self.objects.extend(trainlab::observe::parse_text(yaml, "test").expect("valid yaml"));
+        self.objects
+            .extend(trainlab::observe::parse_text(yaml, "test").expect("valid yaml"));
         self
     }
 
@@ -91,7 +97,13 @@ impl State {
         let catalog = Catalog::embedded().expect("embedded labs load");
         let bundle = catalog.get(lab).expect("lab exists");
         let target = Target::for_lab(&bundle.lab.id);
-        grade_lab(bundle, &self.observed(), &target, &self.params, None::<Profile>)
+        grade_lab(
+            bundle,
+            &self.observed(),
+            &target,
+            &self.params,
+            None::<Profile>,
+        )
     }
 }
 
@@ -110,31 +122,71 @@ pub fn assert_all_pass(r: &LabResult) {
         .outcomes
         .iter()
         .filter(|o| o.status != Status::Pass)
-        .map(|o| format!("{} {:?} expected={:?} found={:?} reason={:?}", o.check, o.status, o.expected, o.found, o.reason))
+        .map(|o| {
+            format!(
+                "{} {:?} expected={:?} found={:?} reason={:?}",
+                o.check, o.status, o.expected, o.found, o.reason
+            )
+        })
         .collect();
     assert!(bad.is_empty(), "not all checks pass:\n{}", bad.join("\n"));
 }
 
 /// Exactly `check` fails (every other check passes), and its failure selects `hint` (None: the
 /// check's default hint). Returns the failed outcome for further assertions on expected/found.
-pub fn assert_only_fails(r: &LabResult, check: &str, hint: Option<&str>) -> trainlab::verify::Outcome {
+pub fn assert_only_fails(
+    r: &LabResult,
+    check: &str,
+    hint: Option<&str>,
+) -> trainlab::verify::Outcome {
     let others: Vec<String> = r
         .outcomes
         .iter()
         .filter(|o| o.check != check && o.status != Status::Pass)
-        .map(|o| format!("{} {:?} expected={:?} found={:?} reason={:?}", o.check, o.status, o.expected, o.found, o.reason))
+        .map(|o| {
+            format!(
+                "{} {:?} expected={:?} found={:?} reason={:?}",
+                o.check, o.status, o.expected, o.found, o.reason
+            )
+        })
         .collect();
-    assert!(others.is_empty(), "other checks did not pass:\n{}", others.join("\n"));
-    let o = r.outcomes.iter().find(|o| o.check == check).expect("outcome present").clone();
+    assert!(
+        others.is_empty(),
+        "other checks did not pass:\n{}",
+        others.join("\n")
+    );
+    let o = r
+        .outcomes
+        .iter()
+        .find(|o| o.check == check)
+        .expect("outcome present")
+        .clone();
     assert_eq!(o.status, Status::Fail, "{check} should fail: {o:?}");
     assert_eq!(o.hint.as_deref(), hint, "{check} hint variant");
-    assert!(o.expected.is_some() && o.found.is_some(), "{check} carries expected and found: {o:?}");
+    assert!(
+        o.expected.is_some() && o.found.is_some(),
+        "{check} carries expected and found: {o:?}"
+    );
     // The rendered hint must exist in both languages (lab.yaml has the text).
     for lang in [trainlab::catalog::Lang::Ja, trainlab::catalog::Lang::En] {
         let rep = trainlab::report::LabReport::new(r, lang);
-        let h = rep.outcomes.iter().find(|x| x.check == check).unwrap().hint.clone().unwrap();
+        let h = rep
+            .outcomes
+            .iter()
+            .find(|x| x.check == check)
+            .unwrap()
+            .hint
+            .clone()
+            .unwrap();
         assert!(!h.trim().is_empty());
-        assert!(!h.contains('{') || !h.contains('}') || !trainlab::catalog::placeholders(&h).iter().any(|p| o.evidence.get(p).is_none() && h.contains(&format!("{{{p}}}"))), "unfilled placeholder in hint: {h}");
+        assert!(
+            !h.contains('{')
+                || !h.contains('}')
+                || !trainlab::catalog::placeholders(&h)
+                    .iter()
+                    .any(|p| o.evidence.get(p).is_none() && h.contains(&format!("{{{p}}}"))),
+            "unfilled placeholder in hint: {h}"
+        );
     }
     o
 }

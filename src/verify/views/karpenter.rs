@@ -40,7 +40,10 @@ impl NodePool {
 
     /// The requirements on one label key, in the order written.
     pub fn requirements_on(&self, key: &str) -> Vec<&Requirement> {
-        self.requirements().iter().filter(|r| r.key == key).collect()
+        self.requirements()
+            .iter()
+            .filter(|r| r.key == key)
+            .collect()
     }
 
     pub fn condition(&self, type_: &str) -> Option<&Condition> {
@@ -218,10 +221,16 @@ status:
         assert_eq!(p.metadata.generation, Some(3));
         assert_eq!(p.requirements().len(), 2);
         assert!(p.requirements()[1].values.is_empty());
-        assert_eq!(p.spec.template.spec.node_class_ref.as_ref().unwrap().name, "default");
+        assert_eq!(
+            p.spec.template.spec.node_class_ref.as_ref().unwrap().name,
+            "default"
+        );
         assert_eq!(p.spec.disruption.budgets.as_ref().unwrap()[0].nodes, "0");
         let ready = p.condition("Ready").unwrap();
-        assert_eq!(ready.describe(), "Ready=False (UnhealthyDependents: NodeClassReady=False)");
+        assert_eq!(
+            ready.describe(),
+            "Ready=False (UnhealthyDependents: NodeClassReady=False)"
+        );
     }
 
     #[test]
@@ -237,6 +246,9 @@ spec:
         - {key: topology.kubernetes.io/zone, operator: In, values: us-west-2a}
 "#);
         let err = NodePool::from_obj(&o).unwrap_err().to_string();
-        assert!(err.contains("spec.template.spec.requirements[0].values"), "{err}");
+        assert!(
+            err.contains("spec.template.spec.requirements[0].values"),
+            "{err}"
+        );
     }
 }

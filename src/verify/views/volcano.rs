@@ -99,7 +99,11 @@ pub struct PodGroupCondition {
 impl VolcanoJob {
     /// Σ `tasks[].replicas`: the number of pods the job controller creates.
     pub fn total_replicas(&self) -> i64 {
-        self.spec.tasks.iter().map(|t| i64::from(t.replicas.unwrap_or(0))).sum()
+        self.spec
+            .tasks
+            .iter()
+            .map(|t| i64::from(t.replicas.unwrap_or(0)))
+            .sum()
     }
 
     /// The `spec.minAvailable` the admission webhook leaves on the stored Job: the value as

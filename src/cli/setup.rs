@@ -1,0 +1,298 @@
+//! `trainlab setup kind` — create (or reuse) the kind cluster, fake accelerator capacity on its
+//! nodes, install the pinned operators. Idempotent; every step only against `kind-<name>`.
+
+use std::fmt::Write as _;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::Command as Process;
+use std::time::{Duration, Instant};
+
+use clap::{Args, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use super::live::{parse_duration, runtime, LiveArgs};
+use super::output::eprint;
+use super::{print, Global};
+use crate::cluster::{connect, gather, probe, Discovery};
+use crate::exit::ExitCode;
+use crate::observe::{kinds, Query};
+use crate::profile::kind::{self, apply_manifest, capacity_patches, patch_capacity, KindConfig};
+use crate::profile::pins::{default_pins, fetch, load_pins, Pin};
+use crate::profile::Profile;
+use crate::verify::views::nodes::NodeFacts;
+use crate::Error;
+
+#[derive(Debug, Args)]
+pub struct SetupArgs {
+    #[command(subcommand)]
+    pub target: SetupTarget,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SetupTarget {
+    /// A local kind cluster with faked GPU/EFA/Neuron capacity and the real operators
+    #[command(after_help = "\
+Steps (each idempotent; re-run after a Docker restart to repair faked capacity):
+  1. preflight: docker reachable, kind on PATH (skipped with --skip-create)
+  2. create the cluster from kind-config.yaml unless it exists
+  3. fake accelerators: node status capacity from each worker's instance type
+  4. install Volcano, MPI Operator, Karpenter CRDs from pinned, hash-checked manifests
+  5. wait for the operators' Deployments to be available
+
+Every step after 2 runs only against the context kind-<name>; anything else is refused.")]
+    Kind(KindArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct KindArgs {
+    /// Cluster name (context kind-<name>)
+    #[arg(long, default_value = "trainlab")]
+    pub name: String,
+    /// kind cluster config [default: the kind-config.yaml built into trainlab]
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Print the plan (cluster, nodes and resources to patch, URLs with versions and hashes); change nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Read the pinned manifests from this folder instead of downloading (air-gapped rooms)
+    #[arg(long, value_name = "DIR")]
+    pub from: Option<PathBuf>,
+    /// Use an existing cluster; do not call docker or kind
+    #[arg(long)]
+    pub skip_create: bool,
+    /// Pins to install instead of the built-in ones (YAML list of component, version, url, bytes, sha256, deployments)
+    #[arg(long, value_name = "FILE")]
+    pub pins: Option<PathBuf>,
+    /// How long to wait for the operators' Deployments
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
+    pub wait_timeout: Duration,
+    #[command(flatten)]
+    pub live: LiveArgs,
+}
+
+pub fn run(_g: &Global, a: &SetupArgs) -> Result<ExitCode, Error> {
+    match &a.target {
+        SetupTarget::Kind(k) => kind_setup(k),
+    }
+}
+
+fn kind_setup(a: &KindArgs) -> Result<ExitCode, Error> {
+    let context = format!("kind-{}", a.name);
+    // Safety first, before any request: a fake-GPU patch must never reach a real cluster.
+    if let Some(c) = &a.live.context {
+        if c != &context {
+            return Err(Error::Usage(format!(
+                "setup kind only touches the context {context}; refusing --context {c}"
+            )));
+        }
+    }
+    let (config_text, config_name) = match &a.config {
+        Some(p) => (
+            std::fs::read_to_string(p).map_err(|e| Error::Usage(format!("{}: cannot read: {e}", p.display())))?,
+            p.display().to_string(),
+        ),
+        None => (kind::EMBEDDED_CONFIG.to_string(), "kind-config.yaml (built in)".to_string()),
+    };
+    let config = KindConfig::parse(&config_text, &config_name)?;
+    let pins = match &a.pins {
+        Some(p) => load_pins(p)?,
+        None => default_pins(),
+    };
+    if a.dry_run {
+        print(&dry_run_plan(a, &config, &config_name, &pins));
+        return Ok(ExitCode::Ok);
+    }
+    let steps = Steps::new();
+    if !a.skip_create {
+        steps.run("preflight: docker and kind", preflight)?;
+        steps.run(&format!("cluster {}", a.name), || create_cluster(a, &config_text))?;
+    }
+    let mut opts = a.live.opts();
+    opts.context = Some(context.clone());
+    runtime()?.block_on(async {
+        let conn = connect(&opts).await?;
+        eprint(&format!("trainlab: using {}\n", conn.describe()));
+        probe(&conn).await?;
+        let discovery = Discovery::new();
+        let nodes_q = Query::cluster(&kinds::NODES);
+        let obs = gather(&conn, &discovery, std::slice::from_ref(&nodes_q)).await?;
+        let node_objs = obs.list(&nodes_q).map_err(|u| Error::Environment(format!("cannot list nodes: {u}")))?;
+        if Profile::detect(&node_objs) != Some(Profile::Kind) {
+            return Err(Error::Environment(format!(
+                "{context} does not look like a kind cluster (no kind:// providerID on its nodes); refusing to fake capacity"
+            )));
+        }
+        let facts = NodeFacts::all(&node_objs)?;
+        let patches = capacity_patches(&facts);
+        let mut summary = String::new();
+        let pb = steps.start(&format!("fake accelerators: {} node(s) to patch", patches.len()));
+        for p in &patches {
+            patch_capacity(&conn, p).await?;
+            let set: Vec<String> = p.set.iter().map(|(r, n)| format!("{r}={n}")).collect();
+            let _ = writeln!(summary, "  patched {}: {}", p.node, set.join(", "));
+        }
+        steps.done(pb, "fake accelerators");
+        if patches.is_empty() {
+            let _ = writeln!(summary, "  node capacity already right on every node");
+        }
+        for pin in &pins {
+            let pb = steps.start(&format!("{} {}", pin.component, pin.version));
+            let data = fetch(pin, a.from.as_deref()).await?;
+            let text = String::from_utf8(data).map_err(|_| Error::Environment(format!("{} is not UTF-8", pin.url)))?;
+            let n = apply_manifest(&conn, &text, pin.file_name()).await?;
+            steps.done(pb, &format!("{} {}", pin.component, pin.version));
+            let _ = writeln!(summary, "  applied {} {} ({n} documents, server-side)", pin.component, pin.version);
+        }
+        let waits: Vec<&String> = pins.iter().flat_map(|p| &p.deployments).collect();
+        if !waits.is_empty() {
+            let pb = steps.start("waiting for operator Deployments");
+            let deadline = Instant::now() + a.wait_timeout;
+            let mut pending: Vec<&String> = waits.clone();
+            while !pending.is_empty() {
+                let mut still = Vec::new();
+                for d in pending {
+                    let (ns, name) = d.split_once('/').unwrap_or(("default", d));
+                    if !kind::deployment_available(&conn, ns, name).await {
+                        still.push(d);
+                    }
+                }
+                pending = still;
+                if pending.is_empty() {
+                    break;
+                }
+                if Instant::now() > deadline {
+                    let names: Vec<&str> = pending.iter().map(|s| s.as_str()).collect();
+                    return Err(Error::Environment(format!(
+                        "not available after {}: {} (see `kubectl -n <ns> describe deployment <name>`; re-run setup to continue)",
+                        humantime::format_duration(a.wait_timeout),
+                        names.join(", ")
+                    )));
+                }
+                if let Some(pb) = &pb {
+                    pb.set_message(format!("waiting for {} Deployment(s)", pending.len()));
+                }
+                tokio::time::sleep(Duration::from_secs(3)).await;
+            }
+            steps.done(pb, "operator Deployments available");
+        }
+        print(&format!("\nkind profile ready on {}:\n{summary}next: trainlab doctor, then trainlab start 9\n", conn.describe()));
+        Ok(ExitCode::Ok)
+    })
+}
+
+fn preflight() -> Result<(), Error> {
+    let docker = Process::new("docker").args(["info", "--format", "{{.ServerVersion}}"]).output();
+    if !docker.map(|o| o.status.success()).unwrap_or(false) {
+        return Err(Error::Environment(
+            "docker is not reachable (`docker info` failed); install and start Docker: https://docs.docker.com/get-docker/".into(),
+        ));
+    }
+    let kind = Process::new("kind").arg("version").output();
+    if !kind.map(|o| o.status.success()).unwrap_or(false) {
+        return Err(Error::Environment(
+            "`kind` is not on PATH; install it: https://kind.sigs.k8s.io/docs/user/quick-start/#installation".into(),
+        ));
+    }
+    Ok(())
+}
+
+fn create_cluster(a: &KindArgs, config_text: &str) -> Result<(), Error> {
+    let out = Process::new("kind")
+        .args(["get", "clusters"])
+        .output()
+        .map_err(|e| Error::Environment(format!("kind get clusters: {e}")))?;
+    if String::from_utf8_lossy(&out.stdout).lines().any(|l| l.trim() == a.name) {
+        return Ok(()); // already there: reuse it
+    }
+    let dir = std::env::temp_dir().join(format!("trainlab-kind-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| Error::Environment(e.to_string()))?;
+    let file = dir.join("kind-config.yaml");
+    std::fs::write(&file, config_text).map_err(|e| Error::Environment(e.to_string()))?;
+    let status = Process::new("kind")
+        .args(["create", "cluster", "--name", &a.name, "--config"])
+        .arg(&file)
+        .status()
+        .map_err(|e| Error::Environment(format!("kind create cluster: {e}")))?;
+    let _ = std::fs::remove_dir_all(&dir);
+    if !status.success() {
+        return Err(Error::Environment(format!("`kind create cluster --name {}` failed (see its output above)", a.name)));
+    }
+    Ok(())
+}
+
+/// The `--dry-run` text: pinned by a snapshot test, so it must be deterministic.
+pub fn dry_run_plan(a: &KindArgs, config: &KindConfig, config_name: &str, pins: &[Pin]) -> String {
+    let mut s = String::new();
+    let name = config.name.clone().unwrap_or_else(|| a.name.clone());
+    let _ = writeln!(s, "setup kind --dry-run: nothing will be changed\n");
+    let create = if a.skip_create { "use the existing cluster" } else { "create unless it exists" };
+    let _ = writeln!(s, "cluster: {} ({create}) from {config_name}", a.name);
+    if name != a.name {
+        let _ = writeln!(s, "  note: the config names the cluster `{name}`; --name {} wins", a.name);
+    }
+    let _ = writeln!(s, "context: kind-{} (every later step runs only against it)\n", a.name);
+    let _ = writeln!(s, "fake accelerator capacity (node status, JSON patch):");
+    for (i, w) in config.workers().enumerate() {
+        let node = kind::worker_name(&a.name, i);
+        let it = w.labels.get(crate::profile::instances::INSTANCE_TYPE_LABEL).map(String::as_str).unwrap_or("-");
+        let zone = w.labels.get(crate::profile::instances::ZONE_LABEL).map(String::as_str).unwrap_or("-");
+        let caps: Vec<String> = kind::fake_capacity(it).iter().map(|(r, n)| format!("{r}={n}")).collect();
+        let caps = if caps.is_empty() { "nothing (unknown instance type)".to_string() } else { caps.join(", ") };
+        let _ = writeln!(s, "  {node:<18} {it:<14} {zone:<11} {caps}");
+    }
+    let source = match &a.from {
+        Some(d) => format!("from {}", d.display()),
+        None => "downloaded over HTTPS".to_string(),
+    };
+    let _ = writeln!(s, "\nmanifests ({source}; size and sha256 verified, applied server-side):");
+    for p in pins {
+        let _ = writeln!(s, "  {} {}\n    {}\n    {} bytes, sha256 {}", p.component, p.version, p.url, p.bytes, p.sha256);
+        if !p.deployments.is_empty() {
+            let _ = writeln!(s, "    waits for: {}", p.deployments.join(", "));
+        }
+    }
+    s
+}
+
+/// Progress lines: a spinner per step on a terminal, plain lines otherwise.
+struct Steps {
+    tty: bool,
+}
+
+impl Steps {
+    fn new() -> Steps {
+        Steps {
+            tty: std::io::stderr().is_terminal(),
+        }
+    }
+
+    fn start(&self, msg: &str) -> Option<ProgressBar> {
+        if !self.tty {
+            eprint(&format!("… {msg}\n"));
+            return None;
+        }
+        let pb = ProgressBar::new_spinner();
+        pb.set_style(ProgressStyle::with_template("{spinner} {msg} ({elapsed})").unwrap_or_else(|_| ProgressStyle::default_spinner()));
+        pb.set_message(msg.to_string());
+        pb.enable_steady_tick(Duration::from_millis(120));
+        Some(pb)
+    }
+
+    fn done(&self, pb: Option<ProgressBar>, msg: &str) {
+        match pb {
+            Some(pb) => pb.finish_with_message(format!("✔ {msg}")),
+            None => eprint(&format!("✔ {msg}\n")),
+        }
+    }
+
+    fn run(&self, msg: &str, f: impl FnOnce() -> Result<(), Error>) -> Result<(), Error> {
+        let pb = self.start(msg);
+        let r = f();
+        match (&r, pb) {
+            (Ok(()), pb) => self.done(pb, msg),
+            (Err(_), Some(pb)) => pb.abandon_with_message(format!("✘ {msg}")),
+            (Err(_), None) => {}
+        }
+        r
+    }
+}

@@ -1,0 +1,863 @@
+//! Lab 5 `efa-nccl`: the verifier judged on saved cluster states and on manifest files.
+
+mod support;
+use support::state::*;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::{json, Value};
+use trainlab::catalog::{Catalog, Lang};
+use trainlab::observe::{manifest_files, parse_file, Obj, Observed, SourceKind};
+use trainlab::verify::{grade_lab, LabResult, Outcome, Reason, Status, Target};
+
+const LAB: &str = "efa-nccl";
+
+fn solved() -> State {
+    State::load("efa-nccl/solution-state").and("kind-nodes")
+}
+
+/// The Job's pod template spec.
+fn tpl(v: &mut Value) -> &mut Value {
+    &mut v["spec"]["template"]["spec"]
+}
+
+/// The Job's (only) container.
+fn ctr(v: &mut Value) -> &mut Value {
+    &mut v["spec"]["template"]["spec"]["containers"][0]
+}
+
+fn edit_job(s: State, f: impl FnOnce(&mut Value)) -> State {
+    s.edit("Job", "nccl-efa", f)
+}
+
+fn outcome<'a>(r: &'a LabResult, check: &str) -> &'a Outcome {
+    r.outcomes
+        .iter()
+        .find(|o| o.check == check)
+        .expect("outcome present")
+}
+
+fn message_id(o: &Outcome) -> Option<&str> {
+    match &o.reason {
+        Some(Reason::Message(id)) => Some(id.as_str()),
+        _ => None,
+    }
+}
+
+/// Objects of lab files (solution, draft) read as the learner's manifests: static mode.
+fn grade_files(rel: &str, params: &[(&str, &str)]) -> LabResult {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
+    let objects: Vec<Obj> = manifest_files(&root)
+        .expect("lab files")
+        .iter()
+        .flat_map(|f| parse_file(f).expect("valid manifest"))
+        .collect();
+    let obs = Observed::offline(SourceKind::Files, rel, objects);
+    let catalog = Catalog::embedded().expect("embedded labs load");
+    let bundle = catalog.get(LAB).expect("lab exists");
+    let params: BTreeMap<String, String> = params
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    grade_lab(bundle, &obs, &Target::for_lab(LAB), &params, None).expect("grading succeeds")
+}
+
+const SPEC_CHECKS: [&str; 6] = [
+    "efa-in-limits",
+    "efa-count",
+    "gpus-whole-node",
+    "fi-provider",
+    "efa-instance-type",
+    "single-zone",
+];
+const STATE_CHECKS: [&str; 3] = ["pods-on-efa-nodes", "pods-same-zone", "pods-running"];
+
+// --- the reference answer ---------------------------------------------------------------------
+
+#[test]
+fn solution_state_passes_every_check_without_advice() {
+    let r = solved().grade(LAB);
+    assert_all_pass(&r);
+    assert!(r.advice.is_empty(), "{:?}", r.advice);
+}
+
+#[test]
+fn check_ids_match_the_lab_file() {
+    let catalog = Catalog::embedded().unwrap();
+    let lab = &catalog.get(LAB).unwrap().lab;
+    let ids: Vec<&str> = lab.checks.iter().map(|c| c.id.as_str()).collect();
+    let v = trainlab::verify::verifier_for(LAB).unwrap();
+    assert_eq!(ids, v.check_ids());
+    assert_eq!(ids, [&SPEC_CHECKS[..], &STATE_CHECKS[..]].concat());
+}
+
+#[test]
+fn solution_manifests_pass_the_spec_checks_in_static_mode() {
+    let r = grade_files("labs/05-efa-nccl/solution", &[]);
+    for c in SPEC_CHECKS {
+        assert_eq!(status(&r, c), Status::Pass, "{c}: {:?}", outcome(&r, c));
+    }
+    for c in STATE_CHECKS {
+        assert_eq!(status(&r, c), Status::Skipped, "{c}");
+    }
+}
+
+#[test]
+fn the_draft_fails_every_spec_check_in_static_mode() {
+    let r = grade_files("labs/05-efa-nccl/draft", &[]);
+    for c in SPEC_CHECKS {
+        assert_eq!(status(&r, c), Status::Fail, "{c}: {:?}", outcome(&r, c));
+    }
+    assert_eq!(
+        outcome(&r, "gpus-whole-node").found.as_deref(),
+        Some("nvidia.com/gpu: 1")
+    );
+}
+
+#[test]
+fn the_demo_learner_got_it_right_but_set_rdmav_fork_safe() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("manifests/demo");
+    let objects: Vec<Obj> = ["00-nodes.yaml", "05-efa-nccl.yaml"]
+        .iter()
+        .flat_map(|f| parse_file(&root.join(f)).expect("valid demo file"))
+        .collect();
+    let obs = Observed::offline(SourceKind::Demo, "demo", objects);
+    let catalog = Catalog::embedded().unwrap();
+    let bundle = catalog.get(LAB).unwrap();
+    let r = grade_lab(bundle, &obs, &Target::for_lab(LAB), &BTreeMap::new(), None).unwrap();
+    assert_all_pass(&r);
+    let ids: Vec<&str> = r.advice.iter().map(|a| a.id.as_str()).collect();
+    assert_eq!(ids, ["rdmav-fork-safe"]);
+}
+
+// --- efa-in-limits ----------------------------------------------------------------------------
+
+#[test]
+fn efa_only_in_requests_fails_efa_in_limits() {
+    let s = edit_job(solved(), |j| {
+        let res = &mut ctr(j)["resources"];
+        res["limits"]
+            .as_object_mut()
+            .unwrap()
+            .remove("vpc.amazonaws.com/efa");
+        res["requests"] = json!({"vpc.amazonaws.com/efa": "32"});
+    });
+    let o = assert_only_fails(&s.grade(LAB), "efa-in-limits", Some("requests-only"));
+    assert!(o.found.unwrap().contains("in requests only"));
+}
+
+#[test]
+fn efa_requests_different_from_limits_fail_efa_in_limits() {
+    let s = edit_job(solved(), |j| {
+        ctr(j)["resources"]["requests"] = json!({"vpc.amazonaws.com/efa": "16"});
+    });
+    let o = assert_only_fails(&s.grade(LAB), "efa-in-limits", Some("mismatch"));
+    assert_eq!(o.found.as_deref(), Some("requests 16, limits 32"));
+}
+
+#[test]
+fn efa_on_a_sidecar_instead_of_the_gpu_container_is_named() {
+    let s = edit_job(solved(), |j| {
+        ctr(j)["resources"]["limits"]
+            .as_object_mut()
+            .unwrap()
+            .remove("vpc.amazonaws.com/efa");
+        tpl(j)["containers"].as_array_mut().unwrap().push(json!({
+            "name": "sidecar", "image": "busybox:1.37",
+            "resources": {"limits": {"vpc.amazonaws.com/efa": "32"}}
+        }));
+    });
+    let r = s.grade(LAB);
+    let o = outcome(&r, "efa-in-limits");
+    assert_eq!(
+        (o.status, o.hint.as_deref()),
+        (Status::Fail, Some("other-container"))
+    );
+    assert_eq!(o.evidence["other"], "sidecar");
+    assert_eq!(o.evidence["container"], "nccl");
+    // The training container has no EFA, so its count is wrong too.
+    assert_eq!(status(&r, "efa-count"), Status::Fail);
+}
+
+#[test]
+fn no_efa_at_all_fails_efa_in_limits_and_efa_count() {
+    let s = edit_job(solved(), |j| {
+        ctr(j)["resources"]["limits"]
+            .as_object_mut()
+            .unwrap()
+            .remove("vpc.amazonaws.com/efa");
+    });
+    let r = s.grade(LAB);
+    let failed: Vec<&str> = r
+        .outcomes
+        .iter()
+        .filter(|o| o.status != Status::Pass)
+        .map(|o| o.check.as_str())
+        .collect();
+    assert_eq!(failed, ["efa-in-limits", "efa-count"]);
+    assert_eq!(outcome(&r, "efa-in-limits").hint, None);
+    assert_eq!(
+        outcome(&r, "efa-count").found.as_deref(),
+        Some("no vpc.amazonaws.com/efa")
+    );
+}
+
+// --- efa-count ----------------------------------------------------------------------------------
+
+#[test]
+fn the_quiz_s_four_efa_on_p5_fails_efa_count_with_the_real_count() {
+    let s = edit_job(solved(), |j| {
+        ctr(j)["resources"]["limits"]["vpc.amazonaws.com/efa"] = json!("4");
+    });
+    let o = assert_only_fails(&s.grade(LAB), "efa-count", None);
+    let expected = o.expected.unwrap();
+    assert!(
+        expected.starts_with("vpc.amazonaws.com/efa: 32 (p5.48xlarge has 32"),
+        "{expected}"
+    );
+    assert!(
+        expected.contains("the pod template's placement"),
+        "{expected}"
+    );
+    assert_eq!(o.found.as_deref(), Some("vpc.amazonaws.com/efa: 4"));
+}
+
+#[test]
+fn placement_allowing_p4d_and_p5_fails_efa_count_because_one_count_cannot_fit_both() {
+    let s = edit_job(solved(), |j| {
+        tpl(j)["nodeSelector"]
+            .as_object_mut()
+            .unwrap()
+            .remove("node.kubernetes.io/instance-type");
+        tpl(j)["affinity"] = json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": [{
+                "key": "node.kubernetes.io/instance-type", "operator": "In",
+                "values": ["p5.48xlarge", "p4d.24xlarge"]}]}]}}});
+    });
+    let o = assert_only_fails(&s.grade(LAB), "efa-count", Some("mixed-types"));
+    assert_eq!(o.evidence["counts"], "p4d.24xlarge 4, p5.48xlarge 32");
+}
+
+#[test]
+fn p5_and_p5e_share_a_count_so_allowing_both_is_fine() {
+    let s = edit_job(solved(), |j| {
+        tpl(j)["nodeSelector"]
+            .as_object_mut()
+            .unwrap()
+            .remove("node.kubernetes.io/instance-type");
+        tpl(j)["affinity"] = json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": [{
+                "key": "node.kubernetes.io/instance-type", "operator": "In",
+                "values": ["p5.48xlarge", "p5e.48xlarge"]}]}]}}});
+    });
+    assert_all_pass(&s.grade(LAB));
+}
+
+#[test]
+fn an_unknown_instance_type_fails_efa_count_saying_so() {
+    let s = edit_job(solved().as_files(), |j| {
+        tpl(j)["nodeSelector"]["node.kubernetes.io/instance-type"] = json!("g5.48xlarge");
+    });
+    let r = s.grade(LAB);
+    let o = outcome(&r, "efa-count");
+    assert_eq!(
+        (o.status, o.hint.as_deref()),
+        (Status::Fail, Some("unknown-type"))
+    );
+    assert!(o
+        .found
+        .as_deref()
+        .unwrap()
+        .contains("g5.48xlarge is not in trainlab's EFA table"));
+    // The same unknown type cannot be confirmed EFA-capable either.
+    let t = outcome(&r, "efa-instance-type");
+    assert_eq!(
+        (t.status, t.hint.as_deref()),
+        (Status::Fail, Some("not-efa"))
+    );
+    for c in [
+        "efa-in-limits",
+        "gpus-whole-node",
+        "fi-provider",
+        "single-zone",
+    ] {
+        assert_eq!(status(&r, c), Status::Pass, "{c}");
+    }
+    let hint = trainlab::report::LabReport::new(&r, Lang::En)
+        .outcomes
+        .into_iter()
+        .find(|x| x.check == "efa-count")
+        .and_then(|x| x.hint)
+        .unwrap();
+    assert!(
+        hint.contains("`g5.48xlarge`") && hint.contains("p5.48xlarge"),
+        "{hint}"
+    );
+}
+
+#[test]
+fn without_a_pinned_type_efa_count_uses_the_nodes_the_pods_ran_on() {
+    // Pods ran on the p5 nodes (32 EFA), so 4 is wrong even though the template names no type.
+    let s = edit_job(solved(), |j| {
+        tpl(j)["nodeSelector"]
+            .as_object_mut()
+            .unwrap()
+            .remove("node.kubernetes.io/instance-type");
+        ctr(j)["resources"]["limits"]["vpc.amazonaws.com/efa"] = json!("4");
+    });
+    let r = s.grade(LAB);
+    let o = outcome(&r, "efa-count");
+    assert_eq!(o.status, Status::Fail);
+    assert!(o
+        .expected
+        .as_deref()
+        .unwrap()
+        .contains("the nodes the pods were bound to"));
+}
+
+#[test]
+fn in_static_mode_an_unpinned_type_is_judged_against_the_task_s_type() {
+    let s = edit_job(solved().as_files(), |j| {
+        tpl(j)["nodeSelector"]
+            .as_object_mut()
+            .unwrap()
+            .remove("node.kubernetes.io/instance-type");
+    });
+    let r = s.grade(LAB);
+    assert_eq!(status(&r, "efa-count"), Status::Pass);
+    assert_eq!(status(&r, "efa-instance-type"), Status::Fail);
+    // `--param instance_type=p4d.24xlarge` changes what a whole node's EFA is.
+    let r = s.param("instance_type", "p4d.24xlarge").grade(LAB);
+    let o = outcome(&r, "efa-count");
+    assert_eq!(o.status, Status::Fail);
+    assert!(o
+        .expected
+        .as_deref()
+        .unwrap()
+        .starts_with("vpc.amazonaws.com/efa: 4 "));
+}
+
+// --- gpus-whole-node ----------------------------------------------------------------------------
+
+#[test]
+fn half_a_node_of_gpus_fails_gpus_whole_node() {
+    let s = edit_job(solved(), |j| {
+        ctr(j)["resources"]["limits"]["nvidia.com/gpu"] = json!("4");
+    });
+    let o = assert_only_fails(&s.grade(LAB), "gpus-whole-node", None);
+    assert_eq!(
+        o.expected.as_deref(),
+        Some("nvidia.com/gpu: 8 (a whole node)")
+    );
+    assert_eq!(o.found.as_deref(), Some("nvidia.com/gpu: 4"));
+}
+
+#[test]
+fn pinning_trainium_fails_gpus_whole_node_not_the_efa_checks() {
+    let s = edit_job(solved().as_files(), |j| {
+        tpl(j)["nodeSelector"] = json!({
+            "node.kubernetes.io/instance-type": "trn1.32xlarge",
+            "topology.kubernetes.io/zone": "us-west-2c"});
+        ctr(j)["resources"]["limits"]["vpc.amazonaws.com/efa"] = json!("8");
+    });
+    let r = s.grade(LAB);
+    for c in [
+        "efa-in-limits",
+        "efa-count",
+        "fi-provider",
+        "efa-instance-type",
+        "single-zone",
+    ] {
+        assert_eq!(status(&r, c), Status::Pass, "{c}: {:?}", outcome(&r, c));
+    }
+    let o = outcome(&r, "gpus-whole-node");
+    assert_eq!(
+        (o.status, o.hint.as_deref()),
+        (Status::Fail, Some("no-gpus-on-type"))
+    );
+    assert_eq!(o.evidence["gpuless"], "trn1.32xlarge");
+}
+
+// --- fi-provider --------------------------------------------------------------------------------
+
+#[test]
+fn missing_fi_provider_fails_fi_provider() {
+    let s = edit_job(solved(), |j| {
+        ctr(j).as_object_mut().unwrap().remove("env");
+    });
+    let o = assert_only_fails(&s.grade(LAB), "fi-provider", None);
+    assert_eq!(o.found.as_deref(), Some("no FI_PROVIDER in container nccl"));
+}
+
+#[test]
+fn a_wrong_provider_name_fails_fi_provider_quoting_it() {
+    let s = edit_job(solved(), |j| {
+        ctr(j)["env"] = json!([{"name": "FI_PROVIDER", "value": "tcp"}]);
+    });
+    let o = assert_only_fails(&s.grade(LAB), "fi-provider", Some("wrong-value"));
+    assert_eq!(o.found.as_deref(), Some("FI_PROVIDER=tcp"));
+}
+
+#[test]
+fn fi_provider_from_a_config_map_counts() {
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: efa-env\n  namespace: trainlab-efa-nccl\ndata:\n  FI_PROVIDER: efa\n";
+    let by_key = edit_job(solved().add(cm), |j| {
+        ctr(j)["env"] = json!([{"name": "FI_PROVIDER",
+            "valueFrom": {"configMapKeyRef": {"name": "efa-env", "key": "FI_PROVIDER"}}}]);
+    });
+    assert_all_pass(&by_key.grade(LAB));
+    let env_from = edit_job(solved().add(cm), |j| {
+        ctr(j).as_object_mut().unwrap().remove("env");
+        ctr(j)["envFrom"] = json!([{"configMapRef": {"name": "efa-env"}}]);
+    });
+    assert_all_pass(&env_from.grade(LAB));
+}
+
+#[test]
+fn fi_provider_from_a_missing_config_map_cannot_be_checked() {
+    let s = edit_job(solved(), |j| {
+        ctr(j)["env"] = json!([{"name": "FI_PROVIDER",
+            "valueFrom": {"configMapKeyRef": {"name": "efa-env", "key": "FI_PROVIDER"}}}]);
+    });
+    let o = assert_only_fails(&s.grade(LAB), "fi-provider", Some("unresolved"));
+    assert_eq!(o.evidence["why"], "ConfigMap efa-env not found");
+}
+
+// --- efa-instance-type ----------------------------------------------------------------------------
+
+#[test]
+fn no_instance_type_in_the_placement_fails_only_efa_instance_type() {
+    let s = edit_job(solved(), |j| {
+        tpl(j)["nodeSelector"]
+            .as_object_mut()
+            .unwrap()
+            .remove("node.kubernetes.io/instance-type");
+    });
+    let o = assert_only_fails(&s.grade(LAB), "efa-instance-type", None);
+    assert_eq!(
+        o.found.as_deref(),
+        Some("no nodeSelector or required node affinity on node.kubernetes.io/instance-type")
+    );
+}
+
+#[test]
+fn contradicting_node_selector_and_affinity_on_the_instance_type_is_explained() {
+    let s = edit_job(solved().as_files(), |j| {
+        tpl(j)["affinity"] = json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": [{
+                "key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["p4d.24xlarge"]}]}]}}});
+    });
+    let r = s.grade(LAB);
+    let o = outcome(&r, "efa-instance-type");
+    assert_eq!(
+        (o.status, o.hint.as_deref()),
+        (Status::Fail, Some("contradictory"))
+    );
+}
+
+// --- single-zone ------------------------------------------------------------------------------------
+
+#[test]
+fn no_zone_constraint_fails_single_zone() {
+    let s = edit_job(solved(), |j| {
+        tpl(j)["nodeSelector"]
+            .as_object_mut()
+            .unwrap()
+            .remove("topology.kubernetes.io/zone");
+    });
+    let o = assert_only_fails(&s.grade(LAB), "single-zone", None);
+    assert_eq!(
+        o.found.as_deref(),
+        Some("no constraint on topology.kubernetes.io/zone")
+    );
+}
+
+#[test]
+fn two_allowed_zones_fail_single_zone() {
+    let s = edit_job(solved(), |j| {
+        tpl(j)["nodeSelector"]
+            .as_object_mut()
+            .unwrap()
+            .remove("topology.kubernetes.io/zone");
+        tpl(j)["affinity"] = json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": [{
+                "key": "topology.kubernetes.io/zone", "operator": "In",
+                "values": ["us-west-2a", "us-west-2b"]}]}]}}});
+    });
+    let o = assert_only_fails(&s.grade(LAB), "single-zone", Some("several-zones"));
+    assert_eq!(o.evidence["zones"], "us-west-2a, us-west-2b");
+}
+
+#[test]
+fn a_preferred_zone_does_not_count() {
+    let s = edit_job(solved(), |j| {
+        tpl(j)["nodeSelector"]
+            .as_object_mut()
+            .unwrap()
+            .remove("topology.kubernetes.io/zone");
+        tpl(j)["affinity"] = json!({"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{
+            "weight": 100, "preference": {"matchExpressions": [{
+                "key": "topology.kubernetes.io/zone", "operator": "In", "values": ["us-west-2a"]}]}}]}});
+    });
+    assert_only_fails(&s.grade(LAB), "single-zone", Some("preferred-only"));
+}
+
+#[test]
+fn a_required_zone_pod_affinity_on_the_job_s_own_pods_counts() {
+    let affinity = json!({"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{
+        "topologyKey": "topology.kubernetes.io/zone",
+        "labelSelector": {"matchLabels": {"batch.kubernetes.io/job-name": "nccl-efa"}}}]}});
+    let drop_zone = |j: &mut Value| {
+        tpl(j)["nodeSelector"]
+            .as_object_mut()
+            .unwrap()
+            .remove("topology.kubernetes.io/zone");
+    };
+    let s = edit_job(solved(), |j| {
+        drop_zone(j);
+        tpl(j)["affinity"] = affinity.clone();
+    });
+    assert_all_pass(&s.grade(LAB));
+    // A manifest does not carry the job-name label yet; the API server adds it.
+    let files = State::load("efa-nccl/solution-state")
+        .as_files()
+        .edit("Job", "nccl-efa", |j| {
+            drop_zone(j);
+            tpl(j)["affinity"] = affinity.clone();
+            j["spec"]["template"]["metadata"] = json!({});
+        });
+    assert_eq!(status(&files.grade(LAB), "single-zone"), Status::Pass);
+}
+
+#[test]
+fn a_zone_pod_affinity_on_other_pods_fails_single_zone() {
+    let s = edit_job(solved(), |j| {
+        tpl(j)["nodeSelector"]
+            .as_object_mut()
+            .unwrap()
+            .remove("topology.kubernetes.io/zone");
+        tpl(j)["affinity"] = json!({"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{
+            "topologyKey": "topology.kubernetes.io/zone",
+            "labelSelector": {"matchLabels": {"app": "database"}}}]}});
+    });
+    let o = assert_only_fails(&s.grade(LAB), "single-zone", Some("affinity-other-pods"));
+    assert!(o.evidence["labels"].contains("job-name=nccl-efa"));
+}
+
+// --- pods-on-efa-nodes ------------------------------------------------------------------------------
+
+#[test]
+fn a_node_that_lost_its_efa_capacity_fails_pods_on_efa_nodes() {
+    // kubelet re-registration can zero extended resources (facts §9.1).
+    let s = solved().edit("Node", "trainlab-worker2", |n| {
+        n["status"]["allocatable"]["vpc.amazonaws.com/efa"] = json!("0");
+    });
+    let o = assert_only_fails(&s.grade(LAB), "pods-on-efa-nodes", None);
+    assert_eq!(
+        o.found.as_deref(),
+        Some(
+            "nccl-efa-1-m9q4d on trainlab-worker2: allocatable vpc.amazonaws.com/efa 0, request 32"
+        )
+    );
+}
+
+#[test]
+fn a_pod_on_the_p4d_node_fails_both_node_checks() {
+    let s = solved().edit("Pod", "nccl-efa-1-m9q4d", |p| {
+        p["spec"]["nodeName"] = json!("trainlab-worker3");
+    });
+    let r = s.grade(LAB);
+    assert_eq!(status(&r, "pods-on-efa-nodes"), Status::Fail);
+    assert_eq!(status(&r, "pods-same-zone"), Status::Fail);
+    assert!(outcome(&r, "pods-on-efa-nodes")
+        .found
+        .as_deref()
+        .unwrap()
+        .contains("allocatable vpc.amazonaws.com/efa 4, request 32"));
+}
+
+// --- pods-same-zone ---------------------------------------------------------------------------------
+
+#[test]
+fn pods_whose_nodes_are_in_two_zones_fail_pods_same_zone() {
+    // A node relabelled after binding: the scheduler's constraint was met, the result is not.
+    let s = solved().edit("Node", "trainlab-worker2", |n| {
+        n["metadata"]["labels"]["topology.kubernetes.io/zone"] = json!("us-west-2b");
+    });
+    let o = assert_only_fails(&s.grade(LAB), "pods-same-zone", None);
+    assert_eq!(
+        o.found.as_deref(),
+        Some("nccl-efa-0-7xk2p on trainlab-worker (us-west-2a), nccl-efa-1-m9q4d on trainlab-worker2 (us-west-2b)")
+    );
+}
+
+// --- pods-running -----------------------------------------------------------------------------------
+
+#[test]
+fn a_non_indexed_job_fails_pods_running_with_the_shape() {
+    let s = edit_job(solved(), |j| {
+        j["spec"]["completionMode"] = json!("NonIndexed");
+        j["spec"]["parallelism"] = json!(1);
+    });
+    let o = assert_only_fails(&s.grade(LAB), "pods-running", Some("job-shape"));
+    assert_eq!(
+        o.found.as_deref(),
+        Some("completions 2, parallelism 1, completionMode NonIndexed")
+    );
+}
+
+#[test]
+fn pinning_a_zone_without_p5_nodes_fails_pods_running_quoting_the_scheduler() {
+    let r = State::load("efa-nccl/unschedulable")
+        .and("kind-nodes")
+        .grade(LAB);
+    for c in SPEC_CHECKS {
+        assert_eq!(status(&r, c), Status::Pass, "{c}");
+    }
+    let o = outcome(&r, "pods-running");
+    assert_eq!(
+        (o.status, o.hint.as_deref()),
+        (Status::Fail, Some("unschedulable"))
+    );
+    let msg = &o.evidence["scheduler_message"];
+    assert!(
+        msg.starts_with("0/5 nodes are available:")
+            && msg.contains("didn't match Pod's node affinity/selector")
+    );
+    assert!(o.found.as_deref().unwrap().contains(msg.as_str()));
+    // Not bound yet: the node checks wait rather than fail.
+    for c in ["pods-on-efa-nodes", "pods-same-zone"] {
+        assert_eq!(status(&r, c), Status::Pending, "{c}");
+        assert_eq!(message_id(outcome(&r, c)), Some("not-bound"));
+    }
+    let hint = trainlab::report::LabReport::new(&r, Lang::Ja)
+        .outcomes
+        .into_iter()
+        .find(|x| x.check == "pods-running")
+        .and_then(|x| x.hint)
+        .unwrap();
+    assert!(hint.contains(msg.as_str()), "{hint}");
+}
+
+#[test]
+fn waiting_for_gpus_that_other_pods_hold_is_pending_not_fail() {
+    // Same message shape, but the p5 nodes in us-west-2a would fit the pod if they were free.
+    let msg = "0/5 nodes are available: 2 Insufficient nvidia.com/gpu, 3 node(s) didn't match Pod's node affinity/selector. preemption: 0/5 nodes are available: 2 No preemption victims found for incoming pod, 3 Preemption is not helpful for scheduling.";
+    let s = State::load("efa-nccl/unschedulable").and("kind-nodes");
+    let s = edit_job(s, |j| {
+        tpl(j)["nodeSelector"]["topology.kubernetes.io/zone"] = json!("us-west-2a");
+    })
+    .edit_all("Pod", |p| {
+        p["spec"]["nodeSelector"]["topology.kubernetes.io/zone"] = json!("us-west-2a");
+        p["status"]["conditions"][0]["message"] = json!(msg);
+    });
+    let r = s.grade(LAB);
+    let o = outcome(&r, "pods-running");
+    assert_eq!(o.status, Status::Pending, "{o:?}");
+    assert_eq!(message_id(o), Some("waiting-capacity"));
+    assert_eq!(o.evidence["scheduler_message"], msg);
+}
+
+#[test]
+fn on_eks_a_missing_node_may_still_come_from_an_autoscaler() {
+    let eks = |s: State| {
+        s.edit_all("Node", |n| {
+            let name = n["metadata"]["name"].as_str().unwrap().to_string();
+            n["spec"]["providerID"] = json!(format!("aws:///us-west-2a/i-0{name}"));
+        })
+    };
+    let r = eks(State::load("efa-nccl/unschedulable").and("kind-nodes")).grade(LAB);
+    assert_eq!(status(&r, "pods-running"), Status::Pending);
+    // 64 EFA is more than any p5.48xlarge has: no new node can help.
+    let s = edit_job(
+        State::load("efa-nccl/unschedulable").and("kind-nodes"),
+        |j| {
+            ctr(j)["resources"]["limits"]["vpc.amazonaws.com/efa"] = json!("64");
+        },
+    )
+    .edit_all("Pod", |p| {
+        p["spec"]["containers"][0]["resources"]["limits"]["vpc.amazonaws.com/efa"] = json!("64");
+        p["spec"]["containers"][0]["resources"]["requests"]["vpc.amazonaws.com/efa"] = json!("64");
+    });
+    let r = eks(s).grade(LAB);
+    assert_eq!(
+        outcome(&r, "pods-running").hint.as_deref(),
+        Some("unschedulable")
+    );
+}
+
+#[test]
+fn a_converging_cluster_is_pending_not_failing() {
+    let r = State::load("efa-nccl/converging")
+        .and("kind-nodes")
+        .grade(LAB);
+    for c in SPEC_CHECKS
+        .iter()
+        .chain(&["pods-on-efa-nodes", "pods-same-zone"])
+    {
+        assert_eq!(status(&r, c), Status::Pass, "{c}: {:?}", outcome(&r, c));
+    }
+    let o = outcome(&r, "pods-running");
+    assert_eq!(o.status, Status::Pending);
+    assert_eq!(message_id(o), Some("creating"));
+    assert_eq!(o.evidence["pods"], "nccl-efa-1-m9q4d");
+}
+
+#[test]
+fn a_job_without_pods_yet_is_pending_everywhere_in_state() {
+    let s = State::load("efa-nccl/converging")
+        .and("kind-nodes")
+        .remove(|o| o.kind() == "Pod");
+    let r = s.grade(LAB);
+    for c in STATE_CHECKS {
+        let o = outcome(&r, c);
+        assert_eq!(o.status, Status::Pending, "{c}");
+        assert_eq!(message_id(o), Some("no-pods"), "{c}");
+    }
+}
+
+#[test]
+fn a_completed_job_whose_pods_were_deleted_cannot_show_their_nodes() {
+    let r = solved().remove(|o| o.kind() == "Pod").grade(LAB);
+    for c in ["pods-on-efa-nodes", "pods-same-zone"] {
+        assert_eq!(status(&r, c), Status::Skipped, "{c}");
+        assert_eq!(message_id(outcome(&r, c)), Some("pods-gone"));
+    }
+    // The Job controller's Complete condition still says both indexes succeeded.
+    assert_eq!(status(&r, "pods-running"), Status::Pass);
+}
+
+#[test]
+fn a_failed_job_fails_pods_running_with_its_reason() {
+    let s = edit_job(State::load("efa-nccl/converging").and("kind-nodes"), |j| {
+        j["status"] = json!({"failed": 3, "conditions": [{
+            "type": "Failed", "status": "True", "reason": "BackoffLimitExceeded",
+            "message": "Job has reached the specified backoff limit"}]});
+    });
+    let o = assert_only_fails(&s.grade(LAB), "pods-running", Some("job-failed"));
+    assert_eq!(o.evidence["reason"], "BackoffLimitExceeded");
+}
+
+#[test]
+fn a_failed_pod_being_retried_is_pending() {
+    let s =
+        State::load("efa-nccl/converging")
+            .and("kind-nodes")
+            .edit("Pod", "nccl-efa-1-m9q4d", |p| {
+                p["status"]["phase"] = json!("Failed");
+            });
+    let o = outcome(&s.grade(LAB), "pods-running").clone();
+    assert_eq!(o.status, Status::Pending);
+    assert_eq!(message_id(&o), Some("retrying"));
+}
+
+#[test]
+fn an_image_that_cannot_be_pulled_fails_pods_running() {
+    let s =
+        State::load("efa-nccl/converging")
+            .and("kind-nodes")
+            .edit("Pod", "nccl-efa-1-m9q4d", |p| {
+                p["status"]["containerStatuses"][0]["state"] = json!({"waiting": {
+            "reason": "ImagePullBackOff",
+            "message": "Back-off pulling image \"busybox:1.377\""}});
+            });
+    let o = assert_only_fails(&s.grade(LAB), "pods-running", Some("container-waiting"));
+    assert_eq!(o.evidence["reason"], "ImagePullBackOff");
+}
+
+// --- ownership, missing objects, bad input ---------------------------------------------------------
+
+const FORGED: &str = r#"
+apiVersion: v1
+kind: Pod
+metadata:
+  name: nccl-efa-1-forged
+  namespace: trainlab-efa-nccl
+  annotations: {batch.kubernetes.io/job-completion-index: '1'}
+  labels: {batch.kubernetes.io/job-name: nccl-efa, job-name: nccl-efa, batch.kubernetes.io/job-completion-index: '1'}
+  ownerReferences:
+  - {apiVersion: batch/v1, kind: Job, name: nccl-efa, uid: 00000000-0000-4000-8000-000000000000, controller: true}
+spec:
+  nodeName: trainlab-worker3
+  containers:
+  - {name: nccl, image: busybox:1.37, resources: {limits: {vpc.amazonaws.com/efa: '32'}}}
+status:
+  phase: Succeeded
+"#;
+
+#[test]
+fn pods_with_the_job_s_labels_but_not_its_uid_are_ignored() {
+    // A forged pod in another zone on a 4-EFA node does not spoil the real pods' result...
+    assert_all_pass(&solved().add(FORGED).grade(LAB));
+    // ...and cannot stand in for them either.
+    let r = solved()
+        .remove(|o| o.kind() == "Pod")
+        .edit("Job", "nccl-efa", |j| j["status"] = json!({"active": 2}))
+        .add(FORGED)
+        .grade(LAB);
+    for c in STATE_CHECKS {
+        assert_eq!(status(&r, c), Status::Pending, "{c}");
+    }
+}
+
+#[test]
+fn a_missing_job_fails_every_check_saying_what_to_create() {
+    let s = solved().remove(|o| o.kind() == "Job");
+    let r = s.grade(LAB);
+    for o in &r.outcomes {
+        assert_eq!(
+            (o.status, o.hint.as_deref()),
+            (Status::Fail, Some("no-job")),
+            "{}",
+            o.check
+        );
+        assert_eq!(
+            o.found.as_deref(),
+            Some("no Job in namespace trainlab-efa-nccl")
+        );
+    }
+    let hint = trainlab::report::LabReport::new(&r, Lang::En).outcomes[0]
+        .hint
+        .clone()
+        .unwrap();
+    assert!(
+        hint.contains("kubectl apply -n trainlab-efa-nccl -f nccl-efa.yaml"),
+        "{hint}"
+    );
+    let renamed = edit_job(solved(), |j| j["metadata"]["name"] = json!("nccl"));
+    let r = renamed.grade(LAB);
+    assert_eq!(
+        outcome(&r, "efa-count").found.as_deref(),
+        Some("Jobs nccl but none named nccl-efa")
+    );
+}
+
+#[test]
+fn a_wrongly_typed_field_is_bad_input_naming_the_field() {
+    let s = edit_job(solved(), |j| j["spec"]["parallelism"] = json!("two"));
+    let err = s.try_grade(LAB).expect_err("bad input").to_string();
+    assert!(err.contains("spec.parallelism"), "{err}");
+}
+
+// --- advice ------------------------------------------------------------------------------------------
+
+#[test]
+fn discouraged_efa_variables_are_advice_not_failures() {
+    let s = edit_job(solved(), |j| {
+        ctr(j)["env"].as_array_mut().unwrap().extend([
+            json!({"name": "RDMAV_FORK_SAFE", "value": "1"}),
+            json!({"name": "FI_EFA_USE_DEVICE_RDMA", "value": "1"}),
+        ]);
+    });
+    let r = s.grade(LAB);
+    assert_all_pass(&r);
+    let rep = trainlab::report::LabReport::new(&r, Lang::En);
+    let ids: Vec<&str> = rep.advice.iter().map(|a| a.id.as_str()).collect();
+    assert_eq!(ids, ["rdmav-fork-safe", "fi-efa-use-device-rdma"]);
+    assert!(
+        rep.advice[0].text.contains("Container `nccl`"),
+        "{}",
+        rep.advice[0].text
+    );
+}
