@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# End-to-end test of every gradable lab on a real kind cluster (needs Docker and kind).
+#
+#   scripts/e2e-kind.sh [--keep] [--name NAME]
+#
+# Creates the cluster, runs `trainlab setup kind`, then for each gradable lab:
+# start -> check must exit 1 (the lab is not done yet), solve -> check --wait 5m must exit 0,
+# reset. Prints "N passed, M failed" and exits non-zero on any failure. --keep leaves the
+# cluster running; otherwise it is deleted at the end.
+set -euo pipefail
+
+name=trainlab
+keep=false
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --keep) keep=true ;;
+    --name) name="$2"; shift ;;
+    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    *) echo "unknown argument: $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cargo build --release --manifest-path "$root/Cargo.toml"
+trainlab="$root/target/release/trainlab"
+context="kind-$name"
+work="$(mktemp -d)"
+
+cleanup() {
+  rm -rf "$work"
+  if [ "$keep" = false ]; then
+    kind delete cluster --name "$name" || true
+  fi
+}
+trap cleanup EXIT
+
+"$trainlab" setup kind --name "$name"
+"$trainlab" doctor --context "$context"
+
+labs="$("$trainlab" list -o json | python3 -c 'import json,sys; print(" ".join(l["id"] for l in json.load(sys.stdin)["labs"] if l["gradable"]))')"
+
+passed=0
+failed=0
+for lab in $labs; do
+  echo "== $lab"
+  ok=true
+  (cd "$work" && "$trainlab" start "$lab" --context "$context" --force) || ok=false
+  rc=0
+  "$trainlab" check "$lab" --context "$context" >/dev/null || rc=$?
+  if [ "$rc" -ne 1 ]; then
+    echo "   after start, check exited $rc (expected 1: the lab is not done)"
+    ok=false
+  fi
+  "$trainlab" solve "$lab" --context "$context" || ok=false
+  rc=0
+  "$trainlab" check "$lab" --context "$context" --wait 5m || rc=$?
+  if [ "$rc" -ne 0 ]; then
+    echo "   after solve, check exited $rc (expected 0)"
+    ok=false
+  fi
+  "$trainlab" reset "$lab" --context "$context" --yes || ok=false
+  if [ "$ok" = true ]; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    echo "   FAILED: $lab"
+  fi
+done
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
