@@ -256,7 +256,7 @@ fn p5_and_p5e_share_a_count_so_allowing_both_is_fine() {
 
 #[test]
 fn an_unknown_instance_type_fails_efa_count_saying_so() {
-    let s = edit_job(solved().as_files(), |j| {
+    let s = edit_job(solved().into_files(), |j| {
         tpl(j)["nodeSelector"]["node.kubernetes.io/instance-type"] = json!("g5.48xlarge");
     });
     let r = s.grade(LAB);
@@ -318,7 +318,7 @@ fn without_a_pinned_type_efa_count_uses_the_nodes_the_pods_ran_on() {
 
 #[test]
 fn in_static_mode_an_unpinned_type_is_judged_against_the_task_s_type() {
-    let s = edit_job(solved().as_files(), |j| {
+    let s = edit_job(solved().into_files(), |j| {
         tpl(j)["nodeSelector"]
             .as_object_mut()
             .unwrap()
@@ -355,7 +355,7 @@ fn half_a_node_of_gpus_fails_gpus_whole_node() {
 
 #[test]
 fn pinning_trainium_fails_gpus_whole_node_not_the_efa_checks() {
-    let s = edit_job(solved().as_files(), |j| {
+    let s = edit_job(solved().into_files(), |j| {
         tpl(j)["nodeSelector"] = json!({
             "node.kubernetes.io/instance-type": "trn1.32xlarge",
             "topology.kubernetes.io/zone": "us-west-2c"});
@@ -443,7 +443,7 @@ fn no_instance_type_in_the_placement_fails_only_efa_instance_type() {
 
 #[test]
 fn contradicting_node_selector_and_affinity_on_the_instance_type_is_explained() {
-    let s = edit_job(solved().as_files(), |j| {
+    let s = edit_job(solved().into_files(), |j| {
         tpl(j)["affinity"] = json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
             "nodeSelectorTerms": [{"matchExpressions": [{
                 "key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["p4d.24xlarge"]}]}]}}});
@@ -521,7 +521,7 @@ fn a_required_zone_pod_affinity_on_the_job_s_own_pods_counts() {
     assert_all_pass(&s.grade(LAB));
     // A manifest does not carry the job-name label yet; the API server adds it.
     let files = State::load("efa-nccl/solution-state")
-        .as_files()
+        .into_files()
         .edit("Job", "nccl-efa", |j| {
             drop_zone(j);
             tpl(j)["affinity"] = affinity.clone();

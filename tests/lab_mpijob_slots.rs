@@ -154,7 +154,7 @@ fn a_v1_manifest_with_a_wrong_np_fails_both_checks() {
             v["apiVersion"] = json!("kubeflow.org/v1");
             launcher_container(v)["args"][1] = json!("32");
         })
-        .as_files()
+        .into_files()
         .grade(LAB);
     assert_eq!(status(&r, "api-v2beta1"), Status::Fail);
     assert_eq!(outcome(&r, "np-matches").found.as_deref(), Some("-np 32"));
@@ -234,7 +234,7 @@ fn a_lowercase_worker_key_is_reported_as_case_sensitive() {
             let w = specs.remove("Worker").unwrap();
             specs.insert("worker".into(), w);
         })
-        .as_files()
+        .into_files()
         .grade(LAB);
     let o = outcome(&r, "slots-match-gpus");
     assert_eq!(o.hint.as_deref(), Some("no-worker"));

@@ -29,7 +29,7 @@ fn lab_files(folder: &str) -> State {
         .iter()
         .flat_map(|f| parse_file(f).unwrap())
         .collect();
-    let mut s = State::load("volcano-gang/solution-state").as_files();
+    let mut s = State::load("volcano-gang/solution-state").into_files();
     s.objects = objects;
     s
 }
@@ -772,44 +772,4 @@ fn a_non_number_gpu_node_count_is_bad_input_naming_the_parameter() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("gpu_nodes"), "{err}");
-}
-
-#[test]
-#[ignore]
-fn zz_print_reports() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("manifests/demo");
-    let mut demo = solved();
-    demo.objects = ["00-nodes.yaml", "09-volcano-gang.yaml"]
-        .iter()
-        .flat_map(|f| parse_file(&root.join(f)).unwrap())
-        .collect();
-    let states = [
-        ("solution", solved()),
-        ("demo", demo),
-        ("stale", State::load("volcano-gang/stale").and("kind-nodes")),
-        (
-            "grew",
-            State::load("volcano-gang/cluster-grew").and("kind-nodes"),
-        ),
-        ("draft", lab_files("draft").param("gpu_nodes", "3")),
-        ("missing", solved().remove(|o| o.kind() == "Job")),
-        (
-            "inqueue",
-            State::load("volcano-gang/inqueue").and("kind-nodes"),
-        ),
-    ];
-    for (name, s) in states {
-        let r = s.grade(LAB);
-        for lang in [Lang::En, Lang::Ja] {
-            println!("===== {name} {lang:?}");
-            println!(
-                "{}",
-                trainlab::report::render(
-                    &[LabReport::new(&r, lang)],
-                    trainlab::report::Format::Human,
-                    false
-                )
-            );
-        }
-    }
 }

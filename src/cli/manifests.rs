@@ -28,6 +28,7 @@ pub fn apply_folder(b: &LabBundle, folder: &str, namespace: &str, live: &LiveArg
                 Change::Created => "created",
                 Change::Configured => "configured",
                 Change::Unchanged => "unchanged",
+                Change::Kept => "exists, kept as it is (create-only)",
             };
             print(&format!("{what} {word}\n"));
         }

@@ -14,6 +14,9 @@ use crate::Error;
 
 pub const FIELD_MANAGER: &str = "trainlab";
 pub const LAB_LABEL: &str = "trainlab.dev/lab";
+/// A starter object marked `trainlab.dev/apply: create-only` is created when absent and never
+/// touched when present: e.g. the EC2NodeClass `default` a real EKS cluster already has.
+pub const APPLY_ANNOTATION: &str = "trainlab.dev/apply";
 
 /// One manifest ready to apply: labelled, namespaced into the lab's namespace.
 #[derive(Debug, Clone)]
@@ -25,6 +28,9 @@ pub struct Prepared {
 }
 
 impl Prepared {
+    pub fn create_only(&self) -> bool {
+        self.value["metadata"]["annotations"][APPLY_ANNOTATION].as_str() == Some("create-only")
+    }
     pub fn name(&self) -> &str {
         self.value["metadata"]["name"].as_str().unwrap_or_default()
     }
@@ -45,6 +51,8 @@ pub enum Change {
     Created,
     Configured,
     Unchanged,
+    /// A create-only object that already existed: left exactly as it was.
+    Kept,
 }
 
 /// Labels an object and places it in the lab namespace. A Namespace manifest named like the
@@ -132,7 +140,14 @@ pub async fn apply_all(conn: &Conn, set: &[Prepared]) -> Result<Vec<(String, Cha
             created_ns.push(p);
         }
     }
-    for p in set.iter().filter(|p| p.resource.kind != "Namespace") {
+    let mut existing_create_only = Vec::new();
+    for p in set.iter().filter(|p| p.create_only()) {
+        if current_version(conn, p).await?.is_some() {
+            existing_create_only.push(p.display());
+        }
+    }
+    let skip = |p: &Prepared| existing_create_only.contains(&p.display());
+    for p in set.iter().filter(|p| p.resource.kind != "Namespace" && !skip(p)) {
         if let Err(e) = apply_one(conn, p, true).await {
             for ns in &created_ns {
                 let _ = ns.api(conn).delete(ns.name(), &DeleteParams::default()).await;
@@ -144,6 +159,10 @@ pub async fn apply_all(conn: &Conn, set: &[Prepared]) -> Result<Vec<(String, Cha
     for p in set {
         if created_ns.iter().any(|n| n.name() == p.name() && n.resource.kind == p.resource.kind) {
             changes.push((p.display(), Change::Created));
+            continue;
+        }
+        if skip(p) {
+            changes.push((p.display(), Change::Kept));
             continue;
         }
         let before = current_version(conn, p).await?;

@@ -55,7 +55,10 @@ pub fn default_pins() -> Vec<Pin> {
 pub fn load_pins(path: &Path) -> Result<Vec<Pin>, Error> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::Usage(format!("{}: cannot read: {e}", path.display())))?;
     let de = serde_yaml::Deserializer::from_str(&text);
-    serde_path_to_error::deserialize(de).map_err(|e| Error::Usage(format!("{}: field `{}`: {}", path.display(), e.path().to_string(), e.into_inner())))
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let field = e.path().to_string();
+        Error::Usage(format!("{}: field `{field}`: {}", path.display(), e.into_inner()))
+    })
 }
 
 pub fn sha256_hex(data: &[u8]) -> String {

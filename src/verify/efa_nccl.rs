@@ -707,7 +707,7 @@ fn gpus_whole_node(
 ) -> Result<Outcome, InputError> {
     const ID: &str = "gpus-whole-node";
     let Some(c) = tc else {
-        return Ok(no_container(ID).with("gpus_expected", "8"));
+        return Ok(no_container(ID).with("gpus_expected", gpus_param(ctx)?));
     };
     let types = judged_types(input, ctx);
     let type_names = types.as_ref().map(|t| t.names.clone()).unwrap_or_default();
@@ -856,7 +856,9 @@ fn efa_instance_type(input: &Input, ctx: &JudgeCtx) -> Outcome {
         .get("instance_type")
         .unwrap_or("p5.48xlarge")
         .to_string();
-    let expected = format!("{INSTANCE_TYPE_LABEL} restricted to EFA-capable types ({efa_types})");
+    let expected = format!(
+        "{INSTANCE_TYPE_LABEL} restricted to EFA-capable types (EFA GPU types: {efa_types})"
+    );
     match allowed_values(&input.spec, INSTANCE_TYPE_LABEL) {
         Allowed::Any => Outcome::fail(
             ID,

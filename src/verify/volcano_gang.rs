@@ -683,6 +683,12 @@ fn started_outcome(check: &str, kind: Started, expected: String, found: String) 
     }
 }
 
+/// All or nothing: while the PodGroup is Pending or Inqueue and no pod of the Job is bound, the
+/// gang is held. Once something started, blame follows the cause: a failing spec check (the gang
+/// was allowed to fit) makes this a fail whose hint points at that check; a right spec with only
+/// part of the gang bound means pods left from an earlier spec (fail, `stale`); a right spec with
+/// the whole gang bound means the cluster holds more than the lab assumes, which is an
+/// environment error, not the learner's fault (as is a cluster that grew under the Job).
 fn check_gang_held(
     gang: &Gang,
     made: &Made,

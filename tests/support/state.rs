@@ -42,7 +42,7 @@ impl State {
     }
 
     /// The same objects read as the learner's files (static mode).
-    pub fn as_files(mut self) -> State {
+    pub fn into_files(mut self) -> State {
         self.source = SourceKind::Files;
         self
     }
@@ -184,7 +184,7 @@ pub fn assert_only_fails(
                 || !h.contains('}')
                 || !trainlab::catalog::placeholders(&h)
                     .iter()
-                    .any(|p| o.evidence.get(p).is_none() && h.contains(&format!("{{{p}}}"))),
+                    .any(|p| !o.evidence.contains_key(p) && h.contains(&format!("{{{p}}}"))),
             "unfilled placeholder in hint: {h}"
         );
     }
