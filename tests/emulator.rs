@@ -88,7 +88,9 @@ fn api_error<T: std::fmt::Debug>(result: kube::Result<T>) -> kube::core::Status 
 fn raw_get(emu: &Emulator, path: &str, accept: &str) -> (String, String) {
     let addr = emu.url().trim_start_matches("http://").to_string();
     let mut stream = std::net::TcpStream::connect(&addr).unwrap();
-    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
     let request = format!(
         "GET {path} HTTP/1.1\r\nHost: {addr}\r\nAccept: {accept}\r\nConnection: close\r\n\r\n"
     );
@@ -119,37 +121,64 @@ async fn kubeconfig_points_kube_rs_at_the_emulator() {
     let kubeconfig = Kubeconfig::read_from(emu.kubeconfig(dir.path(), "lab")).unwrap();
     assert_eq!(kubeconfig.current_context.as_deref(), Some("lab"));
 
-    let version = bounded(client(&emu).await.apiserver_version()).await.unwrap();
+    let version = bounded(client(&emu).await.apiserver_version())
+        .await
+        .unwrap();
     assert_eq!(version.git_version, "v1.33.1");
-    assert_eq!((version.major.as_str(), version.minor.as_str()), ("1", "33"));
+    assert_eq!(
+        (version.major.as_str(), version.minor.as_str()),
+        ("1", "33")
+    );
     assert!(emu.url().starts_with("http://127.0.0.1:"));
 }
 
 #[tokio::test]
 async fn discovery_serves_built_ins_and_crd_groups_and_404s_unserved_groups() {
     let emu = Emulator::start(vec![]);
-    emu.serve_crd("scheduling.volcano.sh", "v1beta1", "PodGroup", "podgroups", true);
+    emu.serve_crd(
+        "scheduling.volcano.sh",
+        "v1beta1",
+        "PodGroup",
+        "podgroups",
+        true,
+    );
     emu.serve_crd("karpenter.sh", "v1", "NodePool", "nodepools", false);
     let client = client(&emu).await;
 
     let discovery = bounded(Discovery::new(client.clone()).run()).await.unwrap();
-    for group in ["", "batch", "apps", "storage.k8s.io", "apiextensions.k8s.io"] {
+    for group in [
+        "",
+        "batch",
+        "apps",
+        "storage.k8s.io",
+        "apiextensions.k8s.io",
+    ] {
         assert!(discovery.has_group(group), "{group:?} is served");
     }
     let podgroup = GroupVersionKind::gvk("scheduling.volcano.sh", "v1beta1", "PodGroup");
-    let (resource, caps) = discovery.resolve_gvk(&podgroup).expect("PodGroup is served");
+    let (resource, caps) = discovery
+        .resolve_gvk(&podgroup)
+        .expect("PodGroup is served");
     assert_eq!(resource.plural, "podgroups");
     assert_eq!(caps.scope, Scope::Namespaced);
     let nodepool = GroupVersionKind::gvk("karpenter.sh", "v1", "NodePool");
-    let (_, caps) = discovery.resolve_gvk(&nodepool).expect("NodePool is served");
+    let (_, caps) = discovery
+        .resolve_gvk(&nodepool)
+        .expect("NodePool is served");
     assert_eq!(caps.scope, Scope::Cluster);
     let node = GroupVersionKind::gvk("", "v1", "Node");
     let (_, caps) = discovery.resolve_gvk(&node).unwrap();
-    let subresources: Vec<&str> = caps.subresources.iter().map(|(r, _)| r.plural.as_str()).collect();
+    let subresources: Vec<&str> = caps
+        .subresources
+        .iter()
+        .map(|(r, _)| r.plural.as_str())
+        .collect();
     assert_eq!(subresources, ["status"]);
     assert!(!discovery.has_group("kubeflow.org"));
 
-    let request = http::Request::get("/apis/kubeflow.org/v2beta1").body(vec![]).unwrap();
+    let request = http::Request::get("/apis/kubeflow.org/v2beta1")
+        .body(vec![])
+        .unwrap();
     let status = api_error(bounded(client.request::<Value>(request)).await);
     assert_eq!((status.code, status.reason.as_str()), (404, "NotFound"));
 }
@@ -176,9 +205,15 @@ async fn crd_objects_make_their_kinds_served_and_deleting_them_removes_their_obj
     let discovery = bounded(Discovery::new(client.clone()).run()).await.unwrap();
     assert!(discovery.has_group("kubeflow.org"));
     let gvk = GroupVersionKind::gvk("kubeflow.org", "v2beta1", "MPIJob");
-    let mpijobs: Api<DynamicObject> =
-        Api::namespaced_with(client.clone(), "a", &ApiResource::from_gvk_with_plural(&gvk, "mpijobs"));
-    assert_eq!(names(bounded(mpijobs.list(&ListParams::default())).await.unwrap()), ["nccl"]);
+    let mpijobs: Api<DynamicObject> = Api::namespaced_with(
+        client.clone(),
+        "a",
+        &ApiResource::from_gvk_with_plural(&gvk, "mpijobs"),
+    );
+    assert_eq!(
+        names(bounded(mpijobs.list(&ListParams::default())).await.unwrap()),
+        ["nccl"]
+    );
 
     let crds: Api<DynamicObject> = Api::all_with(
         client.clone(),
@@ -187,7 +222,9 @@ async fn crd_objects_make_their_kinds_served_and_deleting_them_removes_their_obj
             "customresourcedefinitions",
         ),
     );
-    bounded(crds.delete("mpijobs.kubeflow.org", &DeleteParams::default())).await.unwrap();
+    bounded(crds.delete("mpijobs.kubeflow.org", &DeleteParams::default()))
+        .await
+        .unwrap();
     assert!(emu.objects().iter().all(|o| o["kind"] != "MPIJob"));
     let status = api_error(bounded(mpijobs.list(&ListParams::default())).await);
     assert_eq!(status.code, 404);
@@ -197,20 +234,44 @@ async fn crd_objects_make_their_kinds_served_and_deleting_them_removes_their_obj
 fn aggregated_discovery_accept_header_gets_the_legacy_json() {
     let emu = Emulator::start(vec![]);
     emu.serve_crd("batch.volcano.sh", "v1alpha1", "Job", "jobs", true);
-    let accept = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json";
+    let accept =
+        "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json";
 
     let (head, body) = raw_get(&emu, "/apis", accept);
     assert!(head.starts_with("HTTP/1.1 200"), "{head}");
-    assert!(head.to_ascii_lowercase().contains("content-type: application/json\r\n")
-        || head.to_ascii_lowercase().ends_with("content-type: application/json"), "{head}");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("content-type: application/json\r\n")
+            || head
+                .to_ascii_lowercase()
+                .ends_with("content-type: application/json"),
+        "{head}"
+    );
     let groups: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(groups["kind"], "APIGroupList");
-    let served: Vec<&str> = groups["groups"].as_array().unwrap().iter().map(|g| g["name"].as_str().unwrap()).collect();
-    assert_eq!(served, ["batch", "apps", "storage.k8s.io", "apiextensions.k8s.io", "batch.volcano.sh"]);
+    let served: Vec<&str> = groups["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        served,
+        [
+            "batch",
+            "apps",
+            "storage.k8s.io",
+            "apiextensions.k8s.io",
+            "batch.volcano.sh"
+        ]
+    );
 
     let (_, body) = raw_get(&emu, "/api", accept);
     let versions: Value = serde_json::from_str(&body).unwrap();
-    assert_eq!((versions["kind"].as_str(), &versions["versions"]), (Some("APIVersions"), &json!(["v1"])));
+    assert_eq!(
+        (versions["kind"].as_str(), &versions["versions"]),
+        (Some("APIVersions"), &json!(["v1"]))
+    );
 }
 
 // --- reads ------------------------------------------------------------------------------------
@@ -226,15 +287,51 @@ async fn lists_pods_with_label_and_field_selectors() {
         async move { names(bounded(api.list(&lp)).await.unwrap()) }
     };
 
-    assert_eq!(list(&in_a, ListParams::default().labels("app=train")).await, ["p1", "p2"]);
-    assert_eq!(list(&in_a, ListParams::default().labels("app==train,tier!=gpu")).await, ["p2"]);
-    assert_eq!(list(&in_a, ListParams::default().labels("app in (web, train),!tier")).await, ["p2", "p3"]);
-    assert_eq!(list(&in_a, ListParams::default().labels("app notin (train)")).await, ["p3"]);
-    assert_eq!(list(&in_a, ListParams::default().labels("tier")).await, ["p1"]);
+    assert_eq!(
+        list(&in_a, ListParams::default().labels("app=train")).await,
+        ["p1", "p2"]
+    );
+    assert_eq!(
+        list(&in_a, ListParams::default().labels("app==train,tier!=gpu")).await,
+        ["p2"]
+    );
+    assert_eq!(
+        list(
+            &in_a,
+            ListParams::default().labels("app in (web, train),!tier")
+        )
+        .await,
+        ["p2", "p3"]
+    );
+    assert_eq!(
+        list(&in_a, ListParams::default().labels("app notin (train)")).await,
+        ["p3"]
+    );
+    assert_eq!(
+        list(&in_a, ListParams::default().labels("tier")).await,
+        ["p1"]
+    );
     // The cluster-wide path lists every namespace.
-    assert_eq!(list(&everywhere, ListParams::default().labels("app=train")).await, ["p1", "p2", "p4"]);
-    assert_eq!(list(&everywhere, ListParams::default().fields("metadata.namespace=b")).await, ["p4"]);
-    assert_eq!(list(&everywhere, ListParams::default().fields("metadata.name!=p1,status.phase=Running")).await, ["p2", "p3", "p4"]);
+    assert_eq!(
+        list(&everywhere, ListParams::default().labels("app=train")).await,
+        ["p1", "p2", "p4"]
+    );
+    assert_eq!(
+        list(
+            &everywhere,
+            ListParams::default().fields("metadata.namespace=b")
+        )
+        .await,
+        ["p4"]
+    );
+    assert_eq!(
+        list(
+            &everywhere,
+            ListParams::default().fields("metadata.name!=p1,status.phase=Running")
+        )
+        .await,
+        ["p2", "p3", "p4"]
+    );
 
     let status = api_error(bounded(in_a.list(&ListParams::default().labels("app in (x"))).await);
     assert_eq!((status.code, status.reason.as_str()), (400, "BadRequest"));
@@ -247,9 +344,18 @@ async fn lists_nodes() {
 
     let list = bounded(nodes.list(&ListParams::default())).await.unwrap();
     assert_eq!(names(list.items.clone()), ["worker-a", "worker-b"]);
-    let capacity = list.items[0].status.as_ref().unwrap().capacity.as_ref().unwrap();
+    let capacity = list.items[0]
+        .status
+        .as_ref()
+        .unwrap()
+        .capacity
+        .as_ref()
+        .unwrap();
     assert_eq!(capacity["cpu"].0, "8");
-    assert_eq!(list.items[0].spec.as_ref().unwrap().provider_id.as_deref(), Some("kind://docker/trainlab/worker-a"));
+    assert_eq!(
+        list.items[0].spec.as_ref().unwrap().provider_id.as_deref(),
+        Some("kind://docker/trainlab/worker-a")
+    );
 }
 
 #[tokio::test]
@@ -261,7 +367,13 @@ async fn list_items_of_built_in_kinds_omit_type_meta_but_custom_resources_keep_i
     let mut seed = pods_seed();
     seed.push(podgroup);
     let emu = Emulator::start(seed);
-    emu.serve_crd("scheduling.volcano.sh", "v1beta1", "PodGroup", "podgroups", true);
+    emu.serve_crd(
+        "scheduling.volcano.sh",
+        "v1beta1",
+        "PodGroup",
+        "podgroups",
+        true,
+    );
     let client = client(&emu).await;
     let get = |path: &str| {
         let request = http::Request::get(path).body(vec![]).unwrap();
@@ -270,7 +382,10 @@ async fn list_items_of_built_in_kinds_omit_type_meta_but_custom_resources_keep_i
     };
 
     let pods = get("/api/v1/namespaces/b/pods").await;
-    assert_eq!((pods["kind"].as_str(), pods["apiVersion"].as_str()), (Some("PodList"), Some("v1")));
+    assert_eq!(
+        (pods["kind"].as_str(), pods["apiVersion"].as_str()),
+        (Some("PodList"), Some("v1"))
+    );
     assert!(pods["metadata"]["resourceVersion"].is_string());
     assert_eq!(pods["items"][0]["metadata"]["name"], "p4");
     assert!(pods["items"][0].get("kind").is_none() && pods["items"][0].get("apiVersion").is_none());
@@ -278,11 +393,17 @@ async fn list_items_of_built_in_kinds_omit_type_meta_but_custom_resources_keep_i
     let groups = get("/apis/scheduling.volcano.sh/v1beta1/namespaces/a/podgroups").await;
     assert_eq!(groups["kind"], "PodGroupList");
     assert_eq!(groups["items"][0]["kind"], "PodGroup");
-    assert_eq!(groups["items"][0]["apiVersion"], "scheduling.volcano.sh/v1beta1");
+    assert_eq!(
+        groups["items"][0]["apiVersion"],
+        "scheduling.volcano.sh/v1beta1"
+    );
 
     // A single GET always carries apiVersion/kind.
     let one = get("/api/v1/namespaces/b/pods/p4").await;
-    assert_eq!((one["kind"].as_str(), one["apiVersion"].as_str()), (Some("Pod"), Some("v1")));
+    assert_eq!(
+        (one["kind"].as_str(), one["apiVersion"].as_str()),
+        (Some("Pod"), Some("v1"))
+    );
 }
 
 #[tokio::test]
@@ -294,7 +415,10 @@ async fn get_of_an_absent_object_is_a_not_found_status() {
     assert_eq!((status.code, status.reason.as_str()), (404, "NotFound"));
     assert_eq!(status.message, "pods \"nope\" not found");
     let details = status.details.unwrap();
-    assert_eq!((details.name.as_str(), details.kind.as_str()), ("nope", "pods"));
+    assert_eq!(
+        (details.name.as_str(), details.kind.as_str()),
+        ("nope", "pods")
+    );
     assert!(bounded(pods.get("p1")).await.is_ok());
 }
 
@@ -303,10 +427,14 @@ async fn list_pages_with_limit_and_continue() {
     let emu = Emulator::start(pods_seed());
     let pods: Api<Pod> = Api::all(client(&emu).await);
 
-    let first = bounded(pods.list(&ListParams::default().limit(3))).await.unwrap();
+    let first = bounded(pods.list(&ListParams::default().limit(3)))
+        .await
+        .unwrap();
     assert_eq!(names(first.items), ["p1", "p2", "p3"]);
     let token = first.metadata.continue_.expect("a continue token");
-    let rest = bounded(pods.list(&ListParams::default().limit(3).continue_token(&token))).await.unwrap();
+    let rest = bounded(pods.list(&ListParams::default().limit(3).continue_token(&token)))
+        .await
+        .unwrap();
     assert_eq!(names(rest.items), ["p4"]);
     assert!(rest.metadata.continue_.is_none());
 }
@@ -317,18 +445,34 @@ async fn watch_sends_current_objects_then_changes() {
     let client = client(&emu).await;
     let pods: Api<Pod> = Api::namespaced(client.clone(), "b");
 
-    let mut events = bounded(pods.watch(&WatchParams::default().timeout(15), "0")).await.unwrap().boxed();
+    let mut events = bounded(pods.watch(&WatchParams::default().timeout(15), "0"))
+        .await
+        .unwrap()
+        .boxed();
     let first = bounded(events.next()).await.unwrap().unwrap();
-    assert!(matches!(&first, WatchEvent::Added(p) if p.name_any() == "p4"), "{first:?}");
+    assert!(
+        matches!(&first, WatchEvent::Added(p) if p.name_any() == "p4"),
+        "{first:?}"
+    );
 
     let created: Pod = serde_json::from_value(pod("b", "p5", json!({}))).unwrap();
-    bounded(pods.create(&PostParams::default(), &created)).await.unwrap();
+    bounded(pods.create(&PostParams::default(), &created))
+        .await
+        .unwrap();
     let second = bounded(events.next()).await.unwrap().unwrap();
-    assert!(matches!(&second, WatchEvent::Added(p) if p.name_any() == "p5"), "{second:?}");
+    assert!(
+        matches!(&second, WatchEvent::Added(p) if p.name_any() == "p5"),
+        "{second:?}"
+    );
 
-    bounded(pods.delete("p4", &DeleteParams::default())).await.unwrap();
+    bounded(pods.delete("p4", &DeleteParams::default()))
+        .await
+        .unwrap();
     let third = bounded(events.next()).await.unwrap().unwrap();
-    assert!(matches!(&third, WatchEvent::Deleted(p) if p.name_any() == "p4"), "{third:?}");
+    assert!(
+        matches!(&third, WatchEvent::Deleted(p) if p.name_any() == "p4"),
+        "{third:?}"
+    );
 }
 
 // --- writes -----------------------------------------------------------------------------------
@@ -340,26 +484,46 @@ async fn server_side_apply_creates_then_a_second_identical_apply_changes_nothing
     let params = PatchParams::apply("trainlab").force();
     let namespaces: Api<Namespace> = Api::all(client.clone());
     let ns: Namespace = serde_json::from_value(namespace("lab")).unwrap();
-    bounded(namespaces.patch("lab", &params, &Patch::Apply(&ns))).await.unwrap();
+    bounded(namespaces.patch("lab", &params, &Patch::Apply(&ns)))
+        .await
+        .unwrap();
 
     let maps: Api<ConfigMap> = Api::namespaced(client.clone(), "lab");
     let desired = config_map("lab", "settings", json!({"nodes": "2"}));
-    let created = bounded(maps.patch("settings", &params, &Patch::Apply(&desired))).await.unwrap();
-    let again = bounded(maps.patch("settings", &params, &Patch::Apply(&desired))).await.unwrap();
-    assert_eq!(again.resource_version(), created.resource_version(), "a no-op apply keeps the resourceVersion");
+    let created = bounded(maps.patch("settings", &params, &Patch::Apply(&desired)))
+        .await
+        .unwrap();
+    let again = bounded(maps.patch("settings", &params, &Patch::Apply(&desired)))
+        .await
+        .unwrap();
+    assert_eq!(
+        again.resource_version(),
+        created.resource_version(),
+        "a no-op apply keeps the resourceVersion"
+    );
     assert_eq!(again.uid(), created.uid());
 
     let changed = config_map("lab", "settings", json!({"nodes": "4"}));
-    let updated = bounded(maps.patch("settings", &params, &Patch::Apply(&changed))).await.unwrap();
+    let updated = bounded(maps.patch("settings", &params, &Patch::Apply(&changed)))
+        .await
+        .unwrap();
     assert_ne!(updated.resource_version(), created.resource_version());
     assert_eq!(updated.uid(), created.uid());
     assert_eq!(updated.creation_timestamp(), created.creation_timestamp());
     assert_eq!(updated.data.unwrap()["nodes"], "4");
 
-    let applies: Vec<_> = emu.requests().into_iter().filter(|r| r.method == "PATCH").collect();
+    let applies: Vec<_> = emu
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "PATCH")
+        .collect();
     assert_eq!(applies.len(), 4);
-    assert!(applies.iter().all(|r| r.content_type.as_deref() == Some("application/apply-patch+yaml")));
-    assert!(applies.iter().all(|r| r.query.contains("fieldManager=trainlab") && r.query.contains("force=true")));
+    assert!(applies
+        .iter()
+        .all(|r| r.content_type.as_deref() == Some("application/apply-patch+yaml")));
+    assert!(applies
+        .iter()
+        .all(|r| r.query.contains("fieldManager=trainlab") && r.query.contains("force=true")));
 }
 
 #[tokio::test]
@@ -369,13 +533,24 @@ async fn apply_into_a_missing_namespace_is_not_found_and_without_a_name_is_inval
     let params = PatchParams::apply("trainlab");
     let maps: Api<ConfigMap> = Api::namespaced(client.clone(), "ghost");
 
-    let status = api_error(bounded(maps.patch("x", &params, &Patch::Apply(&config_map("ghost", "x", json!({}))))).await);
-    assert_eq!((status.code, status.message.as_str()), (404, "namespaces \"ghost\" not found"));
+    let status = api_error(
+        bounded(maps.patch(
+            "x",
+            &params,
+            &Patch::Apply(&config_map("ghost", "x", json!({}))),
+        ))
+        .await,
+    );
+    assert_eq!(
+        (status.code, status.message.as_str()),
+        (404, "namespaces \"ghost\" not found")
+    );
 
-    let request = http::Request::patch("/api/v1/namespaces/default/configmaps/x?fieldManager=trainlab")
-        .header("Content-Type", "application/apply-patch+yaml")
-        .body(b"apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n".to_vec())
-        .unwrap();
+    let request =
+        http::Request::patch("/api/v1/namespaces/default/configmaps/x?fieldManager=trainlab")
+            .header("Content-Type", "application/apply-patch+yaml")
+            .body(b"apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n".to_vec())
+            .unwrap();
     let status = api_error(bounded(client.request::<Value>(request)).await);
     assert_eq!((status.code, status.reason.as_str()), (422, "Invalid"));
     assert!(emu.objects().is_empty());
@@ -387,13 +562,18 @@ async fn create_conflicts_with_an_existing_object_and_needs_a_name() {
     let maps: Api<ConfigMap> = Api::namespaced(client(&emu).await, "a");
     let map = config_map("a", "c", json!({"k": "v"}));
 
-    let created = bounded(maps.create(&PostParams::default(), &map)).await.unwrap();
+    let created = bounded(maps.create(&PostParams::default(), &map))
+        .await
+        .unwrap();
     assert_eq!(created.namespace().as_deref(), Some("a"));
     assert_eq!(created.uid().unwrap().len(), 36);
     assert!(created.creation_timestamp().is_some() && created.resource_version().is_some());
 
     let status = api_error(bounded(maps.create(&PostParams::default(), &map)).await);
-    assert_eq!((status.code, status.reason.as_str()), (409, "AlreadyExists"));
+    assert_eq!(
+        (status.code, status.reason.as_str()),
+        (409, "AlreadyExists")
+    );
     assert_eq!(status.message, "configmaps \"c\" already exists");
 
     let unnamed = config_map("a", "", json!({}));
@@ -413,14 +593,23 @@ async fn json_patch_on_node_status_adds_capacity() {
         .unwrap();
 
     let patched: Node = bounded(client.request(request)).await.unwrap();
-    assert_eq!(patched.status.unwrap().capacity.unwrap()["nvidia.com/gpu"].0, "8");
+    assert_eq!(
+        patched.status.unwrap().capacity.unwrap()["nvidia.com/gpu"].0,
+        "8"
+    );
     let nodes: Api<Node> = Api::all(client.clone());
     let stored = bounded(nodes.get("worker-a")).await.unwrap();
-    assert_eq!(stored.status.unwrap().capacity.unwrap()["nvidia.com/gpu"].0, "8");
+    assert_eq!(
+        stored.status.unwrap().capacity.unwrap()["nvidia.com/gpu"].0,
+        "8"
+    );
 
     // A patch of the main resource cannot change status (it has its own subresource).
-    let merge = json!({"metadata": {"labels": {"gpu": "true"}}, "status": {"capacity": {"cpu": "0"}}});
-    let patched = bounded(nodes.patch("worker-a", &PatchParams::default(), &Patch::Merge(&merge))).await.unwrap();
+    let merge =
+        json!({"metadata": {"labels": {"gpu": "true"}}, "status": {"capacity": {"cpu": "0"}}});
+    let patched = bounded(nodes.patch("worker-a", &PatchParams::default(), &Patch::Merge(&merge)))
+        .await
+        .unwrap();
     assert_eq!(patched.labels()["gpu"], "true");
     assert_eq!(patched.status.unwrap().capacity.unwrap()["cpu"].0, "8");
 
@@ -429,18 +618,28 @@ async fn json_patch_on_node_status_adds_capacity() {
         .header("Content-Type", "application/json-patch+json")
         .body(missing.to_string().into_bytes())
         .unwrap();
-    assert_eq!(api_error(bounded(client.request::<Node>(request)).await).code, 422);
+    assert_eq!(
+        api_error(bounded(client.request::<Node>(request)).await).code,
+        422
+    );
 }
 
 #[tokio::test]
 async fn replace_with_a_stale_resource_version_conflicts() {
     let emu = Emulator::start(vec![namespace("a")]);
     let maps: Api<ConfigMap> = Api::namespaced(client(&emu).await, "a");
-    let created = bounded(maps.create(&PostParams::default(), &config_map("a", "c", json!({"k": "1"})))).await.unwrap();
+    let created = bounded(maps.create(
+        &PostParams::default(),
+        &config_map("a", "c", json!({"k": "1"})),
+    ))
+    .await
+    .unwrap();
 
     let mut next = created.clone();
     next.data = Some([("k".to_string(), "2".to_string())].into());
-    let replaced = bounded(maps.replace("c", &PostParams::default(), &next)).await.unwrap();
+    let replaced = bounded(maps.replace("c", &PostParams::default(), &next))
+        .await
+        .unwrap();
     assert_ne!(replaced.resource_version(), created.resource_version());
 
     let status = api_error(bounded(maps.replace("c", &PostParams::default(), &next)).await);
@@ -455,18 +654,35 @@ async fn deleting_a_namespace_deletes_every_object_in_it() {
     let client = client(&emu).await;
 
     let namespaces: Api<Namespace> = Api::all(client.clone());
-    let answer = bounded(namespaces.delete("a", &DeleteParams::default())).await.unwrap();
-    let terminating = answer.left().expect("a namespace delete answers with the namespace");
-    assert_eq!(terminating.status.unwrap().phase.as_deref(), Some("Terminating"));
+    let answer = bounded(namespaces.delete("a", &DeleteParams::default()))
+        .await
+        .unwrap();
+    let terminating = answer
+        .left()
+        .expect("a namespace delete answers with the namespace");
+    assert_eq!(
+        terminating.status.unwrap().phase.as_deref(),
+        Some("Terminating")
+    );
 
     let pods: Api<Pod> = Api::all(client.clone());
-    assert_eq!(names(bounded(pods.list(&ListParams::default())).await.unwrap()), ["p4"]);
-    assert!(emu.objects().iter().all(|o| o["metadata"]["namespace"] != "a" && o["metadata"]["name"] != "a"));
+    assert_eq!(
+        names(bounded(pods.list(&ListParams::default())).await.unwrap()),
+        ["p4"]
+    );
+    assert!(emu
+        .objects()
+        .iter()
+        .all(|o| o["metadata"]["namespace"] != "a" && o["metadata"]["name"] != "a"));
 
     // Kinds without ReturnDeletedObject answer with a Success Status.
     let maps: Api<ConfigMap> = Api::namespaced(client.clone(), "b");
-    bounded(maps.create(&PostParams::default(), &config_map("b", "c", json!({})))).await.unwrap();
-    let answer = bounded(maps.delete("c", &DeleteParams::default())).await.unwrap();
+    bounded(maps.create(&PostParams::default(), &config_map("b", "c", json!({}))))
+        .await
+        .unwrap();
+    let answer = bounded(maps.delete("c", &DeleteParams::default()))
+        .await
+        .unwrap();
     assert_eq!(answer.right().expect("a Status").details.unwrap().name, "c");
 }
 
@@ -478,15 +694,28 @@ async fn dry_run_answers_as_if_applied_but_changes_nothing() {
     let maps: Api<ConfigMap> = Api::namespaced(client.clone(), "a");
     let map = config_map("a", "c", json!({"k": "v"}));
 
-    let post = PostParams { dry_run: true, ..Default::default() };
+    let post = PostParams {
+        dry_run: true,
+        ..Default::default()
+    };
     let created = bounded(maps.create(&post, &map)).await.unwrap();
     assert_eq!(created.name_any(), "c");
-    let applied = bounded(maps.patch("c", &PatchParams::apply("trainlab").dry_run(), &Patch::Apply(&map))).await.unwrap();
+    let applied = bounded(maps.patch(
+        "c",
+        &PatchParams::apply("trainlab").dry_run(),
+        &Patch::Apply(&map),
+    ))
+    .await
+    .unwrap();
     assert_eq!(applied.data.unwrap()["k"], "v");
     let pods: Api<Pod> = Api::namespaced(client.clone(), "a");
-    bounded(pods.delete("p1", &DeleteParams::default().dry_run())).await.unwrap();
+    bounded(pods.delete("p1", &DeleteParams::default().dry_run()))
+        .await
+        .unwrap();
     let namespaces: Api<Namespace> = Api::all(client.clone());
-    bounded(namespaces.delete("a", &DeleteParams::default().dry_run())).await.unwrap();
+    bounded(namespaces.delete("a", &DeleteParams::default().dry_run()))
+        .await
+        .unwrap();
 
     assert_eq!(emu.objects(), before);
 }
@@ -498,11 +727,19 @@ async fn a_forbidden_fault_answers_a_real_status_only_on_its_path() {
     let emu = Emulator::start(pods_seed());
     let client = client(&emu).await;
     let message = "pods is forbidden: User \"learner\" cannot list resource \"pods\" in API group \"\" in the namespace \"a\"";
-    emu.fault(Some("get"), "/api/v1/namespaces/a/pods", false, Fault::Status(403, message.into()));
+    emu.fault(
+        Some("get"),
+        "/api/v1/namespaces/a/pods",
+        false,
+        Fault::Status(403, message.into()),
+    );
     let in_a: Api<Pod> = Api::namespaced(client.clone(), "a");
 
     let status = api_error(bounded(in_a.list(&ListParams::default())).await);
-    assert_eq!((status.code, status.reason.as_str(), status.message.as_str()), (403, "Forbidden", message));
+    assert_eq!(
+        (status.code, status.reason.as_str(), status.message.as_str()),
+        (403, "Forbidden", message)
+    );
     assert_eq!(status.details.unwrap().kind, "pods");
     let in_b: Api<Pod> = Api::namespaced(client.clone(), "b");
     assert!(bounded(in_b.list(&ListParams::default())).await.is_ok());
@@ -518,18 +755,36 @@ async fn a_sequence_fault_fails_the_first_request_then_passes() {
     emu.fault(None, "/api/v1/nodes", false, Fault::Sequence(vec![500]));
 
     let status = api_error(bounded(nodes.list(&ListParams::default())).await);
-    assert_eq!((status.code, status.reason.as_str()), (500, "InternalError"));
-    assert_eq!(names(bounded(nodes.list(&ListParams::default())).await.unwrap()), ["worker-a"]);
+    assert_eq!(
+        (status.code, status.reason.as_str()),
+        (500, "InternalError")
+    );
+    assert_eq!(
+        names(bounded(nodes.list(&ListParams::default())).await.unwrap()),
+        ["worker-a"]
+    );
 }
 
 #[tokio::test]
 async fn kube_rs_retries_503_so_a_short_503_sequence_is_invisible_to_callers() {
     let emu = Emulator::start(vec![node("worker-a")]);
     let nodes: Api<Node> = Api::all(client(&emu).await);
-    emu.fault(Some("GET"), "/api/v1/nodes", false, Fault::Sequence(vec![503, 503, 200]));
+    emu.fault(
+        Some("GET"),
+        "/api/v1/nodes",
+        false,
+        Fault::Sequence(vec![503, 503, 200]),
+    );
 
-    assert_eq!(names(bounded(nodes.list(&ListParams::default())).await.unwrap()), ["worker-a"]);
-    assert_eq!(emu.requests().len(), 3, "two 503 answers, then the retry that passed");
+    assert_eq!(
+        names(bounded(nodes.list(&ListParams::default())).await.unwrap()),
+        ["worker-a"]
+    );
+    assert_eq!(
+        emu.requests().len(),
+        3,
+        "two 503 answers, then the retry that passed"
+    );
 }
 
 #[tokio::test]
@@ -543,14 +798,22 @@ async fn a_down_fault_drops_the_connection() {
         other => panic!("expected a connection error, got {other:?}"),
     }
     emu.clear_faults();
-    assert!(bounded(nodes.list(&ListParams::default())).await.is_ok(), "the server still serves");
+    assert!(
+        bounded(nodes.list(&ListParams::default())).await.is_ok(),
+        "the server still serves"
+    );
 }
 
 #[tokio::test]
 async fn a_latency_fault_delays_the_answer() {
     let emu = Emulator::start(vec![node("worker-a")]);
     let nodes: Api<Node> = Api::all(client(&emu).await);
-    emu.fault(Some("GET"), "/api/v1/nodes", false, Fault::Latency(Duration::from_millis(300)));
+    emu.fault(
+        Some("GET"),
+        "/api/v1/nodes",
+        false,
+        Fault::Latency(Duration::from_millis(300)),
+    );
 
     let started = Instant::now();
     assert!(bounded(nodes.list(&ListParams::default())).await.is_ok());
@@ -561,12 +824,24 @@ async fn a_latency_fault_delays_the_answer() {
 async fn a_dry_run_only_fault_spares_real_requests() {
     let emu = Emulator::start(vec![namespace("lab")]);
     let maps: Api<ConfigMap> = Api::namespaced(client(&emu).await, "lab");
-    emu.fault(Some("PATCH"), "/api/v1/namespaces/lab/configmaps", true, Fault::Status(500, "webhook down".into()));
+    emu.fault(
+        Some("PATCH"),
+        "/api/v1/namespaces/lab/configmaps",
+        true,
+        Fault::Status(500, "webhook down".into()),
+    );
     let map = config_map("lab", "c", json!({}));
 
     let dry = PatchParams::apply("trainlab").dry_run();
-    assert_eq!(api_error(bounded(maps.patch("c", &dry, &Patch::Apply(&map))).await).code, 500);
-    assert!(bounded(maps.patch("c", &PatchParams::apply("trainlab"), &Patch::Apply(&map))).await.is_ok());
+    assert_eq!(
+        api_error(bounded(maps.patch("c", &dry, &Patch::Apply(&map))).await).code,
+        500
+    );
+    assert!(
+        bounded(maps.patch("c", &PatchParams::apply("trainlab"), &Patch::Apply(&map)))
+            .await
+            .is_ok()
+    );
 }
 
 // --- recording and seeding --------------------------------------------------------------------
@@ -578,26 +853,54 @@ async fn every_request_is_recorded_in_order_discovery_included() {
 
     bounded(Discovery::new(client.clone()).run()).await.unwrap();
     let pods: Api<Pod> = Api::namespaced(client.clone(), "a");
-    bounded(pods.list(&ListParams::default().labels("app=train"))).await.unwrap();
+    bounded(pods.list(&ListParams::default().labels("app=train")))
+        .await
+        .unwrap();
     let maps: Api<ConfigMap> = Api::namespaced(client.clone(), "a");
     let map = config_map("a", "c", json!({"k": "v"}));
-    bounded(maps.patch("c", &PatchParams::apply("trainlab"), &Patch::Apply(&map))).await.unwrap();
+    bounded(maps.patch("c", &PatchParams::apply("trainlab"), &Patch::Apply(&map)))
+        .await
+        .unwrap();
 
     let requests = emu.requests();
-    let paths: Vec<(&str, &str)> = requests.iter().map(|r| (r.method.as_str(), r.path.as_str())).collect();
+    let paths: Vec<(&str, &str)> = requests
+        .iter()
+        .map(|r| (r.method.as_str(), r.path.as_str()))
+        .collect();
     assert_eq!(paths[0], ("GET", "/apis"));
     for discovered in ["/apis/batch/v1", "/apis/apps/v1", "/api", "/api/v1"] {
-        assert!(paths.contains(&("GET", discovered)), "{discovered} in {paths:?}");
+        assert!(
+            paths.contains(&("GET", discovered)),
+            "{discovered} in {paths:?}"
+        );
     }
     let list = &requests[requests.len() - 2];
-    assert_eq!((list.method.as_str(), list.path.as_str()), ("GET", "/api/v1/namespaces/a/pods"));
-    assert!(list.query.contains("labelSelector=app%3Dtrain"), "{}", list.query);
+    assert_eq!(
+        (list.method.as_str(), list.path.as_str()),
+        ("GET", "/api/v1/namespaces/a/pods")
+    );
+    assert!(
+        list.query.contains("labelSelector=app%3Dtrain"),
+        "{}",
+        list.query
+    );
     assert_eq!(list.body, "");
     let apply = requests.last().unwrap();
-    assert_eq!((apply.method.as_str(), apply.path.as_str()), ("PATCH", "/api/v1/namespaces/a/configmaps/c"));
-    assert_eq!(apply.content_type.as_deref(), Some("application/apply-patch+yaml"));
-    assert_eq!(serde_json::from_str::<Value>(&apply.body).unwrap()["data"]["k"], "v");
-    assert!(requests[..requests.len() - 1].iter().all(|r| r.method == "GET"));
+    assert_eq!(
+        (apply.method.as_str(), apply.path.as_str()),
+        ("PATCH", "/api/v1/namespaces/a/configmaps/c")
+    );
+    assert_eq!(
+        apply.content_type.as_deref(),
+        Some("application/apply-patch+yaml")
+    );
+    assert_eq!(
+        serde_json::from_str::<Value>(&apply.body).unwrap()["data"]["k"],
+        "v"
+    );
+    assert!(requests[..requests.len() - 1]
+        .iter()
+        .all(|r| r.method == "GET"));
 
     emu.clear_requests();
     assert!(emu.requests().is_empty());
@@ -624,11 +927,28 @@ async fn start_from_loads_yaml_documents_lists_and_json_recursively() {
     std::fs::write(dir.path().join("notes.txt"), "not a manifest").unwrap();
 
     let emu = Emulator::start_from(&[dir.path()]);
-    let kinds: Vec<String> = emu.objects().iter().map(|o| format!("{}/{}", o["kind"].as_str().unwrap(), o["metadata"]["name"].as_str().unwrap())).collect();
+    let kinds: Vec<String> = emu
+        .objects()
+        .iter()
+        .map(|o| {
+            format!(
+                "{}/{}",
+                o["kind"].as_str().unwrap(),
+                o["metadata"]["name"].as_str().unwrap()
+            )
+        })
+        .collect();
     assert_eq!(kinds, ["ConfigMap/c", "Namespace/lab", "Node/n1", "Pod/p"]);
 
     let nodes: Api<Node> = Api::all(client(&emu).await);
     let n1 = bounded(nodes.get("n1")).await.unwrap();
-    assert_eq!(n1.resource_version().as_deref(), Some("5000"), "seed objects keep their resourceVersion");
-    assert_eq!(n1.uid().as_deref(), Some("00000000-0000-4000-8000-000000000001"));
+    assert_eq!(
+        n1.resource_version().as_deref(),
+        Some("5000"),
+        "seed objects keep their resourceVersion"
+    );
+    assert_eq!(
+        n1.uid().as_deref(),
+        Some("00000000-0000-4000-8000-000000000001")
+    );
 }

@@ -90,7 +90,9 @@ impl Emulator {
     /// Starts serving `seed` (JSON values of real Kubernetes objects) on 127.0.0.1.
     pub fn start(seed: Vec<Value>) -> Emulator {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
-        listener.set_nonblocking(true).expect("non-blocking listener");
+        listener
+            .set_nonblocking(true)
+            .expect("non-blocking listener");
         let addr = listener.local_addr().expect("listener address");
         let shared = Arc::new(Mutex::new(Inner::new(seed, addr.port())));
         let (shutdown, stopped) = oneshot::channel();
@@ -144,7 +146,14 @@ impl Emulator {
 
     /// Serves a custom resource kind in discovery (and its objects, seeded or created later).
     /// Seeded or created CustomResourceDefinition objects are served too, without this call.
-    pub fn serve_crd(&self, group: &str, version: &str, kind: &str, plural: &str, namespaced: bool) {
+    pub fn serve_crd(
+        &self,
+        group: &str,
+        version: &str,
+        kind: &str,
+        plural: &str,
+        namespaced: bool,
+    ) {
         let resource = Resource::custom(group, version, kind, plural, namespaced);
         let mut inner = self.lock();
         inner
@@ -211,7 +220,9 @@ impl Drop for Emulator {
 
 /// A test that panicked while holding the lock must not make every later call panic too.
 fn lock(shared: &Mutex<Inner>) -> MutexGuard<'_, Inner> {
-    shared.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    shared
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -230,9 +241,8 @@ fn serve_until_stopped(
         .build()
         .expect("emulator runtime");
     runtime.block_on(async move {
-        let listener = KillableListener(
-            tokio::net::TcpListener::from_std(listener).expect("tokio listener"),
-        );
+        let listener =
+            KillableListener(tokio::net::TcpListener::from_std(listener).expect("tokio listener"));
         let app = Router::new()
             .fallback(handle)
             .layer(DefaultBodyLimit::disable())
@@ -397,7 +407,8 @@ async fn handle(
 enum Reply {
     Json(u16, Value),
     Text(u16, &'static str),
-    Watch(WatchStart),
+    /// Boxed: it is far larger than an answer, which every handler returns.
+    Watch(Box<WatchStart>),
 }
 
 /// Handlers return `Err` for an early error answer, so `?` reads like the server's validation.
@@ -407,7 +418,7 @@ fn into_response(reply: Reply) -> Response {
     let (code, content_type, body) = match reply {
         Reply::Json(code, value) => (code, "application/json", Body::from(value.to_string())),
         Reply::Text(code, text) => (code, "text/plain; charset=utf-8", Body::from(text)),
-        Reply::Watch(start) => (200, "application/json", watch_body(start)),
+        Reply::Watch(start) => (200, "application/json", watch_body(*start)),
     };
     Response::builder()
         .status(StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR))
@@ -524,7 +535,9 @@ struct FaultRule {
 
 impl FaultRule {
     fn matches(&self, req: &Request) -> bool {
-        self.method.as_deref().is_none_or(|m| m == req.method.as_str())
+        self.method
+            .as_deref()
+            .is_none_or(|m| m == req.method.as_str())
             && req.path.starts_with(&self.prefix)
             && (!self.dry_run_only || req.dry_run())
     }
@@ -617,7 +630,9 @@ const ALL_VERBS: &[&str] = &[
     "watch",
 ];
 /// Namespaces cannot be deleted as a collection.
-const NAMESPACE_VERBS: &[&str] = &["create", "delete", "get", "list", "patch", "update", "watch"];
+const NAMESPACE_VERBS: &[&str] = &[
+    "create", "delete", "get", "list", "patch", "update", "watch",
+];
 const STATUS_VERBS: &[&str] = &["get", "patch", "update"];
 
 /// One served resource (one group/version/plural).
@@ -726,15 +741,105 @@ fn builtin_resources() -> Vec<Resource> {
     const ROWS: &[Row] = &[
         ("", "v1", "Node", "nodes", false, true, false, &["no"], &[]),
         ("", "v1", "Pod", "pods", true, true, true, &["po"], &["all"]),
-        ("", "v1", "Event", "events", true, false, false, &["ev"], &[]),
-        ("", "v1", "Namespace", "namespaces", false, false, true, &["ns"], &[]),
-        ("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims", true, false, true, &["pvc"], &[]),
-        ("", "v1", "ConfigMap", "configmaps", true, false, false, &["cm"], &[]),
-        ("", "v1", "Service", "services", true, false, true, &["svc"], &["all"]),
-        ("", "v1", "ServiceAccount", "serviceaccounts", true, false, true, &["sa"], &[]),
-        ("batch", "v1", "Job", "jobs", true, true, false, &[], &["all"]),
-        ("apps", "v1", "Deployment", "deployments", true, false, false, &["deploy"], &["all"]),
-        ("storage.k8s.io", "v1", "StorageClass", "storageclasses", false, false, true, &["sc"], &[]),
+        (
+            "",
+            "v1",
+            "Event",
+            "events",
+            true,
+            false,
+            false,
+            &["ev"],
+            &[],
+        ),
+        (
+            "",
+            "v1",
+            "Namespace",
+            "namespaces",
+            false,
+            false,
+            true,
+            &["ns"],
+            &[],
+        ),
+        (
+            "",
+            "v1",
+            "PersistentVolumeClaim",
+            "persistentvolumeclaims",
+            true,
+            false,
+            true,
+            &["pvc"],
+            &[],
+        ),
+        (
+            "",
+            "v1",
+            "ConfigMap",
+            "configmaps",
+            true,
+            false,
+            false,
+            &["cm"],
+            &[],
+        ),
+        (
+            "",
+            "v1",
+            "Service",
+            "services",
+            true,
+            false,
+            true,
+            &["svc"],
+            &["all"],
+        ),
+        (
+            "",
+            "v1",
+            "ServiceAccount",
+            "serviceaccounts",
+            true,
+            false,
+            true,
+            &["sa"],
+            &[],
+        ),
+        (
+            "batch",
+            "v1",
+            "Job",
+            "jobs",
+            true,
+            true,
+            false,
+            &[],
+            &["all"],
+        ),
+        (
+            "apps",
+            "v1",
+            "Deployment",
+            "deployments",
+            true,
+            false,
+            false,
+            &["deploy"],
+            &["all"],
+        ),
+        (
+            "storage.k8s.io",
+            "v1",
+            "StorageClass",
+            "storageclasses",
+            false,
+            false,
+            true,
+            &["sc"],
+            &[],
+        ),
         (
             "apiextensions.k8s.io",
             "v1",
@@ -786,7 +891,11 @@ fn resources_of_crd(crd: &Value) -> Vec<Resource> {
     let namespaced = spec["scope"].as_str() != Some("Cluster");
     let strings = |v: &Value| -> Vec<String> {
         v.as_array()
-            .map(|a| a.iter().filter_map(|s| s.as_str().map(String::from)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| s.as_str().map(String::from))
+                    .collect()
+            })
             .unwrap_or_default()
     };
     let versions = spec["versions"].as_array().cloned().unwrap_or_default();
@@ -836,7 +945,10 @@ fn status_discovery_entry(r: &Resource) -> Value {
 /// `APIResourceList` for one group/version, or `None` when nothing is served there.
 fn resource_list(served: &[Resource], group: &str, version: &str) -> Option<Value> {
     let mut resources = Vec::new();
-    for r in served.iter().filter(|r| r.group == group && r.version == version) {
+    for r in served
+        .iter()
+        .filter(|r| r.group == group && r.version == version)
+    {
         resources.push(discovery_entry(r));
         if r.status {
             resources.push(status_discovery_entry(r));
@@ -924,7 +1036,12 @@ fn not_found(r: &Resource, name: &str) -> Reply {
 
 fn namespace_not_found(namespace: &str) -> Reply {
     let message = format!("namespaces \"{namespace}\" not found");
-    failure(404, "NotFound", message, json!({"name": namespace, "kind": "namespaces"}))
+    failure(
+        404,
+        "NotFound",
+        message,
+        json!({"name": namespace, "kind": "namespaces"}),
+    )
 }
 
 fn already_exists(r: &Resource, name: &str) -> Reply {
@@ -1067,20 +1184,27 @@ impl Inner {
     fn seed(&mut self, seed: Vec<Value>) {
         let highest_seed_rv = seed
             .iter()
-            .filter_map(|o| o["metadata"]["resourceVersion"].as_str()?.parse::<u64>().ok())
+            .filter_map(|o| {
+                o["metadata"]["resourceVersion"]
+                    .as_str()?
+                    .parse::<u64>()
+                    .ok()
+            })
             .max()
             .unwrap_or(0);
         self.rv = highest_seed_rv.max(1000);
         for mut obj in seed {
-            let builtin = self.builtins.iter().find(|r| {
-                Key::of(&obj).is_some_and(|k| k.is(r)) && r.namespaced
-            });
+            let builtin = self
+                .builtins
+                .iter()
+                .find(|r| Key::of(&obj).is_some_and(|k| k.is(r)) && r.namespaced);
             let meta = metadata_mut(&mut obj);
             if builtin.is_some() && !meta.contains_key("namespace") {
                 meta.insert("namespace".into(), json!("default"));
             }
             meta.entry("uid").or_insert_with(|| json!(new_uid()));
-            meta.entry("creationTimestamp").or_insert_with(|| json!(now_rfc3339()));
+            meta.entry("creationTimestamp")
+                .or_insert_with(|| json!(now_rfc3339()));
             if !meta.contains_key("resourceVersion") {
                 self.rv += 1;
                 meta.insert("resourceVersion".into(), json!(self.rv.to_string()));
@@ -1097,10 +1221,18 @@ impl Inner {
         let from_crds = self
             .store
             .iter()
-            .filter(|(k, _)| k.group == "apiextensions.k8s.io" && k.kind == "CustomResourceDefinition")
+            .filter(|(k, _)| {
+                k.group == "apiextensions.k8s.io" && k.kind == "CustomResourceDefinition"
+            })
             .flat_map(|(_, crd)| resources_of_crd(crd));
         let mut served: Vec<Resource> = Vec::new();
-        for r in self.builtins.iter().chain(&self.crds).cloned().chain(from_crds) {
+        for r in self
+            .builtins
+            .iter()
+            .chain(&self.crds)
+            .cloned()
+            .chain(from_crds)
+        {
             let duplicate = served
                 .iter()
                 .any(|s| s.group == r.group && s.version == r.version && s.plural == r.plural);
@@ -1307,9 +1439,12 @@ impl Inner {
         let namespaced = |plural: &str| find(plural).is_some_and(|r| r.namespaced);
         let own = |s: &&str| s.to_string();
         let (namespace, plural, name, sub) = match rest {
-            ["namespaces", ns, plural, tail @ ..] if namespaced(plural) && tail.len() <= 2 => {
-                (Some(ns.to_string()), *plural, tail.first().map(own), tail.get(1).map(own))
-            }
+            ["namespaces", ns, plural, tail @ ..] if namespaced(plural) && tail.len() <= 2 => (
+                Some(ns.to_string()),
+                *plural,
+                tail.first().map(own),
+                tail.get(1).map(own),
+            ),
             [plural, tail @ ..] if tail.len() <= 2 => {
                 (None, *plural, tail.first().map(own), tail.get(1).map(own))
             }
@@ -1333,7 +1468,9 @@ impl Inner {
 
     fn dispatch(&mut self, req: &Request, t: &Target) -> Outcome {
         let has_name = t.name.is_some();
-        if t.subresource.is_some() && !matches!(req.method, Method::GET | Method::PUT | Method::PATCH) {
+        if t.subresource.is_some()
+            && !matches!(req.method, Method::GET | Method::PUT | Method::PATCH)
+        {
             return Err(method_not_allowed());
         }
         match req.method {
@@ -1387,8 +1524,14 @@ impl Filter {
     fn matches(&self, key: &Key, obj: &Value) -> bool {
         key.group == self.group
             && key.kind == self.kind
-            && self.namespace.as_ref().is_none_or(|ns| *ns == key.namespace)
-            && self.labels.iter().all(|l| l.matches(&obj["metadata"]["labels"]))
+            && self
+                .namespace
+                .as_ref()
+                .is_none_or(|ns| *ns == key.namespace)
+            && self
+                .labels
+                .iter()
+                .all(|l| l.matches(&obj["metadata"]["labels"]))
             && self.fields.iter().all(|f| f.matches(obj))
     }
 }
@@ -1440,7 +1583,10 @@ fn partial_metadata(obj: &Value) -> Value {
 
 impl Inner {
     fn get(&mut self, req: &Request, t: &Target) -> Outcome {
-        let obj = self.store.get(&t.key(t.name())).ok_or_else(|| not_found(&t.resource, t.name()))?;
+        let obj = self
+            .store
+            .get(&t.key(t.name()))
+            .ok_or_else(|| not_found(&t.resource, t.name()))?;
         let body = if wants_metadata_only(req) {
             partial_metadata(obj)
         } else {
@@ -1474,7 +1620,12 @@ impl Inner {
             .and_then(|l| l.parse::<usize>().ok())
             .filter(|&l| l > 0)
             .unwrap_or(usize::MAX);
-        let page: Vec<&Value> = all.iter().skip(offset).take(limit).map(|(_, o)| o).collect();
+        let page: Vec<&Value> = all
+            .iter()
+            .skip(offset)
+            .take(limit)
+            .map(|(_, o)| o)
+            .collect();
         let mut metadata = json!({"resourceVersion": self.rv.to_string()});
         let next = offset.saturating_add(page.len());
         if next < all.len() {
@@ -1491,8 +1642,14 @@ impl Inner {
             });
             return Ok(Reply::Json(200, list));
         }
-        let items = page.into_iter().map(|o| list_item(&t.resource, o)).collect();
-        Ok(Reply::Json(200, list_document(&t.resource, items, metadata)))
+        let items = page
+            .into_iter()
+            .map(|o| list_item(&t.resource, o))
+            .collect();
+        Ok(Reply::Json(
+            200,
+            list_document(&t.resource, items, metadata),
+        ))
     }
 }
 
@@ -1518,7 +1675,10 @@ impl Inner {
     fn watch(&mut self, req: &Request, t: &Target) -> Outcome {
         let filter = Filter::from_request(req, t)?;
         let r = &t.resource;
-        let since = req.query.get("resourceVersion").filter(|rv| !rv.is_empty() && *rv != "0");
+        let since = req
+            .query
+            .get("resourceVersion")
+            .filter(|rv| !rv.is_empty() && *rv != "0");
         let initial_events = req.query.flag("sendInitialEvents");
         let mut initial: Vec<Value> = match since.and_then(|rv| rv.parse::<u64>().ok()) {
             Some(rv) if !initial_events => self
@@ -1550,13 +1710,13 @@ impl Inner {
             .get("timeoutSeconds")
             .and_then(|s| s.parse::<u64>().ok())
             .map(Duration::from_secs);
-        Ok(Reply::Watch(WatchStart {
+        Ok(Reply::Watch(Box::new(WatchStart {
             initial,
             changes: self.changes.subscribe(),
             filter,
             resource: r.clone(),
             timeout,
-        }))
+        })))
     }
 }
 
@@ -1566,7 +1726,9 @@ fn watch_body(start: WatchStart) -> Body {
     let (tx, rx) = mpsc::channel::<Bytes>(64);
     tokio::spawn(pump_watch(start, tx));
     let stream = futures::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|line| (Ok::<Bytes, io::Error>(line), rx))
+        rx.recv()
+            .await
+            .map(|line| (Ok::<Bytes, io::Error>(line), rx))
     });
     Body::from_stream(stream)
 }
@@ -1612,7 +1774,9 @@ fn metadata_mut(obj: &mut Value) -> &mut Map<String, Value> {
     if !obj["metadata"].is_object() {
         obj["metadata"] = json!({});
     }
-    obj["metadata"].as_object_mut().expect("metadata is an object")
+    obj["metadata"]
+        .as_object_mut()
+        .expect("metadata is an object")
 }
 
 fn meta_str<'a>(obj: &'a Value, field: &str) -> Option<&'a str> {
@@ -1636,8 +1800,14 @@ fn parse_body(body: &[u8]) -> Result<Value, Reply> {
 /// The body must be of the kind and group the URL names.
 fn check_type(r: &Resource, obj: &Value) -> Result<(), Reply> {
     let (Some(api_version), Some(kind)) = (obj["apiVersion"].as_str(), obj["kind"].as_str()) else {
-        let missing = if obj["kind"].is_string() { "apiVersion" } else { "Kind" };
-        return Err(bad_request(format!("Object '{missing}' is missing in '{obj}'")));
+        let missing = if obj["kind"].is_string() {
+            "apiVersion"
+        } else {
+            "Kind"
+        };
+        return Err(bad_request(format!(
+            "Object '{missing}' is missing in '{obj}'"
+        )));
     };
     let group = api_version.rsplit_once('/').map(|(g, _)| g).unwrap_or("");
     if group != r.group {
@@ -1694,7 +1864,9 @@ fn check_name_format(r: &Resource, name: &str) -> Result<(), Reply> {
     let valid_part = |part: &str| {
         !part.is_empty()
             && part.len() <= 63
-            && part.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            && part
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
             && !part.starts_with('-')
             && !part.ends_with('-')
     };
@@ -1712,7 +1884,14 @@ fn check_name_format(r: &Resource, name: &str) -> Result<(), Reply> {
         "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character"
     };
     let message = format!("Invalid value: \"{name}\": {rule}");
-    Err(invalid(&r.qualified_kind(), &r.group, name, "metadata.name", "FieldValueInvalid", &message))
+    Err(invalid(
+        &r.qualified_kind(),
+        &r.group,
+        name,
+        "metadata.name",
+        "FieldValueInvalid",
+        &message,
+    ))
 }
 
 /// What the server sets on a new object: identity, timestamps, generation, defaults.
@@ -1721,7 +1900,13 @@ fn prepare_new(t: &Target, obj: &mut Value) {
     obj["apiVersion"] = json!(r.api_version());
     let has_spec = obj.get("spec").is_some();
     let meta = metadata_mut(obj);
-    for field in ["uid", "resourceVersion", "creationTimestamp", "deletionTimestamp", "managedFields"] {
+    for field in [
+        "uid",
+        "resourceVersion",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "managedFields",
+    ] {
         meta.remove(field);
     }
     if r.namespaced {
@@ -1836,7 +2021,13 @@ impl Inner {
 
     /// The shared end of PUT, PATCH and apply: store only a real change, so a no-op keeps the
     /// resourceVersion (as the real server does); spec changes bump metadata.generation.
-    fn commit_update(&mut self, req: &Request, t: &Target, existing: Value, candidate: Value) -> Outcome {
+    fn commit_update(
+        &mut self,
+        req: &Request,
+        t: &Target,
+        existing: Value,
+        candidate: Value,
+    ) -> Outcome {
         let r = &t.resource;
         let mut next = scope_to_subresource(t, &existing, candidate);
         keep_identity(&existing, &mut next);
@@ -1950,14 +2141,21 @@ impl Inner {
     /// Deleting a namespace deletes everything in it; deleting a CRD deletes its objects.
     fn cascade(&self, key: &Key, obj: &Value) -> Vec<Key> {
         let in_namespace = |k: &Key| k.namespace == key.name;
-        let crd_kind = (obj["spec"]["group"].as_str(), obj["spec"]["names"]["kind"].as_str());
+        let crd_kind = (
+            obj["spec"]["group"].as_str(),
+            obj["spec"]["names"]["kind"].as_str(),
+        );
         let of_crd = |k: &Key| crd_kind == (Some(k.group.as_str()), Some(k.kind.as_str()));
         let dependent: &dyn Fn(&Key) -> bool = match (key.group.as_str(), key.kind.as_str()) {
             ("", "Namespace") => &in_namespace,
             ("apiextensions.k8s.io", "CustomResourceDefinition") => &of_crd,
             _ => return Vec::new(),
         };
-        self.store.keys().filter(|k| dependent(k)).cloned().collect()
+        self.store
+            .keys()
+            .filter(|k| dependent(k))
+            .cloned()
+            .collect()
     }
 
     /// DELETE on a collection (with selectors) answers with the list of what it deleted.
@@ -1969,9 +2167,15 @@ impl Inner {
                 self.remove(key);
             }
         }
-        let items = selected.iter().map(|(_, o)| list_item(&t.resource, o)).collect();
+        let items = selected
+            .iter()
+            .map(|(_, o)| list_item(&t.resource, o))
+            .collect();
         let metadata = json!({"resourceVersion": self.rv.to_string()});
-        Ok(Reply::Json(200, list_document(&t.resource, items, metadata)))
+        Ok(Reply::Json(
+            200,
+            list_document(&t.resource, items, metadata),
+        ))
     }
 }
 
@@ -2072,21 +2276,33 @@ fn apply_merge(existing: &Value, applied: &Value, t: &Target) -> Value {
 /// RFC 6902 JSON patch (add, remove, replace, move, copy, test), with the messages of the
 /// library kube-apiserver uses.
 fn apply_json_patch(doc: &mut Value, ops: &Value) -> Result<(), String> {
-    let ops = ops.as_array().ok_or("json patch must be an array of operations")?;
+    let ops = ops
+        .as_array()
+        .ok_or("json patch must be an array of operations")?;
     for op in ops {
         let name = op["op"].as_str().ok_or("missing operation kind")?;
-        let path = op["path"].as_str().ok_or(format!("{name} operation is missing a path"))?;
-        let value = || op.get("value").cloned().ok_or(format!("{name} operation is missing a value"));
-        let from = || op["from"].as_str().ok_or(format!("{name} operation is missing from"));
+        let path = op["path"]
+            .as_str()
+            .ok_or(format!("{name} operation is missing a path"))?;
+        let value = || {
+            op.get("value")
+                .cloned()
+                .ok_or(format!("{name} operation is missing a value"))
+        };
+        let from = || {
+            op["from"]
+                .as_str()
+                .ok_or(format!("{name} operation is missing from"))
+        };
         match name {
             "add" => pointer_add(doc, path, value()?)?,
             "remove" => {
                 pointer_remove(doc, path)?;
             }
             "replace" => {
-                let target = doc
-                    .pointer_mut(path)
-                    .ok_or(format!("replace operation does not apply: doc is missing key: {path}: missing value"))?;
+                let target = doc.pointer_mut(path).ok_or(format!(
+                    "replace operation does not apply: doc is missing key: {path}: missing value"
+                ))?;
                 *target = value()?;
             }
             "move" => {
@@ -2094,10 +2310,9 @@ fn apply_json_patch(doc: &mut Value, ops: &Value) -> Result<(), String> {
                 pointer_add(doc, path, moved)?;
             }
             "copy" => {
-                let copied = doc
-                    .pointer(from()?)
-                    .cloned()
-                    .ok_or(format!("copy operation does not apply: doc is missing from path: {path}"))?;
+                let copied = doc.pointer(from()?).cloned().ok_or(format!(
+                    "copy operation does not apply: doc is missing from path: {path}"
+                ))?;
                 pointer_add(doc, path, copied)?;
             }
             "test" => {
@@ -2113,7 +2328,9 @@ fn apply_json_patch(doc: &mut Value, ops: &Value) -> Result<(), String> {
 
 /// `/a/b~1c` → (`/a`, `b/c`).
 fn split_pointer(path: &str) -> Result<(&str, String), String> {
-    let at = path.rfind('/').ok_or(format!("invalid JSON pointer: {path:?}"))?;
+    let at = path
+        .rfind('/')
+        .ok_or(format!("invalid JSON pointer: {path:?}"))?;
     let token = path[at + 1..].replace("~1", "/").replace("~0", "~");
     Ok((&path[..at], token))
 }
@@ -2123,7 +2340,8 @@ fn pointer_add(doc: &mut Value, path: &str, value: Value) -> Result<(), String> 
         *doc = value;
         return Ok(());
     }
-    let missing = || format!("add operation does not apply: doc is missing path: \"{path}\": missing value");
+    let missing =
+        || format!("add operation does not apply: doc is missing path: \"{path}\": missing value");
     let (parent, token) = split_pointer(path)?;
     match doc.pointer_mut(parent) {
         Some(Value::Object(map)) => {
@@ -2143,7 +2361,9 @@ fn pointer_add(doc: &mut Value, path: &str, value: Value) -> Result<(), String> 
 }
 
 fn pointer_remove(doc: &mut Value, path: &str) -> Result<Value, String> {
-    let missing = || format!("remove operation does not apply: doc is missing path: \"{path}\": missing value");
+    let missing = || {
+        format!("remove operation does not apply: doc is missing path: \"{path}\": missing value")
+    };
     let (parent, token) = split_pointer(path)?;
     match doc.pointer_mut(parent) {
         Some(Value::Object(map)) => map.remove(&token).ok_or_else(missing),
@@ -2229,7 +2449,10 @@ fn valid_label_value(value: &str) -> bool {
 }
 
 fn parse_label_selector(selector: &str) -> Result<Vec<LabelRequirement>, String> {
-    selector_terms(selector).iter().map(|t| parse_label_term(t)).collect()
+    selector_terms(selector)
+        .iter()
+        .map(|t| parse_label_term(t))
+        .collect()
 }
 
 fn parse_label_term(term: &str) -> Result<LabelRequirement, String> {
@@ -2304,7 +2527,9 @@ fn parse_field_selector(selector: &str) -> Result<Vec<FieldRequirement>, String>
             } else if let Some((p, v)) = term.split_once('=') {
                 (p, false, v)
             } else {
-                return Err(format!("invalid selector: '{term}'; can't understand '{term}'"));
+                return Err(format!(
+                    "invalid selector: '{term}'; can't understand '{term}'"
+                ));
             };
             Ok(FieldRequirement {
                 path: path.trim().split('.').map(String::from).collect(),
@@ -2349,7 +2574,8 @@ fn manifest_files(path: &Path) -> Vec<PathBuf> {
 
 /// The objects of one file: multi-document YAML (JSON is YAML too), lists flattened.
 fn parse_manifest(path: &Path) -> Vec<Value> {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
     let mut objects = Vec::new();
     for document in serde_yaml::Deserializer::from_str(&text) {
         let value = Value::deserialize(document)
@@ -2400,7 +2626,14 @@ fn new_uid() -> String {
     let bits = (bits & !(0xf << 76)) | (0x4 << 76); // version 4
     let bits = (bits & !(0x3 << 62)) | (0x2 << 62); // RFC 4122 variant
     let hex = format!("{bits:032x}");
-    format!("{}-{}-{}-{}-{}", &hex[..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..])
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
+    )
 }
 
 /// Five characters from the alphabet of generateName suffixes.
