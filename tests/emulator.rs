@@ -952,3 +952,58 @@ async fn start_from_loads_yaml_documents_lists_and_json_recursively() {
         Some("00000000-0000-4000-8000-000000000001")
     );
 }
+
+#[tokio::test]
+async fn metadata_only_lists_answer_partial_object_metadata() {
+    let emu = Emulator::start(pods_seed());
+    let pods: Api<Pod> = Api::namespaced(client(&emu).await, "a");
+
+    let list = bounded(pods.list_metadata(&ListParams::default().labels("app=train")))
+        .await
+        .unwrap();
+    assert_eq!(names(list.items), ["p1", "p2"]);
+}
+
+#[tokio::test]
+async fn watch_from_a_resource_version_sends_only_later_changes() {
+    let emu = Emulator::start(pods_seed());
+    let pods: Api<Pod> = Api::namespaced(client(&emu).await, "a");
+    let listed = bounded(pods.list(&ListParams::default())).await.unwrap();
+    let rv = listed.metadata.resource_version.unwrap();
+
+    // A change made between the LIST and the WATCH is replayed, nothing older is.
+    let created: Pod = serde_json::from_value(pod("a", "late", json!({"app": "train"}))).unwrap();
+    bounded(pods.create(&PostParams::default(), &created))
+        .await
+        .unwrap();
+    let wp = WatchParams::default().labels("app=train").timeout(15);
+    let mut events = bounded(pods.watch(&wp, &rv)).await.unwrap().boxed();
+    let replayed = bounded(events.next()).await.unwrap().unwrap();
+    assert!(
+        matches!(&replayed, WatchEvent::Added(p) if p.name_any() == "late"),
+        "{replayed:?}"
+    );
+
+    // Then live changes, filtered by the selector: p3 (app=web) is not reported.
+    bounded(pods.delete("p3", &DeleteParams::default()))
+        .await
+        .unwrap();
+    bounded(pods.delete("p2", &DeleteParams::default()))
+        .await
+        .unwrap();
+    let live = bounded(events.next()).await.unwrap().unwrap();
+    assert!(
+        matches!(&live, WatchEvent::Deleted(p) if p.name_any() == "p2"),
+        "{live:?}"
+    );
+}
+
+#[test]
+fn stop_closes_the_port() {
+    let emu = Emulator::start(vec![]);
+    let addr = emu.url().trim_start_matches("http://").to_string();
+    assert!(std::net::TcpStream::connect(&addr).is_ok());
+
+    emu.stop();
+    assert!(std::net::TcpStream::connect(&addr).is_err());
+}
