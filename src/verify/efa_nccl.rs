@@ -95,12 +95,7 @@ impl Verifier for EfaNccl {
         let mut j = Judgement::default();
         let jobs = match obs.list(&Query::new(&JOBS, ns)) {
             Ok(jobs) => jobs,
-            Err(why) => {
-                for c in CHECKS {
-                    j.push(Outcome::unavailable(c, &why));
-                }
-                return Ok(j);
-            }
+            Err(why) => return Ok(Judgement::every(CHECKS, |c| Outcome::unavailable(c, &why))),
         };
         let Some(job_obj) = jobs.iter().copied().find(|o| o.name() == JOB_NAME) else {
             let others: Vec<&str> = jobs.iter().map(|o| o.name()).collect();
@@ -109,18 +104,15 @@ impl Verifier for EfaNccl {
             } else {
                 format!("Jobs {} but none named {JOB_NAME}", others.join(", "))
             };
-            for c in CHECKS {
-                j.push(
-                    Outcome::fail(
-                        c,
-                        format!("Job/{JOB_NAME} (batch/v1) in namespace {ns}"),
-                        &found,
-                    )
-                    .hint("no-job")
-                    .with("namespace", ns),
-                );
-            }
-            return Ok(j);
+            return Ok(Judgement::every(CHECKS, |c| {
+                Outcome::fail(
+                    c,
+                    format!("Job/{JOB_NAME} (batch/v1) in namespace {ns}"),
+                    &found,
+                )
+                .hint("no-job")
+                .with("namespace", ns)
+            }));
         };
         let input = Input::read(obs, ctx, job_obj)?;
         let tc = input.training_container();

@@ -97,7 +97,7 @@ impl Verifier for KarpenterSingleAz {
         let name = ctx.target.cluster_name(POOL_BASE);
         let pools = match obs.list(&Query::cluster(&NODEPOOLS)) {
             Ok(p) => p,
-            Err(why) => return Ok(every_check(|c| Outcome::unavailable(c, &why))),
+            Err(why) => return Ok(Judgement::every(CHECKS, |c| Outcome::unavailable(c, &why))),
         };
         let Some(pool_obj) = pools.iter().copied().find(|o| o.name() == name) else {
             return Ok(missing_pool(&name, &pools));
@@ -120,14 +120,6 @@ impl Verifier for KarpenterSingleAz {
     }
 }
 
-fn every_check(f: impl Fn(&str) -> Outcome) -> Judgement {
-    let mut j = Judgement::default();
-    for c in CHECKS {
-        j.push(f(c));
-    }
-    j
-}
-
 /// No NodePool of the expected name: every check fails and says what to create.
 fn missing_pool(name: &str, pools: &[&Obj]) -> Judgement {
     let seen: Vec<&str> = pools.iter().map(|o| o.name()).collect();
@@ -136,7 +128,7 @@ fn missing_pool(name: &str, pools: &[&Obj]) -> Judgement {
     } else {
         format!("no NodePool named {name}; NodePools: {}", seen.join(", "))
     };
-    every_check(|c| {
+    Judgement::every(CHECKS, |c| {
         Outcome::fail(
             c,
             format!("NodePool {name} (karpenter.sh/v1)"),

@@ -63,19 +63,11 @@ impl Verifier for MpijobSlots {
         let mut j = Judgement::default();
         let jobs = match obs.list(&Query::new(&MPIJOBS, ns)) {
             Ok(jobs) => jobs,
-            Err(why) => {
-                for c in CHECKS {
-                    j.push(Outcome::unavailable(c, &why));
-                }
-                return Ok(j);
-            }
+            Err(why) => return Ok(Judgement::every(CHECKS, |c| Outcome::unavailable(c, &why))),
         };
         let Some(obj) = jobs.iter().copied().find(|o| o.name() == JOB_NAME) else {
             let others: Vec<&str> = jobs.iter().map(|o| o.name()).collect();
-            for c in CHECKS {
-                j.push(missing(c, ns, &others));
-            }
-            return Ok(j);
+            return Ok(Judgement::every(CHECKS, |c| missing(c, ns, &others)));
         };
         let job = MpiJob::from_obj(obj)?;
         let spec = SpecFacts::of(&job);

@@ -50,7 +50,10 @@ pub enum Reason {
     /// A parameter the check needs in static mode (`--param name=value`).
     NeedsParam(String),
     /// A capability the check needs is missing (detected by `doctor`).
-    MissingCapability { capability: String, detail: String },
+    MissingCapability {
+        capability: String,
+        detail: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -133,7 +136,11 @@ impl Outcome {
     }
 
     /// Adds expected/found to a non-fail outcome (e.g. evidence on a pass).
-    pub fn expected_found(mut self, expected: impl Into<String>, found: impl Into<String>) -> Outcome {
+    pub fn expected_found(
+        mut self,
+        expected: impl Into<String>,
+        found: impl Into<String>,
+    ) -> Outcome {
         self.expected = Some(expected.into());
         self.found = Some(found.into());
         self
@@ -169,6 +176,15 @@ pub struct Judgement {
 }
 
 impl Judgement {
+    /// One outcome per check when a single cause decides them all: the read failed, or the
+    /// object every check is about is missing.
+    pub fn every(checks: &[&str], f: impl Fn(&str) -> Outcome) -> Judgement {
+        Judgement {
+            outcomes: checks.iter().map(|c| f(c)).collect(),
+            advice: Vec::new(),
+        }
+    }
+
     pub fn push(&mut self, o: Outcome) {
         self.outcomes.push(o);
     }
