@@ -124,24 +124,23 @@ async fn check_async(g: &Global, a: &CheckArgs, labs: &[&LabBundle]) -> Result<E
                 _ = tokio::signal::ctrl_c() => return Ok(exit_code(&results)),
             }
         }
-        let out_of_time = match a.wait {
-            Some(limit) => started.elapsed() + delay > limit,
-            None => true,
-        };
-        if !pending || out_of_time {
+        // Time left before the deadline; the last re-check happens at the deadline itself.
+        let left = a.wait.map_or(Duration::ZERO, |limit| limit.saturating_sub(started.elapsed()));
+        if !pending || left.is_zero() {
             print(&text);
             return Ok(exit_code(&results));
         }
+        let pause = delay.min(left);
         let n: usize = results.iter().map(|r| r.count(Status::Pending)).sum();
         let waiting = interactive.then(|| {
             spinner(&format!(
                 "{n} check(s) pending; re-checking in {}s ({}s of {}s)",
-                delay.as_secs(),
+                pause.as_secs_f32().ceil() as u64,
                 started.elapsed().as_secs(),
                 a.wait.unwrap_or_default().as_secs()
             ))
         });
-        tokio::time::sleep(delay).await;
+        tokio::time::sleep(pause).await;
         if let Some(w) = waiting {
             w.finish_and_clear();
         }

@@ -14,9 +14,13 @@ pub fn objects(b: &LabBundle, folder: &str) -> Result<Vec<Obj>, crate::Error> {
     Ok(out)
 }
 
-/// Applies one folder of a lab into `namespace` and prints one line per object.
-pub fn apply_folder(b: &LabBundle, folder: &str, namespace: &str, live: &LiveArgs) -> Result<(), crate::Error> {
-    let objs = objects(b, folder)?;
+/// Applies folders of a lab into `namespace` as one set (validated as a whole, so a rejected
+/// object in `solution/` leaves no `starter/` object behind) and prints one line per object.
+pub fn apply_folders(b: &LabBundle, folders: &[&str], namespace: &str, live: &LiveArgs) -> Result<(), crate::Error> {
+    let mut objs = Vec::new();
+    for folder in folders {
+        objs.extend(objects(b, folder)?);
+    }
     runtime()?.block_on(async {
         let conn = connect_and_announce(live).await?;
         crate::cluster::probe(&conn).await?;
@@ -29,6 +33,7 @@ pub fn apply_folder(b: &LabBundle, folder: &str, namespace: &str, live: &LiveArg
                 Change::Configured => "configured",
                 Change::Unchanged => "unchanged",
                 Change::Kept => "exists, kept as it is (create-only)",
+                Change::Foreign => "exists without the trainlab.dev/lab label, used as it is (reset keeps it)",
             };
             print(&format!("{what} {word}\n"));
         }

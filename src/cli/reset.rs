@@ -1,9 +1,11 @@
 //! `trainlab reset LAB` — delete the lab namespace and the cluster-scoped objects labelled
-//! `trainlab.dev/lab=<id>`; nothing else, ever.
+//! `trainlab.dev/lab=<id>`; nothing else, ever. A namespace trainlab did not create (one given
+//! with `-n` that lacks the label) is kept; only the labelled objects of the lab's kinds in it go.
 
 use std::io::{BufRead, IsTerminal};
 
 use clap::Args;
+use kube::discovery::ApiResource;
 
 use super::live::{connect_and_announce, runtime, LiveArgs};
 use super::output::eprint;
@@ -47,22 +49,30 @@ pub fn run(g: &Global, a: &ResetArgs) -> Result<ExitCode, crate::Error> {
         let conn = connect_and_announce(&a.live).await?;
         crate::cluster::probe(&conn).await?;
         let discovery = Discovery::new();
-        let mut doomed = Vec::new();
-        for (api_version, kind) in &kinds {
-            let Ok((ar, namespaced)) = discovery.resolve_any(&conn, api_version, kind).await else { continue };
-            if namespaced {
-                continue; // removed with the namespace
-            }
-            for name in labelled(&conn, &ar, &id).await? {
-                doomed.push((ar.clone(), name));
-            }
-        }
         let (ns_ar, _) = discovery
             .resolve_any(&conn, "v1", "Namespace")
             .await
             .map_err(|e| crate::Error::Environment(e.to_string()))?;
-        let ns_ours = labelled(&conn, &ns_ar, &id).await?.contains(&namespace);
-        let mut plan: Vec<String> = doomed.iter().map(|(ar, n)| format!("{}/{n}", ar.kind)).collect();
+        let ns_ours = labelled(&conn, &ns_ar, None, &id).await?.contains(&namespace);
+        // (resource, namespace, name)
+        let mut doomed = Vec::new();
+        for (api_version, kind) in &kinds {
+            let Ok((ar, namespaced)) = discovery.resolve_any(&conn, api_version, kind).await else { continue };
+            let scope = match (namespaced, ns_ours) {
+                (true, true) => continue, // removed with the namespace
+                // A namespace trainlab did not create stays; only the lab's objects in it go.
+                (true, false) => Some(namespace.as_str()),
+                (false, _) => None,
+            };
+            for name in labelled(&conn, &ar, scope, &id).await? {
+                doomed.push((ar.clone(), scope, name));
+            }
+        }
+        let shown = |(ar, ns, n): &(ApiResource, Option<&str>, String)| match ns {
+            Some(ns) => format!("{}/{n} in namespace {ns}", ar.kind),
+            None => format!("{}/{n}", ar.kind),
+        };
+        let mut plan: Vec<String> = doomed.iter().map(shown).collect();
         if ns_ours {
             plan.insert(0, format!("Namespace/{namespace} (and everything in it)"));
         }
@@ -79,12 +89,12 @@ pub fn run(g: &Global, a: &ResetArgs) -> Result<ExitCode, crate::Error> {
                 return Ok(ExitCode::Ok);
             }
         }
-        for (ar, name) in &doomed {
-            delete(&conn, ar, name).await?;
-            print(&format!("deleted {}/{name}\n", ar.kind));
+        for d in &doomed {
+            delete(&conn, &d.0, d.1, &d.2).await?;
+            print(&format!("deleted {}\n", shown(d)));
         }
         if ns_ours {
-            delete(&conn, &ns_ar, &namespace).await?;
+            delete(&conn, &ns_ar, None, &namespace).await?;
             print(&format!("deleted Namespace/{namespace}\n"));
         } else {
             print(&format!("kept Namespace/{namespace}: it does not carry {LAB_LABEL}={id}\n"));

@@ -15,8 +15,8 @@ use super::output::eprint;
 use super::{print, Global};
 use crate::cluster::{connect, gather, probe, Discovery};
 use crate::exit::ExitCode;
-use crate::observe::{kinds, Query};
-use crate::profile::kind::{self, apply_manifest, capacity_patches, patch_capacity, KindConfig};
+use crate::observe::{kinds, parse_text, Query};
+use crate::profile::kind::{self, apply_objects, capacity_patches, patch_capacity, KindConfig};
 use crate::profile::pins::{default_pins, fetch, load_pins, Pin};
 use crate::profile::Profile;
 use crate::verify::views::nodes::NodeFacts;
@@ -33,13 +33,14 @@ pub enum SetupTarget {
     /// A local kind cluster with faked GPU/EFA/Neuron capacity and the real operators
     #[command(after_help = "\
 Steps (each idempotent; re-run after a Docker restart to repair faked capacity):
-  1. preflight: docker reachable, kind on PATH (skipped with --skip-create)
-  2. create the cluster from kind-config.yaml unless it exists
-  3. fake accelerators: node status capacity from each worker's instance type
-  4. install Volcano, MPI Operator, Karpenter CRDs from pinned, hash-checked manifests
-  5. wait for the operators' Deployments to be available
+  1. verify every pinned manifest (size and sha256) before changing anything
+  2. preflight: docker reachable, kind on PATH (skipped with --skip-create)
+  3. create the cluster from kind-config.yaml unless it exists
+  4. fake accelerators: node status capacity from each worker's instance type
+  5. install Volcano, MPI Operator, Karpenter CRDs from the verified manifests
+  6. wait for the operators' Deployments to be available
 
-Every step after 2 runs only against the context kind-<name>; anything else is refused.")]
+Every step after 3 runs only against the context kind-<name>; anything else is refused.")]
     Kind(KindArgs),
 }
 
@@ -103,13 +104,25 @@ fn kind_setup(a: &KindArgs) -> Result<ExitCode, Error> {
         return Ok(ExitCode::Ok);
     }
     let steps = Steps::new();
+    // Every pinned file is read (or downloaded), size- and hash-checked and parsed before the
+    // first write: a mismatch, a missing `--from` file or a broken document installs nothing,
+    // so no operator is ever left half-installed.
+    let rt = runtime()?;
+    let pb = steps.start(&format!("manifests: verifying {} pinned file(s)", pins.len()));
+    let mut manifests = Vec::with_capacity(pins.len());
+    for pin in &pins {
+        let data = rt.block_on(fetch(pin, a.from.as_deref()))?;
+        let text = String::from_utf8(data).map_err(|_| Error::Environment(format!("{} is not UTF-8", pin.url)))?;
+        manifests.push((pin, parse_text(&text, pin.file_name())?));
+    }
+    steps.done(pb, "manifests verified (size and sha256)");
     if !a.skip_create {
         steps.run("preflight: docker and kind", preflight)?;
         steps.run(&format!("cluster {}", a.name), || create_cluster(a, &config_text))?;
     }
     let mut opts = a.live.opts();
     opts.context = Some(context.clone());
-    runtime()?.block_on(async {
+    rt.block_on(async {
         let conn = connect(&opts).await?;
         eprint(&format!("trainlab: using {}\n", conn.describe()));
         probe(&conn).await?;
@@ -135,11 +148,9 @@ fn kind_setup(a: &KindArgs) -> Result<ExitCode, Error> {
         if patches.is_empty() {
             let _ = writeln!(summary, "  node capacity already right on every node");
         }
-        for pin in &pins {
+        for (pin, objs) in manifests {
             let pb = steps.start(&format!("{} {}", pin.component, pin.version));
-            let data = fetch(pin, a.from.as_deref()).await?;
-            let text = String::from_utf8(data).map_err(|_| Error::Environment(format!("{} is not UTF-8", pin.url)))?;
-            let n = apply_manifest(&conn, &text, pin.file_name()).await?;
+            let n = apply_objects(&conn, objs).await?;
             steps.done(pb, &format!("{} {}", pin.component, pin.version));
             let _ = writeln!(summary, "  applied {} {} ({n} documents, server-side)", pin.component, pin.version);
         }

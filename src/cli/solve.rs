@@ -29,8 +29,7 @@ pub fn run(g: &Global, a: &SolveArgs) -> Result<ExitCode, crate::Error> {
         print(&manifests::render_plan(b, "solution", &namespace)?);
         return Ok(ExitCode::Ok);
     }
-    manifests::apply_folder(b, "starter", &namespace, &a.live)?;
-    manifests::apply_folder(b, "solution", &namespace, &a.live)?;
+    manifests::apply_folders(b, &["starter", "solution"], &namespace, &a.live)?;
     print(&format!("\nsolution applied; grade it with `trainlab check {} --wait 5m`\n", b.lab.id));
     Ok(ExitCode::Ok)
 }

@@ -44,7 +44,7 @@ pub fn run(g: &Global, a: &StartArgs) -> Result<ExitCode, crate::Error> {
             )));
         }
     }
-    manifests::apply_folder(b, "starter", &namespace, &a.live)?;
+    manifests::apply_folders(b, &["starter"], &namespace, &a.live)?;
     if let (Some(text), Some(path)) = (draft, draft_path) {
         std::fs::write(&path, text).map_err(|e| crate::Error::Usage(format!("cannot write {}: {e}", path.display())))?;
         print(&format!(

@@ -53,6 +53,9 @@ pub enum Change {
     Unchanged,
     /// A create-only object that already existed: left exactly as it was.
     Kept,
+    /// A namespace that already existed without this lab's label (the learner's own, given with
+    /// `-n`): used as it is, never labelled, so `reset` never deletes it.
+    Foreign,
 }
 
 /// Labels an object and places it in the lab namespace. A Namespace manifest named like the
@@ -120,12 +123,13 @@ fn rejected(p: &Prepared, e: &kube::Error) -> Error {
     }
 }
 
-async fn current_version(conn: &Conn, p: &Prepared) -> Result<Option<String>, Error> {
+async fn current(conn: &Conn, p: &Prepared) -> Result<Option<DynamicObject>, Error> {
     let api = p.api(conn);
-    match with_retry(|| api.get_opt(p.name())).await {
-        Ok(o) => Ok(o.and_then(|o| o.metadata.resource_version)),
-        Err(e) => Err(rejected(p, &e)),
-    }
+    with_retry(|| api.get_opt(p.name())).await.map_err(|e| rejected(p, &e))
+}
+
+async fn current_version(conn: &Conn, p: &Prepared) -> Result<Option<String>, Error> {
+    Ok(current(conn, p).await?.and_then(|o| o.metadata.resource_version))
 }
 
 /// Validates the whole set with a server-side dry run, then applies it. When the lab
@@ -133,11 +137,21 @@ async fn current_version(conn: &Conn, p: &Prepared) -> Result<Option<String>, Er
 /// created first and removed again if validation fails, so a rejected set leaves nothing behind.
 pub async fn apply_all(conn: &Conn, set: &[Prepared]) -> Result<Vec<(String, Change)>, Error> {
     let mut created_ns: Vec<&Prepared> = Vec::new();
-    for p in set {
-        if p.resource.kind == "Namespace" && current_version(conn, p).await?.is_none() {
-            apply_one(conn, p, true).await?;
-            apply_one(conn, p, false).await?;
-            created_ns.push(p);
+    let mut foreign_ns: Vec<String> = Vec::new();
+    for p in set.iter().filter(|p| p.resource.kind == "Namespace") {
+        match current(conn, p).await? {
+            None => {
+                apply_one(conn, p, true).await?;
+                apply_one(conn, p, false).await?;
+                created_ns.push(p);
+            }
+            Some(o) => {
+                // Labelling an existing namespace would hand it, and everything in it, to `reset`.
+                let has = o.metadata.labels.as_ref().and_then(|l| l.get(LAB_LABEL)).map(String::as_str);
+                if has != p.value["metadata"]["labels"][LAB_LABEL].as_str() {
+                    foreign_ns.push(p.display());
+                }
+            }
         }
     }
     let mut existing_create_only = Vec::new();
@@ -165,6 +179,10 @@ pub async fn apply_all(conn: &Conn, set: &[Prepared]) -> Result<Vec<(String, Cha
             changes.push((p.display(), Change::Kept));
             continue;
         }
+        if foreign_ns.contains(&p.display()) {
+            changes.push((p.display(), Change::Foreign));
+            continue;
+        }
         let before = current_version(conn, p).await?;
         let after = apply_one(conn, p, false).await?.metadata.resource_version;
         let change = match before {
@@ -177,9 +195,17 @@ pub async fn apply_all(conn: &Conn, set: &[Prepared]) -> Result<Vec<(String, Cha
     Ok(changes)
 }
 
-/// Objects of one cluster-scoped kind carrying the lab label.
-pub async fn labelled(conn: &Conn, resource: &ApiResource, lab_id: &str) -> Result<Vec<String>, Error> {
-    let api: Api<DynamicObject> = Api::all_with(conn.client.clone(), resource);
+fn api_in(conn: &Conn, resource: &ApiResource, namespace: Option<&str>) -> Api<DynamicObject> {
+    match namespace {
+        Some(ns) => Api::namespaced_with(conn.client.clone(), ns, resource),
+        None => Api::all_with(conn.client.clone(), resource),
+    }
+}
+
+/// Objects of one kind carrying the lab label: cluster-scoped ones (`namespace` None), or the
+/// ones in one namespace.
+pub async fn labelled(conn: &Conn, resource: &ApiResource, namespace: Option<&str>, lab_id: &str) -> Result<Vec<String>, Error> {
+    let api = api_in(conn, resource, namespace);
     let lp = ListParams::default().labels(&format!("{LAB_LABEL}={lab_id}"));
     let list = with_retry(|| api.list(&lp))
         .await
@@ -187,8 +213,8 @@ pub async fn labelled(conn: &Conn, resource: &ApiResource, lab_id: &str) -> Resu
     Ok(list.items.into_iter().filter_map(|o| o.metadata.name).collect())
 }
 
-pub async fn delete(conn: &Conn, resource: &ApiResource, name: &str) -> Result<(), Error> {
-    let api: Api<DynamicObject> = Api::all_with(conn.client.clone(), resource);
+pub async fn delete(conn: &Conn, resource: &ApiResource, namespace: Option<&str>, name: &str) -> Result<(), Error> {
+    let api = api_in(conn, resource, namespace);
     let dp = DeleteParams::default();
     match with_retry(|| api.delete(name, &dp)).await {
         Ok(_) => Ok(()),

@@ -1,9 +1,10 @@
 //! Discovery, once per group/version per run: is a kind served, and under which plural.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use kube::discovery::ApiResource;
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, OnceCell};
 
 use super::retry::{api_error, with_retry};
 use super::Conn;
@@ -11,11 +12,15 @@ use crate::observe::{ResourceKind, Unavailable};
 
 /// (kind, plural, namespaced) of one served resource.
 type Served = Vec<(String, String, bool)>;
+/// One group/version's discovery answer, filled by the first caller that asks.
+type Cell = Arc<OnceCell<Result<Served, Unavailable>>>;
 
-/// Caches `/api/v1` and `/apis/<group>/<version>` answers for the run.
+/// Caches `/api/v1` and `/apis/<group>/<version>` answers for the run. One cell per
+/// group/version, so concurrent LISTs of one group wait for a single discovery request instead
+/// of each sending their own.
 #[derive(Default)]
 pub struct Discovery {
-    cache: Mutex<HashMap<String, Result<Served, Unavailable>>>,
+    cache: Mutex<HashMap<String, Cell>>,
 }
 
 impl Discovery {
@@ -25,36 +30,8 @@ impl Discovery {
 
     /// The (kind, plural, namespaced) entries served under a group/version.
     async fn resources(&self, conn: &Conn, api_version: &str) -> Result<Served, Unavailable> {
-        if let Some(hit) = self.cache.lock().await.get(api_version) {
-            return hit.clone();
-        }
-        let answer = if api_version.contains('/') {
-            with_retry(|| conn.client.list_api_group_resources(api_version)).await
-        } else {
-            with_retry(|| conn.client.list_core_api_resources(api_version)).await
-        };
-        let result = match answer {
-            Ok(list) => Ok(list
-                .resources
-                .into_iter()
-                .filter(|r| !r.name.contains('/'))
-                .map(|r| (r.kind, r.name, r.namespaced))
-                .collect()),
-            Err(e) => match api_error(&e) {
-                Some((404, _)) => Ok(Vec::new()),
-                Some((403, msg)) => Err(Unavailable::Forbidden {
-                    verb: "get".into(),
-                    resource: format!("discovery of {api_version}"),
-                    namespace: None,
-                    message: msg,
-                }),
-                _ => Err(Unavailable::Failed {
-                    message: format!("discovery of {api_version} failed: {e}"),
-                }),
-            },
-        };
-        self.cache.lock().await.insert(api_version.to_string(), result.clone());
-        result
+        let cell = self.cache.lock().await.entry(api_version.to_string()).or_default().clone();
+        cell.get_or_init(|| fetch(conn, api_version)).await.clone()
     }
 
     /// The ApiResource for a known kind, or why it cannot be read.
@@ -99,5 +76,34 @@ impl Discovery {
             },
             *namespaced,
         ))
+    }
+}
+
+/// One discovery request (with retries): what a group/version serves, or why it cannot be read.
+async fn fetch(conn: &Conn, api_version: &str) -> Result<Served, Unavailable> {
+    let answer = if api_version.contains('/') {
+        with_retry(|| conn.client.list_api_group_resources(api_version)).await
+    } else {
+        with_retry(|| conn.client.list_core_api_resources(api_version)).await
+    };
+    match answer {
+        Ok(list) => Ok(list
+            .resources
+            .into_iter()
+            .filter(|r| !r.name.contains('/'))
+            .map(|r| (r.kind, r.name, r.namespaced))
+            .collect()),
+        Err(e) => match api_error(&e) {
+            Some((404, _)) => Ok(Vec::new()),
+            Some((403, msg)) => Err(Unavailable::Forbidden {
+                verb: "get".into(),
+                resource: format!("discovery of {api_version}"),
+                namespace: None,
+                message: msg,
+            }),
+            _ => Err(Unavailable::Failed {
+                message: format!("discovery of {api_version} failed: {e}"),
+            }),
+        },
     }
 }

@@ -8,7 +8,7 @@ use kube::api::{Api, DynamicObject, ListParams};
 use serde_json::Value;
 
 use super::discovery::Discovery;
-use super::retry::{api_error, with_retry};
+use super::retry::{api_error, is_timeout, with_retry};
 use super::Conn;
 use crate::observe::{Obj, Observed, Origin, Query, ReadResult, Unavailable};
 use crate::Error;
@@ -25,8 +25,13 @@ pub fn plan(queries: impl IntoIterator<Item = Query>) -> Vec<Query> {
 /// Fails fast (exit 3) when the API server cannot be reached at all.
 pub async fn probe(conn: &Conn) -> Result<k8s_openapi::apimachinery::pkg::version::Info, Error> {
     with_retry(|| conn.client.apiserver_version()).await.map_err(|e| {
+        let why = if is_timeout(&e) {
+            format!("no answer within {}", humantime::format_duration(conn.timeout))
+        } else {
+            e.to_string()
+        };
         Error::Environment(format!(
-            "cannot reach the API server of {}: {e}\n  check that the cluster is running and the context is right (`kubectl --context {} get nodes`), or raise --request-timeout",
+            "cannot reach the API server of {}: {why}\n  check that the cluster is running and the context is right (`kubectl --context {} get nodes`), or raise --request-timeout",
             conn.describe(),
             conn.context
         ))

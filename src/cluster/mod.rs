@@ -10,4 +10,4 @@ pub use apply::{apply_all, delete, label_and_place, labelled, prepare, Change, P
 pub use connect::{connect, Conn, ConnectOpts};
 pub use discovery::Discovery;
 pub use gather::{gather, plan, probe};
-pub use retry::{api_error, is_transient, with_retry};
+pub use retry::{api_error, is_timeout, is_transient, with_retry};

@@ -5,13 +5,27 @@ use std::time::Duration;
 
 use backon::{ExponentialBuilder, Retryable};
 
-/// Worth retrying: throttling, server errors, broken connections. Not 4xx answers.
+/// Worth retrying: throttling, server errors, broken connections. Not 4xx answers, and not
+/// timeouts: each attempt already waited the whole request timeout, and retrying would multiply
+/// it (a server that never answers must fail within `--request-timeout`, not three times that).
 pub fn is_transient(e: &kube::Error) -> bool {
     match e {
         kube::Error::Api(s) => s.code == 429 || s.code >= 500,
-        kube::Error::HyperError(_) | kube::Error::Service(_) => true,
+        kube::Error::HyperError(_) | kube::Error::Service(_) => !is_timeout(e),
         _ => false,
     }
+}
+
+/// The connect, read or write timeout ran out (somewhere in the error's source chain).
+pub fn is_timeout(e: &kube::Error) -> bool {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cause {
+        if c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::TimedOut) {
+            return true;
+        }
+        cause = c.source();
+    }
+    false
 }
 
 /// Runs `f` up to 3 times (100 ms, 200 ms backoff): small enough that an unreachable server still

@@ -128,7 +128,12 @@ pub async fn patch_capacity(conn: &Conn, p: &CapacityPatch) -> Result<(), Error>
 /// Applies every document of a manifest with server-side apply (field manager `trainlab`).
 /// CRDs go first; kinds they define are resolved with fresh discovery afterwards.
 pub async fn apply_manifest(conn: &Conn, text: &str, shown: &str) -> Result<usize, Error> {
-    let objs = parse_text(text, shown)?;
+    apply_objects(conn, parse_text(text, shown)?).await
+}
+
+/// [`apply_manifest`] for documents parsed beforehand (`setup kind` parses every pinned file
+/// before it writes anything).
+pub async fn apply_objects(conn: &Conn, objs: Vec<Obj>) -> Result<usize, Error> {
     let (crds, rest): (Vec<Obj>, Vec<Obj>) = objs
         .into_iter()
         .partition(|o| o.kind() == "CustomResourceDefinition" || o.kind() == "Namespace");

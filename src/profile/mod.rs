@@ -2,6 +2,7 @@
 
 pub mod capabilities;
 pub mod doctor;
+pub mod eks;
 pub mod instances;
 pub mod kind;
 pub mod pins;

@@ -1,0 +1,171 @@
+//! The EKS profile: `doctor --cluster NAME` asks the EKS API (aws-sdk-eks) whether the cluster is
+//! ACTIVE, whether the kube context points at its endpoint, and what its node groups can run.
+//! Credentials, region and endpoint come from the standard AWS chain (profiles, env,
+//! `AWS_ENDPOINT_URL` for local emulators).
+
+use aws_config::BehaviorVersion;
+use serde::Serialize;
+
+use super::instances;
+use crate::Error;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct NodegroupRow {
+    pub name: String,
+    pub status: String,
+    pub instance_types: Vec<String>,
+    pub desired_size: Option<i32>,
+    /// Per-node figures from the instance table; None for a type trainlab does not know.
+    pub gpus: Option<u32>,
+    pub efa: Option<u32>,
+    pub neuron: Option<u32>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct EksReport {
+    pub cluster: String,
+    pub region: Option<String>,
+    pub status: String,
+    pub version: Option<String>,
+    pub endpoint: Option<String>,
+    /// Whether the kube context's API server is this cluster's endpoint (None: not compared).
+    pub context_matches: Option<bool>,
+    pub nodegroups: Vec<NodegroupRow>,
+}
+
+impl EksReport {
+    pub fn is_active(&self) -> bool {
+        self.status == "ACTIVE"
+    }
+}
+
+fn aws_error(what: &str, e: impl std::fmt::Display) -> Error {
+    Error::Environment(format!(
+        "EKS {what} failed: {e}\n  check AWS credentials and region (`aws sts get-caller-identity`, --region or AWS_REGION)"
+    ))
+}
+
+/// Describes a cluster and its node groups. `kube_server` is the current context's API server.
+pub async fn inspect(
+    cluster: &str,
+    region: Option<String>,
+    kube_server: Option<&str>,
+) -> Result<EksReport, Error> {
+    let mut loader = aws_config::defaults(BehaviorVersion::latest());
+    if let Some(r) = region {
+        loader = loader.region(aws_config::Region::new(r));
+    }
+    let config = loader.load().await;
+    let region = config.region().map(|r| r.to_string());
+    let client = aws_sdk_eks::Client::new(&config);
+
+    let described = client
+        .describe_cluster()
+        .name(cluster)
+        .send()
+        .await
+        .map_err(|e| {
+            aws_error(
+                &format!("DescribeCluster {cluster}"),
+                aws_sdk_eks::error::DisplayErrorContext(e),
+            )
+        })?;
+    let c = described
+        .cluster()
+        .ok_or_else(|| Error::Environment(format!("EKS returned no cluster named {cluster}")))?;
+    let endpoint = c.endpoint().map(str::to_string);
+    let context_matches = match (kube_server, &endpoint) {
+        (Some(k), Some(e)) => Some(same_server(k, e)),
+        _ => None,
+    };
+
+    let mut names = Vec::new();
+    let mut pages = client
+        .list_nodegroups()
+        .cluster_name(cluster)
+        .into_paginator()
+        .send();
+    while let Some(page) = pages.next().await {
+        let page = page
+            .map_err(|e| aws_error("ListNodegroups", aws_sdk_eks::error::DisplayErrorContext(e)))?;
+        names.extend(page.nodegroups().iter().cloned());
+    }
+    let mut nodegroups = Vec::new();
+    for name in names {
+        let ng = client
+            .describe_nodegroup()
+            .cluster_name(cluster)
+            .nodegroup_name(&name)
+            .send()
+            .await
+            .map_err(|e| {
+                aws_error(
+                    &format!("DescribeNodegroup {name}"),
+                    aws_sdk_eks::error::DisplayErrorContext(e),
+                )
+            })?;
+        let Some(ng) = ng.nodegroup() else { continue };
+        let types: Vec<String> = ng.instance_types().to_vec();
+        // A group with several types gets figures only when they agree.
+        let known: Vec<_> = types.iter().filter_map(|t| instances::lookup(t)).collect();
+        let agree = |f: fn(&instances::Instance) -> u32| {
+            let first = known.first().map(|i| f(i))?;
+            (known.len() == types.len() && known.iter().all(|i| f(i) == first)).then_some(first)
+        };
+        nodegroups.push(NodegroupRow {
+            name,
+            status: ng
+                .status()
+                .map(|s| s.as_str().to_string())
+                .unwrap_or_default(),
+            desired_size: ng.scaling_config().and_then(|s| s.desired_size()),
+            gpus: agree(|i| i.gpus),
+            efa: agree(|i| i.efa),
+            neuron: agree(|i| i.neuron),
+            instance_types: types,
+        });
+    }
+    Ok(EksReport {
+        cluster: cluster.to_string(),
+        region,
+        status: c
+            .status()
+            .map(|s| s.as_str().to_string())
+            .unwrap_or_else(|| "UNKNOWN".into()),
+        version: c.version().map(str::to_string),
+        endpoint,
+        context_matches,
+        nodegroups,
+    })
+}
+
+/// API server URLs compared by scheme-less host (EKS endpoints are `https://<id>.<region>.eks.amazonaws.com`).
+pub fn same_server(a: &str, b: &str) -> bool {
+    fn host(u: &str) -> String {
+        let u = u.trim().trim_end_matches('/');
+        let u = u.split_once("://").map(|(_, r)| r).unwrap_or(u);
+        u.split('/')
+            .next()
+            .unwrap_or(u)
+            .trim_end_matches(":443")
+            .to_ascii_lowercase()
+    }
+    host(a) == host(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_server;
+
+    #[test]
+    fn servers_match_by_host_ignoring_scheme_port_and_slash() {
+        assert!(same_server(
+            "https://ABC.gr7.us-west-2.eks.amazonaws.com",
+            "https://abc.gr7.us-west-2.eks.amazonaws.com:443/"
+        ));
+        assert!(!same_server(
+            "https://127.0.0.1:6443",
+            "https://abc.gr7.us-west-2.eks.amazonaws.com"
+        ));
+    }
+}
