@@ -1,7 +1,6 @@
 //! Library error types. Each variant says what went wrong and where, so the CLI can print it as is
 //! and map it to an exit code (see [`Error::exit_code`]).
 
-
 use crate::exit::ExitCode;
 
 #[derive(Debug, thiserror::Error)]
@@ -36,4 +35,3 @@ impl Error {
 pub fn display_path(p: &std::path::Path) -> String {
     p.display().to_string()
 }
-

@@ -9,7 +9,9 @@ use trainlab::profile::pins::{default_pins, fetch, load_pins, sha256_hex, verify
 
 fn trainlab() -> Command {
     let mut c = Command::cargo_bin("trainlab").unwrap();
-    c.env("NO_COLOR", "1").env("LANG", "C.UTF-8").env_remove("KUBECONFIG");
+    c.env("NO_COLOR", "1")
+        .env("LANG", "C.UTF-8")
+        .env_remove("KUBECONFIG");
     c
 }
 
@@ -22,7 +24,10 @@ fn kind_config_has_a_control_plane_and_four_labelled_workers() {
     let text = std::fs::read_to_string(root().join("kind-config.yaml")).unwrap();
     let c = KindConfig::parse(&text, "kind-config.yaml").unwrap();
     assert_eq!(c.name.as_deref(), Some("trainlab"));
-    assert_eq!(c.nodes.iter().filter(|n| n.role == "control-plane").count(), 1);
+    assert_eq!(
+        c.nodes.iter().filter(|n| n.role == "control-plane").count(),
+        1
+    );
     let workers: Vec<_> = c.workers().collect();
     let shape: Vec<(&str, &str)> = workers
         .iter()
@@ -45,8 +50,14 @@ fn kind_config_has_a_control_plane_and_four_labelled_workers() {
     for w in &workers {
         assert_eq!(w.labels["karpenter.sh/capacity-type"], "on-demand");
     }
-    let gpu_products = workers.iter().filter(|w| w.labels.contains_key("nvidia.com/gpu.product")).count();
-    assert_eq!(gpu_products, 3, "the three GPU workers carry a GFD product label");
+    let gpu_products = workers
+        .iter()
+        .filter(|w| w.labels.contains_key("nvidia.com/gpu.product"))
+        .count();
+    assert_eq!(
+        gpu_products, 3,
+        "the three GPU workers carry a GFD product label"
+    );
 }
 
 #[test]
@@ -57,17 +68,32 @@ fn the_embedded_kind_config_is_the_repository_file() {
 
 #[test]
 fn a_config_of_another_kind_is_rejected_naming_what_was_expected() {
-    let err = KindConfig::parse("kind: Pod\napiVersion: v1\n", "x.yaml").unwrap_err().to_string();
-    assert!(err.contains("x.yaml") && err.contains("kind.x-k8s.io/v1alpha4"), "{err}");
+    let err = KindConfig::parse("kind: Pod\napiVersion: v1\n", "x.yaml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("x.yaml") && err.contains("kind.x-k8s.io/v1alpha4"),
+        "{err}"
+    );
 }
 
 #[test]
 fn fake_capacity_follows_the_instance_table() {
-    assert_eq!(fake_capacity("p5.48xlarge"), [("nvidia.com/gpu", 8), ("vpc.amazonaws.com/efa", 32)]);
-    assert_eq!(fake_capacity("p4d.24xlarge"), [("nvidia.com/gpu", 8), ("vpc.amazonaws.com/efa", 4)]);
+    assert_eq!(
+        fake_capacity("p5.48xlarge"),
+        [("nvidia.com/gpu", 8), ("vpc.amazonaws.com/efa", 32)]
+    );
+    assert_eq!(
+        fake_capacity("p4d.24xlarge"),
+        [("nvidia.com/gpu", 8), ("vpc.amazonaws.com/efa", 4)]
+    );
     assert_eq!(
         fake_capacity("trn1.32xlarge"),
-        [("vpc.amazonaws.com/efa", 8), ("aws.amazon.com/neuron", 16), ("aws.amazon.com/neuroncore", 32)]
+        [
+            ("vpc.amazonaws.com/efa", 8),
+            ("aws.amazon.com/neuron", 16),
+            ("aws.amazon.com/neuroncore", 32)
+        ]
     );
     assert!(fake_capacity("m5.large").is_empty());
 }
@@ -99,7 +125,10 @@ fn nodes_that_already_advertise_their_capacity_need_no_patch() {
 #[test]
 fn default_pins_are_the_researched_releases() {
     let pins = default_pins();
-    let names: Vec<_> = pins.iter().map(|p| format!("{} {}", p.component, p.version)).collect();
+    let names: Vec<_> = pins
+        .iter()
+        .map(|p| format!("{} {}", p.component, p.version))
+        .collect();
     assert_eq!(
         names,
         [
@@ -110,7 +139,9 @@ fn default_pins_are_the_researched_releases() {
             "Karpenter EC2NodeClass CRD v1.14.1"
         ]
     );
-    assert!(pins.iter().all(|p| p.url.starts_with("https://") && p.sha256.len() == 64));
+    assert!(pins
+        .iter()
+        .all(|p| p.url.starts_with("https://") && p.sha256.len() == 64));
 }
 
 #[test]
@@ -120,49 +151,95 @@ fn a_manifest_whose_hash_differs_from_its_pin_is_refused_showing_both_hashes() {
     verify(&pins[0], &good, "operator.yaml").unwrap();
     let mut bad = good.clone();
     bad[10] ^= 1;
-    let err = verify(&pins[0], &bad, "operator.yaml").unwrap_err().to_string();
+    let err = verify(&pins[0], &bad, "operator.yaml")
+        .unwrap_err()
+        .to_string();
     assert!(err.contains(&pins[0].sha256), "{err}");
     assert!(err.contains(&sha256_hex(&bad)), "{err}");
-    assert_eq!(trainlab::Error::Environment(String::new()).exit_code().code(), 3);
+    assert_eq!(
+        trainlab::Error::Environment(String::new())
+            .exit_code()
+            .code(),
+        3
+    );
 }
 
 #[test]
 fn a_file_missing_from_the_from_folder_is_named() {
     let dir = tempfile::tempdir().unwrap();
     let pins = default_pins();
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let err = rt.block_on(fetch(&pins[0], Some(dir.path()))).unwrap_err().to_string();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let err = rt
+        .block_on(fetch(&pins[0], Some(dir.path())))
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("volcano-development.yaml"), "{err}");
     assert!(err.contains("Volcano v1.15.1"), "{err}");
 }
 
 #[test]
 fn dry_run_prints_the_whole_plan_and_touches_nothing() {
-    let out = trainlab().args(["setup", "kind", "--dry-run"]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = trainlab()
+        .args(["setup", "kind", "--dry-run"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8(out.stdout).unwrap();
     for p in default_pins() {
-        assert!(text.contains(&p.url) && text.contains(&p.sha256), "{} missing from the plan", p.url);
+        assert!(
+            text.contains(&p.url) && text.contains(&p.sha256),
+            "{} missing from the plan",
+            p.url
+        );
     }
     insta::assert_snapshot!("setup_kind_dry_run", text);
 }
 
 #[test]
 fn dry_run_with_from_names_the_folder() {
-    let out = trainlab().args(["setup", "kind", "--dry-run", "--skip-create", "--from", "/srv/pins"]).output().unwrap();
+    let out = trainlab()
+        .args([
+            "setup",
+            "kind",
+            "--dry-run",
+            "--skip-create",
+            "--from",
+            "/srv/pins",
+        ])
+        .output()
+        .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.contains("from /srv/pins") && text.contains("use the existing cluster"), "{text}");
+    assert!(
+        text.contains("from /srv/pins") && text.contains("use the existing cluster"),
+        "{text}"
+    );
 }
 
 #[test]
 fn setup_refuses_a_context_that_is_not_kind_before_any_request() {
     // No kubeconfig exists at all: refusing must happen before connecting.
     let out = trainlab()
-        .args(["setup", "kind", "--skip-create", "--context", "arn:aws:eks:us-west-2:1:cluster/prod"])
+        .args([
+            "setup",
+            "kind",
+            "--skip-create",
+            "--context",
+            "arn:aws:eks:us-west-2:1:cluster/prod",
+        ])
         .env("KUBECONFIG", "/nonexistent/kubeconfig")
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("only touches the context kind-trainlab"), "{err}");
+    assert!(
+        err.contains("only touches the context kind-trainlab"),
+        "{err}"
+    );
 }

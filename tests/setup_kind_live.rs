@@ -866,6 +866,26 @@ fn doctor_reports_missing_fake_capacity_before_setup_and_none_after() {
 
     let out = c.setup();
     assert_eq!(out.code, 0, "{}", out.stderr);
+    // Right after setup, before the kubelet's next sync, nothing is "lost": doctor says the
+    // capacity is there and allocatable is still catching up.
+    let between = c.doctor();
+    for (node, m) in missing_fake_capacity(&between) {
+        assert!(
+            m.is_empty(),
+            "{node} reported lost right after setup: {m:?}"
+        );
+    }
+    let syncing = between["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| !n["allocatable_pending"].as_array().unwrap().is_empty())
+        .count();
+    assert_eq!(
+        syncing,
+        WORKERS.len(),
+        "every patched worker waits for its kubelet: {between}"
+    );
     // Setup writes status.capacity; the kubelet derives status.allocatable (what doctor and the
     // scheduler read) on its next status sync. The emulator has no kubelet: do that sync here.
     kubelet_status_sync(&c.emu);
@@ -873,6 +893,11 @@ fn doctor_reports_missing_fake_capacity_before_setup_and_none_after() {
     for (node, m) in missing_fake_capacity(&after) {
         assert!(m.is_empty(), "{node} still misses {m:?} after setup");
     }
+    assert!(after["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|n| n["allocatable_pending"].as_array().unwrap().is_empty()));
     let rows = after["nodes"].as_array().unwrap();
     let row = |name: &str| rows.iter().find(|n| n["name"] == name).unwrap();
     assert_eq!(

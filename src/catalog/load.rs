@@ -169,7 +169,11 @@ impl Catalog {
         for b in &labs {
             let file = format!("{}/lab.yaml", b.origin);
             if !ids.insert(b.lab.id.clone()) {
-                return Err(LabError::new(&file, Some("id"), format!("duplicate lab id `{}`", b.lab.id)));
+                return Err(LabError::new(
+                    &file,
+                    Some("id"),
+                    format!("duplicate lab id `{}`", b.lab.id),
+                ));
             }
             if !numbers.insert(b.lab.number) {
                 return Err(LabError::new(
@@ -213,7 +217,9 @@ impl Catalog {
 fn is_lab_folder(name: &str) -> bool {
     let mut parts = name.splitn(2, '-');
     let num = parts.next().unwrap_or("");
-    num.len() == 2 && num.chars().all(|c| c.is_ascii_digit()) && parts.next().is_some_and(|s| !s.is_empty())
+    num.len() == 2
+        && num.chars().all(|c| c.is_ascii_digit())
+        && parts.next().is_some_and(|s| !s.is_empty())
 }
 
 fn collect_embedded(dir: &Dir<'_>, base: &Path, out: &mut BTreeMap<String, String>) {
@@ -227,7 +233,11 @@ fn collect_embedded(dir: &Dir<'_>, base: &Path, out: &mut BTreeMap<String, Strin
     }
 }
 
-fn collect_disk(dir: &Path, base: &Path, out: &mut BTreeMap<String, String>) -> Result<(), LabError> {
+fn collect_disk(
+    dir: &Path,
+    base: &Path,
+    out: &mut BTreeMap<String, String>,
+) -> Result<(), LabError> {
     let shown = dir.display().to_string();
     let entries = std::fs::read_dir(dir).map_err(|e| LabError::new(&shown, None, e.to_string()))?;
     for entry in entries {
@@ -237,7 +247,11 @@ fn collect_disk(dir: &Path, base: &Path, out: &mut BTreeMap<String, String>) -> 
             collect_disk(&path, base, out)?;
         } else {
             let text = std::fs::read_to_string(&path).map_err(|e| {
-                LabError::new(&path.display().to_string(), None, format!("cannot read: {e}"))
+                LabError::new(
+                    &path.display().to_string(),
+                    None,
+                    format!("cannot read: {e}"),
+                )
             })?;
             let rel = path.strip_prefix(base).unwrap_or(&path);
             out.insert(rel.to_string_lossy().replace('\\', "/"), text);
@@ -286,7 +300,10 @@ fn validate(b: &LabBundle, folder: &str) -> Result<(), LabError> {
     let err = |field: &str, msg: String| Err(LabError::new(&file, Some(field), msg));
 
     if !is_kebab(&lab.id) {
-        return err("id", format!("expected a kebab-case id (a-z, 0-9, -), found `{}`", lab.id));
+        return err(
+            "id",
+            format!("expected a kebab-case id (a-z, 0-9, -), found `{}`", lab.id),
+        );
     }
     if folder != lab.folder_name() {
         return err(
@@ -302,25 +319,38 @@ fn validate(b: &LabBundle, folder: &str) -> Result<(), LabError> {
     if !(1..=99).contains(&lab.number) {
         return err("number", format!("expected 1..=99, found {}", lab.number));
     }
-    for (field, t) in [("title", &lab.title), ("quiz.question", &lab.quiz.question), ("quiz.explanation", &lab.quiz.explanation)] {
+    for (field, t) in [
+        ("title", &lab.title),
+        ("quiz.question", &lab.quiz.question),
+        ("quiz.explanation", &lab.quiz.explanation),
+    ] {
         if let Some(lang) = blank_lang(t) {
             return err(&format!("{field}.{lang}"), "expected non-empty text".into());
         }
     }
     for c in super::model::Choice::ALL {
         if let Some(lang) = blank_lang(lab.quiz.choices.get(c)) {
-            return err(&format!("quiz.choices.{}.{lang}", c.letter()), "expected non-empty text".into());
+            return err(
+                &format!("quiz.choices.{}.{lang}", c.letter()),
+                "expected non-empty text".into(),
+            );
         }
     }
     for (i, n) in lab.notes.iter().enumerate() {
         if n.source.trim().is_empty() {
-            return err(&format!("notes[{i}].source"), "every note needs a source".into());
+            return err(
+                &format!("notes[{i}].source"),
+                "every note needs a source".into(),
+            );
         }
     }
     match lab.status {
         LabStatus::QuizOnly => {
             if !lab.checks.is_empty() {
-                return err("checks", "a quiz-only lab has no checks (set `status: gradable`)".into());
+                return err(
+                    "checks",
+                    "a quiz-only lab has no checks (set `status: gradable`)".into(),
+                );
             }
         }
         LabStatus::Gradable => {
@@ -339,10 +369,17 @@ fn validate(b: &LabBundle, folder: &str) -> Result<(), LabError> {
                 }
             }
             for lang in ["ja", "en"] {
-                let text = if lang == "ja" { &task.text.ja } else { &task.text.en };
+                let text = if lang == "ja" {
+                    &task.text.ja
+                } else {
+                    &task.text.en
+                };
                 for name in placeholders(text) {
                     for profile in PROFILES {
-                        let known = task.params.get(*profile).is_some_and(|p| p.contains_key(&name));
+                        let known = task
+                            .params
+                            .get(*profile)
+                            .is_some_and(|p| p.contains_key(&name));
                         if !known {
                             return err(
                                 &format!("task.text.{lang}"),
@@ -354,11 +391,17 @@ fn validate(b: &LabBundle, folder: &str) -> Result<(), LabError> {
             }
             if let Some(d) = &task.draft {
                 if !b.files.contains_key(d) {
-                    return err("task.draft", format!("file `{d}` not found in the lab folder"));
+                    return err(
+                        "task.draft",
+                        format!("file `{d}` not found in the lab folder"),
+                    );
                 }
             }
             if b.files_under("solution").is_empty() {
-                return err("status", "a gradable lab needs manifests in solution/".into());
+                return err(
+                    "status",
+                    "a gradable lab needs manifests in solution/".into(),
+                );
             }
         }
     }
@@ -366,7 +409,10 @@ fn validate(b: &LabBundle, folder: &str) -> Result<(), LabError> {
     for (i, c) in lab.checks.iter().enumerate() {
         let at = |f: &str| format!("checks[{i}].{f}");
         if !is_kebab(&c.id) {
-            return err(&at("id"), format!("expected a kebab-case id, found `{}`", c.id));
+            return err(
+                &at("id"),
+                format!("expected a kebab-case id, found `{}`", c.id),
+            );
         }
         if !seen.insert(c.id.as_str()) {
             return err(&at("id"), format!("duplicate check id `{}`", c.id));
@@ -378,13 +424,19 @@ fn validate(b: &LabBundle, folder: &str) -> Result<(), LabError> {
             if !CAPABILITIES.contains(&cap.as_str()) {
                 return err(
                     &at("capabilities"),
-                    format!("unknown capability `{cap}`; expected one of {}", CAPABILITIES.join(", ")),
+                    format!(
+                        "unknown capability `{cap}`; expected one of {}",
+                        CAPABILITIES.join(", ")
+                    ),
                 );
             }
         }
         for (f, t) in [("title", &c.title), ("hint", &c.hint)] {
             if let Some(lang) = blank_lang(t) {
-                return err(&at(&format!("{f}.{lang}")), "expected non-empty text".into());
+                return err(
+                    &at(&format!("{f}.{lang}")),
+                    "expected non-empty text".into(),
+                );
             }
         }
     }
@@ -410,5 +462,6 @@ fn is_kebab(s: &str) -> bool {
     !s.is_empty()
         && !s.starts_with('-')
         && !s.ends_with('-')
-        && s.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && s.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
 }

@@ -109,7 +109,8 @@ pub fn placeholders(template: &str) -> Vec<String> {
 fn is_placeholder(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 64
-        && s.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && s.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
         && s.chars().next().is_some_and(|c| c.is_ascii_lowercase())
 }
 
@@ -127,7 +128,10 @@ mod tests {
     #[test]
     fn fills_known_placeholders_and_keeps_unknown_ones() {
         let v = vars(&[("np", "16")]);
-        assert_eq!(fill("set -np {np} ({missing})", &v), "set -np 16 ({missing})");
+        assert_eq!(
+            fill("set -np {np} ({missing})", &v),
+            "set -np 16 ({missing})"
+        );
     }
 
     #[test]

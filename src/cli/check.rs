@@ -72,11 +72,15 @@ pub fn run(g: &Global, a: &CheckArgs) -> Result<ExitCode, crate::Error> {
     let catalog = g.catalog()?;
     let labs = select(&catalog, &a.labs, a.all)?;
     if a.namespace.is_some() && labs.len() != 1 {
-        return Err(crate::Error::Usage("-n/--namespace needs exactly one lab".into()));
+        return Err(crate::Error::Usage(
+            "-n/--namespace needs exactly one lab".into(),
+        ));
     }
     let live = a.source.snapshot.is_none() && a.source.files.is_empty() && !a.source.demo;
     if !live && (a.wait.is_some() || a.watch) {
-        return Err(crate::Error::Usage("--wait and --watch grade a live cluster; drop --snapshot/--files/--demo".into()));
+        return Err(crate::Error::Usage(
+            "--wait and --watch grade a live cluster; drop --snapshot/--files/--demo".into(),
+        ));
     }
     if live {
         return super::live::check(g, a, &labs);
@@ -100,9 +104,17 @@ pub fn run(g: &Global, a: &CheckArgs) -> Result<ExitCode, crate::Error> {
 
 /// The labs named, or every gradable lab for `--all`. A quiz-only lab named explicitly is an
 /// error that says so (nothing to grade), not an empty pass.
-pub fn select<'c>(catalog: &'c Catalog, keys: &[String], all: bool) -> Result<Vec<&'c LabBundle>, crate::Error> {
+pub fn select<'c>(
+    catalog: &'c Catalog,
+    keys: &[String],
+    all: bool,
+) -> Result<Vec<&'c LabBundle>, crate::Error> {
     if all {
-        return Ok(catalog.labs.iter().filter(|b| is_gradable(&b.lab)).collect());
+        return Ok(catalog
+            .labs
+            .iter()
+            .filter(|b| is_gradable(&b.lab))
+            .collect());
     }
     let mut out = Vec::new();
     for k in keys {
@@ -131,7 +143,11 @@ fn observe(s: &SourceArgs) -> Result<Observed, crate::Error> {
 /// 3 when any check errored (the grade is incomplete), else 1 on a fail, else 4 while pending,
 /// else 0.
 pub fn exit_code(results: &[LabResult]) -> ExitCode {
-    let any = |s: Status| results.iter().any(|r| r.outcomes.iter().any(|o| o.status == s));
+    let any = |s: Status| {
+        results
+            .iter()
+            .any(|r| r.outcomes.iter().any(|o| o.status == s))
+    };
     if any(Status::Error) {
         ExitCode::Environment
     } else if any(Status::Fail) {

@@ -91,6 +91,13 @@ fn render(r: &DoctorReport) -> String {
             n.missing_fake_capacity.join(", ")
         ));
     }
+    for n in r.nodes.iter().filter(|n| !n.allocatable_pending.is_empty()) {
+        s.push_str(&format!(
+            "note: kind node {} has its faked capacity ({}) but the kubelet has not copied it into allocatable yet; run doctor again in a few seconds\n",
+            n.name,
+            n.allocatable_pending.join(", ")
+        ));
+    }
     s.push_str("capabilities:\n");
     for c in &r.capabilities {
         let mark = if c.present { "✔" } else { "✘" };

@@ -44,7 +44,10 @@ pub fn lint_lab(b: &LabBundle) -> Vec<String> {
     let verifier = verifier_for(&lab.id);
     if !lab.is_gradable() {
         if verifier.is_some() {
-            problems.push(format!("{file}: field `status`: a verifier exists for `{}`; expected `status: gradable`", lab.id));
+            problems.push(format!(
+                "{file}: field `status`: a verifier exists for `{}`; expected `status: gradable`",
+                lab.id
+            ));
         }
         return problems;
     }
@@ -75,7 +78,15 @@ pub fn lint_lab(b: &LabBundle) -> Vec<String> {
         let obs = Observed::offline(SourceKind::Files, folder, objects);
         let target = Target::for_lab(&lab.id);
         let params = lab.params("kind").into_iter().collect();
-        match verify::run(b, v, &obs, &target, &params, None, &MissingCapabilities::new()) {
+        match verify::run(
+            b,
+            v,
+            &obs,
+            &target,
+            &params,
+            None,
+            &MissingCapabilities::new(),
+        ) {
             Err(e) => problems.push(format!("{}/{folder}: {e}", b.origin)),
             Ok(r) => {
                 let spec: Vec<_> = r
@@ -89,7 +100,10 @@ pub fn lint_lab(b: &LabBundle) -> Vec<String> {
                     .map(|o| o.check.as_str())
                     .collect();
                 if should_pass && !failing.is_empty() {
-                    problems.push(format!("{}/solution: spec checks do not pass in static mode: {failing:?}", b.origin));
+                    problems.push(format!(
+                        "{}/solution: spec checks do not pass in static mode: {failing:?}",
+                        b.origin
+                    ));
                 }
                 if !should_pass && !spec.iter().any(|o| o.status == Status::Fail) {
                     problems.push(format!("{}/draft: applied as is, the draft must fail the lab, but no spec check fails", b.origin));

@@ -48,7 +48,8 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     if let Ok(secs) = s.parse::<u64>() {
         return Ok(Duration::from_secs(secs));
     }
-    humantime::parse_duration(s).map_err(|e| format!("expected a duration such as 30s, 5m or 1h ({e})"))
+    humantime::parse_duration(s)
+        .map_err(|e| format!("expected a duration such as 30s, 5m or 1h ({e})"))
 }
 
 pub fn runtime() -> Result<tokio::runtime::Runtime, crate::Error> {
@@ -70,7 +71,11 @@ pub fn check(g: &Global, a: &CheckArgs, labs: &[&LabBundle]) -> Result<ExitCode,
     runtime()?.block_on(check_async(g, a, labs))
 }
 
-async fn check_async(g: &Global, a: &CheckArgs, labs: &[&LabBundle]) -> Result<ExitCode, crate::Error> {
+async fn check_async(
+    g: &Global,
+    a: &CheckArgs,
+    labs: &[&LabBundle],
+) -> Result<ExitCode, crate::Error> {
     let conn = connect_and_announce(&a.live).await?;
     let discovery = Discovery::new();
     let targets: Vec<Target> = labs
@@ -107,7 +112,15 @@ async fn check_async(g: &Global, a: &CheckArgs, labs: &[&LabBundle]) -> Result<E
         let mut results: Vec<LabResult> = Vec::new();
         for (b, t) in labs.iter().zip(&targets) {
             let v = verifier_for(&b.lab.id).expect("select() keeps gradable labs only");
-            results.push(run(b, v, &obs, t, &overrides, a.profile, &MissingCapabilities::new())?);
+            results.push(run(
+                b,
+                v,
+                &obs,
+                t,
+                &overrides,
+                a.profile,
+                &MissingCapabilities::new(),
+            )?);
         }
         let pending = results.iter().any(|r| r.count(Status::Pending) > 0);
         let reports: Vec<LabReport> = results.iter().map(|r| LabReport::new(r, lang)).collect();
@@ -125,7 +138,9 @@ async fn check_async(g: &Global, a: &CheckArgs, labs: &[&LabBundle]) -> Result<E
             }
         }
         // Time left before the deadline; the last re-check happens at the deadline itself.
-        let left = a.wait.map_or(Duration::ZERO, |limit| limit.saturating_sub(started.elapsed()));
+        let left = a.wait.map_or(Duration::ZERO, |limit| {
+            limit.saturating_sub(started.elapsed())
+        });
         if !pending || left.is_zero() {
             print(&text);
             return Ok(exit_code(&results));
@@ -150,7 +165,10 @@ async fn check_async(g: &Global, a: &CheckArgs, labs: &[&LabBundle]) -> Result<E
 
 fn spinner(msg: &str) -> ProgressBar {
     let pb = ProgressBar::new_spinner();
-    pb.set_style(ProgressStyle::with_template("{spinner} {msg}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
+    pb.set_style(
+        ProgressStyle::with_template("{spinner} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
     pb.set_message(msg.to_string());
     pb.enable_steady_tick(Duration::from_millis(120));
     pb

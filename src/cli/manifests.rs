@@ -16,7 +16,12 @@ pub fn objects(b: &LabBundle, folder: &str) -> Result<Vec<Obj>, crate::Error> {
 
 /// Applies folders of a lab into `namespace` as one set (validated as a whole, so a rejected
 /// object in `solution/` leaves no `starter/` object behind) and prints one line per object.
-pub fn apply_folders(b: &LabBundle, folders: &[&str], namespace: &str, live: &LiveArgs) -> Result<(), crate::Error> {
+pub fn apply_folders(
+    b: &LabBundle,
+    folders: &[&str],
+    namespace: &str,
+    live: &LiveArgs,
+) -> Result<(), crate::Error> {
     let mut objs = Vec::new();
     for folder in folders {
         objs.extend(objects(b, folder)?);
@@ -33,7 +38,9 @@ pub fn apply_folders(b: &LabBundle, folders: &[&str], namespace: &str, live: &Li
                 Change::Configured => "configured",
                 Change::Unchanged => "unchanged",
                 Change::Kept => "exists, kept as it is (create-only)",
-                Change::Foreign => "exists without the trainlab.dev/lab label, used as it is (reset keeps it)",
+                Change::Foreign => {
+                    "exists without the trainlab.dev/lab label, used as it is (reset keeps it)"
+                }
             };
             print(&format!("{what} {word}\n"));
         }

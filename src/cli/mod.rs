@@ -3,8 +3,8 @@
 
 mod check;
 mod doctor;
-mod list;
 mod lint;
+mod list;
 mod live;
 mod manifests;
 mod output;
@@ -24,7 +24,8 @@ use crate::exit::{ExitCode, EXIT_CODES_HELP};
 
 pub use output::print;
 
-const ABOUT: &str = "Hands-on labs about training ML models on Amazon EKS, graded from cluster state.";
+const ABOUT: &str =
+    "Hands-on labs about training ML models on Amazon EKS, graded from cluster state.";
 
 const LONG_ABOUT: &str = "\
 Hands-on labs about training ML models on Amazon EKS, graded from cluster state.

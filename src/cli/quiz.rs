@@ -44,11 +44,16 @@ pub fn run(g: &Global, a: &QuizArgs) -> Result<ExitCode, crate::Error> {
         print(&question(labs[0], lang));
         let (text, right) = verdict(labs[0], answer, lang);
         print(&text);
-        return Ok(if right { ExitCode::Ok } else { ExitCode::Failed });
+        return Ok(if right {
+            ExitCode::Ok
+        } else {
+            ExitCode::Failed
+        });
     }
     if !std::io::stdin().is_terminal() {
         return Err(crate::Error::Usage(
-            "quiz needs a terminal to ask questions; in scripts answer one with `--answer A|B|C|D`".into(),
+            "quiz needs a terminal to ask questions; in scripts answer one with `--answer A|B|C|D`"
+                .into(),
         ));
     }
     let mut right = 0;
@@ -56,9 +61,15 @@ pub fn run(g: &Global, a: &QuizArgs) -> Result<ExitCode, crate::Error> {
     for lab in &labs {
         print(&question(lab, lang));
         let choice = loop {
-            eprint(if lang == Lang::Ja { "答え (A-D, q で終了): " } else { "Your answer (A-D, q to quit): " });
+            eprint(if lang == Lang::Ja {
+                "答え (A-D, q で終了): "
+            } else {
+                "Your answer (A-D, q to quit): "
+            });
             let mut line = String::new();
-            if stdin.lock().read_line(&mut line).unwrap_or(0) == 0 || line.trim().eq_ignore_ascii_case("q") {
+            if stdin.lock().read_line(&mut line).unwrap_or(0) == 0
+                || line.trim().eq_ignore_ascii_case("q")
+            {
                 print("\n");
                 return Ok(summary(right, labs.len(), lang));
             }
@@ -89,7 +100,12 @@ fn summary(right: usize, total: usize, lang: Lang) -> ExitCode {
 
 pub fn question(lab: &Lab, lang: Lang) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "{}. {}\n", lab.number, lab.quiz.question.get(lang).trim());
+    let _ = writeln!(
+        s,
+        "{}. {}\n",
+        lab.number,
+        lab.quiz.question.get(lang).trim()
+    );
     for c in Choice::ALL {
         let _ = writeln!(s, "  {}) {}", c.letter(), lab.quiz.choices.get(c).get(lang));
     }
@@ -110,11 +126,21 @@ pub fn verdict(lab: &Lab, choice: Choice, lang: Lang) -> (String, bool) {
         key.letter(),
         lab.quiz.choices.get(key).get(lang)
     );
-    let _ = writeln!(s, "{}:\n\n{}\n", ui("explanation", lang), lab.quiz.explanation.get(lang).trim_end());
+    let _ = writeln!(
+        s,
+        "{}:\n\n{}\n",
+        ui("explanation", lang),
+        lab.quiz.explanation.get(lang).trim_end()
+    );
     if !lab.notes.is_empty() {
         let _ = writeln!(s, "{}:\n", ui("notes", lang));
         for n in &lab.notes {
-            let _ = writeln!(s, "- {}\n  ({})", n.text.get(lang).trim_end().replace('\n', "\n  "), n.source);
+            let _ = writeln!(
+                s,
+                "- {}\n  ({})",
+                n.text.get(lang).trim_end().replace('\n', "\n  "),
+                n.source
+            );
         }
     }
     (s, right)

@@ -31,9 +31,14 @@ pub fn run(g: &Global, a: &ResetArgs) -> Result<ExitCode, crate::Error> {
     let catalog = g.catalog()?;
     let b = super::check::select(&catalog, std::slice::from_ref(&a.lab), false)?[0];
     let id = b.lab.id.clone();
-    let namespace = a.namespace.clone().unwrap_or_else(|| format!("trainlab-{id}"));
+    let namespace = a
+        .namespace
+        .clone()
+        .unwrap_or_else(|| format!("trainlab-{id}"));
     if !a.yes && !std::io::stdin().is_terminal() {
-        return Err(crate::Error::Usage("reset deletes objects; pass --yes to confirm when not on a terminal".into()));
+        return Err(crate::Error::Usage(
+            "reset deletes objects; pass --yes to confirm when not on a terminal".into(),
+        ));
     }
     // The cluster-scoped kinds this lab creates, from its own manifests.
     let mut kinds: Vec<(String, String)> = Vec::new();
@@ -53,11 +58,15 @@ pub fn run(g: &Global, a: &ResetArgs) -> Result<ExitCode, crate::Error> {
             .resolve_any(&conn, "v1", "Namespace")
             .await
             .map_err(|e| crate::Error::Environment(e.to_string()))?;
-        let ns_ours = labelled(&conn, &ns_ar, None, &id).await?.contains(&namespace);
+        let ns_ours = labelled(&conn, &ns_ar, None, &id)
+            .await?
+            .contains(&namespace);
         // (resource, namespace, name)
         let mut doomed = Vec::new();
         for (api_version, kind) in &kinds {
-            let Ok((ar, namespaced)) = discovery.resolve_any(&conn, api_version, kind).await else { continue };
+            let Ok((ar, namespaced)) = discovery.resolve_any(&conn, api_version, kind).await else {
+                continue;
+            };
             let scope = match (namespaced, ns_ours) {
                 (true, true) => continue, // removed with the namespace
                 // A namespace trainlab did not create stays; only the lab's objects in it go.
@@ -77,11 +86,18 @@ pub fn run(g: &Global, a: &ResetArgs) -> Result<ExitCode, crate::Error> {
             plan.insert(0, format!("Namespace/{namespace} (and everything in it)"));
         }
         if plan.is_empty() {
-            print(&format!("nothing to reset: no objects labelled {LAB_LABEL}={id} in {}\n", conn.describe()));
+            print(&format!(
+                "nothing to reset: no objects labelled {LAB_LABEL}={id} in {}\n",
+                conn.describe()
+            ));
             return Ok(ExitCode::Ok);
         }
         if !a.yes {
-            eprint(&format!("This deletes from {}:\n  {}\nContinue? [y/N] ", conn.describe(), plan.join("\n  ")));
+            eprint(&format!(
+                "This deletes from {}:\n  {}\nContinue? [y/N] ",
+                conn.describe(),
+                plan.join("\n  ")
+            ));
             let mut line = String::new();
             let _ = std::io::stdin().lock().read_line(&mut line);
             if !matches!(line.trim(), "y" | "Y" | "yes") {
@@ -97,7 +113,9 @@ pub fn run(g: &Global, a: &ResetArgs) -> Result<ExitCode, crate::Error> {
             delete(&conn, &ns_ar, None, &namespace).await?;
             print(&format!("deleted Namespace/{namespace}\n"));
         } else {
-            print(&format!("kept Namespace/{namespace}: it does not carry {LAB_LABEL}={id}\n"));
+            print(&format!(
+                "kept Namespace/{namespace}: it does not carry {LAB_LABEL}={id}\n"
+            ));
         }
         Ok(ExitCode::Ok)
     })

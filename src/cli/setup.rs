@@ -89,10 +89,14 @@ fn kind_setup(a: &KindArgs) -> Result<ExitCode, Error> {
     }
     let (config_text, config_name) = match &a.config {
         Some(p) => (
-            std::fs::read_to_string(p).map_err(|e| Error::Usage(format!("{}: cannot read: {e}", p.display())))?,
+            std::fs::read_to_string(p)
+                .map_err(|e| Error::Usage(format!("{}: cannot read: {e}", p.display())))?,
             p.display().to_string(),
         ),
-        None => (kind::EMBEDDED_CONFIG.to_string(), "kind-config.yaml (built in)".to_string()),
+        None => (
+            kind::EMBEDDED_CONFIG.to_string(),
+            "kind-config.yaml (built in)".to_string(),
+        ),
     };
     let config = KindConfig::parse(&config_text, &config_name)?;
     let pins = match &a.pins {
@@ -108,17 +112,23 @@ fn kind_setup(a: &KindArgs) -> Result<ExitCode, Error> {
     // first write: a mismatch, a missing `--from` file or a broken document installs nothing,
     // so no operator is ever left half-installed.
     let rt = runtime()?;
-    let pb = steps.start(&format!("manifests: verifying {} pinned file(s)", pins.len()));
+    let pb = steps.start(&format!(
+        "manifests: verifying {} pinned file(s)",
+        pins.len()
+    ));
     let mut manifests = Vec::with_capacity(pins.len());
     for pin in &pins {
         let data = rt.block_on(fetch(pin, a.from.as_deref()))?;
-        let text = String::from_utf8(data).map_err(|_| Error::Environment(format!("{} is not UTF-8", pin.url)))?;
+        let text = String::from_utf8(data)
+            .map_err(|_| Error::Environment(format!("{} is not UTF-8", pin.url)))?;
         manifests.push((pin, parse_text(&text, pin.file_name())?));
     }
     steps.done(pb, "manifests verified (size and sha256)");
     if !a.skip_create {
         steps.run("preflight: docker and kind", preflight)?;
-        steps.run(&format!("cluster {}", a.name), || create_cluster(a, &config_text))?;
+        steps.run(&format!("cluster {}", a.name), || {
+            create_cluster(a, &config_text)
+        })?;
     }
     let mut opts = a.live.opts();
     opts.context = Some(context.clone());
@@ -182,7 +192,7 @@ fn kind_setup(a: &KindArgs) -> Result<ExitCode, Error> {
                 if let Some(pb) = &pb {
                     pb.set_message(format!("waiting for {} Deployment(s)", pending.len()));
                 }
-                tokio::time::sleep(Duration::from_secs(3)).await;
+                tokio::time::sleep(deadline.saturating_duration_since(Instant::now()).min(Duration::from_secs(3))).await;
             }
             steps.done(pb, "operator Deployments available");
         }
@@ -192,7 +202,9 @@ fn kind_setup(a: &KindArgs) -> Result<ExitCode, Error> {
 }
 
 fn preflight() -> Result<(), Error> {
-    let docker = Process::new("docker").args(["info", "--format", "{{.ServerVersion}}"]).output();
+    let docker = Process::new("docker")
+        .args(["info", "--format", "{{.ServerVersion}}"])
+        .output();
     if !docker.map(|o| o.status.success()).unwrap_or(false) {
         return Err(Error::Environment(
             "docker is not reachable (`docker info` failed); install and start Docker: https://docs.docker.com/get-docker/".into(),
@@ -212,7 +224,10 @@ fn create_cluster(a: &KindArgs, config_text: &str) -> Result<(), Error> {
         .args(["get", "clusters"])
         .output()
         .map_err(|e| Error::Environment(format!("kind get clusters: {e}")))?;
-    if String::from_utf8_lossy(&out.stdout).lines().any(|l| l.trim() == a.name) {
+    if String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .any(|l| l.trim() == a.name)
+    {
         return Ok(()); // already there: reuse it
     }
     let dir = std::env::temp_dir().join(format!("trainlab-kind-{}", std::process::id()));
@@ -226,7 +241,10 @@ fn create_cluster(a: &KindArgs, config_text: &str) -> Result<(), Error> {
         .map_err(|e| Error::Environment(format!("kind create cluster: {e}")))?;
     let _ = std::fs::remove_dir_all(&dir);
     if !status.success() {
-        return Err(Error::Environment(format!("`kind create cluster --name {}` failed (see its output above)", a.name)));
+        return Err(Error::Environment(format!(
+            "`kind create cluster --name {}` failed (see its output above)",
+            a.name
+        )));
     }
     Ok(())
 }
@@ -236,28 +254,62 @@ pub fn dry_run_plan(a: &KindArgs, config: &KindConfig, config_name: &str, pins: 
     let mut s = String::new();
     let name = config.name.clone().unwrap_or_else(|| a.name.clone());
     let _ = writeln!(s, "setup kind --dry-run: nothing will be changed\n");
-    let create = if a.skip_create { "use the existing cluster" } else { "create unless it exists" };
+    let create = if a.skip_create {
+        "use the existing cluster"
+    } else {
+        "create unless it exists"
+    };
     let _ = writeln!(s, "cluster: {} ({create}) from {config_name}", a.name);
     if name != a.name {
-        let _ = writeln!(s, "  note: the config names the cluster `{name}`; --name {} wins", a.name);
+        let _ = writeln!(
+            s,
+            "  note: the config names the cluster `{name}`; --name {} wins",
+            a.name
+        );
     }
-    let _ = writeln!(s, "context: kind-{} (every later step runs only against it)\n", a.name);
+    let _ = writeln!(
+        s,
+        "context: kind-{} (every later step runs only against it)\n",
+        a.name
+    );
     let _ = writeln!(s, "fake accelerator capacity (node status, JSON patch):");
     for (i, w) in config.workers().enumerate() {
         let node = kind::worker_name(&a.name, i);
-        let it = w.labels.get(crate::profile::instances::INSTANCE_TYPE_LABEL).map(String::as_str).unwrap_or("-");
-        let zone = w.labels.get(crate::profile::instances::ZONE_LABEL).map(String::as_str).unwrap_or("-");
-        let caps: Vec<String> = kind::fake_capacity(it).iter().map(|(r, n)| format!("{r}={n}")).collect();
-        let caps = if caps.is_empty() { "nothing (unknown instance type)".to_string() } else { caps.join(", ") };
+        let it = w
+            .labels
+            .get(crate::profile::instances::INSTANCE_TYPE_LABEL)
+            .map(String::as_str)
+            .unwrap_or("-");
+        let zone = w
+            .labels
+            .get(crate::profile::instances::ZONE_LABEL)
+            .map(String::as_str)
+            .unwrap_or("-");
+        let caps: Vec<String> = kind::fake_capacity(it)
+            .iter()
+            .map(|(r, n)| format!("{r}={n}"))
+            .collect();
+        let caps = if caps.is_empty() {
+            "nothing (unknown instance type)".to_string()
+        } else {
+            caps.join(", ")
+        };
         let _ = writeln!(s, "  {node:<18} {it:<14} {zone:<11} {caps}");
     }
     let source = match &a.from {
         Some(d) => format!("from {}", d.display()),
         None => "downloaded over HTTPS".to_string(),
     };
-    let _ = writeln!(s, "\nmanifests ({source}; size and sha256 verified, applied server-side):");
+    let _ = writeln!(
+        s,
+        "\nmanifests ({source}; size and sha256 verified, applied server-side):"
+    );
     for p in pins {
-        let _ = writeln!(s, "  {} {}\n    {}\n    {} bytes, sha256 {}", p.component, p.version, p.url, p.bytes, p.sha256);
+        let _ = writeln!(
+            s,
+            "  {} {}\n    {}\n    {} bytes, sha256 {}",
+            p.component, p.version, p.url, p.bytes, p.sha256
+        );
         if !p.deployments.is_empty() {
             let _ = writeln!(s, "    waits for: {}", p.deployments.join(", "));
         }
@@ -283,7 +335,10 @@ impl Steps {
             return None;
         }
         let pb = ProgressBar::new_spinner();
-        pb.set_style(ProgressStyle::with_template("{spinner} {msg} ({elapsed})").unwrap_or_else(|_| ProgressStyle::default_spinner()));
+        pb.set_style(
+            ProgressStyle::with_template("{spinner} {msg} ({elapsed})")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        );
         pb.set_message(msg.to_string());
         pb.enable_steady_tick(Duration::from_millis(120));
         Some(pb)

@@ -23,7 +23,10 @@ pub struct ShowArgs {
 pub fn run(g: &Global, a: &ShowArgs) -> Result<ExitCode, crate::Error> {
     let catalog = g.catalog()?;
     let bundle = catalog.get(&a.lab)?;
-    let profile = a.profile.or_else(current_context_profile).unwrap_or(Profile::Kind);
+    let profile = a
+        .profile
+        .or_else(current_context_profile)
+        .unwrap_or(Profile::Kind);
     print(&render(bundle, g.lang(), profile));
     ok()
 }

@@ -23,13 +23,19 @@ pub struct SolveArgs {
 pub fn run(g: &Global, a: &SolveArgs) -> Result<ExitCode, crate::Error> {
     let catalog = g.catalog()?;
     let b = super::check::select(&catalog, std::slice::from_ref(&a.lab), false)?[0];
-    let namespace = a.namespace.clone().unwrap_or_else(|| format!("trainlab-{}", b.lab.id));
+    let namespace = a
+        .namespace
+        .clone()
+        .unwrap_or_else(|| format!("trainlab-{}", b.lab.id));
     if a.dry_run {
         print(&manifests::render_plan(b, "starter", &namespace)?);
         print(&manifests::render_plan(b, "solution", &namespace)?);
         return Ok(ExitCode::Ok);
     }
     manifests::apply_folders(b, &["starter", "solution"], &namespace, &a.live)?;
-    print(&format!("\nsolution applied; grade it with `trainlab check {} --wait 5m`\n", b.lab.id));
+    print(&format!(
+        "\nsolution applied; grade it with `trainlab check {} --wait 5m`\n",
+        b.lab.id
+    ));
     Ok(ExitCode::Ok)
 }

@@ -28,9 +28,14 @@ pub struct StartArgs {
 pub fn run(g: &Global, a: &StartArgs) -> Result<ExitCode, crate::Error> {
     let catalog = g.catalog()?;
     let b = super::check::select(&catalog, std::slice::from_ref(&a.lab), false)?[0];
-    let namespace = a.namespace.clone().unwrap_or_else(|| format!("trainlab-{}", b.lab.id));
+    let namespace = a
+        .namespace
+        .clone()
+        .unwrap_or_else(|| format!("trainlab-{}", b.lab.id));
     let task = b.lab.task.as_ref();
-    let draft = task.and_then(|t| t.draft.as_ref()).and_then(|d| b.files.get(d));
+    let draft = task
+        .and_then(|t| t.draft.as_ref())
+        .and_then(|d| b.files.get(d));
     let draft_path = a
         .draft
         .clone()
@@ -46,13 +51,18 @@ pub fn run(g: &Global, a: &StartArgs) -> Result<ExitCode, crate::Error> {
     }
     manifests::apply_folders(b, &["starter"], &namespace, &a.live)?;
     if let (Some(text), Some(path)) = (draft, draft_path) {
-        std::fs::write(&path, text).map_err(|e| crate::Error::Usage(format!("cannot write {}: {e}", path.display())))?;
+        std::fs::write(&path, text)
+            .map_err(|e| crate::Error::Usage(format!("cannot write {}: {e}", path.display())))?;
         print(&format!(
             "\nwrote {p}: complete the TODOs, then\n  kubectl apply -n {namespace} -f {p}\n  trainlab check {id} --wait 2m\n",
             p = path.display(),
             id = b.lab.id
         ));
     }
-    print(&super::show::render(b, g.lang(), super::show::current_context_profile().unwrap_or(crate::profile::Profile::Kind)));
+    print(&super::show::render(
+        b,
+        g.lang(),
+        super::show::current_context_profile().unwrap_or(crate::profile::Profile::Kind),
+    ));
     Ok(ExitCode::Ok)
 }

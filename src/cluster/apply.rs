@@ -39,7 +39,9 @@ impl Prepared {
     }
     fn api(&self, conn: &Conn) -> Api<DynamicObject> {
         match self.value["metadata"]["namespace"].as_str() {
-            Some(ns) if self.namespaced => Api::namespaced_with(conn.client.clone(), ns, &self.resource),
+            Some(ns) if self.namespaced => {
+                Api::namespaced_with(conn.client.clone(), ns, &self.resource)
+            }
             _ => Api::all_with(conn.client.clone(), &self.resource),
         }
     }
@@ -75,13 +77,21 @@ pub fn label_and_place(obj: &Obj, lab_id: &str, namespace: &str) -> Value {
 
 /// Resolves every object's kind and namespace. A kind the cluster does not serve stops
 /// everything before any write.
-pub async fn prepare(conn: &Conn, discovery: &Discovery, objs: &[Obj], lab_id: &str, namespace: &str) -> Result<Vec<Prepared>, Error> {
+pub async fn prepare(
+    conn: &Conn,
+    discovery: &Discovery,
+    objs: &[Obj],
+    lab_id: &str,
+    namespace: &str,
+) -> Result<Vec<Prepared>, Error> {
     let mut out = Vec::new();
     for o in objs {
         let (resource, namespaced) = discovery
             .resolve_any(conn, o.api_version(), o.kind())
             .await
-            .map_err(|why| Error::Environment(format!("{}: {}: {why}", o.origin, o.display_name())))?;
+            .map_err(|why| {
+                Error::Environment(format!("{}: {}: {why}", o.origin, o.display_name()))
+            })?;
         let mut value = label_and_place(o, lab_id, namespace);
         if namespaced {
             value["metadata"]["namespace"] = Value::String(namespace.to_string());
@@ -115,21 +125,29 @@ async fn apply_one(conn: &Conn, p: &Prepared, dry_run: bool) -> Result<DynamicOb
 
 fn rejected(p: &Prepared, e: &kube::Error) -> Error {
     match api_error(e) {
-        Some((403, msg)) => Error::Environment(format!("{}: {}: forbidden: {msg}", p.origin, p.display())),
-        Some((code, msg)) if (400..500).contains(&code) => {
-            Error::Usage(format!("{}: {}: the API server rejected it ({code}): {msg}", p.origin, p.display()))
+        Some((403, msg)) => {
+            Error::Environment(format!("{}: {}: forbidden: {msg}", p.origin, p.display()))
         }
+        Some((code, msg)) if (400..500).contains(&code) => Error::Usage(format!(
+            "{}: {}: the API server rejected it ({code}): {msg}",
+            p.origin,
+            p.display()
+        )),
         _ => Error::Environment(format!("{}: {}: {e}", p.origin, p.display())),
     }
 }
 
 async fn current(conn: &Conn, p: &Prepared) -> Result<Option<DynamicObject>, Error> {
     let api = p.api(conn);
-    with_retry(|| api.get_opt(p.name())).await.map_err(|e| rejected(p, &e))
+    with_retry(|| api.get_opt(p.name()))
+        .await
+        .map_err(|e| rejected(p, &e))
 }
 
 async fn current_version(conn: &Conn, p: &Prepared) -> Result<Option<String>, Error> {
-    Ok(current(conn, p).await?.and_then(|o| o.metadata.resource_version))
+    Ok(current(conn, p)
+        .await?
+        .and_then(|o| o.metadata.resource_version))
 }
 
 /// Validates the whole set with a server-side dry run, then applies it. When the lab
@@ -147,7 +165,12 @@ pub async fn apply_all(conn: &Conn, set: &[Prepared]) -> Result<Vec<(String, Cha
             }
             Some(o) => {
                 // Labelling an existing namespace would hand it, and everything in it, to `reset`.
-                let has = o.metadata.labels.as_ref().and_then(|l| l.get(LAB_LABEL)).map(String::as_str);
+                let has = o
+                    .metadata
+                    .labels
+                    .as_ref()
+                    .and_then(|l| l.get(LAB_LABEL))
+                    .map(String::as_str);
                 if has != p.value["metadata"]["labels"][LAB_LABEL].as_str() {
                     foreign_ns.push(p.display());
                 }
@@ -161,17 +184,26 @@ pub async fn apply_all(conn: &Conn, set: &[Prepared]) -> Result<Vec<(String, Cha
         }
     }
     let skip = |p: &Prepared| existing_create_only.contains(&p.display());
-    for p in set.iter().filter(|p| p.resource.kind != "Namespace" && !skip(p)) {
+    for p in set
+        .iter()
+        .filter(|p| p.resource.kind != "Namespace" && !skip(p))
+    {
         if let Err(e) = apply_one(conn, p, true).await {
             for ns in &created_ns {
-                let _ = ns.api(conn).delete(ns.name(), &DeleteParams::default()).await;
+                let _ = ns
+                    .api(conn)
+                    .delete(ns.name(), &DeleteParams::default())
+                    .await;
             }
             return Err(e);
         }
     }
     let mut changes = Vec::new();
     for p in set {
-        if created_ns.iter().any(|n| n.name() == p.name() && n.resource.kind == p.resource.kind) {
+        if created_ns
+            .iter()
+            .any(|n| n.name() == p.name() && n.resource.kind == p.resource.kind)
+        {
             changes.push((p.display(), Change::Created));
             continue;
         }
@@ -204,21 +236,41 @@ fn api_in(conn: &Conn, resource: &ApiResource, namespace: Option<&str>) -> Api<D
 
 /// Objects of one kind carrying the lab label: cluster-scoped ones (`namespace` None), or the
 /// ones in one namespace.
-pub async fn labelled(conn: &Conn, resource: &ApiResource, namespace: Option<&str>, lab_id: &str) -> Result<Vec<String>, Error> {
+pub async fn labelled(
+    conn: &Conn,
+    resource: &ApiResource,
+    namespace: Option<&str>,
+    lab_id: &str,
+) -> Result<Vec<String>, Error> {
     let api = api_in(conn, resource, namespace);
     let lp = ListParams::default().labels(&format!("{LAB_LABEL}={lab_id}"));
-    let list = with_retry(|| api.list(&lp))
-        .await
-        .map_err(|e| Error::Environment(format!("listing {} labelled {LAB_LABEL}={lab_id}: {e}", resource.plural)))?;
-    Ok(list.items.into_iter().filter_map(|o| o.metadata.name).collect())
+    let list = with_retry(|| api.list(&lp)).await.map_err(|e| {
+        Error::Environment(format!(
+            "listing {} labelled {LAB_LABEL}={lab_id}: {e}",
+            resource.plural
+        ))
+    })?;
+    Ok(list
+        .items
+        .into_iter()
+        .filter_map(|o| o.metadata.name)
+        .collect())
 }
 
-pub async fn delete(conn: &Conn, resource: &ApiResource, namespace: Option<&str>, name: &str) -> Result<(), Error> {
+pub async fn delete(
+    conn: &Conn,
+    resource: &ApiResource,
+    namespace: Option<&str>,
+    name: &str,
+) -> Result<(), Error> {
     let api = api_in(conn, resource, namespace);
     let dp = DeleteParams::default();
     match with_retry(|| api.delete(name, &dp)).await {
         Ok(_) => Ok(()),
         Err(e) if api_error(&e).is_some_and(|(c, _)| c == 404) => Ok(()),
-        Err(e) => Err(Error::Environment(format!("deleting {}/{name}: {e}", resource.kind))),
+        Err(e) => Err(Error::Environment(format!(
+            "deleting {}/{name}: {e}",
+            resource.kind
+        ))),
     }
 }

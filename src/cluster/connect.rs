@@ -47,9 +47,10 @@ impl Conn {
 
 pub async fn connect(opts: &ConnectOpts) -> Result<Conn, Error> {
     let kubeconfig = match &opts.kubeconfig {
-        Some(p) => Some(Kubeconfig::read_from(p).map_err(|e| {
-            Error::Usage(format!("--kubeconfig {}: {e}", p.display()))
-        })?),
+        Some(p) => Some(
+            Kubeconfig::read_from(p)
+                .map_err(|e| Error::Usage(format!("--kubeconfig {}: {e}", p.display())))?,
+        ),
         None => Kubeconfig::read().ok(),
     };
     let (mut config, context) = match kubeconfig {
@@ -59,7 +60,9 @@ pub async fn connect(opts: &ConnectOpts) -> Result<Conn, Error> {
                 .clone()
                 .or_else(|| kc.current_context.clone())
                 .ok_or_else(|| {
-                    Error::Usage("the kubeconfig has no current context; pass --context NAME".into())
+                    Error::Usage(
+                        "the kubeconfig has no current context; pass --context NAME".into(),
+                    )
                 })?;
             if !kc.contexts.iter().any(|c| c.name == context) {
                 let known: Vec<&str> = kc.contexts.iter().map(|c| c.name.as_str()).collect();
@@ -80,7 +83,8 @@ pub async fn connect(opts: &ConnectOpts) -> Result<Conn, Error> {
         None => {
             if opts.context.is_some() {
                 return Err(Error::Usage(
-                    "--context given but no kubeconfig was found (set KUBECONFIG or --kubeconfig)".into(),
+                    "--context given but no kubeconfig was found (set KUBECONFIG or --kubeconfig)"
+                        .into(),
                 ));
             }
             let config = kube::Config::incluster().map_err(|_| {
@@ -96,7 +100,11 @@ pub async fn connect(opts: &ConnectOpts) -> Result<Conn, Error> {
     config.connect_timeout = Some(opts.request_timeout);
     config.read_timeout = Some(opts.request_timeout);
     config.write_timeout = Some(opts.request_timeout);
-    let server = config.cluster_url.to_string().trim_end_matches('/').to_string();
+    let server = config
+        .cluster_url
+        .to_string()
+        .trim_end_matches('/')
+        .to_string();
     let client = kube::Client::try_from(config)
         .map_err(|e| Error::Environment(format!("cannot build a client for {server}: {e}")))?;
     Ok(Conn {

@@ -30,15 +30,28 @@ impl Discovery {
 
     /// The (kind, plural, namespaced) entries served under a group/version.
     async fn resources(&self, conn: &Conn, api_version: &str) -> Result<Served, Unavailable> {
-        let cell = self.cache.lock().await.entry(api_version.to_string()).or_default().clone();
+        let cell = self
+            .cache
+            .lock()
+            .await
+            .entry(api_version.to_string())
+            .or_default()
+            .clone();
         cell.get_or_init(|| fetch(conn, api_version)).await.clone()
     }
 
     /// The ApiResource for a known kind, or why it cannot be read.
-    pub async fn resolve(&self, conn: &Conn, kind: &ResourceKind) -> Result<ApiResource, Unavailable> {
+    pub async fn resolve(
+        &self,
+        conn: &Conn,
+        kind: &ResourceKind,
+    ) -> Result<ApiResource, Unavailable> {
         let api_version = kind.api_version();
         let served = self.resources(conn, &api_version).await?;
-        if !served.iter().any(|(k, plural, _)| k == kind.kind && plural == kind.plural) {
+        if !served
+            .iter()
+            .any(|(k, plural, _)| k == kind.kind && plural == kind.plural)
+        {
             return Err(Unavailable::NotServed {
                 resource: kind.resource_name(),
                 crd: kind.crd.unwrap_or(kind.plural).to_string(),
@@ -55,13 +68,22 @@ impl Discovery {
     }
 
     /// The ApiResource for any apiVersion/kind (for applying manifests), via discovery.
-    pub async fn resolve_any(&self, conn: &Conn, api_version: &str, kind: &str) -> Result<(ApiResource, bool), Unavailable> {
+    pub async fn resolve_any(
+        &self,
+        conn: &Conn,
+        api_version: &str,
+        kind: &str,
+    ) -> Result<(ApiResource, bool), Unavailable> {
         let served = self.resources(conn, api_version).await?;
-        let (_, plural, namespaced) = served.iter().find(|(k, _, _)| k == kind).ok_or_else(|| Unavailable::NotServed {
-            resource: format!("{kind} ({api_version})"),
-            crd: format!("for {kind} in {api_version}"),
-            capability: None,
-        })?;
+        let (_, plural, namespaced) =
+            served
+                .iter()
+                .find(|(k, _, _)| k == kind)
+                .ok_or_else(|| Unavailable::NotServed {
+                    resource: format!("{kind} ({api_version})"),
+                    crd: format!("for {kind} in {api_version}"),
+                    capability: None,
+                })?;
         let (group, version) = match api_version.split_once('/') {
             Some((g, v)) => (g.to_string(), v.to_string()),
             None => (String::new(), api_version.to_string()),

@@ -19,7 +19,10 @@ const CONCURRENCY: usize = 8;
 /// Deduplicates queries, keeping the first occurrence's order.
 pub fn plan(queries: impl IntoIterator<Item = Query>) -> Vec<Query> {
     let mut seen = HashSet::new();
-    queries.into_iter().filter(|q| seen.insert(q.clone())).collect()
+    queries
+        .into_iter()
+        .filter(|q| seen.insert(q.clone()))
+        .collect()
 }
 
 /// Fails fast (exit 3) when the API server cannot be reached at all.
@@ -38,7 +41,11 @@ pub async fn probe(conn: &Conn) -> Result<k8s_openapi::apimachinery::pkg::versio
     })
 }
 
-pub async fn gather(conn: &Conn, discovery: &Discovery, queries: &[Query]) -> Result<Observed, Error> {
+pub async fn gather(
+    conn: &Conn,
+    discovery: &Discovery,
+    queries: &[Query],
+) -> Result<Observed, Error> {
     probe(conn).await?;
     let planned = plan(queries.iter().cloned());
     let results: Vec<(Query, ReadResult)> = stream::iter(planned)
@@ -63,29 +70,33 @@ async fn list_one(conn: &Conn, discovery: &Discovery, q: &Query) -> ReadResult {
     if let Some(sel) = &q.selector {
         lp = lp.labels(sel);
     }
-    let list = with_retry(|| api.list(&lp)).await.map_err(|e| match api_error(&e) {
-        Some((403, message)) => Unavailable::Forbidden {
-            verb: "list".into(),
-            resource: q.kind.resource_name(),
-            namespace: q.namespace.clone(),
-            message,
-        },
-        Some((404, _)) => Unavailable::NotServed {
-            resource: q.kind.resource_name(),
-            crd: q.kind.crd.unwrap_or(q.kind.plural).to_string(),
-            capability: q.kind.capability.map(str::to_string),
-        },
-        _ => Unavailable::Failed {
-            message: format!("listing {} failed: {e}", q.describe()),
-        },
-    })?;
+    let list = with_retry(|| api.list(&lp))
+        .await
+        .map_err(|e| match api_error(&e) {
+            Some((403, message)) => Unavailable::Forbidden {
+                verb: "list".into(),
+                resource: q.kind.resource_name(),
+                namespace: q.namespace.clone(),
+                message,
+            },
+            Some((404, _)) => Unavailable::NotServed {
+                resource: q.kind.resource_name(),
+                crd: q.kind.crd.unwrap_or(q.kind.plural).to_string(),
+                capability: q.kind.capability.map(str::to_string),
+            },
+            _ => Unavailable::Failed {
+                message: format!("listing {} failed: {e}", q.describe()),
+            },
+        })?;
     let mut out = Vec::with_capacity(list.items.len());
     for item in list.items {
         let mut value = serde_json::to_value(&item).unwrap_or(Value::Null);
         // List items of built-in kinds come without apiVersion/kind.
         if let Some(map) = value.as_object_mut() {
-            map.entry("apiVersion").or_insert_with(|| Value::String(q.kind.api_version()));
-            map.entry("kind").or_insert_with(|| Value::String(q.kind.kind.to_string()));
+            map.entry("apiVersion")
+                .or_insert_with(|| Value::String(q.kind.api_version()));
+            map.entry("kind")
+                .or_insert_with(|| Value::String(q.kind.kind.to_string()));
         }
         match Obj::new(value, Origin::Live) {
             Ok(o) => out.push(o),

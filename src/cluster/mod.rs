@@ -6,7 +6,10 @@ mod discovery;
 mod gather;
 mod retry;
 
-pub use apply::{apply_all, delete, label_and_place, labelled, prepare, Change, Prepared, FIELD_MANAGER, LAB_LABEL};
+pub use apply::{
+    apply_all, delete, label_and_place, labelled, prepare, Change, Prepared, FIELD_MANAGER,
+    LAB_LABEL,
+};
 pub use connect::{connect, Conn, ConnectOpts};
 pub use discovery::Discovery;
 pub use gather::{gather, plan, probe};

@@ -14,7 +14,9 @@ pub enum InputError {
         message: String,
     },
 
-    #[error("{origin}: expected a Kubernetes object (a mapping with string `apiVersion` and `kind`)")]
+    #[error(
+        "{origin}: expected a Kubernetes object (a mapping with string `apiVersion` and `kind`)"
+    )]
     NotAnObject { origin: String },
 
     #[error("{origin}: {object}: field `{field}`: {message}")]

@@ -11,7 +11,11 @@ use super::InputError;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Origin {
     /// A file: `doc` is the 1-based YAML document, `item` the 1-based item of a List.
-    File { path: String, doc: usize, item: Option<usize> },
+    File {
+        path: String,
+        doc: usize,
+        item: Option<usize>,
+    },
     /// The API server.
     Live,
 }

@@ -110,7 +110,10 @@ pub enum Unavailable {
 impl Unavailable {
     /// Skipped (the source cannot show it) vs error (the environment failed).
     pub fn is_environment_error(&self) -> bool {
-        matches!(self, Unavailable::Forbidden { .. } | Unavailable::Failed { .. })
+        matches!(
+            self,
+            Unavailable::Forbidden { .. } | Unavailable::Failed { .. }
+        )
     }
 }
 
@@ -121,14 +124,23 @@ impl fmt::Display for Unavailable {
             Unavailable::NotCaptured { resource } => {
                 write!(f, "the snapshot holds no {resource}")
             }
-            Unavailable::NotServed { resource, crd, capability } => {
+            Unavailable::NotServed {
+                resource,
+                crd,
+                capability,
+            } => {
                 match capability {
                     Some(c) => write!(f, "requires {c} (CRD {crd} not found)")?,
                     None => write!(f, "the cluster does not serve {resource}")?,
                 }
                 Ok(())
             }
-            Unavailable::Forbidden { verb, resource, namespace, message } => {
+            Unavailable::Forbidden {
+                verb,
+                resource,
+                namespace,
+                message,
+            } => {
                 write!(f, "forbidden: cannot {verb} {resource}")?;
                 match namespace {
                     Some(ns) => write!(f, " in namespace {ns}")?,
@@ -201,7 +213,9 @@ impl Observed {
                 // "No nodes saved" is about the snapshot as a whole, not about this query's filters.
                 if is_nodes
                     && !self.source.is_static()
-                    && !objects.iter().any(|o| q.kind.matches(o.api_version(), o.kind()))
+                    && !objects
+                        .iter()
+                        .any(|o| q.kind.matches(o.api_version(), o.kind()))
                 {
                     return Err(Unavailable::NotCaptured {
                         resource: q.kind.resource_name(),
@@ -227,7 +241,11 @@ impl Observed {
     pub fn objects(&self) -> Vec<&Obj> {
         match &self.inner {
             Inner::Bag(o) => o.iter().collect(),
-            Inner::Reads(r) => r.values().filter_map(|r| r.as_ref().ok()).flatten().collect(),
+            Inner::Reads(r) => r
+                .values()
+                .filter_map(|r| r.as_ref().ok())
+                .flatten()
+                .collect(),
         }
     }
 }

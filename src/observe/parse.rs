@@ -59,7 +59,10 @@ pub fn parse_text(text: &str, path: &str) -> Result<Vec<Obj>, InputError> {
 }
 
 fn push_doc(value: Value, path: &str, doc: usize, out: &mut Vec<Obj>) -> Result<(), InputError> {
-    let is_list = value.get("kind").and_then(Value::as_str).is_some_and(|k| k.ends_with("List"))
+    let is_list = value
+        .get("kind")
+        .and_then(Value::as_str)
+        .is_some_and(|k| k.ends_with("List"))
         && value.get("items").is_some();
     if is_list {
         let Some(items) = value["items"].as_array() else {
@@ -154,7 +157,8 @@ mod tests {
 
     #[test]
     fn a_list_item_that_is_not_an_object_is_an_error_naming_it() {
-        let text = "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Pod}\n- just a string\n";
+        let text =
+            "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Pod}\n- just a string\n";
         let err = parse_text(text, "s.yaml").unwrap_err().to_string();
         assert!(err.contains("s.yaml, document 1, item 2"), "{err}");
     }

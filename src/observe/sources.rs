@@ -41,7 +41,11 @@ pub fn files(paths: &[PathBuf]) -> Result<Observed, InputError> {
         });
     }
     let detail: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-    Ok(Observed::offline(SourceKind::Files, detail.join(", "), objects))
+    Ok(Observed::offline(
+        SourceKind::Files,
+        detail.join(", "),
+        objects,
+    ))
 }
 
 /// The saved state of a learner half-way through the flagship labs, embedded at build time.
@@ -57,7 +61,11 @@ pub fn demo() -> Result<Observed, InputError> {
         })?;
         objects.extend(parse_text(text, &name)?);
     }
-    Ok(Observed::offline(SourceKind::Demo, "embedded demo state", objects))
+    Ok(Observed::offline(
+        SourceKind::Demo,
+        "embedded demo state",
+        objects,
+    ))
 }
 
 fn read_all(files: &[PathBuf]) -> Result<Vec<super::Obj>, InputError> {

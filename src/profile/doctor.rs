@@ -21,6 +21,9 @@ pub struct NodeRow {
     pub neuroncore: i64,
     /// Kind nodes whose faked capacity is missing (kubelet re-registration zeroes it).
     pub missing_fake_capacity: Vec<String>,
+    /// Capacity is patched but the kubelet has not mirrored it into allocatable yet (it does on
+    /// its next status sync, within seconds; kubelet nodestatus setters recompute allocatable).
+    pub allocatable_pending: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -108,11 +111,21 @@ pub async fn inspect(conn: &Conn) -> Result<DoctorReport, Error> {
         .iter()
         .map(|n| {
             let mut missing = Vec::new();
+            let mut syncing = Vec::new();
             if profile == Some(Profile::Kind) {
                 if let Some(i) = n.instance_type.as_deref().and_then(instances::lookup) {
-                    for (res, want) in [(GPU, i.gpus), (EFA, i.efa), (NEURON, i.neuron), (NEURONCORE, i.neuroncores)] {
-                        if want > 0 && n.allocatable(res) < i64::from(want) {
+                    for (res, want) in [
+                        (GPU, i.gpus),
+                        (EFA, i.efa),
+                        (NEURON, i.neuron),
+                        (NEURONCORE, i.neuroncores),
+                    ] {
+                        let want = i64::from(want);
+                        let capacity = n.capacity.get(res).copied().unwrap_or(0);
+                        if want > 0 && capacity < want {
                             missing.push(format!("{res}: {want}"));
+                        } else if want > 0 && n.allocatable(res) < want {
+                            syncing.push(format!("{res}: {want}"));
                         }
                     }
                 }
@@ -126,6 +139,7 @@ pub async fn inspect(conn: &Conn) -> Result<DoctorReport, Error> {
                 neuron: n.allocatable(NEURON),
                 neuroncore: n.allocatable(NEURONCORE),
                 missing_fake_capacity: missing,
+                allocatable_pending: syncing,
             }
         })
         .collect();
@@ -161,7 +175,11 @@ async fn capability(
     };
     let (present, detail) = if let Some(res) = device {
         let n = nodes.iter().filter(|n| n.allocatable(res) > 0).count();
-        let how = if profile == Some(Profile::Kind) { "faked" } else { "advertised" };
+        let how = if profile == Some(Profile::Kind) {
+            "faked"
+        } else {
+            "advertised"
+        };
         (n > 0, format!("{res} {how} on {n} node(s)"))
     } else {
         let crd = match crd_of(cap) {
@@ -178,7 +196,12 @@ async fn capability(
                 let ready: Vec<&str> = names
                     .iter()
                     .copied()
-                    .filter(|name| deps.iter().any(|d| d.name() == *name && d.value["status"]["availableReplicas"].as_i64().unwrap_or(0) > 0))
+                    .filter(|name| {
+                        deps.iter().any(|d| {
+                            d.name() == *name
+                                && d.value["status"]["availableReplicas"].as_i64().unwrap_or(0) > 0
+                        })
+                    })
                     .collect();
                 if ready.len() == names.len() {
                     Ok(format!("controller {} available", names.join(", ")))
@@ -189,9 +212,20 @@ async fn capability(
             (Some(_), Err(why)) => Err(format!("cannot list deployments: {why}")),
         };
         // karpenter-crds needs only the CRD; every other capability needs its controller too.
-        let ctrl = if cap == "karpenter-crds" { Ok(String::new()) } else { ctrl };
+        let ctrl = if cap == "karpenter-crds" {
+            Ok(String::new())
+        } else {
+            ctrl
+        };
         match (crd, ctrl) {
-            (Ok(a), Ok(b)) => (true, [a, b].into_iter().filter(|s| !s.is_empty()).collect::<Vec<_>>().join("; ")),
+            (Ok(a), Ok(b)) => (
+                true,
+                [a, b]
+                    .into_iter()
+                    .filter(|s| !s.is_empty())
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            ),
             (Err(e), _) | (_, Err(e)) => (false, e),
         }
     };

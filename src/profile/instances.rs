@@ -32,14 +32,70 @@ pub struct Instance {
 }
 
 pub const INSTANCES: &[Instance] = &[
-    Instance { name: "p4d.24xlarge", gpus: 8, efa: 4, neuron: 0, neuroncores: 0, gbps: 400 },
-    Instance { name: "p4de.24xlarge", gpus: 8, efa: 4, neuron: 0, neuroncores: 0, gbps: 400 },
-    Instance { name: "p5.48xlarge", gpus: 8, efa: 32, neuron: 0, neuroncores: 0, gbps: 3200 },
-    Instance { name: "p5e.48xlarge", gpus: 8, efa: 32, neuron: 0, neuroncores: 0, gbps: 3200 },
-    Instance { name: "p5en.48xlarge", gpus: 8, efa: 16, neuron: 0, neuroncores: 0, gbps: 3200 },
-    Instance { name: "p6-b200.48xlarge", gpus: 8, efa: 8, neuron: 0, neuroncores: 0, gbps: 3200 },
-    Instance { name: "trn1.32xlarge", gpus: 0, efa: 8, neuron: 16, neuroncores: 32, gbps: 800 },
-    Instance { name: "trn1n.32xlarge", gpus: 0, efa: 16, neuron: 16, neuroncores: 32, gbps: 1600 },
+    Instance {
+        name: "p4d.24xlarge",
+        gpus: 8,
+        efa: 4,
+        neuron: 0,
+        neuroncores: 0,
+        gbps: 400,
+    },
+    Instance {
+        name: "p4de.24xlarge",
+        gpus: 8,
+        efa: 4,
+        neuron: 0,
+        neuroncores: 0,
+        gbps: 400,
+    },
+    Instance {
+        name: "p5.48xlarge",
+        gpus: 8,
+        efa: 32,
+        neuron: 0,
+        neuroncores: 0,
+        gbps: 3200,
+    },
+    Instance {
+        name: "p5e.48xlarge",
+        gpus: 8,
+        efa: 32,
+        neuron: 0,
+        neuroncores: 0,
+        gbps: 3200,
+    },
+    Instance {
+        name: "p5en.48xlarge",
+        gpus: 8,
+        efa: 16,
+        neuron: 0,
+        neuroncores: 0,
+        gbps: 3200,
+    },
+    Instance {
+        name: "p6-b200.48xlarge",
+        gpus: 8,
+        efa: 8,
+        neuron: 0,
+        neuroncores: 0,
+        gbps: 3200,
+    },
+    Instance {
+        name: "trn1.32xlarge",
+        gpus: 0,
+        efa: 8,
+        neuron: 16,
+        neuroncores: 32,
+        gbps: 800,
+    },
+    Instance {
+        name: "trn1n.32xlarge",
+        gpus: 0,
+        efa: 16,
+        neuron: 16,
+        neuroncores: 32,
+        gbps: 1600,
+    },
 ];
 
 pub fn lookup(instance_type: &str) -> Option<&'static Instance> {
@@ -53,5 +109,9 @@ pub fn efa_interfaces(instance_type: &str) -> Option<u32> {
 
 /// Known EFA-capable GPU instance types, for hints.
 pub fn efa_gpu_types() -> Vec<&'static str> {
-    INSTANCES.iter().filter(|i| i.efa > 0 && i.gpus > 0).map(|i| i.name).collect()
+    INSTANCES
+        .iter()
+        .filter(|i| i.efa > 0 && i.gpus > 0)
+        .map(|i| i.name)
+        .collect()
 }

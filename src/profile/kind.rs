@@ -38,11 +38,10 @@ pub struct KindNode {
 impl KindConfig {
     pub fn parse(text: &str, file: &str) -> Result<KindConfig, Error> {
         let de = serde_yaml::Deserializer::from_str(text);
-        let c: KindConfig = serde_path_to_error::deserialize(de)
-            .map_err(|e| {
-                let field = e.path().to_string();
-                Error::Usage(format!("{file}: field `{field}`: {}", e.into_inner()))
-            })?;
+        let c: KindConfig = serde_path_to_error::deserialize(de).map_err(|e| {
+            let field = e.path().to_string();
+            Error::Usage(format!("{file}: field `{field}`: {}", e.into_inner()))
+        })?;
         if c.kind != "Cluster" || c.api_version != "kind.x-k8s.io/v1alpha4" {
             return Err(Error::Usage(format!(
                 "{file}: expected kind: Cluster, apiVersion: kind.x-k8s.io/v1alpha4; found kind: {}, apiVersion: {}",
@@ -69,12 +68,19 @@ pub fn worker_name(cluster: &str, index: usize) -> String {
 /// The extended resources a kind node with this instance type advertises (from the instance
 /// table, the same figures the verifiers use on EKS).
 pub fn fake_capacity(instance_type: &str) -> Vec<(&'static str, i64)> {
-    let Some(i) = instances::lookup(instance_type) else { return Vec::new() };
-    [(GPU, i.gpus), (EFA, i.efa), (NEURON, i.neuron), (NEURONCORE, i.neuroncores)]
-        .into_iter()
-        .filter(|(_, n)| *n > 0)
-        .map(|(r, n)| (r, i64::from(n)))
-        .collect()
+    let Some(i) = instances::lookup(instance_type) else {
+        return Vec::new();
+    };
+    [
+        (GPU, i.gpus),
+        (EFA, i.efa),
+        (NEURON, i.neuron),
+        (NEURONCORE, i.neuroncores),
+    ]
+    .into_iter()
+    .filter(|(_, n)| *n > 0)
+    .map(|(r, n)| (r, i64::from(n)))
+    .collect()
 }
 
 /// One node's missing or wrong capacities.
@@ -108,7 +114,10 @@ pub fn capacity_patches(nodes: &[NodeFacts]) -> Vec<CapacityPatch> {
                 .into_iter()
                 .filter(|(res, want)| n.capacity.get(*res) != Some(want))
                 .collect();
-            (!set.is_empty()).then(|| CapacityPatch { node: n.name.clone(), set })
+            (!set.is_empty()).then(|| CapacityPatch {
+                node: n.name.clone(),
+                set,
+            })
         })
         .collect()
 }
@@ -163,12 +172,15 @@ async fn apply_object(conn: &Conn, discovery: &Discovery, o: &Obj) -> Result<(),
     crate::cluster::with_retry(|| api.patch(o.name(), &pp, &patch))
         .await
         .map(|_| ())
-        .map_err(|e| Error::Environment(format!("{}: applying {}: {e}", o.origin, o.display_name())))
+        .map_err(|e| {
+            Error::Environment(format!("{}: applying {}: {e}", o.origin, o.display_name()))
+        })
 }
 
 /// True when a Deployment reports at least one available replica.
 pub async fn deployment_available(conn: &Conn, namespace: &str, name: &str) -> bool {
-    let api: kube::Api<k8s_openapi::api::apps::v1::Deployment> = kube::Api::namespaced(conn.client.clone(), namespace);
+    let api: kube::Api<k8s_openapi::api::apps::v1::Deployment> =
+        kube::Api::namespaced(conn.client.clone(), namespace);
     match api.get_opt(name).await {
         Ok(Some(d)) => d.status.and_then(|s| s.available_replicas).unwrap_or(0) > 0,
         _ => false,

@@ -28,7 +28,14 @@ impl Pin {
     }
 }
 
-fn pin(component: &str, version: &str, url: &str, bytes: u64, sha256: &str, deployments: &[&str]) -> Pin {
+fn pin(
+    component: &str,
+    version: &str,
+    url: &str,
+    bytes: u64,
+    sha256: &str,
+    deployments: &[&str],
+) -> Pin {
     Pin {
         component: component.into(),
         version: version.into(),
@@ -53,11 +60,16 @@ pub fn default_pins() -> Vec<Pin> {
 
 /// Pins from a YAML file (`--pins`, for mirrors of other versions and for tests).
 pub fn load_pins(path: &Path) -> Result<Vec<Pin>, Error> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::Usage(format!("{}: cannot read: {e}", path.display())))?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::Usage(format!("{}: cannot read: {e}", path.display())))?;
     let de = serde_yaml::Deserializer::from_str(&text);
     serde_path_to_error::deserialize(de).map_err(|e| {
         let field = e.path().to_string();
-        Error::Usage(format!("{}: field `{field}`: {}", path.display(), e.into_inner()))
+        Error::Usage(format!(
+            "{}: field `{field}`: {}",
+            path.display(),
+            e.into_inner()
+        ))
     })
 }
 
@@ -101,7 +113,12 @@ pub async fn fetch(pin: &Pin, from: Option<&Path>) -> Result<Vec<u8>, Error> {
             let resp = reqwest::get(&pin.url)
                 .await
                 .and_then(|r| r.error_for_status())
-                .map_err(|e| Error::Environment(format!("downloading {}: {e}; offline rooms can use --from DIR", pin.url)))?;
+                .map_err(|e| {
+                    Error::Environment(format!(
+                        "downloading {}: {e}; offline rooms can use --from DIR",
+                        pin.url
+                    ))
+                })?;
             let bytes = resp
                 .bytes()
                 .await

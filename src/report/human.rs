@@ -72,7 +72,10 @@ fn render_one(out: &mut String, r: &LabReport, color: bool) {
     let _ = writeln!(
         out,
         "{}",
-        p.bold.apply_to(format!("lab {} {} — {}", r.lab.number, r.lab.id, r.lab.title))
+        p.bold.apply_to(format!(
+            "lab {} {} — {}",
+            r.lab.number, r.lab.id, r.lab.title
+        ))
     );
     let mut ctx = format!("{}: {}", ui("source", lang), r.source.kind);
     if !r.source.detail.is_empty() {

@@ -28,7 +28,10 @@ pub fn ui(key: &str, lang: Lang) -> &'static str {
         "wrong" => ("不正解", "Wrong"),
         "answer" => ("解答", "Answer"),
         "explanation" => ("解説", "Explanation"),
-        "notes" => ("補足（現在の upstream との違い）", "Notes (where current upstream differs)"),
+        "notes" => (
+            "補足（現在の upstream との違い）",
+            "Notes (where current upstream differs)",
+        ),
         "task" => ("課題", "Task"),
         "checks" => ("チェック", "Checks"),
         "quiz-only" => (
@@ -44,7 +47,12 @@ pub fn ui(key: &str, lang: Lang) -> &'static str {
 }
 
 /// The text of an outcome's reason.
-pub fn reason_text(reason: &Reason, lab: &Lab, evidence: &BTreeMap<String, String>, lang: Lang) -> String {
+pub fn reason_text(
+    reason: &Reason,
+    lab: &Lab,
+    evidence: &BTreeMap<String, String>,
+    lang: Lang,
+) -> String {
     let ja = lang == Lang::Ja;
     match reason {
         Reason::Cluster(text) => text.clone(),
@@ -88,14 +96,22 @@ fn unavailable_text(u: &Unavailable, lang: Lang) -> String {
                 format!("the snapshot holds no {resource} (save them with `kubectl get {resource} -o yaml`)")
             }
         }
-        Unavailable::NotServed { resource, crd, capability } => {
+        Unavailable::NotServed {
+            resource,
+            crd,
+            capability,
+        } => {
             let install = capability
                 .as_deref()
                 .map(crate::profile::capabilities::install_hint)
                 .unwrap_or_default();
             match (ja, capability) {
-                (true, Some(c)) => format!("{c} が必要です（CRD {crd} がありません）— インストール: {install}"),
-                (false, Some(c)) => format!("requires {c} (CRD {crd} not found) — install with {install}"),
+                (true, Some(c)) => {
+                    format!("{c} が必要です（CRD {crd} がありません）— インストール: {install}")
+                }
+                (false, Some(c)) => {
+                    format!("requires {c} (CRD {crd} not found) — install with {install}")
+                }
                 (true, None) => format!("クラスターが {resource} を提供していません"),
                 (false, None) => format!("the cluster does not serve {resource}"),
             }

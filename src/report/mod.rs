@@ -82,7 +82,9 @@ impl LabReport {
             .outcomes
             .iter()
             .map(|o| {
-                let check = lab.check(&o.check).expect("run() yields lab.yaml checks only");
+                let check = lab
+                    .check(&o.check)
+                    .expect("run() yields lab.yaml checks only");
                 let hint = (o.status == Status::Fail).then(|| {
                     let text = o
                         .hint

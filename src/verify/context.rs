@@ -64,11 +64,15 @@ impl Params {
     pub fn number(value: Option<&str>, name: &str) -> Result<Option<u32>, InputError> {
         match value {
             None => Ok(None),
-            Some(v) => v.trim().parse::<u32>().map(Some).map_err(|_| InputError::Param {
-                name: name.to_string(),
-                value: v.to_string(),
-                expected: "a whole number".to_string(),
-            }),
+            Some(v) => v
+                .trim()
+                .parse::<u32>()
+                .map(Some)
+                .map_err(|_| InputError::Param {
+                    name: name.to_string(),
+                    value: v.to_string(),
+                    expected: "a whole number".to_string(),
+                }),
         }
     }
 }
@@ -91,6 +95,8 @@ impl<'a> JudgeCtx<'a> {
 
     /// Nodes as the framework read them (for verifiers that need the error too).
     pub fn nodes_of(obs: &'a Observed) -> Result<Vec<&'a Obj>, crate::observe::Unavailable> {
-        obs.list(&crate::observe::Query::cluster(&crate::observe::kinds::NODES))
+        obs.list(&crate::observe::Query::cluster(
+            &crate::observe::kinds::NODES,
+        ))
     }
 }

@@ -5,10 +5,10 @@ mod context;
 mod efa_nccl;
 mod karpenter_single_az;
 mod mpijob_slots;
-mod volcano_gang;
 mod outcome;
 mod registry;
 mod run;
+mod volcano_gang;
 
 pub mod views;
 

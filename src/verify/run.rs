@@ -90,10 +90,20 @@ pub fn run(
 
     let mut outcomes = Vec::with_capacity(lab.checks.len());
     for check in &lab.checks {
-        let from_verifier = judgement.outcomes.iter().find(|o| o.check == check.id).cloned();
-        let missing_cap = check.capabilities.iter().find_map(|c| missing.get(c).map(|why| (c, why)));
+        let from_verifier = judgement
+            .outcomes
+            .iter()
+            .find(|o| o.check == check.id)
+            .cloned();
+        let missing_cap = check
+            .capabilities
+            .iter()
+            .find_map(|c| missing.get(c).map(|why| (c, why)));
         let outcome = if check.stage == Stage::State && obs.source.is_static() {
-            Outcome::skipped(&check.id, Reason::Unavailable(Unavailable::NeedsLiveCluster))
+            Outcome::skipped(
+                &check.id,
+                Reason::Unavailable(Unavailable::NeedsLiveCluster),
+            )
         } else if let Some((cap, why)) = missing_cap {
             // A verifier's own environment error is more precise than "capability missing".
             match from_verifier {
@@ -146,5 +156,13 @@ pub fn grade_lab(
             bundle.lab.number, bundle.lab.id, bundle.lab.number
         ))
     })?;
-    run(bundle, verifier, obs, target, overrides, profile, &MissingCapabilities::new())
+    run(
+        bundle,
+        verifier,
+        obs,
+        target,
+        overrides,
+        profile,
+        &MissingCapabilities::new(),
+    )
 }

@@ -1,5 +1,5 @@
 //! Test support shared by the integration tests (never shipped in the binary).
 #![allow(dead_code)]
 
-pub mod state;
 pub mod emulator;
+pub mod state;

@@ -1,8 +1,8 @@
 //! Typed views of the objects verifiers judge. Built-in kinds use k8s-openapi; custom resources
 //! deserialize only the fields checks need, tolerate unknown fields, and cite their upstream type.
 
-pub mod nodes;
-pub mod pods;
 pub mod karpenter;
 pub mod mpi;
+pub mod nodes;
+pub mod pods;
 pub mod volcano;

@@ -27,7 +27,9 @@ impl NodeFacts {
         let labels: BTreeMap<String, String> = node.metadata.labels.clone().unwrap_or_default();
         let spec = node.spec.unwrap_or_default();
         let status = node.status.unwrap_or_default();
-        let ints = |m: Option<BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>>| {
+        let ints = |m: Option<
+            BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
+        >| {
             m.unwrap_or_default()
                 .into_iter()
                 .filter_map(|(k, q)| parse_int_quantity(&q.0).map(|v| (k, v)))
