@@ -1366,3 +1366,55 @@ fn doctor_reports_the_kind_profile_nodes_and_capabilities() {
         .unwrap()
         .contains("CRD nodepools.karpenter.sh not found"));
 }
+
+#[test]
+fn watch_keeps_re_grading_until_ctrl_c_and_then_exits_with_the_last_grade() {
+    let mut seed = nodes();
+    seed.extend(load("volcano-gang/solution-state"));
+    let c = Cluster::new(seed);
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("trainlab"))
+        .env("LANG", "C.UTF-8")
+        .env("NO_COLOR", "1")
+        .env("KUBECONFIG", &c.kubeconfig)
+        .args([
+            "check",
+            "volcano-gang",
+            "--watch",
+            "--request-timeout",
+            "2s",
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Two-second redraws: after ~5 s the cluster has been read at least twice.
+    std::thread::sleep(Duration::from_millis(5000));
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "--watch did not stop on Ctrl-C");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(status.code(), Some(0), "the solution passes: {stdout}");
+    let renders = stdout.matches("lab 9 volcano-gang").count();
+    assert!(
+        renders >= 2,
+        "re-graded while watching: {renders} renders\n{stdout}"
+    );
+    let n = count(&lists(&c.requests()), VOLCANO_JOBS_PATH);
+    assert!(n >= 2, "re-read the cluster: {n} LISTs");
+    assert!(
+        c.requests().iter().all(|r| !is_write(r)),
+        "--watch never writes"
+    );
+}
