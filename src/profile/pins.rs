@@ -46,8 +46,10 @@ fn pin(
     }
 }
 
-/// The default pins. Deployment names: volcano-development.yaml (volcano-system) and
-/// mpi-operator.yaml (mpi-operator namespace) at those tags.
+/// The default pins. Deployments waited for: volcano-admission, -controllers and -scheduler in
+/// volcano-system (volcano-sh/volcano README), and mpi-operator in namespace mpi-operator
+/// (deploy/v2beta1/mpi-operator.yaml creates that namespace; its controller pod is
+/// `mpi-operator-<hash>` there, as in aws-samples/aws-hpc-tutorials 06-mpi-operator.md).
 pub fn default_pins() -> Vec<Pin> {
     vec![
         pin("Volcano", "v1.15.1", "https://raw.githubusercontent.com/volcano-sh/volcano/v1.15.1/installer/volcano-development.yaml", 1_089_390, "b5fb45a57bcd1132be7055354999d244266873710609afd1f162005772d15c41", &["volcano-system/volcano-admission", "volcano-system/volcano-controllers", "volcano-system/volcano-scheduler"]),
