@@ -10,7 +10,7 @@ pub enum ExitCode {
     BadInput = 2,
     /// The environment failed: unreachable cluster, forbidden read, missing prerequisite.
     Environment = 3,
-    /// Checks were still pending when `--wait` ran out.
+    /// Checks are still pending (after `--wait`, if given).
     StillPending = 4,
 }
 
@@ -27,4 +27,4 @@ Exit codes:
   1  a check failed (quiz: wrong answer)
   2  usage error or bad input (unreadable file, invalid YAML, unknown lab)
   3  environment error (cluster unreachable, read forbidden, prerequisite missing)
-  4  checks still pending when --wait ran out";
+  4  checks still pending (the cluster has not converged; --wait D re-checks up to D)";

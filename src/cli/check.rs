@@ -1,4 +1,4 @@
-//! `trainlab check LAB...` — grade from saved state (`--snapshot`), the learner's manifests
+//! `trainlab check LAB...` — grade the current cluster (default), saved state (`--snapshot`), the learner's manifests
 //! (`--files`, static mode) or the embedded demo (`--demo`).
 
 use std::collections::BTreeMap;
@@ -17,12 +17,15 @@ use crate::verify::{grade_lab, LabResult, Status, Target};
 #[derive(Debug, Args)]
 #[command(after_help = "\
 Examples:
+  trainlab check 9 --wait 2m                       the current kube context's cluster, re-checking while pending
   trainlab check --all --demo                      grade the embedded demo state
   trainlab check 9 --files volcano-gang.yaml       static mode: your manifest, before applying it
   trainlab check 9 --files gang.yaml --param gpu_nodes=3
   trainlab check 13 --snapshot ./saved -o junit    saved `kubectl get -o yaml` output, JUnit XML
 
-In static mode (--files) checks about cluster state are skipped, never failed.")]
+Without --snapshot, --files or --demo, check reads the cluster of the current kube context
+(or --context) and never writes to it. In static mode (--files) checks about cluster state are
+skipped, never failed.")]
 pub struct CheckArgs {
     /// Labs to grade (number, id or folder)
     #[arg(required_unless_present = "all")]

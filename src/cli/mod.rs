@@ -72,7 +72,7 @@ pub enum Command {
     Show(show::ShowArgs),
     /// Answer quiz questions (interactive in a terminal; --answer for scripts)
     Quiz(quiz::QuizArgs),
-    /// Grade a lab from saved state, your manifest files or the embedded demo
+    /// Grade labs on the current cluster, or from saved state, your manifests or the demo
     Check(check::CheckArgs),
     /// Validate lab files: schema, both languages, check ids, solution and draft
     Lint(lint::LintArgs),
