@@ -665,7 +665,11 @@ fn a_forbidden_list_errors_only_the_lab_that_reads_it() {
                 );
                 assert!(
                     reason.contains("User \"learner\" cannot list"),
-                    "the API message is kept: {reason}"
+                    "the API message is kept: {reason}",
+                );
+                assert!(
+                    reason.contains("a Role + RoleBinding allows it, e.g. `kubectl create role trainlab-read --verb=list --resource=mpijobs.kubeflow.org -n trainlab-mpijob-slots`"),
+                    "names the RBAC that would allow it: {reason}"
                 );
             }
         } else {

@@ -108,6 +108,34 @@ pub enum Unavailable {
 }
 
 impl Unavailable {
+    /// For a forbidden read: the RBAC kinds and the kubectl commands that would allow it
+    /// (kubectl accepts `plural.group` resources). Language-neutral; reports frame it.
+    pub fn rbac_fix(&self) -> Option<(&'static str, String)> {
+        let Unavailable::Forbidden {
+            verb,
+            resource,
+            namespace,
+            ..
+        } = self
+        else {
+            return None;
+        };
+        Some(match namespace {
+            Some(ns) => (
+                "Role + RoleBinding",
+                format!(
+                    "`kubectl create role trainlab-read --verb={verb} --resource={resource} -n {ns}` && `kubectl create rolebinding trainlab-read --role=trainlab-read --user=<you> -n {ns}`"
+                ),
+            ),
+            None => (
+                "ClusterRole + ClusterRoleBinding",
+                format!(
+                    "`kubectl create clusterrole trainlab-read --verb={verb} --resource={resource}` && `kubectl create clusterrolebinding trainlab-read --clusterrole=trainlab-read --user=<you>`"
+                ),
+            ),
+        })
+    }
+
     /// Skipped (the source cannot show it) vs error (the environment failed).
     pub fn is_environment_error(&self) -> bool {
         matches!(
@@ -146,7 +174,9 @@ impl fmt::Display for Unavailable {
                     Some(ns) => write!(f, " in namespace {ns}")?,
                     None => write!(f, " at cluster scope")?,
                 }
-                write!(f, " ({message})")
+                write!(f, " ({message}); ")?;
+                let (kinds, commands) = self.rbac_fix().unwrap_or_default();
+                write!(f, "a {kinds} allows it, e.g. {commands}")
             }
             Unavailable::Failed { message } => write!(f, "{message}"),
         }

@@ -116,6 +116,19 @@ fn unavailable_text(u: &Unavailable, lang: Lang) -> String {
                 (false, None) => format!("the cluster does not serve {resource}"),
             }
         }
+        Unavailable::Forbidden {
+            verb,
+            resource,
+            namespace,
+            message,
+        } if ja => {
+            let scope = match namespace {
+                Some(ns) => format!("namespace {ns} の"),
+                None => "クラスター全体の".to_string(),
+            };
+            let (kinds, commands) = u.rbac_fix().unwrap_or_default();
+            format!("権限がありません: {scope} {resource} を {verb} できません（{message}）。{kinds} で許可できます。例: {commands}")
+        }
         Unavailable::Forbidden { .. } | Unavailable::Failed { .. } => u.to_string(),
     }
 }
