@@ -331,3 +331,122 @@ fn help_documents_the_exit_codes() {
         assert!(line.contains(words), "exit code {code}: {line}");
     }
 }
+
+/// Copies a folder tree (saved states are assembled per test from several fixtures).
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let p = entry.unwrap().path();
+        let dest = to.join(p.file_name().unwrap());
+        if p.is_dir() {
+            copy_tree(&p, &dest);
+        } else {
+            std::fs::copy(&p, &dest).unwrap();
+        }
+    }
+}
+
+const FLAGSHIP: [(&str, &str); 4] = [
+    ("efa-nccl", "05-efa-nccl"),
+    ("volcano-gang", "09-volcano-gang"),
+    ("mpijob-slots", "13-mpijob-slots"),
+    ("karpenter-single-az", "15-karpenter-single-az"),
+];
+
+fn fixture(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(rel)
+}
+
+fn counts(report: &serde_json::Value) -> Vec<(String, serde_json::Value)> {
+    report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["lab"]["id"].as_str().unwrap().to_string(),
+                r["counts"].clone(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_snapshot_folder_of_the_solved_kind_cluster_grades_every_flagship_lab() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&fixture("kind-nodes"), &dir.path().join("nodes"));
+    for (id, _) in FLAGSHIP {
+        copy_tree(
+            &fixture(&format!("{id}/solution-state")),
+            &dir.path().join(id),
+        );
+    }
+    let a = trainlab()
+        .args(["check", "--all", "-o", "json", "--snapshot"])
+        .arg(dir.path())
+        .assert()
+        .code(0);
+    let report: serde_json::Value = serde_json::from_str(&stdout_of(&a)).unwrap();
+    for (id, c) in counts(&report) {
+        assert_eq!(
+            (
+                c["fail"].as_u64(),
+                c["error"].as_u64(),
+                c["pending"].as_u64()
+            ),
+            (Some(0), Some(0), Some(0)),
+            "{id}: {c}"
+        );
+        // Only Karpenter's controller-made state is invisible on kind.
+        let skipped = if id == "karpenter-single-az" { 2 } else { 0 };
+        assert_eq!(c["skipped"].as_u64(), Some(skipped), "{id}: {c}");
+    }
+}
+
+#[test]
+fn every_solution_passes_static_mode_and_every_draft_fails_it() {
+    let labs = Path::new(env!("CARGO_MANIFEST_DIR")).join("labs");
+    for (id, folder) in FLAGSHIP {
+        let mut solution = trainlab();
+        solution.args([
+            "check",
+            id,
+            "-o",
+            "json",
+            "--param",
+            "gpu_nodes=3",
+            "--files",
+        ]);
+        solution
+            .arg(labs.join(folder).join("solution"))
+            .arg(labs.join(folder).join("starter"));
+        let a = solution.assert().code(0);
+        let r: serde_json::Value = serde_json::from_str(&stdout_of(&a)).unwrap();
+        for o in r["outcomes"].as_array().unwrap() {
+            let want = if o["stage"] == "state" {
+                "skipped"
+            } else {
+                "pass"
+            };
+            // zone-exists reads nodes, which static mode cannot show.
+            let want = if o["check"] == "zone-exists" {
+                "skipped"
+            } else {
+                want
+            };
+            assert_eq!(o["status"], want, "{id} solution: {o}");
+        }
+        let draft = trainlab()
+            .args(["check", id, "--param", "gpu_nodes=3", "--files"])
+            .arg(labs.join(folder).join("draft"))
+            .output()
+            .unwrap();
+        assert_eq!(
+            draft.status.code(),
+            Some(1),
+            "{id}: the draft as written fails"
+        );
+    }
+}
