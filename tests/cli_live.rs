@@ -1235,6 +1235,8 @@ fn doctor_reports_the_kind_profile_nodes_and_capabilities() {
     seed.push(deployment("mpi-operator", "mpi-operator", 0));
     let c = Cluster::new(seed);
     let (code, stdout, stderr) = c.run(&["doctor", "-o", "json", "--request-timeout", "2s"]);
+    let probes = c.requests().iter().filter(|r| r.path == "/version").count();
+    assert_eq!(probes, 1, "doctor probes the server once");
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     let r = json_of(&stdout);
     assert_eq!(r["profile"], "kind");
@@ -1420,5 +1422,43 @@ fn watch_keeps_re_grading_until_ctrl_c_and_then_exits_with_the_last_grade() {
     assert!(
         c.requests().iter().all(|r| !is_write(r)),
         "--watch never writes"
+    );
+}
+
+#[test]
+fn start_fills_the_task_for_the_profile_of_the_kubeconfig_it_was_given() {
+    let emu = Emulator::start(nodes());
+    let dir = tempfile::tempdir().unwrap();
+    let kc = emu.kubeconfig(
+        dir.path(),
+        "arn:aws:eks:us-west-2:123456789012:cluster/train",
+    );
+    let out = Command::cargo_bin("trainlab")
+        .unwrap()
+        .env("LANG", "C.UTF-8")
+        .env("NO_COLOR", "1")
+        .env("KUBECONFIG", "/nonexistent/other-kubeconfig")
+        .current_dir(dir.path())
+        .args([
+            "start",
+            "volcano-gang",
+            "--request-timeout",
+            "2s",
+            "--kubeconfig",
+        ])
+        .arg(&kc)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("## Task (eks)"),
+        "the EKS context's task: {stdout}"
     );
 }

@@ -36,6 +36,10 @@ pub struct Conn {
     /// The API server URL.
     pub server: String,
     pub timeout: Duration,
+    /// The server's version, once a probe succeeded: a command probes its connection once,
+    /// however many times it gathers (doctor, setup, `--wait` loops).
+    pub(crate) version:
+        std::sync::Arc<tokio::sync::OnceCell<k8s_openapi::apimachinery::pkg::version::Info>>,
 }
 
 impl Conn {
@@ -112,5 +116,6 @@ pub async fn connect(opts: &ConnectOpts) -> Result<Conn, Error> {
         context,
         server,
         timeout: opts.request_timeout,
+        version: Default::default(),
     })
 }

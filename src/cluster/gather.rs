@@ -27,6 +27,13 @@ pub fn plan(queries: impl IntoIterator<Item = Query>) -> Vec<Query> {
 
 /// Fails fast (exit 3) when the API server cannot be reached at all.
 pub async fn probe(conn: &Conn) -> Result<k8s_openapi::apimachinery::pkg::version::Info, Error> {
+    conn.version
+        .get_or_try_init(|| probe_once(conn))
+        .await
+        .cloned()
+}
+
+async fn probe_once(conn: &Conn) -> Result<k8s_openapi::apimachinery::pkg::version::Info, Error> {
     with_retry(|| conn.client.apiserver_version()).await.map_err(|e| {
         let why = if is_timeout(&e) {
             format!("no answer within {}", humantime::format_duration(conn.timeout))
