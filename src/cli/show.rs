@@ -34,7 +34,22 @@ pub fn run(g: &Global, a: &ShowArgs) -> Result<ExitCode, crate::Error> {
 /// The profile suggested by the kubeconfig's current context name; reads the file only, never the
 /// cluster.
 pub fn current_context_profile() -> Option<Profile> {
-    let kc = kube::config::Kubeconfig::read().ok()?;
+    context_profile(None, None)
+}
+
+/// The profile suggested by a context's name: `context` if given, else the current context of
+/// `kubeconfig` (or the default kubeconfig). Reads the file only, never the cluster.
+pub fn context_profile(
+    kubeconfig: Option<&std::path::Path>,
+    context: Option<&str>,
+) -> Option<Profile> {
+    if let Some(c) = context {
+        return Profile::from_context_name(c);
+    }
+    let kc = match kubeconfig {
+        Some(p) => kube::config::Kubeconfig::read_from(p).ok()?,
+        None => kube::config::Kubeconfig::read().ok()?,
+    };
     Profile::from_context_name(kc.current_context.as_deref()?)
 }
 

@@ -62,7 +62,8 @@ pub fn run(g: &Global, a: &StartArgs) -> Result<ExitCode, crate::Error> {
     print(&super::show::render(
         b,
         g.lang(),
-        super::show::current_context_profile().unwrap_or(crate::profile::Profile::Kind),
+        super::show::context_profile(a.live.kubeconfig.as_deref(), a.live.context.as_deref())
+            .unwrap_or(crate::profile::Profile::Kind),
     ));
     Ok(ExitCode::Ok)
 }
