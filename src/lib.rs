@@ -9,8 +9,11 @@ pub mod cli;
 pub mod cluster;
 pub mod error;
 pub mod exit;
+pub mod facts;
 pub mod observe;
+pub mod plan;
 pub mod profile;
+pub mod quantity;
 pub mod report;
 pub mod verify;
 

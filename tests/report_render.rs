@@ -154,11 +154,11 @@ fn score_counts_pass_fail_and_pending_but_not_skipped_or_error() {
     // pass 2; fail 3 + 1; pending 2; skipped 2 and error 1 are not counted.
     assert_eq!(s.passed_weight, 2);
     assert_eq!(s.counted_weight, 2 + 3 + 1 + 2);
-    assert_eq!(s.percent, 25.0);
+    assert_eq!(s.percent, Some(25.0));
 }
 
 #[test]
-fn score_is_100_when_nothing_is_counted_and_rounds_to_one_decimal() {
+fn a_lab_with_nothing_counted_is_not_graded_not_100_and_scores_round_to_one_decimal() {
     let mut r = result();
     for o in &mut r.outcomes {
         *o = Outcome::skipped(&o.check, Reason::Unavailable(Unavailable::NeedsLiveCluster));
@@ -166,8 +166,15 @@ fn score_is_100_when_nothing_is_counted_and_rounds_to_one_decimal() {
     let s = r.score();
     assert_eq!(
         (s.passed_weight, s.counted_weight, s.percent),
-        (0, 0, 100.0)
+        (0, 0, None)
     );
+    assert!(!s.graded());
+    let report = LabReport::new(&r, Lang::En);
+    let json: serde_json::Value =
+        serde_json::from_str(&trainlab::report::json::render_all(&[report])).unwrap();
+    assert!(json["score"]["percent"].is_null(), "{json}");
+    let human = trainlab::report::human::render_all(&[LabReport::new(&r, Lang::Ja)], false);
+    assert!(human.contains("採点なし"), "{human}");
 
     let mut r = result();
     r.outcomes = vec![
@@ -175,7 +182,10 @@ fn score_is_100_when_nothing_is_counted_and_rounds_to_one_decimal() {
         Outcome::fail("job-exists", "a Job", "none"), // 2
     ];
     let s = r.score();
-    assert_eq!((s.passed_weight, s.counted_weight, s.percent), (1, 3, 33.3));
+    assert_eq!(
+        (s.passed_weight, s.counted_weight, s.percent),
+        (1, 3, Some(33.3))
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

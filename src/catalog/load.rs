@@ -12,20 +12,6 @@ use super::text::placeholders;
 
 static EMBEDDED: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/labs");
 
-/// Capability names a check may require (DESIGN.md "Targets, profiles, capabilities").
-pub const CAPABILITIES: &[&str] = &[
-    "volcano",
-    "mpi-operator",
-    "training-operator",
-    "karpenter",
-    "karpenter-crds",
-    "slinky",
-    "fsx-csi",
-    "efa-device-plugin",
-    "nvidia-device-plugin",
-    "neuron-device-plugin",
-];
-
 /// Profiles a lab may carry parameters for.
 pub const PROFILES: &[&str] = &["kind", "eks"];
 
@@ -421,12 +407,12 @@ fn validate(b: &LabBundle, folder: &str) -> Result<(), LabError> {
             return err(&at("weight"), "expected a weight of at least 1".into());
         }
         for cap in &c.capabilities {
-            if !CAPABILITIES.contains(&cap.as_str()) {
+            if crate::facts::capabilities::get(cap).is_none() {
                 return err(
                     &at("capabilities"),
                     format!(
                         "unknown capability `{cap}`; expected one of {}",
-                        CAPABILITIES.join(", ")
+                        crate::facts::capabilities::names().join(", ")
                     ),
                 );
             }
@@ -438,6 +424,11 @@ fn validate(b: &LabBundle, folder: &str) -> Result<(), LabError> {
                     "expected non-empty text".into(),
                 );
             }
+        }
+    }
+    if let Some(t) = &lab.missing {
+        if let Some(lang) = blank_lang(t) {
+            return err(&format!("missing.{lang}"), "expected non-empty text".into());
         }
     }
     for (k, t) in lab.advice.iter().chain(lab.messages.iter()) {

@@ -33,6 +33,10 @@ pub struct Lab {
     /// Lab-specific texts for skipped/error/pending reasons, by id.
     #[serde(default)]
     pub messages: BTreeMap<String, Text>,
+    /// What to do when the object the lab is about is missing: the `missing` hint of every
+    /// check (a check's own `hints.missing` wins), said once at the top of a report.
+    #[serde(default)]
+    pub missing: Option<Text>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -165,6 +169,19 @@ impl Lab {
 
     pub fn check(&self, id: &str) -> Option<&Check> {
         self.checks.iter().find(|c| c.id == id)
+    }
+
+    /// The hint text for a failure of `check` with hint key `key`: the check's own variant, the
+    /// lab's `missing` text for `missing`, else the check's default hint.
+    pub fn hint_text<'a>(&'a self, check: &'a Check, key: Option<&str>) -> &'a Text {
+        match key {
+            Some(k) => check
+                .hints
+                .get(k)
+                .or_else(|| (k == "missing").then_some(self.missing.as_ref()).flatten())
+                .unwrap_or(&check.hint),
+            None => &check.hint,
+        }
     }
 
     /// `09-volcano-gang`

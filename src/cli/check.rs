@@ -1,18 +1,15 @@
 //! `trainlab check LAB...` — grade the current cluster (default), saved state (`--snapshot`), the learner's manifests
 //! (`--files`, static mode) or the embedded demo (`--demo`).
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use clap::Args;
 
-use super::{list::is_gradable, parse_param, print, Global};
-use crate::catalog::{Catalog, LabBundle};
+use super::{parse_param, Global};
 use crate::exit::ExitCode;
-use crate::observe::{sources, Observed};
+use crate::plan::{self, Plan, Repeat, Request, Source};
 use crate::profile::Profile;
-use crate::report::{self, Format, LabReport};
-use crate::verify::{grade_lab, LabResult, Status, Target};
+use crate::report::Format;
 
 #[derive(Debug, Args)]
 #[command(after_help = "\
@@ -73,91 +70,37 @@ pub struct SourceArgs {
 
 pub fn run(g: &Global, a: &CheckArgs) -> Result<ExitCode, crate::Error> {
     let catalog = g.catalog()?;
-    let labs = select(&catalog, &a.labs, a.all)?;
-    if a.namespace.is_some() && labs.len() != 1 {
-        return Err(crate::Error::Usage(
-            "-n/--namespace needs exactly one lab".into(),
-        ));
-    }
     let live = a.source.snapshot.is_none() && a.source.files.is_empty() && !a.source.demo;
-    if !live && (a.wait.is_some() || a.watch) {
-        return Err(crate::Error::Usage(
-            "--wait and --watch grade a live cluster; drop --snapshot/--files/--demo".into(),
-        ));
-    }
-    if live {
-        return super::live::check(g, a, &labs);
-    }
-    let obs = observe(&a.source)?;
-    let overrides: BTreeMap<String, String> = a.params.iter().cloned().collect();
-    let mut results = Vec::new();
-    for b in labs {
-        let mut target = Target::for_lab(&b.lab.id);
-        if let Some(ns) = &a.namespace {
-            target.namespace = ns.clone();
-        }
-        results.push(grade_lab(b, &obs, &target, &overrides, a.profile)?);
-    }
-    let lang = g.lang();
-    let reports: Vec<LabReport> = results.iter().map(|r| LabReport::new(r, lang)).collect();
-    let color = a.output == Format::Human && report::color_enabled();
-    print(&report::render(&reports, a.output, color));
-    Ok(exit_code(&results))
-}
-
-/// The labs named, or every gradable lab for `--all`. A quiz-only lab named explicitly is an
-/// error that says so (nothing to grade), not an empty pass.
-pub fn select<'c>(
-    catalog: &'c Catalog,
-    keys: &[String],
-    all: bool,
-) -> Result<Vec<&'c LabBundle>, crate::Error> {
-    if all {
-        return Ok(catalog
-            .labs
-            .iter()
-            .filter(|b| is_gradable(&b.lab))
-            .collect());
-    }
-    let mut out = Vec::new();
-    for k in keys {
-        let b = catalog.get(k)?;
-        if !is_gradable(&b.lab) {
-            return Err(crate::Error::Usage(format!(
-                "lab {} ({}) is quiz-only: it has no task to grade yet. Try `trainlab quiz {}`; `trainlab list` shows the gradable labs",
-                b.lab.number, b.lab.id, b.lab.number
-            )));
-        }
-        out.push(b);
-    }
-    Ok(out)
-}
-
-fn observe(s: &SourceArgs) -> Result<Observed, crate::Error> {
-    if let Some(dir) = &s.snapshot {
-        return Ok(sources::snapshot(dir)?);
-    }
-    if !s.files.is_empty() {
-        return Ok(sources::files(&s.files)?);
-    }
-    Ok(sources::demo()?)
-}
-
-/// 3 when any check errored (the grade is incomplete), else 1 on a fail, else 4 while pending,
-/// else 0.
-pub fn exit_code(results: &[LabResult]) -> ExitCode {
-    let any = |s: Status| {
-        results
-            .iter()
-            .any(|r| r.outcomes.iter().any(|o| o.status == s))
-    };
-    if any(Status::Error) {
-        ExitCode::Environment
-    } else if any(Status::Fail) {
-        ExitCode::Failed
-    } else if any(Status::Pending) {
-        ExitCode::StillPending
+    let source = if let Some(dir) = &a.source.snapshot {
+        Source::Snapshot(dir.clone())
+    } else if !a.source.files.is_empty() {
+        Source::Files(a.source.files.clone())
+    } else if a.source.demo {
+        Source::Demo
     } else {
-        ExitCode::Ok
+        Source::Live(a.live.opts())
+    };
+    let repeat = match (a.wait, a.watch) {
+        (Some(d), _) => Repeat::Wait(d),
+        (None, true) => Repeat::Watch(std::time::Duration::from_secs(2)),
+        (None, false) => Repeat::Once,
+    };
+    let plan = Plan::resolve(
+        &catalog,
+        Request {
+            labs: a.labs.clone(),
+            all: a.all,
+            source,
+            namespace: a.namespace.clone(),
+            params: a.params.clone(),
+            profile: a.profile,
+            repeat,
+        },
+    )?;
+    let mut view = super::live::Screen::new(g.lang(), a.output, live, a.watch);
+    let results = super::live::runtime()?.block_on(plan::run(&plan, &mut view))?;
+    if !a.watch {
+        view.print_final(&results);
     }
+    Ok(plan::exit_code(&results))
 }

@@ -7,7 +7,6 @@ use serde::Serialize;
 use super::{ok, print, Global};
 use crate::catalog::{Catalog, Text};
 use crate::exit::ExitCode;
-use crate::verify::verifier_for;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ListFormat {
@@ -39,9 +38,7 @@ struct Listing<'a> {
 }
 
 /// A lab is gradable when its file says so and a verifier is registered for it.
-pub fn is_gradable(lab: &crate::catalog::Lab) -> bool {
-    lab.is_gradable() && verifier_for(&lab.id).is_some()
-}
+pub use crate::plan::is_gradable;
 
 pub fn run(g: &Global, a: &ListArgs) -> Result<ExitCode, crate::Error> {
     let catalog = g.catalog()?;

@@ -1,23 +1,18 @@
-//! Live grading for `check` (and the shared connection flags): connect once, gather the reads
-//! of every lab in one pass, judge, and with `--wait`/`--watch` re-observe.
+//! The shared connection flags, and the terminal view of a grading run (the run itself is
+//! `plan::run` in the library).
 
-use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::check::{exit_code, CheckArgs};
 use super::output::eprint;
-use super::{print, Global};
-use crate::catalog::LabBundle;
-use crate::cluster::{connect, gather, Conn, ConnectOpts, Discovery};
-use crate::exit::ExitCode;
-use crate::observe::{kinds, Query};
+use super::print;
+use crate::cluster::{connect, Conn, ConnectOpts};
 use crate::report::{self, Format, LabReport};
-use crate::verify::{run, verifier_for, LabResult, MissingCapabilities, Status, Target};
+use crate::verify::LabResult;
 
 #[derive(Debug, Args, Clone)]
 pub struct LiveArgs {
@@ -67,99 +62,85 @@ pub async fn connect_and_announce(live: &LiveArgs) -> Result<Conn, crate::Error>
     Ok(conn)
 }
 
-pub fn check(g: &Global, a: &CheckArgs, labs: &[&LabBundle]) -> Result<ExitCode, crate::Error> {
-    runtime()?.block_on(check_async(g, a, labs))
+/// Renders a grading run in the terminal: spinners while reading and waiting (human output on a
+/// terminal only), redraws in watch mode, the report at the end.
+pub struct Screen {
+    lang: crate::catalog::Lang,
+    format: Format,
+    interactive: bool,
+    watch: bool,
+    spinner: Option<ProgressBar>,
+    drawn_lines: usize,
 }
 
-async fn check_async(
-    g: &Global,
-    a: &CheckArgs,
-    labs: &[&LabBundle],
-) -> Result<ExitCode, crate::Error> {
-    let conn = connect_and_announce(&a.live).await?;
-    let discovery = Discovery::new();
-    let targets: Vec<Target> = labs
-        .iter()
-        .map(|b| {
-            let mut t = Target::for_lab(&b.lab.id);
-            t.context = Some(conn.context.clone());
-            if let Some(ns) = &a.namespace {
-                t.namespace = ns.clone();
-            }
-            t
-        })
-        .collect();
-    let mut queries = vec![Query::cluster(&kinds::NODES)];
-    for (b, t) in labs.iter().zip(&targets) {
-        if let Some(v) = verifier_for(&b.lab.id) {
-            queries.extend(v.reads(t));
+impl Screen {
+    pub fn new(lang: crate::catalog::Lang, format: Format, live: bool, watch: bool) -> Screen {
+        let human = format == Format::Human;
+        Screen {
+            lang,
+            format,
+            interactive: live && human && std::io::stderr().is_terminal(),
+            watch,
+            spinner: None,
+            drawn_lines: 0,
         }
     }
-    let overrides: BTreeMap<String, String> = a.params.iter().cloned().collect();
-    let lang = g.lang();
-    let human = a.output == Format::Human;
-    let interactive = human && std::io::stderr().is_terminal();
-    let started = Instant::now();
-    let mut delay = Duration::from_secs(1);
-    let mut drawn_lines = 0usize;
-    loop {
-        let reading = interactive.then(|| spinner("reading the cluster…"));
-        let obs = gather(&conn, &discovery, &queries).await;
-        if let Some(s) = &reading {
+
+    fn render(&self, results: &[LabResult]) -> String {
+        let reports: Vec<LabReport> = results
+            .iter()
+            .map(|r| LabReport::new(r, self.lang))
+            .collect();
+        let color = self.format == Format::Human && report::color_enabled();
+        report::render(&reports, self.format, color)
+    }
+
+    pub fn print_final(&self, results: &[LabResult]) {
+        print(&self.render(results));
+    }
+
+    fn stop_spinner(&mut self) {
+        if let Some(s) = self.spinner.take() {
             s.finish_and_clear();
         }
-        let obs = obs?;
-        let mut results: Vec<LabResult> = Vec::new();
-        for (b, t) in labs.iter().zip(&targets) {
-            let v = verifier_for(&b.lab.id).expect("select() keeps gradable labs only");
-            results.push(run(
-                b,
-                v,
-                &obs,
-                t,
-                &overrides,
-                a.profile,
-                &MissingCapabilities::new(),
-            )?);
-        }
-        let pending = results.iter().any(|r| r.count(Status::Pending) > 0);
-        let reports: Vec<LabReport> = results.iter().map(|r| LabReport::new(r, lang)).collect();
-        let text = report::render(&reports, a.output, human && report::color_enabled());
+    }
+}
 
-        if a.watch {
-            if drawn_lines > 0 && std::io::stdout().is_terminal() {
-                let _ = console::Term::stdout().clear_last_lines(drawn_lines);
-            }
-            print(&text);
-            drawn_lines = text.lines().count();
-            tokio::select! {
-                _ = tokio::time::sleep(Duration::from_secs(2)) => continue,
-                _ = tokio::signal::ctrl_c() => return Ok(exit_code(&results)),
-            }
+impl crate::plan::Progress for Screen {
+    fn connected(&mut self, describe: &str) {
+        eprint(&format!("trainlab: using {describe}\n"));
+    }
+    fn reading(&mut self) {
+        if self.interactive {
+            self.spinner = Some(spinner("reading the cluster…"));
         }
-        // Time left before the deadline; the last re-check happens at the deadline itself.
-        let left = a.wait.map_or(Duration::ZERO, |limit| {
-            limit.saturating_sub(started.elapsed())
-        });
-        if !pending || left.is_zero() {
-            print(&text);
-            return Ok(exit_code(&results));
+    }
+    fn read_done(&mut self) {
+        self.stop_spinner();
+    }
+    fn graded(&mut self, results: &[LabResult]) {
+        if !self.watch {
+            return;
         }
-        let pause = delay.min(left);
-        let n: usize = results.iter().map(|r| r.count(Status::Pending)).sum();
-        let waiting = interactive.then(|| {
-            spinner(&format!(
-                "{n} check(s) pending; re-checking in {}s ({}s of {}s)",
+        if self.drawn_lines > 0 && std::io::stdout().is_terminal() {
+            let _ = console::Term::stdout().clear_last_lines(self.drawn_lines);
+        }
+        let text = self.render(results);
+        print(&text);
+        self.drawn_lines = text.lines().count();
+    }
+    fn waiting(&mut self, pending: usize, pause: Duration, elapsed: Duration, limit: Duration) {
+        if self.interactive {
+            self.spinner = Some(spinner(&format!(
+                "{pending} check(s) pending; re-checking in {}s ({}s of {}s)",
                 pause.as_secs_f32().ceil() as u64,
-                started.elapsed().as_secs(),
-                a.wait.unwrap_or_default().as_secs()
-            ))
-        });
-        tokio::time::sleep(pause).await;
-        if let Some(w) = waiting {
-            w.finish_and_clear();
+                elapsed.as_secs(),
+                limit.as_secs()
+            )));
         }
-        delay = (delay * 2).min(Duration::from_secs(8));
+    }
+    fn wait_done(&mut self) {
+        self.stop_spinner();
     }
 }
 

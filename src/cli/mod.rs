@@ -62,6 +62,9 @@ pub struct Global {
     /// Read labs from this folder instead of the copy built into the binary (for lab authors)
     #[arg(long, global = true, value_name = "DIR")]
     pub labs_dir: Option<PathBuf>,
+    /// Log each API request (verb, path, status, milliseconds) to stderr; -vv for more detail
+    #[arg(short = 'v', long = "verbose", global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
 }
 
 #[derive(Debug, Subcommand)]

@@ -29,7 +29,7 @@ pub struct ResetArgs {
 
 pub fn run(g: &Global, a: &ResetArgs) -> Result<ExitCode, crate::Error> {
     let catalog = g.catalog()?;
-    let b = super::check::select(&catalog, std::slice::from_ref(&a.lab), false)?[0];
+    let b = crate::plan::select(&catalog, std::slice::from_ref(&a.lab), false)?[0];
     let id = b.lab.id.clone();
     let namespace = a
         .namespace

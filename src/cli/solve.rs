@@ -22,7 +22,7 @@ pub struct SolveArgs {
 
 pub fn run(g: &Global, a: &SolveArgs) -> Result<ExitCode, crate::Error> {
     let catalog = g.catalog()?;
-    let b = super::check::select(&catalog, std::slice::from_ref(&a.lab), false)?[0];
+    let b = crate::plan::select(&catalog, std::slice::from_ref(&a.lab), false)?[0];
     let namespace = a
         .namespace
         .clone()

@@ -27,7 +27,7 @@ pub struct StartArgs {
 
 pub fn run(g: &Global, a: &StartArgs) -> Result<ExitCode, crate::Error> {
     let catalog = g.catalog()?;
-    let b = super::check::select(&catalog, std::slice::from_ref(&a.lab), false)?[0];
+    let b = crate::plan::select(&catalog, std::slice::from_ref(&a.lab), false)?[0];
     let namespace = a
         .namespace
         .clone()

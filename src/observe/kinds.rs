@@ -82,6 +82,10 @@ kind!(CONFIGMAPS, "", "v1", "ConfigMap", "configmaps", namespaced: true, state_o
 kind!(JOBS, "batch", "v1", "Job", "jobs", namespaced: true, state_only: false);
 kind!(STORAGECLASSES, "storage.k8s.io", "v1", "StorageClass", "storageclasses", namespaced: false, state_only: false);
 kind!(DEPLOYMENTS, "apps", "v1", "Deployment", "deployments", namespaced: true, state_only: false);
+kind!(STATEFULSETS, "apps", "v1", "StatefulSet", "statefulsets", namespaced: true, state_only: false);
+kind!(SERVICES, "", "v1", "Service", "services", namespaced: true, state_only: false);
+// Secrets are only ever read as metadata (`PartialObjectMetadata`): trainlab never reads Secret data.
+kind!(SECRETS, "", "v1", "Secret", "secrets", namespaced: true, state_only: false);
 
 // Volcano: staging/src/volcano.sh/apis/pkg/apis/batch/v1alpha1/job.go and
 // scheduling/v1beta1/types.go (volcano-sh/volcano v1.15.1).
@@ -97,6 +101,14 @@ kind!(NODEPOOLS, "karpenter.sh", "v1", "NodePool", "nodepools", namespaced: fals
 kind!(NODECLAIMS, "karpenter.sh", "v1", "NodeClaim", "nodeclaims", namespaced: false, state_only: true, capability: "karpenter-crds");
 kind!(EC2NODECLASSES, "karpenter.k8s.aws", "v1", "EC2NodeClass", "ec2nodeclasses", namespaced: false, state_only: false, capability: "karpenter-crds");
 
+// Kubeflow training-operator v1.9.4: pkg/apis/kubeflow.org/v1/pytorch_types.go.
+kind!(PYTORCHJOBS, "kubeflow.org", "v1", "PyTorchJob", "pytorchjobs", namespaced: true, state_only: false, capability: "training-operator");
+
+// Slinky slurm-operator v1.2.1: api/v1beta1/{nodeset,controller,accounting}_types.go.
+kind!(NODESETS, "slinky.slurm.net", "v1beta1", "NodeSet", "nodesets", namespaced: true, state_only: false, capability: "slinky");
+kind!(SLURM_CONTROLLERS, "slinky.slurm.net", "v1beta1", "Controller", "controllers", namespaced: true, state_only: false, capability: "slinky");
+kind!(SLURM_ACCOUNTINGS, "slinky.slurm.net", "v1beta1", "Accounting", "accountings", namespaced: true, state_only: false, capability: "slinky");
+
 /// Every kind above, for discovery and the snapshot source.
 pub static ALL: &[&ResourceKind] = &[
     &NODES,
@@ -108,10 +120,17 @@ pub static ALL: &[&ResourceKind] = &[
     &JOBS,
     &STORAGECLASSES,
     &DEPLOYMENTS,
+    &STATEFULSETS,
+    &SERVICES,
+    &SECRETS,
     &VOLCANO_JOBS,
     &PODGROUPS,
     &MPIJOBS,
     &NODEPOOLS,
     &NODECLAIMS,
     &EC2NODECLASSES,
+    &PYTORCHJOBS,
+    &NODESETS,
+    &SLURM_CONTROLLERS,
+    &SLURM_ACCOUNTINGS,
 ];

@@ -90,6 +90,17 @@ impl Obj {
         format!("{}/{}", self.kind(), self.name())
     }
 
+    /// Bad input in one field of this object (a quantity too large to count, a negative
+    /// replica count): exit 2 naming the file, document, object and field.
+    pub fn field_error(&self, field: impl Into<String>, message: impl ToString) -> InputError {
+        InputError::Field {
+            origin: self.origin.to_string(),
+            object: self.display_name(),
+            field: field.into(),
+            message: message.to_string(),
+        }
+    }
+
     /// Deserializes into a typed view; a type mismatch names the origin and the field path.
     pub fn parse<T: DeserializeOwned>(&self) -> Result<T, InputError> {
         serde_path_to_error::deserialize::<_, T>(&self.value).map_err(|e| InputError::Field {

@@ -45,6 +45,8 @@ pub struct Query {
     pub kind: &'static ResourceKind,
     pub namespace: Option<String>,
     pub selector: Option<String>,
+    /// A field selector, `metadata.name=X` only (e.g. one controller Deployment by name).
+    pub name: Option<String>,
 }
 
 impl Query {
@@ -54,6 +56,7 @@ impl Query {
             kind,
             namespace: kind.namespaced.then(|| namespace.to_string()),
             selector: None,
+            name: None,
         }
     }
 
@@ -62,6 +65,7 @@ impl Query {
             kind,
             namespace: None,
             selector: None,
+            name: None,
         }
     }
 
@@ -70,8 +74,17 @@ impl Query {
         self
     }
 
+    /// Only the object(s) with this name (`fieldSelector=metadata.name=NAME`).
+    pub fn named(mut self, name: &str) -> Query {
+        self.name = Some(name.to_string());
+        self
+    }
+
     pub fn describe(&self) -> String {
         let mut s = self.kind.resource_name();
+        if let Some(n) = &self.name {
+            s.push_str(&format!(" named {n}"));
+        }
         if let Some(ns) = &self.namespace {
             s.push_str(&format!(" in namespace {ns}"));
         }
@@ -196,8 +209,9 @@ pub struct Observed {
 
 #[derive(Debug, Clone)]
 enum Inner {
-    /// Offline sources: every object, filtered per query.
-    Bag(Vec<Obj>),
+    /// Offline sources: every object, filtered per query; only planned queries are answered
+    /// (None: not restricted yet, for tests that build an `Observed` by hand).
+    Bag(Vec<Obj>, Option<std::collections::HashSet<Query>>),
     /// Live: the answer to each query that was planned.
     Reads(HashMap<Query, ReadResult>),
 }
@@ -208,8 +222,17 @@ impl Observed {
         Observed {
             source,
             detail: detail.into(),
-            inner: Inner::Bag(objects),
+            inner: Inner::Bag(objects, None),
         }
+    }
+
+    /// Answers only these queries from now on, as a live gather does: a read a verifier did not
+    /// declare is refused ("not planned") on every source alike.
+    pub fn planned(mut self, queries: impl IntoIterator<Item = Query>) -> Observed {
+        if let Inner::Bag(_, planned) = &mut self.inner {
+            *planned = Some(queries.into_iter().collect());
+        }
+        self
     }
 
     /// From a live gather: one result per planned query.
@@ -227,14 +250,12 @@ impl Observed {
             Inner::Reads(reads) => match reads.get(q) {
                 Some(Ok(objs)) => Ok(objs.iter().collect()),
                 Some(Err(u)) => Err(u.clone()),
-                None => Err(Unavailable::Failed {
-                    message: format!(
-                        "internal: {} was not planned; the verifier's reads() must declare it",
-                        q.describe()
-                    ),
-                }),
+                None => Err(not_planned(q)),
             },
-            Inner::Bag(objects) => {
+            Inner::Bag(objects, planned) => {
+                if planned.as_ref().is_some_and(|p| !p.contains(q)) {
+                    return Err(not_planned(q));
+                }
                 if self.source.is_static() && q.kind.state_only {
                     return Err(Unavailable::NeedsLiveCluster);
                 }
@@ -261,6 +282,7 @@ impl Observed {
                         _ => true,
                     })
                     .filter(|o| selector.as_ref().is_none_or(|s| s.matches(o)))
+                    .filter(|o| q.name.as_deref().is_none_or(|n| o.name() == n))
                     .collect();
                 Ok(matched)
             }
@@ -270,13 +292,22 @@ impl Observed {
     /// All objects of an offline source (for tests and `lint`).
     pub fn objects(&self) -> Vec<&Obj> {
         match &self.inner {
-            Inner::Bag(o) => o.iter().collect(),
+            Inner::Bag(o, _) => o.iter().collect(),
             Inner::Reads(r) => r
                 .values()
                 .filter_map(|r| r.as_ref().ok())
                 .flatten()
                 .collect(),
         }
+    }
+}
+
+fn not_planned(q: &Query) -> Unavailable {
+    Unavailable::Failed {
+        message: format!(
+            "internal: {} was not planned; the verifier's reads() must declare it",
+            q.describe()
+        ),
     }
 }
 

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use super::instances::{self, EFA, GPU, INSTANCE_TYPE_LABEL, NEURON, NEURONCORE};
 use crate::cluster::{Conn, Discovery, FIELD_MANAGER};
 use crate::observe::{parse_text, Obj};
-use crate::verify::views::nodes::NodeFacts;
+use crate::facts::NodeFacts;
 use crate::Error;
 
 /// The repository's kind-config.yaml, embedded.

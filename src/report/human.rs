@@ -90,6 +90,16 @@ fn render_one(out: &mut String, r: &LabReport, color: bool) {
     }
     let _ = writeln!(out, "{}", p.dim.apply_to(ctx));
 
+    // The object the lab is about is missing: say so once, not under every check.
+    let hoist = r.outcomes.iter().filter(|o| o.missing).count() > 1;
+    let missing = r.outcomes.iter().find(|o| o.missing).filter(|_| hoist);
+    if let Some(m) = missing {
+        let _ = writeln!(out, "  {} {}", p.mark(Status::Fail), p.bold.apply_to(m.hint.as_deref().unwrap_or_default().trim_end()));
+        if let (Some(e), Some(f)) = (&m.expected, &m.found) {
+            let _ = writeln!(out, "      {}: {e}", ui("expected", lang));
+            let _ = writeln!(out, "      {}: {f}", ui("found", lang));
+        }
+    }
     let width = r.outcomes.iter().map(|o| o.check.len()).max().unwrap_or(0);
     for o in &r.outcomes {
         let _ = writeln!(
@@ -105,6 +115,9 @@ fn render_one(out: &mut String, r: &LabReport, color: bool) {
             if let Some(why) = &o.reason {
                 let _ = writeln!(out, "{indent}{}: {why}", p.word(o.status, lang));
             }
+        }
+        if o.missing && hoist {
+            continue;
         }
         if o.status == Status::Fail || o.status == Status::Pending {
             if let Some(e) = &o.expected {
@@ -135,13 +148,17 @@ fn render_one(out: &mut String, r: &LabReport, color: bool) {
         );
     }
     let c = &r.counts;
+    let score = match r.score.percent {
+        Some(pct) => format!(
+            "{}/{} ({pct:.1}%)",
+            r.score.passed_weight, r.score.counted_weight
+        ),
+        None => ui("not-graded", lang).to_string(),
+    };
     let _ = writeln!(
         out,
-        "{}: {}/{} ({:.1}%) · {} {}, {} {}, {} {}, {} {}, {} {}",
+        "{}: {score} · {} {}, {} {}, {} {}, {} {}, {} {}",
         p.bold.apply_to(ui("score", lang)),
-        r.score.passed_weight,
-        r.score.counted_weight,
-        r.score.percent,
         c.pass,
         ui("pass", lang),
         c.fail,

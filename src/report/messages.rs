@@ -18,6 +18,10 @@ pub fn ui(key: &str, lang: Lang) -> &'static str {
         "source" => ("ソース", "source"),
         "target" => ("対象", "target"),
         "profile" => ("プロファイル", "profile"),
+        "not-graded" => (
+            "採点なし（数えられたチェックが 1 つもありません）",
+            "not graded (no check could be counted)",
+        ),
         "namespace" => ("namespace", "namespace"),
         "pass" => ("合格", "pass"),
         "fail" => ("不合格", "fail"),
@@ -68,13 +72,19 @@ pub fn reason_text(
                 format!("static mode cannot read this from a cluster; supply it with `--param {name}=<value>`")
             }
         }
-        Reason::MissingCapability { capability, detail } => {
-            if ja {
-                format!("{capability} が必要です（{detail}）")
-            } else {
-                format!("requires {capability} ({detail})")
-            }
-        }
+        Reason::MissingCapability {
+            capability,
+            detail,
+            install,
+            installable,
+        } => match (ja, installable) {
+            (true, true) => format!("{capability} が必要です（{detail}）— インストール: {install}"),
+            (false, true) => format!("requires {capability} ({detail}) — install with {install}"),
+            (true, false) => format!(
+                "{capability} が必要です（{detail}）— このプロファイルでは用意できません: {install}"
+            ),
+            (false, false) => format!("requires {capability} ({detail}) — {install}"),
+        },
         Reason::Unavailable(u) => unavailable_text(u, lang),
     }
 }
@@ -103,7 +113,7 @@ fn unavailable_text(u: &Unavailable, lang: Lang) -> String {
         } => {
             let install = capability
                 .as_deref()
-                .map(crate::profile::capabilities::install_hint)
+                .map(|c| crate::facts::capabilities::install_hint(c, None))
                 .unwrap_or_default();
             match (ja, capability) {
                 (true, Some(c)) => {

@@ -43,6 +43,9 @@ pub struct OutcomeReport {
     /// Why a check was skipped, errored or is pending.
     pub reason: Option<String>,
     pub evidence: std::collections::BTreeMap<String, String>,
+    /// The failure is "the object the lab is about is missing": human output says it once.
+    #[serde(skip)]
+    pub missing: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -86,12 +89,8 @@ impl LabReport {
                     .check(&o.check)
                     .expect("run() yields lab.yaml checks only");
                 let hint = (o.status == Status::Fail).then(|| {
-                    let text = o
-                        .hint
-                        .as_ref()
-                        .and_then(|k| check.hints.get(k))
-                        .unwrap_or(&check.hint);
-                    text.render(lang, &o.evidence)
+                    lab.hint_text(check, o.hint.as_deref())
+                        .render(lang, &o.evidence)
                 });
                 OutcomeReport {
                     check: o.check.clone(),
@@ -107,6 +106,8 @@ impl LabReport {
                         .as_ref()
                         .map(|why| reason_text(why, lab, &o.evidence, lang)),
                     evidence: o.evidence.clone(),
+                    missing: o.status == Status::Fail
+                        && o.hint.as_deref() == Some(crate::verify::MISSING_HINT),
                 }
             })
             .collect();

@@ -3,7 +3,8 @@
 use std::collections::BTreeMap;
 
 use crate::catalog::Lab;
-use crate::observe::{InputError, Obj, Observed, SourceKind};
+use super::{Judgement, Outcome, Read};
+use crate::observe::{InputError, Obj, Observed, SourceKind, Unavailable};
 use crate::profile::Profile;
 
 /// Where one learner's lab lives.
@@ -44,6 +45,10 @@ impl Target {
 pub struct Params {
     pub profile: BTreeMap<String, String>,
     pub overrides: BTreeMap<String, String>,
+    /// Static mode with `--profile` given: the profile's values stand for the cluster facts
+    /// static mode cannot read (`check 9 --files gang.yaml --profile kind` knows kind's 3 GPU
+    /// nodes).
+    pub profile_stands_for_cluster: bool,
 }
 
 impl Params {
@@ -57,7 +62,14 @@ impl Params {
     /// Only a value the user gave with `--param` (for facts that otherwise come from the
     /// cluster, such as the number of GPU nodes).
     pub fn given(&self, name: &str) -> Option<&str> {
-        self.overrides.get(name).map(String::as_str)
+        self.overrides
+            .get(name)
+            .or_else(|| {
+                self.profile_stands_for_cluster
+                    .then(|| self.profile.get(name))
+                    .flatten()
+            })
+            .map(String::as_str)
     }
 
     /// Parses a parameter as a number; a non-number is bad input naming the parameter.
@@ -77,7 +89,8 @@ impl Params {
     }
 }
 
-/// Everything `judge()` may consult besides the observed objects.
+/// Everything `judge()` may consult: the observed objects (through the lab's declared reads),
+/// where the lab lives, its parameters, the profile and the cluster's nodes.
 pub struct JudgeCtx<'a> {
     pub lab: &'a Lab,
     pub target: &'a Target,
@@ -86,6 +99,17 @@ pub struct JudgeCtx<'a> {
     pub profile: Profile,
     /// The cluster's nodes (empty in static mode or when nodes could not be read).
     pub nodes: Vec<&'a Obj>,
+    pub(crate) obs: &'a Observed,
+    /// The verifier's declared reads: `list` refuses any other.
+    pub(crate) declared: &'static [&'static Read],
+}
+
+/// The object a lab is about, or the judgement to return when it is missing or unreadable.
+pub enum Named<'a> {
+    Found(&'a Obj),
+    /// Every check failed once with the lab's `missing` text (or skipped/errored, when the read
+    /// itself failed).
+    Absent(Judgement),
 }
 
 impl<'a> JudgeCtx<'a> {
@@ -93,10 +117,64 @@ impl<'a> JudgeCtx<'a> {
         self.source.is_static()
     }
 
+    /// The objects of a declared read. An undeclared read is refused on every source ("not
+    /// planned"), so a snapshot test catches it before a real cluster does.
+    pub fn list(&self, read: &Read) -> Result<Vec<&'a Obj>, Unavailable> {
+        if !self.declared.iter().any(|d| *d == read) {
+            return Err(Unavailable::Failed {
+                message: format!(
+                    "internal: {} was not planned; the {} verifier's reads() must declare it",
+                    read.query(self.target).describe(),
+                    self.lab.id
+                ),
+            });
+        }
+        self.obs.list(&read.query(self.target))
+    }
+
+    /// The object named `name` of a declared read. When it is missing, every check in `checks`
+    /// fails once with the `missing` hint (the lab's `missing:` text, said once at the top of the
+    /// report); when the read failed, every check is skipped or errored with why.
+    pub fn named(&self, read: &Read, name: &str, checks: &[&str]) -> Named<'a> {
+        let objs = match self.list(read) {
+            Ok(o) => o,
+            Err(why) => return Named::Absent(Judgement::every(checks, |c| Outcome::unavailable(c, &why))),
+        };
+        if let Some(o) = objs.iter().copied().find(|o| o.name() == name) {
+            return Named::Found(o);
+        }
+        let kind = read.kind;
+        let expected = format!("{} {} {name}", kind.api_version(), kind.kind);
+        let mut others: Vec<&str> = objs.iter().map(|o| o.name()).collect();
+        others.sort_unstable();
+        let found = if others.is_empty() {
+            "—".to_string()
+        } else {
+            others.join(", ")
+        };
+        let ns = self.target.namespace.clone();
+        Named::Absent(Judgement::every(checks, |c| {
+            Outcome::fail(c, expected.clone(), found.clone())
+                .hint(MISSING_HINT)
+                .with("name", name)
+                .with("kind", kind.kind)
+                .with("api_version", kind.api_version())
+                .with("namespace", &ns)
+        }))
+    }
+
     /// Nodes as the framework read them (for verifiers that need the error too).
-    pub fn nodes_of(obs: &'a Observed) -> Result<Vec<&'a Obj>, crate::observe::Unavailable> {
+    pub fn nodes_read(&self) -> Result<Vec<&'a Obj>, Unavailable> {
+        Self::nodes_of(self.obs)
+    }
+
+    /// Nodes from any `Observed` (the framework always plans this read).
+    pub fn nodes_of(obs: &'a Observed) -> Result<Vec<&'a Obj>, Unavailable> {
         obs.list(&crate::observe::Query::cluster(
             &crate::observe::kinds::NODES,
         ))
     }
 }
+
+/// The hint key of "the object the lab is about is missing"; its text is the lab's `missing:`.
+pub const MISSING_HINT: &str = "missing";

@@ -26,13 +26,19 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 use super::views::nodes::parse_int_quantity;
 use super::views::pods::{effective_request, limit, request};
-use super::{Advice, JudgeCtx, Judgement, Outcome, Reason, Target, Verifier};
+use super::{Read, Advice, JudgeCtx, Judgement, Outcome, Reason, Verifier};
 use crate::observe::kinds::{CONFIGMAPS, JOBS, PODS};
-use crate::observe::{InputError, Obj, Observed, Query, Unavailable};
+use crate::observe::{InputError, Obj, Unavailable};
 use crate::profile::instances::{self, EFA, GPU, INSTANCES, INSTANCE_TYPE_LABEL, ZONE_LABEL};
 use crate::profile::Profile;
 
 pub struct EfaNccl;
+
+// Declared once: reads() plans them and judge() looks them up by the same declaration.
+static JOBS_READ: Read = Read::lab(&JOBS);
+static PODS_READ: Read = Read::lab(&PODS);
+static CONFIGMAPS_READ: Read = Read::lab(&CONFIGMAPS);
+static READS: &[&Read] = &[&JOBS_READ, &PODS_READ, &CONFIGMAPS_READ];
 
 const JOB_NAME: &str = "nccl-efa";
 /// The task asks for two pods, one per node.
@@ -82,18 +88,14 @@ impl Verifier for EfaNccl {
         CHECKS
     }
 
-    fn reads(&self, target: &Target) -> Vec<Query> {
-        vec![
-            Query::new(&JOBS, &target.namespace),
-            Query::new(&PODS, &target.namespace),
-            Query::new(&CONFIGMAPS, &target.namespace),
-        ]
+    fn reads(&self) -> &'static [&'static Read] {
+        READS
     }
 
-    fn judge(&self, obs: &Observed, ctx: &JudgeCtx) -> Result<Judgement, InputError> {
+    fn judge(&self, ctx: &JudgeCtx) -> Result<Judgement, InputError> {
         let ns = &ctx.target.namespace;
         let mut j = Judgement::default();
-        let jobs = match obs.list(&Query::new(&JOBS, ns)) {
+        let jobs = match ctx.list(&JOBS_READ) {
             Ok(jobs) => jobs,
             Err(why) => return Ok(Judgement::every(CHECKS, |c| Outcome::unavailable(c, &why))),
         };
@@ -114,7 +116,7 @@ impl Verifier for EfaNccl {
                 .with("namespace", ns)
             }));
         };
-        let input = Input::read(obs, ctx, job_obj)?;
+        let input = Input::read(ctx, job_obj)?;
         let tc = input.training_container();
 
         j.push(efa_in_limits(&input, tc));
@@ -147,7 +149,7 @@ struct Input {
 }
 
 impl Input {
-    fn read(obs: &Observed, ctx: &JudgeCtx, job_obj: &Obj) -> Result<Input, InputError> {
+    fn read(ctx: &JudgeCtx, job_obj: &Obj) -> Result<Input, InputError> {
         let ns = &ctx.target.namespace;
         let job: Job = job_obj.parse()?;
         let js = job.spec.clone().unwrap_or_default();
@@ -165,11 +167,11 @@ impl Input {
                     .or_insert_with(|| JOB_NAME.to_string());
             }
         }
-        let configmaps = match obs.list(&Query::new(&CONFIGMAPS, ns)) {
+        let configmaps = match ctx.list(&CONFIGMAPS_READ) {
             Ok(objs) => Ok(objs.iter().map(|o| o.parse()).collect::<Result<_, _>>()?),
             Err(u) => Err(u),
         };
-        let pods = match obs.list(&Query::new(&PODS, ns)) {
+        let pods = match ctx.list(&PODS_READ) {
             Ok(objs) => Ok(objs
                 .iter()
                 .filter(|o| o.is_owned_by(job_obj))
@@ -177,7 +179,7 @@ impl Input {
                 .collect::<Result<_, _>>()?),
             Err(u) => Err(u),
         };
-        let nodes = match JudgeCtx::nodes_of(obs) {
+        let nodes = match ctx.nodes_read() {
             Ok(objs) => Ok(objs
                 .iter()
                 .map(|o| NodeView::from_obj(o))

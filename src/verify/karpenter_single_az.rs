@@ -22,13 +22,20 @@
 use std::collections::BTreeSet;
 
 use super::views::karpenter::{Budget, NodeClaim, NodePool, Requirement};
-use super::{Advice, JudgeCtx, Judgement, Outcome, Reason, Target, Verifier};
+use super::{Read, Advice, JudgeCtx, Judgement, Outcome, Reason, Verifier};
 use crate::observe::kinds::{EC2NODECLASSES, NODECLAIMS, NODEPOOLS, NODES};
-use crate::observe::{InputError, Obj, Observed, Query};
+use crate::observe::{InputError, Obj};
 use crate::profile::instances::{self, CAPACITY_TYPE_LABEL, INSTANCE_TYPE_LABEL, ZONE_LABEL};
 use crate::profile::Profile;
 
 pub struct KarpenterSingleAz;
+
+// Declared once: reads() plans them and judge() looks them up by the same declaration.
+static NODEPOOLS_READ: Read = Read::cluster(&NODEPOOLS);
+static EC2NODECLASSES_READ: Read = Read::cluster(&EC2NODECLASSES);
+static NODECLAIMS_READ: Read = Read::cluster(&NODECLAIMS);
+static NODES_READ: Read = Read::cluster(&NODES);
+static READS: &[&Read] = &[&NODEPOOLS_READ, &EC2NODECLASSES_READ, &NODECLAIMS_READ, &NODES_READ];
 
 const ZONE_SINGLE: &str = "zone-single";
 const ZONE_EXISTS: &str = "zone-exists";
@@ -81,21 +88,13 @@ impl Verifier for KarpenterSingleAz {
         CHECKS
     }
 
-    fn reads(&self, _target: &Target) -> Vec<Query> {
-        // NodeClaims are listed whole, not by the `karpenter.sh/nodepool` label: a claim whose
-        // label was removed must still be found through its ownerReference. One cluster-wide
-        // list also serves every learner of a workshop.
-        vec![
-            Query::cluster(&NODEPOOLS),
-            Query::cluster(&EC2NODECLASSES),
-            Query::cluster(&NODECLAIMS),
-            Query::cluster(&NODES),
-        ]
+    fn reads(&self) -> &'static [&'static Read] {
+        READS
     }
 
-    fn judge(&self, obs: &Observed, ctx: &JudgeCtx) -> Result<Judgement, InputError> {
+    fn judge(&self, ctx: &JudgeCtx) -> Result<Judgement, InputError> {
         let name = ctx.target.cluster_name(POOL_BASE);
-        let pools = match obs.list(&Query::cluster(&NODEPOOLS)) {
+        let pools = match ctx.list(&NODEPOOLS_READ) {
             Ok(p) => p,
             Err(why) => return Ok(Judgement::every(CHECKS, |c| Outcome::unavailable(c, &why))),
         };
@@ -107,12 +106,12 @@ impl Verifier for KarpenterSingleAz {
 
         let mut j = Judgement::default();
         j.push(zone_single(&name, &zone));
-        j.push(zone_exists(&zone, obs, ctx));
+        j.push(zone_exists(&zone, ctx));
         j.push(efa_instance_types(&pool));
         j.push(on_demand(&pool));
-        j.push(node_class_ref(&pool, obs, ctx));
+        j.push(node_class_ref(&pool, ctx));
         j.push(nodepool_ready(&name, &pool, ctx));
-        j.push(nodeclaims_in_zone(&name, pool_obj, &pool, &zone, obs, ctx)?);
+        j.push(nodeclaims_in_zone(&name, pool_obj, &pool, &zone, ctx)?);
         if let Some(a) = keep_training_alive(&pool) {
             j.advise(a);
         }
@@ -234,11 +233,11 @@ fn zone_single(pool: &str, zone: &Result<String, ZoneProblem>) -> Outcome {
 // ---------------------------------------------------------------------------------------------
 // zone-exists
 
-fn zone_exists(zone: &Result<String, ZoneProblem>, obs: &Observed, ctx: &JudgeCtx) -> Outcome {
+fn zone_exists(zone: &Result<String, ZoneProblem>, ctx: &JudgeCtx) -> Outcome {
     let Ok(zone) = zone else {
         return Outcome::skipped(ZONE_EXISTS, Reason::Message("no-single-zone".into()));
     };
-    let nodes = match JudgeCtx::nodes_of(obs) {
+    let nodes = match ctx.nodes_read() {
         Ok(n) => n,
         Err(why) => return Outcome::unavailable(ZONE_EXISTS, &why),
     };
@@ -473,7 +472,7 @@ fn allowed_capacity_types(reqs: &[&Requirement]) -> BTreeSet<String> {
 // ---------------------------------------------------------------------------------------------
 // node-class-ref
 
-fn node_class_ref(pool: &NodePool, obs: &Observed, ctx: &JudgeCtx) -> Outcome {
+fn node_class_ref(pool: &NodePool, ctx: &JudgeCtx) -> Outcome {
     let expected = format!("nodeClassRef {{group: {NODE_CLASS_GROUP}, kind: {NODE_CLASS_KIND}, name: <an EC2NodeClass>}}");
     let Some(r) = pool.spec.template.spec.node_class_ref.as_ref() else {
         return Outcome::fail(
@@ -509,7 +508,7 @@ fn node_class_ref(pool: &NodePool, obs: &Observed, ctx: &JudgeCtx) -> Outcome {
             .with("name", &r.name)
             .expected_found(expected, found);
     }
-    let classes = match obs.list(&Query::cluster(&EC2NODECLASSES)) {
+    let classes = match ctx.list(&EC2NODECLASSES_READ) {
         Ok(c) => c,
         Err(why) => return Outcome::unavailable(NODE_CLASS_REF, &why),
     };
@@ -602,7 +601,6 @@ fn nodeclaims_in_zone(
     pool_obj: &Obj,
     pool: &NodePool,
     zone: &Result<String, ZoneProblem>,
-    obs: &Observed,
     ctx: &JudgeCtx,
 ) -> Result<Outcome, InputError> {
     if no_controller_on_kind(pool, ctx) {
@@ -617,7 +615,7 @@ fn nodeclaims_in_zone(
             Reason::Message("no-single-zone".into()),
         ));
     };
-    let claims = match obs.list(&Query::cluster(&NODECLAIMS)) {
+    let claims = match ctx.list(&NODECLAIMS_READ) {
         Ok(c) => c,
         Err(why) => return Ok(Outcome::unavailable(CLAIMS_IN_ZONE, &why)),
     };

@@ -2,22 +2,43 @@
 //! observed). The framework fetches, and [`run`] turns a judgement into a graded [`LabResult`].
 
 mod context;
-mod efa_nccl;
-mod karpenter_single_az;
-mod mpijob_slots;
+mod lint;
 mod outcome;
-mod registry;
+mod read;
 mod run;
-mod volcano_gang;
 
+/// Declares each lab's verifier module and registers its verifier: one line per lab.
+macro_rules! registry {
+    ($($module:ident :: $verifier:ident),* $(,)?) => {
+        $(mod $module;)*
+        /// Every registered verifier, in lab order.
+        pub static VERIFIERS: &[&dyn Verifier] = &[$(&$module::$verifier),*];
+    };
+}
+
+// The lab registry: a new lab adds one line here (and its module file beside this one).
+registry! {
+    efa_nccl::EfaNccl,
+    volcano_gang::VolcanoGang,
+    mpijob_slots::MpijobSlots,
+    karpenter_single_az::KarpenterSingleAz,
+}
+
+/// The verifier that grades `lab_id`, if the lab is gradable.
+pub fn verifier_for(lab_id: &str) -> Option<&'static dyn Verifier> {
+    VERIFIERS.iter().copied().find(|v| v.lab_id() == lab_id)
+}
+
+pub mod kit;
 pub mod views;
 
-pub use context::{JudgeCtx, Params, Target};
+pub use context::{JudgeCtx, Named, Params, Target, MISSING_HINT};
 pub use outcome::{Advice, Judgement, Outcome, Reason, Status};
-pub use registry::{verifier_for, VERIFIERS};
-pub use run::{grade_lab, run, LabResult, MissingCapabilities, Score};
+pub use lint::lint_lab;
+pub use read::{Read, Scope};
+pub use run::{grade_lab, queries, run, LabResult, Score};
 
-use crate::observe::{InputError, Observed, Query};
+use crate::observe::InputError;
 
 /// One lab's grading logic. `judge` must not do I/O: everything it needs comes from `reads`.
 pub trait Verifier: Sync {
@@ -25,9 +46,10 @@ pub trait Verifier: Sync {
     fn lab_id(&self) -> &'static str;
     /// Exactly the check ids in `lab.yaml`, in order (`lint` compares them).
     fn check_ids(&self) -> &'static [&'static str];
-    /// What to read for one target. Nodes are always read by the framework (profile detection).
-    fn reads(&self, target: &Target) -> Vec<Query>;
+    /// What to read, declared once; `judge` looks reads up by the same declaration
+    /// ([`JudgeCtx::list`]). Nodes are always read by the framework (profile detection).
+    fn reads(&self) -> &'static [&'static Read];
     /// Judges the observed state. An object of the wrong shape is an [`InputError`] (exit 2),
     /// never a learner fail.
-    fn judge(&self, obs: &Observed, ctx: &JudgeCtx) -> Result<Judgement, InputError>;
+    fn judge(&self, ctx: &JudgeCtx) -> Result<Judgement, InputError>;
 }

@@ -18,12 +18,18 @@ use super::views::mpi::{
     LAUNCHER, LEGACY_API_VERSION, WORKER,
 };
 use super::views::pods::{limit, request, PodFacts};
-use super::{Advice, JudgeCtx, Judgement, Outcome, Params, Reason, Target, Verifier};
+use super::{Read, Advice, JudgeCtx, Judgement, Outcome, Params, Reason, Verifier};
 use crate::observe::kinds::{JOBS, MPIJOBS, PODS};
-use crate::observe::{InputError, Obj, Observed, Query};
+use crate::observe::{InputError, Obj};
 use crate::profile::instances::GPU;
 
 pub struct MpijobSlots;
+
+// Declared once: reads() plans them and judge() looks them up by the same declaration.
+static MPIJOBS_READ: Read = Read::lab(&MPIJOBS);
+static PODS_READ: Read = Read::lab(&PODS);
+static JOBS_READ: Read = Read::lab(&JOBS);
+static READS: &[&Read] = &[&MPIJOBS_READ, &PODS_READ, &JOBS_READ];
 
 /// The MPIJob the task asks for.
 const JOB_NAME: &str = "nccl-allreduce";
@@ -49,19 +55,14 @@ impl Verifier for MpijobSlots {
         CHECKS
     }
 
-    fn reads(&self, target: &Target) -> Vec<Query> {
-        let ns = &target.namespace;
-        vec![
-            Query::new(&MPIJOBS, ns),
-            Query::new(&PODS, ns),
-            Query::new(&JOBS, ns),
-        ]
+    fn reads(&self) -> &'static [&'static Read] {
+        READS
     }
 
-    fn judge(&self, obs: &Observed, ctx: &JudgeCtx) -> Result<Judgement, InputError> {
+    fn judge(&self, ctx: &JudgeCtx) -> Result<Judgement, InputError> {
         let ns = ctx.target.namespace.as_str();
         let mut j = Judgement::default();
-        let jobs = match obs.list(&Query::new(&MPIJOBS, ns)) {
+        let jobs = match ctx.list(&MPIJOBS_READ) {
             Ok(jobs) => jobs,
             Err(why) => return Ok(Judgement::every(CHECKS, |c| Outcome::unavailable(c, &why))),
         };
@@ -80,8 +81,8 @@ impl Verifier for MpijobSlots {
         j.push(ev(check_bind_map(&spec)));
         advise(&mut j, &spec, ctx.params)?;
 
-        let pods = obs.list(&Query::new(&PODS, ns));
-        let launcher_jobs = obs.list(&Query::new(&JOBS, ns));
+        let pods = ctx.list(&PODS_READ);
+        let launcher_jobs = ctx.list(&JOBS_READ);
         let state = StateFacts::gather(obj, pods.as_deref().ok(), launcher_jobs.as_deref().ok())?;
         j.push(ev(match &pods {
             Err(why) => Outcome::unavailable(SPREAD, why),

@@ -49,10 +49,15 @@ pub enum Reason {
     Cluster(String),
     /// A parameter the check needs in static mode (`--param name=value`).
     NeedsParam(String),
-    /// A capability the check needs is missing (detected by `doctor`).
+    /// A capability the check needs is missing (detected once per run, as `doctor` does).
     MissingCapability {
         capability: String,
+        /// What detection saw (`controller volcano-scheduler not available`).
         detail: String,
+        /// The command or chart that installs it on this profile.
+        install: String,
+        /// The profile could provide it: its absence makes the grade incomplete (exit 3).
+        installable: bool,
     },
 }
 

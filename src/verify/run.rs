@@ -1,10 +1,12 @@
 //! Grading one lab for one target: run the verifier's `judge()` and make the result complete and
-//! honest — one outcome per check in lab.yaml, state checks skipped in static mode, missing
-//! capabilities skipped with their install hint.
+//! honest — one outcome per check in lab.yaml, state checks skipped in static mode, checks whose
+//! capability is missing skipped with the install command, and a lab with nothing counted
+//! reported as not graded (never 100 %).
 
 use crate::catalog::{LabBundle, Stage};
-use crate::observe::{Observed, SourceKind, Unavailable};
-use crate::profile::Profile;
+use crate::facts::capabilities::Capabilities;
+use crate::facts::Profile;
+use crate::observe::{Observed, Query, SourceKind, Unavailable};
 
 use super::{Advice, JudgeCtx, Outcome, Params, Reason, Status, Target, Verifier};
 
@@ -12,8 +14,16 @@ use super::{Advice, JudgeCtx, Outcome, Params, Reason, Status, Target, Verifier}
 pub struct Score {
     pub passed_weight: u32,
     pub counted_weight: u32,
-    /// passed / counted × 100, one decimal; 100 when nothing was counted.
-    pub percent: f64,
+    /// passed / counted × 100, one decimal; None (JSON `null`) when nothing was counted: the lab
+    /// was not graded, which is not 100 %.
+    pub percent: Option<f64>,
+}
+
+impl Score {
+    /// Whether any check was counted.
+    pub fn graded(&self) -> bool {
+        self.counted_weight > 0
+    }
 }
 
 /// A graded lab: outcomes in lab.yaml order. Texts are rendered by `report`.
@@ -41,11 +51,8 @@ impl LabResult {
                 passed += w;
             }
         }
-        let percent = if counted == 0 {
-            100.0
-        } else {
-            (passed as f64 * 1000.0 / counted as f64).round() / 10.0
-        };
+        let percent =
+            (counted > 0).then(|| (passed as f64 * 1000.0 / counted as f64).round() / 10.0);
         Score {
             passed_weight: passed,
             counted_weight: counted,
@@ -56,10 +63,27 @@ impl LabResult {
     pub fn count(&self, status: Status) -> usize {
         self.outcomes.iter().filter(|o| o.status == status).count()
     }
+
+    /// The environment kept part of this lab from being graded: a check errored, or was skipped
+    /// for a capability the cluster could have but lacks.
+    pub fn environment_incomplete(&self) -> bool {
+        self.outcomes.iter().any(|o| {
+            o.status == Status::Error
+                || matches!(
+                    &o.reason,
+                    Some(Reason::MissingCapability { installable: true, .. })
+                )
+        })
+    }
 }
 
-/// Capability detection results (live only): capability → why it is missing.
-pub type MissingCapabilities = std::collections::BTreeMap<String, String>;
+/// The queries grading `verifier` for `target` needs: its declared reads plus the nodes the
+/// framework always reads (profile detection, placement).
+pub fn queries(verifier: &dyn Verifier, target: &Target) -> Vec<Query> {
+    let mut out = vec![Query::cluster(&crate::observe::kinds::NODES)];
+    out.extend(verifier.reads().iter().map(|r| r.query(target)));
+    out
+}
 
 /// Grades one lab. `profile` overrides detection from the nodes.
 pub fn run(
@@ -69,7 +93,7 @@ pub fn run(
     target: &Target,
     overrides: &std::collections::BTreeMap<String, String>,
     profile: Option<Profile>,
-    missing: &MissingCapabilities,
+    capabilities: Option<&Capabilities>,
 ) -> Result<LabResult, crate::Error> {
     let lab = &bundle.lab;
     let nodes = JudgeCtx::nodes_of(obs).unwrap_or_default();
@@ -77,6 +101,7 @@ pub fn run(
     let params = Params {
         profile: lab.params(profile.unwrap_or(Profile::Kind).as_str()),
         overrides: overrides.clone(),
+        profile_stands_for_cluster: obs.source.is_static() && profile.is_some(),
     };
     let ctx = JudgeCtx {
         lab,
@@ -85,8 +110,10 @@ pub fn run(
         source: obs.source,
         profile: profile.unwrap_or(Profile::Kind),
         nodes,
+        obs,
+        declared: verifier.reads(),
     };
-    let judgement = verifier.judge(obs, &ctx)?;
+    let judgement = verifier.judge(&ctx)?;
 
     let mut outcomes = Vec::with_capacity(lab.checks.len());
     for check in &lab.checks {
@@ -95,24 +122,33 @@ pub fn run(
             .iter()
             .find(|o| o.check == check.id)
             .cloned();
-        let missing_cap = check
-            .capabilities
-            .iter()
-            .find_map(|c| missing.get(c).map(|why| (c, why)));
+        // A spec check needs the capability's API; a state check needs its controller too.
+        let missing_cap = capabilities.and_then(|caps| {
+            check.capabilities.iter().find_map(|c| {
+                let d = caps.get(c.as_str())?;
+                let ok = match check.stage {
+                    Stage::Spec => d.api,
+                    Stage::State => d.present(),
+                };
+                (!ok).then_some(d)
+            })
+        });
         let outcome = if check.stage == Stage::State && obs.source.is_static() {
             Outcome::skipped(
                 &check.id,
                 Reason::Unavailable(Unavailable::NeedsLiveCluster),
             )
-        } else if let Some((cap, why)) = missing_cap {
+        } else if let Some(d) = missing_cap {
             // A verifier's own environment error is more precise than "capability missing".
             match from_verifier {
                 Some(o) if o.status == Status::Error => o,
                 _ => Outcome::skipped(
                     &check.id,
                     Reason::MissingCapability {
-                        capability: cap.clone(),
-                        detail: why.clone(),
+                        capability: d.name.to_string(),
+                        detail: d.detail.clone(),
+                        install: d.install.clone().unwrap_or_default(),
+                        installable: d.installable,
                     },
                 ),
             }
@@ -142,7 +178,8 @@ pub fn run(
     })
 }
 
-/// Grades a lab from any `Observed` with its registered verifier (offline sources, tests).
+/// Grades a lab from an offline `Observed` with its registered verifier (tests, `lint`). The
+/// observation answers only the verifier's declared reads, as every source does in a real run.
 pub fn grade_lab(
     bundle: &LabBundle,
     obs: &Observed,
@@ -156,13 +193,6 @@ pub fn grade_lab(
             bundle.lab.number, bundle.lab.id, bundle.lab.number
         ))
     })?;
-    run(
-        bundle,
-        verifier,
-        obs,
-        target,
-        overrides,
-        profile,
-        &MissingCapabilities::new(),
-    )
+    let obs = obs.clone().planned(queries(verifier, target));
+    run(bundle, verifier, &obs, target, overrides, profile, None)
 }

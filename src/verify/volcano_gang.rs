@@ -19,12 +19,18 @@ use k8s_openapi::api::core::v1::{Node, PodSpec, Taint, Toleration};
 use super::views::nodes::NodeFacts;
 use super::views::pods::pod_request;
 use super::views::volcano::{PodGroup, TaskSpec, VolcanoJob};
-use super::{Advice, JudgeCtx, Judgement, Outcome, Params, Reason, Status, Target, Verifier};
+use super::{Read, Advice, JudgeCtx, Judgement, Outcome, Params, Reason, Status, Verifier};
 use crate::observe::kinds::{PODGROUPS, PODS, VOLCANO_JOBS};
-use crate::observe::{InputError, Obj, Observed, Query, Unavailable};
+use crate::observe::{InputError, Obj, Unavailable};
 use crate::profile::instances::GPU;
 
 pub struct VolcanoGang;
+
+// Declared once: reads() plans them and judge() looks them up by the same declaration.
+static VOLCANO_JOBS_READ: Read = Read::lab(&VOLCANO_JOBS);
+static PODGROUPS_READ: Read = Read::lab(&PODGROUPS);
+static PODS_READ: Read = Read::lab(&PODS);
+static READS: &[&Read] = &[&VOLCANO_JOBS_READ, &PODGROUPS_READ, &PODS_READ];
 
 const JOB: &str = "gang-train";
 const TASK: &str = "worker";
@@ -58,20 +64,14 @@ impl Verifier for VolcanoGang {
         ]
     }
 
-    fn reads(&self, target: &Target) -> Vec<Query> {
-        let ns = &target.namespace;
-        // Pods are read unfiltered: a label selector would trust labels a learner can set.
-        vec![
-            Query::new(&VOLCANO_JOBS, ns),
-            Query::new(&PODGROUPS, ns),
-            Query::new(&PODS, ns),
-        ]
+    fn reads(&self) -> &'static [&'static Read] {
+        READS
     }
 
-    fn judge(&self, obs: &Observed, ctx: &JudgeCtx) -> Result<Judgement, InputError> {
+    fn judge(&self, ctx: &JudgeCtx) -> Result<Judgement, InputError> {
         let mut j = Judgement::default();
         let ns = &ctx.target.namespace;
-        let jobs = match obs.list(&Query::new(&VOLCANO_JOBS, ns)) {
+        let jobs = match ctx.list(&VOLCANO_JOBS_READ) {
             Ok(jobs) => jobs,
             Err(why) => {
                 for check in self.check_ids() {
@@ -89,7 +89,7 @@ impl Verifier for VolcanoGang {
         };
         let job: VolcanoJob = obj.parse()?;
         let gang = Gang::new(obj, &job);
-        let capacity = Capacity::find(obs, ctx, &gang)?;
+        let capacity = Capacity::find(ctx, &gang)?;
 
         let mut advice = Vec::new();
         j.push(check_scheduler(&gang, &mut advice));
@@ -107,7 +107,7 @@ impl Verifier for VolcanoGang {
             return Ok(j);
         }
         let cause = spec_cause(&j);
-        match Made::find(obs, ns, &gang)? {
+        match Made::find(ctx, &gang)? {
             Err(why) => {
                 for check in STATE_CHECKS {
                     j.push(Outcome::unavailable(check, &why));
@@ -255,7 +255,7 @@ impl Capacity {
             .then_some((self.added_after_job, before))
     }
 
-    fn find(obs: &Observed, ctx: &JudgeCtx, gang: &Gang) -> Result<Capacity, InputError> {
+    fn find(ctx: &JudgeCtx, gang: &Gang) -> Result<Capacity, InputError> {
         let given_nodes = Params::number(ctx.params.given("gpu_nodes"), "gpu_nodes")?;
         let param_per_node = Params::number(ctx.params.get("gpus_per_node"), "gpus_per_node")?;
         let from_params = || Capacity {
@@ -273,7 +273,7 @@ impl Capacity {
         if ctx.is_static() {
             return Ok(from_params());
         }
-        let nodes = match JudgeCtx::nodes_of(obs) {
+        let nodes = match ctx.nodes_read() {
             Ok(nodes) => nodes,
             // A snapshot without nodes can still be graded with --param gpu_nodes=N.
             Err(_) if given_nodes.is_some() => return Ok(from_params()),
@@ -526,15 +526,14 @@ struct Made<'a> {
 
 impl<'a> Made<'a> {
     fn find(
-        obs: &'a Observed,
-        ns: &str,
+        ctx: &JudgeCtx<'a>,
         gang: &Gang,
     ) -> Result<Result<Made<'a>, Unavailable>, InputError> {
-        let pgs = match obs.list(&Query::new(&PODGROUPS, ns)) {
+        let pgs = match ctx.list(&PODGROUPS_READ) {
             Ok(v) => v,
             Err(why) => return Ok(Err(why)),
         };
-        let pods = match obs.list(&Query::new(&PODS, ns)) {
+        let pods = match ctx.list(&PODS_READ) {
             Ok(v) => v,
             Err(why) => return Ok(Err(why)),
         };

@@ -1,0 +1,326 @@
+//! Capabilities: what a check needs from the cluster (an API served by a CRD, a controller
+//! running, a device advertised on nodes). One table serves lab validation, grading (a check
+//! whose capability is missing is skipped with the install command) and `doctor`.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::facts::instances::{EFA, GPU, NEURON};
+use crate::facts::NodeFacts;
+use crate::observe::kinds::{self, ResourceKind};
+use crate::facts::Profile;
+
+/// One row of the table.
+#[derive(Debug)]
+pub struct Capability {
+    pub name: &'static str,
+    /// Kinds whose CRD proves the API is installed (any one served is enough).
+    pub kinds: &'static [&'static ResourceKind],
+    /// Controller Deployments (by name, in any namespace) that must have an available replica.
+    pub controllers: &'static [&'static str],
+    /// An extended resource that some node must advertise.
+    pub device: Option<&'static str>,
+    /// Whether the kind profile provides it (`trainlab setup kind`). A capability the profile
+    /// cannot provide (the Karpenter controller, FSx) is skipped on kind without blaming the
+    /// environment.
+    pub on_kind: bool,
+    pub install_kind: &'static str,
+    pub install_eks: &'static str,
+}
+
+// Controller Deployment names come from each project's install manifest or chart:
+// volcano-sh/volcano@v1.15.1 installer/volcano-development.yaml (volcano-scheduler,
+// volcano-controllers); kubeflow/mpi-operator@v0.8.0 deploy/v2beta1/mpi-operator.yaml
+// (mpi-operator); kubeflow/training-operator@v1.9.4 manifests/base/deployment.yaml
+// (training-operator); aws/karpenter-provider-aws@v1.14.1 charts/karpenter (karpenter);
+// SlinkyProject/slurm-operator@v1.2.1 helm/slurm-operator (slurm-operator);
+// kubernetes-sigs/aws-fsx-csi-driver charts (fsx-csi-controller).
+pub static CAPABILITIES: &[Capability] = &[
+    Capability {
+        name: "volcano",
+        kinds: &[&kinds::VOLCANO_JOBS, &kinds::PODGROUPS],
+        controllers: &["volcano-scheduler", "volcano-controllers"],
+        device: None,
+        on_kind: true,
+        install_kind: "`trainlab setup kind`",
+        install_eks: "`kubectl apply -f https://raw.githubusercontent.com/volcano-sh/volcano/v1.15.1/installer/volcano-development.yaml`",
+    },
+    Capability {
+        name: "mpi-operator",
+        kinds: &[&kinds::MPIJOBS],
+        controllers: &["mpi-operator"],
+        device: None,
+        on_kind: true,
+        install_kind: "`trainlab setup kind`",
+        install_eks: "`kubectl apply --server-side -f https://raw.githubusercontent.com/kubeflow/mpi-operator/v0.8.0/deploy/v2beta1/mpi-operator.yaml`",
+    },
+    Capability {
+        name: "training-operator",
+        kinds: &[&kinds::PYTORCHJOBS],
+        controllers: &["training-operator"],
+        device: None,
+        on_kind: true,
+        install_kind: "`trainlab setup kind`",
+        install_eks: "`kubectl apply --server-side -k \"github.com/kubeflow/training-operator.git/manifests/overlays/standalone?ref=v1.9.4\"` (its v1 MPIJob CRD replaces the MPI Operator's v2beta1 one: install the MPI Operator after it)",
+    },
+    Capability {
+        name: "karpenter-crds",
+        kinds: &[&kinds::NODEPOOLS],
+        controllers: &[],
+        device: None,
+        on_kind: true,
+        install_kind: "`trainlab setup kind` (CRDs only)",
+        install_eks: "the Karpenter Helm chart `oci://public.ecr.aws/karpenter/karpenter` v1.14.1",
+    },
+    Capability {
+        name: "karpenter",
+        kinds: &[&kinds::NODEPOOLS],
+        controllers: &["karpenter"],
+        device: None,
+        on_kind: false,
+        install_kind: "kind has the Karpenter CRDs but no controller (it launches EC2 instances): these checks need EKS",
+        install_eks: "the Karpenter Helm chart `oci://public.ecr.aws/karpenter/karpenter` v1.14.1",
+    },
+    Capability {
+        name: "slinky",
+        kinds: &[&kinds::NODESETS],
+        controllers: &["slurm-operator"],
+        device: None,
+        on_kind: true,
+        install_kind: "`trainlab setup kind --with slinky`",
+        install_eks: "cert-manager, then the Slinky Helm charts `oci://ghcr.io/slinkyproject/charts/slurm-operator-crds` and `slurm-operator` 1.2.1",
+    },
+    Capability {
+        name: "fsx-csi",
+        kinds: &[],
+        controllers: &["fsx-csi-controller"],
+        device: None,
+        on_kind: false,
+        install_kind: "FSx for Lustre needs AWS (kind nodes have no Lustre client): these checks need EKS",
+        install_eks: "the aws-fsx-csi-driver Helm chart (`helm install aws-fsx-csi-driver aws-fsx-csi-driver/aws-fsx-csi-driver -n kube-system`)",
+    },
+    Capability {
+        name: "efa-device-plugin",
+        kinds: &[],
+        controllers: &[],
+        device: Some(EFA),
+        on_kind: true,
+        install_kind: "`trainlab setup kind` (fakes EFA capacity)",
+        install_eks: "the `eks/aws-efa-k8s-device-plugin` Helm chart",
+    },
+    Capability {
+        name: "nvidia-device-plugin",
+        kinds: &[],
+        controllers: &[],
+        device: Some(GPU),
+        on_kind: true,
+        install_kind: "`trainlab setup kind` (fakes GPU capacity)",
+        install_eks: "the NVIDIA device plugin Helm chart `nvdp/nvidia-device-plugin` 0.20.0",
+    },
+    Capability {
+        name: "neuron-device-plugin",
+        kinds: &[],
+        controllers: &[],
+        device: Some(NEURON),
+        on_kind: true,
+        install_kind: "`trainlab setup kind` (fakes Neuron capacity)",
+        install_eks: "the Neuron Helm chart `oci://public.ecr.aws/neuron/neuron-helm-chart`",
+    },
+];
+
+/// The capability named `name`.
+pub fn get(name: &str) -> Option<&'static Capability> {
+    CAPABILITIES.iter().find(|c| c.name == name)
+}
+
+/// Every capability name, in table order (lab validation lists them).
+pub fn names() -> Vec<&'static str> {
+    CAPABILITIES.iter().map(|c| c.name).collect()
+}
+
+/// The command (or page) that installs a capability on a profile (both when unknown).
+pub fn install_hint(name: &str, profile: Option<Profile>) -> String {
+    let Some(c) = get(name) else {
+        return format!("the {name} components");
+    };
+    match profile {
+        Some(Profile::Kind) => c.install_kind.to_string(),
+        Some(Profile::Eks) => c.install_eks.to_string(),
+        None if c.install_kind == c.install_eks => c.install_kind.to_string(),
+        None => format!("kind: {}; EKS: {}", c.install_kind, c.install_eks),
+    }
+}
+
+/// What was found for one capability on a cluster.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Detected {
+    pub name: &'static str,
+    /// Its API is served (or it has none): spec checks can be graded.
+    pub api: bool,
+    /// Its controller runs and its device is advertised: state checks can be graded.
+    pub running: bool,
+    /// What was seen (`CRD nodepools.karpenter.sh served; controller karpenter not available`).
+    pub detail: String,
+    /// How to install it on this cluster's profile; None when present.
+    pub install: Option<String>,
+    /// Missing although the profile could provide it: the environment is incomplete.
+    pub installable: bool,
+}
+
+impl Detected {
+    pub fn present(&self) -> bool {
+        self.api && self.running
+    }
+}
+
+/// Capability states by name. Offline sources detect nothing and gate nothing.
+pub type Capabilities = BTreeMap<&'static str, Detected>;
+
+/// Facts the detection reads, gathered by the caller in its one pass over the cluster.
+pub struct Evidence<'a> {
+    /// Whether each kind's API is served, by CRD name.
+    pub served: &'a dyn Fn(&ResourceKind) -> Result<bool, String>,
+    /// Available replicas of the Deployment with this name (in any namespace), or why unknown.
+    pub deployment_available: &'a dyn Fn(&str) -> Result<bool, String>,
+    pub nodes: &'a [NodeFacts],
+    pub profile: Option<Profile>,
+}
+
+/// Decides one capability from the evidence.
+pub fn detect(cap: &'static Capability, ev: &Evidence) -> Detected {
+    let mut notes = Vec::new();
+    let mut api = true;
+    let mut running = true;
+    if !cap.kinds.is_empty() {
+        let mut served_any = false;
+        let mut why = Vec::new();
+        for k in cap.kinds {
+            match (ev.served)(k) {
+                Ok(true) => served_any = true,
+                Ok(false) => why.push(format!("CRD {} not found", crd_name(k))),
+                Err(e) => why.push(e),
+            }
+        }
+        if served_any {
+            notes.push(format!("CRD {} served", crd_name(cap.kinds[0])));
+        } else {
+            api = false;
+            notes.extend(why);
+        }
+    }
+    for d in cap.controllers {
+        match (ev.deployment_available)(d) {
+            Ok(true) => notes.push(format!("controller {d} available")),
+            Ok(false) => {
+                running = false;
+                notes.push(format!("controller {d} not available"));
+            }
+            Err(e) => {
+                running = false;
+                notes.push(e);
+            }
+        }
+    }
+    if let Some(res) = cap.device {
+        let n = ev.nodes.iter().filter(|n| n.allocatable(res) > 0).count();
+        let how = if ev.profile == Some(Profile::Kind) {
+            "faked"
+        } else {
+            "advertised"
+        };
+        notes.push(format!("{res} {how} on {n} node(s)"));
+        if n == 0 {
+            running = false;
+        }
+    }
+    let present = api && running;
+    let on_profile = match ev.profile {
+        Some(Profile::Kind) => cap.on_kind,
+        _ => true,
+    };
+    Detected {
+        name: cap.name,
+        api,
+        running,
+        detail: notes.join("; "),
+        install: (!present).then(|| install_hint(cap.name, ev.profile)),
+        installable: !present && on_profile,
+    }
+}
+
+fn crd_name(k: &ResourceKind) -> String {
+    k.crd
+        .map(str::to_string)
+        .unwrap_or_else(|| k.resource_name())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn evidence<'a>(
+        served: &'a dyn Fn(&ResourceKind) -> Result<bool, String>,
+        deploy: &'a dyn Fn(&str) -> Result<bool, String>,
+        profile: Option<Profile>,
+    ) -> Evidence<'a> {
+        Evidence {
+            served,
+            deployment_available: deploy,
+            nodes: &[],
+            profile,
+        }
+    }
+
+    #[test]
+    fn a_served_crd_without_its_controller_grades_spec_but_not_state() {
+        let served = |_: &ResourceKind| Ok(true);
+        let deploy = |d: &str| Ok(d != "volcano-controllers");
+        let d = detect(
+            get("volcano").unwrap(),
+            &evidence(&served, &deploy, Some(Profile::Kind)),
+        );
+        assert!(d.api);
+        assert!(!d.running);
+        assert!(d.detail.contains("controller volcano-controllers not available"));
+        assert_eq!(d.install.as_deref(), Some("`trainlab setup kind`"));
+        assert!(d.installable);
+    }
+
+    #[test]
+    fn the_karpenter_controller_on_kind_is_missing_by_design_not_an_environment_fault() {
+        let served = |_: &ResourceKind| Ok(true);
+        let deploy = |_: &str| Ok(false);
+        let d = detect(
+            get("karpenter").unwrap(),
+            &evidence(&served, &deploy, Some(Profile::Kind)),
+        );
+        assert!(!d.present());
+        assert!(!d.installable);
+        let eks = detect(
+            get("karpenter").unwrap(),
+            &evidence(&served, &deploy, Some(Profile::Eks)),
+        );
+        assert!(eks.installable);
+        assert!(eks.install.unwrap().contains("Helm chart"));
+    }
+
+    #[test]
+    fn a_crd_that_is_not_served_says_which() {
+        let served = |_: &ResourceKind| Ok(false);
+        let deploy = |_: &str| Ok(true);
+        let d = detect(get("mpi-operator").unwrap(), &evidence(&served, &deploy, None));
+        assert!(!d.api);
+        assert!(d.detail.contains("CRD mpijobs.kubeflow.org not found"), "{}", d.detail);
+        assert!(d.install.unwrap().starts_with("kind: "));
+    }
+
+    #[test]
+    fn every_kind_with_a_capability_names_one_in_the_table() {
+        for k in kinds::ALL {
+            if let Some(c) = k.capability {
+                assert!(get(c).is_some(), "{} names unknown capability {c}", k.kind);
+            }
+        }
+    }
+}

@@ -1,0 +1,11 @@
+//! Facts about the cluster's machines that grading, profiles and `doctor` all use: the instance
+//! table (GPU, EFA, Neuron per EC2 instance type, and what the kind profile fakes) and the typed
+//! view of a Node, the profiles, and the capabilities checks need. Kept apart so `verify` and `profile` do not import each other.
+
+pub mod capabilities;
+pub mod instances;
+pub mod nodes;
+mod profile;
+
+pub use nodes::NodeFacts;
+pub use profile::Profile;

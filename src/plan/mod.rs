@@ -1,0 +1,343 @@
+//! One grading run for every source. The command line is resolved into a validated [`Plan`]
+//! before any work (labs, targets, source, parameters, profile, repeat mode); [`run`] then
+//! observes once per round — one LIST per distinct query on a live cluster, the same planned
+//! queries answered from files offline — judges every lab, and with `--wait`/`--watch`
+//! observes again. `cli/` only parses and renders.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crate::catalog::{Catalog, LabBundle};
+use crate::cluster::{connect, gather, Conn, ConnectOpts, Discovery};
+use crate::exit::ExitCode;
+use crate::facts::capabilities::{self, Capabilities};
+use crate::facts::{NodeFacts, Profile};
+use crate::observe::{sources, Observed, Query};
+use crate::verify::{self, verifier_for, LabResult, Status, Target, Verifier};
+use crate::Error;
+
+/// Where the state to grade comes from.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// A cluster through the API server.
+    Live(ConnectOpts),
+    /// Saved `kubectl get -o yaml` output.
+    Snapshot(PathBuf),
+    /// The learner's manifests (static mode).
+    Files(Vec<PathBuf>),
+    /// The state embedded in the binary.
+    Demo,
+}
+
+impl Source {
+    pub fn is_live(&self) -> bool {
+        matches!(self, Source::Live(_))
+    }
+}
+
+/// Grade once, re-grade while pending (bounded), or re-grade until interrupted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Repeat {
+    Once,
+    /// Re-observe while any check is pending, until this much time has passed.
+    Wait(Duration),
+    /// Re-observe every interval until Ctrl-C.
+    Watch(Duration),
+}
+
+/// What the user asked for, before validation.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub labs: Vec<String>,
+    pub all: bool,
+    pub source: Source,
+    pub namespace: Option<String>,
+    pub params: Vec<(String, String)>,
+    pub profile: Option<Profile>,
+    pub repeat: Repeat,
+}
+
+/// One lab to grade, for one target.
+pub struct Item<'c> {
+    pub bundle: &'c LabBundle,
+    pub verifier: &'static dyn Verifier,
+    pub target: Target,
+}
+
+/// A validated grading run.
+pub struct Plan<'c> {
+    pub items: Vec<Item<'c>>,
+    pub source: Source,
+    /// `--param` values. In static mode an explicit `--profile` also supplies the facts a
+    /// cluster would (`verify::Params::given`).
+    pub params: BTreeMap<String, String>,
+    pub profile: Option<Profile>,
+    pub repeat: Repeat,
+}
+
+impl<'c> Plan<'c> {
+    /// Validates a request: every named lab exists and is gradable, `-n` goes with one lab,
+    /// `--wait`/`--watch` with a live cluster, and every `--param` is a parameter of a lab.
+    pub fn resolve(catalog: &'c Catalog, req: Request) -> Result<Plan<'c>, Error> {
+        let bundles = select(catalog, &req.labs, req.all)?;
+        if req.namespace.is_some() && bundles.len() != 1 {
+            return Err(Error::Usage("-n/--namespace needs exactly one lab".into()));
+        }
+        if !req.source.is_live() && req.repeat != Repeat::Once {
+            return Err(Error::Usage(
+                "--wait and --watch grade a live cluster; drop --snapshot/--files/--demo".into(),
+            ));
+        }
+        let known: BTreeSet<String> = bundles
+            .iter()
+            .filter_map(|b| b.lab.task.as_ref())
+            .flat_map(|t| t.params.values().flat_map(|p| p.keys().cloned()))
+            .collect();
+        for (name, _) in &req.params {
+            if !known.contains(name) {
+                let list: Vec<&str> = known.iter().map(String::as_str).collect();
+                return Err(Error::Usage(format!(
+                    "--param {name}: not a parameter of the lab(s) graded; valid names: {} (`trainlab show LAB` lists them)",
+                    if list.is_empty() { "none".to_string() } else { list.join(", ") }
+                )));
+            }
+        }
+        let params: BTreeMap<String, String> = req.params.iter().cloned().collect();
+        let mut items = Vec::new();
+        for b in bundles {
+            let verifier = verifier_for(&b.lab.id).ok_or_else(|| quiz_only(b))?;
+            let mut target = Target::for_lab(&b.lab.id);
+            if let Some(ns) = &req.namespace {
+                target.namespace = ns.clone();
+            }
+            items.push(Item {
+                bundle: b,
+                verifier,
+                target,
+            });
+        }
+        Ok(Plan {
+            items,
+            source: req.source,
+            params,
+            profile: req.profile,
+            repeat: req.repeat,
+        })
+    }
+
+    /// Every query of the run, deduplicated in order: nodes first, then each lab's declared reads.
+    pub fn queries(&self) -> Vec<Query> {
+        let mut seen = std::collections::HashSet::new();
+        self.items
+            .iter()
+            .flat_map(|i| verify::queries(i.verifier, &i.target))
+            .filter(|q| seen.insert(q.clone()))
+            .collect()
+    }
+
+    /// The capabilities any graded check names.
+    fn capabilities(&self) -> Vec<&'static capabilities::Capability> {
+        let names: BTreeSet<&str> = self
+            .items
+            .iter()
+            .flat_map(|i| i.bundle.lab.checks.iter())
+            .flat_map(|c| c.capabilities.iter().map(String::as_str))
+            .collect();
+        names.into_iter().filter_map(capabilities::get).collect()
+    }
+}
+
+/// Whether a lab can be graded: it has a task, checks and a registered verifier.
+pub fn is_gradable(lab: &crate::catalog::Lab) -> bool {
+    lab.is_gradable() && verifier_for(&lab.id).is_some()
+}
+
+fn quiz_only(b: &LabBundle) -> Error {
+    Error::Usage(format!(
+        "lab {} ({}) is quiz-only: it has no task to grade yet. Try `trainlab quiz {}`; `trainlab list` shows the gradable labs",
+        b.lab.number, b.lab.id, b.lab.number
+    ))
+}
+
+/// The labs named, or every gradable lab for `--all`. A quiz-only lab named explicitly is an
+/// error that says so (nothing to grade), not an empty pass.
+pub fn select<'c>(
+    catalog: &'c Catalog,
+    keys: &[String],
+    all: bool,
+) -> Result<Vec<&'c LabBundle>, Error> {
+    if all {
+        return Ok(catalog
+            .labs
+            .iter()
+            .filter(|b| is_gradable(&b.lab))
+            .collect());
+    }
+    let mut out = Vec::new();
+    for k in keys {
+        let b = catalog.get(k)?;
+        if !is_gradable(&b.lab) {
+            return Err(quiz_only(b));
+        }
+        out.push(b);
+    }
+    Ok(out)
+}
+
+/// What a run tells its caller while it works (spinners, redraws). Every method has a quiet
+/// default, so tests and JSON output can pass [`Quiet`].
+pub trait Progress {
+    /// Connected to a cluster (once).
+    fn connected(&mut self, _describe: &str) {}
+    /// A round of observation starts / ends.
+    fn reading(&mut self) {}
+    fn read_done(&mut self) {}
+    /// A round was graded. In watch mode this is where results are shown.
+    fn graded(&mut self, _results: &[LabResult]) {}
+    /// Some checks are pending; the next round starts after `pause`.
+    fn waiting(&mut self, _pending: usize, _pause: Duration, _elapsed: Duration, _limit: Duration) {
+    }
+    /// The waiting pause ended.
+    fn wait_done(&mut self) {}
+}
+
+/// A [`Progress`] that shows nothing.
+pub struct Quiet;
+impl Progress for Quiet {}
+
+enum Session {
+    Offline(Observed),
+    Live {
+        conn: Conn,
+        discovery: Discovery,
+        capabilities: Option<Capabilities>,
+    },
+}
+
+/// Runs a plan to its end: once, until nothing is pending (or the wait runs out), or until
+/// Ctrl-C in watch mode. Returns the last round's results.
+pub async fn run(plan: &Plan<'_>, progress: &mut dyn Progress) -> Result<Vec<LabResult>, Error> {
+    let queries = plan.queries();
+    let mut session = match &plan.source {
+        Source::Live(opts) => {
+            let conn = connect(opts).await?;
+            progress.connected(&conn.describe());
+            Session::Live {
+                conn,
+                discovery: Discovery::new(),
+                capabilities: None,
+            }
+        }
+        Source::Snapshot(dir) => Session::Offline(sources::snapshot(dir)?.planned(queries.clone())),
+        Source::Files(paths) => Session::Offline(sources::files(paths)?.planned(queries.clone())),
+        Source::Demo => Session::Offline(sources::demo()?.planned(queries.clone())),
+    };
+    let started = Instant::now();
+    let mut delay = Duration::from_secs(1);
+    loop {
+        let results = round(plan, &queries, &mut session, progress).await?;
+        progress.graded(&results);
+        let pause = match plan.repeat {
+            Repeat::Once => return Ok(results),
+            Repeat::Watch(every) => every,
+            Repeat::Wait(limit) => {
+                let pending: usize = results.iter().map(|r| r.count(Status::Pending)).sum();
+                // The last re-check happens at the deadline itself.
+                let left = limit.saturating_sub(started.elapsed());
+                if pending == 0 || left.is_zero() {
+                    return Ok(results);
+                }
+                let pause = delay.min(left);
+                progress.waiting(pending, pause, started.elapsed(), limit);
+                delay = (delay * 2).min(Duration::from_secs(8));
+                pause
+            }
+        };
+        tokio::select! {
+            _ = tokio::time::sleep(pause) => progress.wait_done(),
+            _ = tokio::signal::ctrl_c(), if matches!(plan.repeat, Repeat::Watch(_)) => {
+                return Ok(results)
+            }
+        }
+    }
+}
+
+/// One observation and one judgement of every lab.
+async fn round(
+    plan: &Plan<'_>,
+    queries: &[Query],
+    session: &mut Session,
+    progress: &mut dyn Progress,
+) -> Result<Vec<LabResult>, Error> {
+    let fresh;
+    let context = match &*session {
+        Session::Live { conn, .. } => Some(conn.context.clone()),
+        Session::Offline(_) => None,
+    };
+    let (obs, caps) = match session {
+        Session::Offline(obs) => (&*obs, None),
+        Session::Live {
+            conn,
+            discovery,
+            capabilities,
+        } => {
+            progress.reading();
+            let observed = gather(conn, discovery, queries).await;
+            progress.read_done();
+            fresh = observed?;
+            if capabilities.is_none() {
+                let nodes = NodeFacts::all(&verify::JudgeCtx::nodes_of(&fresh).unwrap_or_default())?;
+                let profile = plan.profile.or_else(|| {
+                    Profile::detect(&verify::JudgeCtx::nodes_of(&fresh).unwrap_or_default())
+                });
+                *capabilities = Some(
+                    crate::profile::detect::detect(
+                        conn,
+                        discovery,
+                        &plan.capabilities(),
+                        &nodes,
+                        profile,
+                    )
+                    .await?,
+                );
+            }
+            (&fresh, capabilities.as_ref())
+        }
+    };
+    let mut results = Vec::with_capacity(plan.items.len());
+    for item in &plan.items {
+        let mut target = item.target.clone();
+        target.context = context.clone();
+        results.push(verify::run(
+            item.bundle,
+            item.verifier,
+            obs,
+            &target,
+            &plan.params,
+            plan.profile,
+            caps,
+        )?);
+    }
+    Ok(results)
+}
+
+/// The process exit code of graded results: 3 when the environment kept any lab from being
+/// fully graded (an errored check, a missing capability the cluster could have), else 1 on a
+/// fail, else 4 while pending, else 0.
+pub fn exit_code(results: &[LabResult]) -> ExitCode {
+    let any = |s: Status| {
+        results
+            .iter()
+            .any(|r| r.outcomes.iter().any(|o| o.status == s))
+    };
+    if results.iter().any(LabResult::environment_incomplete) {
+        ExitCode::Environment
+    } else if any(Status::Fail) {
+        ExitCode::Failed
+    } else if any(Status::Pending) {
+        ExitCode::StillPending
+    } else {
+        ExitCode::Ok
+    }
+}

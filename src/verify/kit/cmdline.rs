@@ -1,0 +1,1 @@
+//! Command lines inside containers (being written).

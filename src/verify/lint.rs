@@ -1,0 +1,77 @@
+//! Lab validation beyond the schema (`trainlab lint`): the verifier's check ids match lab.yaml,
+//! the solution passes static mode, the draft fails it.
+
+use crate::catalog::{LabBundle, Stage};
+use crate::observe::{parse_text, Observed, SourceKind};
+
+use super::{Status, Target, Verifier};
+
+/// Problems with one lab, each naming the file and what was expected.
+pub fn lint_lab(b: &LabBundle, verifier: Option<&dyn Verifier>) -> Vec<String> {
+    let lab = &b.lab;
+    let file = b.path_of("lab.yaml");
+    let mut problems = Vec::new();
+    if !lab.is_gradable() {
+        if verifier.is_some() {
+            problems.push(format!(
+                "{file}: field `status`: a verifier exists for `{}`; expected `status: gradable`",
+                lab.id
+            ));
+        }
+        return problems;
+    }
+    let Some(v) = verifier else {
+        problems.push(format!("{file}: field `status`: gradable, but no verifier is registered for `{}` (the `registry!` list in src/verify/mod.rs)", lab.id));
+        return problems;
+    };
+    let ids: Vec<&str> = lab.checks.iter().map(|c| c.id.as_str()).collect();
+    if ids != v.check_ids() {
+        problems.push(format!(
+            "{file}: field `checks`: ids {ids:?} do not match the verifier's {:?}",
+            v.check_ids()
+        ));
+        return problems;
+    }
+    for (folder, should_pass) in [("solution", true), ("draft", false)] {
+        let files = b.files_under(folder);
+        if files.is_empty() {
+            continue;
+        }
+        let mut objects = Vec::new();
+        for (rel, text) in files {
+            match parse_text(text, &b.path_of(rel)) {
+                Ok(o) => objects.extend(o),
+                Err(e) => problems.push(e.to_string()),
+            }
+        }
+        let obs = Observed::offline(SourceKind::Files, folder, objects);
+        let target = Target::for_lab(&lab.id);
+        let params = lab.params("kind").into_iter().collect();
+        let obs = obs.planned(super::queries(v, &target));
+        match super::run(b, v, &obs, &target, &params, None, None) {
+            Err(e) => problems.push(format!("{}/{folder}: {e}", b.origin)),
+            Ok(r) => {
+                let spec: Vec<_> = r
+                    .outcomes
+                    .iter()
+                    .filter(|o| lab.check(&o.check).is_some_and(|c| c.stage == Stage::Spec))
+                    .collect();
+                let failing: Vec<&str> = spec
+                    .iter()
+                    .filter(|o| !matches!(o.status, Status::Pass | Status::Skipped))
+                    .map(|o| o.check.as_str())
+                    .collect();
+                if should_pass && !failing.is_empty() {
+                    problems.push(format!(
+                        "{}/solution: spec checks do not pass in static mode: {failing:?}",
+                        b.origin
+                    ));
+                }
+                if !should_pass && !spec.iter().any(|o| o.status == Status::Fail) {
+                    problems.push(format!("{}/draft: applied as is, the draft must fail the lab, but no spec check fails", b.origin));
+                }
+            }
+        }
+    }
+    problems
+}
