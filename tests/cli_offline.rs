@@ -448,3 +448,56 @@ fn every_solution_passes_static_mode_and_every_draft_fails_it() {
         );
     }
 }
+
+#[test]
+fn list_headers_and_values_follow_the_language() {
+    let out = trainlab().args(["list", "--lang", "ja"]).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    for word in ["トピック", "タイトル", "採点", "クイズのみ"] {
+        assert!(text.contains(word), "{word}:\n{text}");
+    }
+    assert!(!text.contains("quiz-only"), "{text}");
+    assert!(!text.contains("gradable"), "{text}");
+}
+
+/// Three consecutive space-separated all-lowercase ASCII words (2+ letters): an English sentence
+/// built in Rust, which a Japanese report must not contain. Values, field paths and object names
+/// (`spec.minAvailable: 4`, `gang-train-worker-0 → trainlab-worker`) never look like this.
+fn english_sentence(text: &str) -> Option<String> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let plain = |w: &&str| {
+        let w = w.trim_matches(|c: char| matches!(c, ',' | ';' | '.' | ':' | '(' | ')'));
+        w.len() >= 2 && w.chars().all(|c| c.is_ascii_lowercase())
+    };
+    words
+        .windows(3)
+        .find(|w| w.iter().all(plain))
+        .map(|w| w.join(" "))
+}
+
+#[test]
+fn a_japanese_report_has_no_english_sentence_in_expected_or_found() {
+    assert_eq!(
+        english_sentence("each pod requests 8"),
+        Some("each pod requests".into())
+    );
+    assert_eq!(english_sentence("spec.minAvailable: 4 (tasks: worker)"), None);
+    let out = trainlab()
+        .args(["check", "--all", "--demo", "--lang", "ja", "-o", "json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut found = Vec::new();
+    for r in v["results"].as_array().unwrap() {
+        for o in r["outcomes"].as_array().unwrap() {
+            for field in ["expected", "found"] {
+                if let Some(s) = o[field].as_str() {
+                    if let Some(words) = english_sentence(s) {
+                        found.push(format!("{} {}: {field}: {s} («{words}»)", r["lab"]["id"], o["check"]));
+                    }
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "English in a ja report:\n{}", found.join("\n"));
+}

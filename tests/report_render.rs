@@ -269,7 +269,7 @@ fn json_report_in_english() {
 fn json_report_has_the_documented_keys() {
     let text = render(Lang::En, Format::Json, false);
     let v: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
-    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["schema_version"], 2);
     // docs/report-schema.md
     for key in [
         "schema_version",
@@ -384,7 +384,7 @@ fn several_reports_in_json_are_wrapped_with_a_schema_version() {
     let reps = [LabReport::new(&r, Lang::En), LabReport::new(&r, Lang::En)];
     let v: serde_json::Value =
         serde_json::from_str(&report::render(&reps, Format::Json, false)).unwrap();
-    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["schema_version"], 2);
     assert_eq!(v["results"].as_array().unwrap().len(), 2);
     assert_eq!(v["results"][0]["lab"]["id"], "gang-sample");
 }
@@ -508,4 +508,42 @@ fn junit_counts_match_the_outcomes() {
     );
     assert_eq!(suite.attribute("errors"), Some("1"));
     assert_eq!(suite.attribute("skipped"), Some("1"));
+}
+
+#[test]
+fn human_output_wraps_to_the_width_with_a_hanging_indent() {
+    let mut r = result();
+    r.outcomes[0] = Outcome::fail(
+        "scheduler-name",
+        "schedulerName: volcano",
+        "a very long value ".repeat(8),
+    );
+    for (lang, width) in [(Lang::En, 60), (Lang::Ja, 50)] {
+        let text =
+            trainlab::report::human::render_all_width(&[LabReport::new(&r, lang)], false, Some(width));
+        let lines: Vec<&str> = text.lines().collect();
+        for l in &lines {
+            // The title line and unbreakable tokens aside, nothing runs past the width.
+            if !l.starts_with("lab ") && !l.starts_with("source:") && !l.starts_with("ソース") {
+                assert!(
+                    textwrap::core::display_width(l) <= width,
+                    "{width}: {l:?}\n{text}"
+                );
+            }
+        }
+        // The long `found:` value continues on lines indented under its text, not at column 0.
+        let found = lines
+            .iter()
+            .position(|l| l.trim_start().starts_with(trainlab::report::ui("found", lang)))
+            .unwrap();
+        let next = lines[found + 1];
+        let hang = 6 + textwrap::core::display_width(&format!(
+            "{}: ",
+            trainlab::report::ui("found", lang)
+        ));
+        assert!(
+            next.starts_with(&" ".repeat(hang)) && next.contains("very long"),
+            "{next:?}\n{text}"
+        );
+    }
 }

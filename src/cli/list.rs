@@ -4,6 +4,8 @@ use clap::Args;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
 use serde::Serialize;
 
+use crate::report::ui;
+
 use super::{ok, print, Global};
 use crate::catalog::{Catalog, Text};
 use crate::exit::ExitCode;
@@ -73,12 +75,18 @@ pub fn render(catalog: &Catalog, format: ListFormat, lang: crate::catalog::Lang)
             let mut t = Table::new();
             t.load_preset(UTF8_FULL_CONDENSED)
                 .set_content_arrangement(ContentArrangement::Dynamic)
-                .set_header(["#", "id", "topic", "title", "gradable"]);
+                .set_header([
+                    "#",
+                    ui("list-id", lang),
+                    ui("list-topic", lang),
+                    ui("list-title", lang),
+                    ui("list-gradable", lang),
+                ]);
             for e in &entries {
                 let gradable = if e.gradable {
-                    format!("yes ({} checks)", e.checks)
+                    ui("list-checks", lang).replace("{n}", &e.checks.to_string())
                 } else {
-                    "quiz-only".to_string()
+                    ui("list-quiz-only", lang).to_string()
                 };
                 t.add_row([
                     e.number.to_string(),

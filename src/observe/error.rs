@@ -34,6 +34,16 @@ pub enum InputError {
         expected: String,
     },
 
+    #[error("{object} appears twice with different contents: {first} and {second}; keep one (a snapshot saves each object once; for your own files, move the other copy out of the folder)")]
+    Duplicate {
+        object: String,
+        first: String,
+        second: String,
+    },
+
+    #[error("{path}: not a regular file or folder ({what}); give .yaml, .yml or .json files")]
+    NotAFile { path: String, what: String },
+
     #[error("{path}: no Kubernetes objects found (expected .yaml, .yml or .json files)")]
     Empty { path: String },
 }

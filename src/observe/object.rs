@@ -35,6 +35,57 @@ impl fmt::Display for Origin {
     }
 }
 
+/// `metadata` must be a mapping whose identity fields are strings: a learner's `name: 12345` or
+/// `metadata: [x]` is bad input naming the field, never an object silently graded as missing.
+fn check_metadata(value: &Value, origin: &Origin) -> Result<(), InputError> {
+    let kind = value["kind"].as_str().unwrap_or_default();
+    let bad = |field: &str, expected: &str, found: &Value| InputError::Field {
+        origin: origin.to_string(),
+        object: kind.to_string(),
+        field: field.to_string(),
+        message: format!("expected {expected}, found {}", shown(found)),
+    };
+    let Some(meta) = value.get("metadata") else {
+        return Ok(());
+    };
+    let Some(meta) = meta.as_object() else {
+        return Err(bad("metadata", "a mapping", meta));
+    };
+    for f in ["name", "namespace", "uid", "resourceVersion", "generateName"] {
+        if let Some(v) = meta.get(f).filter(|v| !v.is_null() && !v.is_string()) {
+            return Err(bad(&format!("metadata.{f}"), "a string", v));
+        }
+    }
+    for f in ["labels", "annotations"] {
+        match meta.get(f) {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(m)) => {
+                if let Some((k, v)) = m.iter().find(|(_, v)| !v.is_string()) {
+                    return Err(bad(&format!("metadata.{f}.{k}"), "a string", v));
+                }
+            }
+            Some(v) => return Err(bad(&format!("metadata.{f}"), "a mapping", v)),
+        }
+    }
+    Ok(())
+}
+
+/// A JSON value as a learner would recognise it in their YAML, kept short.
+fn shown(v: &Value) -> String {
+    let s = match v {
+        Value::Array(_) => format!("a list {v}"),
+        Value::Object(_) => "a mapping".to_string(),
+        Value::Number(n) => format!("the number {n}"),
+        Value::Bool(b) => format!("`{b}`"),
+        other => other.to_string(),
+    };
+    if s.chars().count() > 60 {
+        format!("{}…", s.chars().take(60).collect::<String>())
+    } else {
+        s
+    }
+}
+
 /// A Kubernetes object kept as JSON: sources stay schema-free and verifiers parse the part they
 /// judge into a typed view with [`Obj::parse`].
 #[derive(Debug, Clone)]
@@ -54,6 +105,7 @@ impl Obj {
                 origin: origin.to_string(),
             });
         }
+        check_metadata(&value, &origin)?;
         Ok(Obj { value, origin })
     }
 

@@ -73,5 +73,61 @@ fn read_all(files: &[PathBuf]) -> Result<Vec<super::Obj>, InputError> {
     for f in files {
         objects.extend(parse_file(f)?);
     }
-    Ok(objects)
+    dedupe(objects)
+}
+
+/// One object per identity. The same object saved twice (`kubectl get pods -A` and `-n NS` in
+/// one folder) is kept once: same uid, same resourceVersion, or the same content. Two different
+/// objects with one identity (`gang-train.yaml` and `gang-train.orig.yaml`) are bad input naming
+/// both places: grading either one silently would be a guess.
+pub fn dedupe(objects: Vec<super::Obj>) -> Result<Vec<super::Obj>, InputError> {
+    use std::collections::HashMap;
+    let mut seen: HashMap<(String, String, String, String), usize> = HashMap::new();
+    let mut out: Vec<super::Obj> = Vec::with_capacity(objects.len());
+    for o in objects {
+        let name = o.name();
+        if name.is_empty() {
+            out.push(o);
+            continue;
+        }
+        let group = o
+            .api_version()
+            .rsplit_once('/')
+            .map(|(g, _)| g)
+            .unwrap_or("")
+            .to_string();
+        let key = (
+            group,
+            o.kind().to_string(),
+            o.namespace().unwrap_or_default().to_string(),
+            name.to_string(),
+        );
+        match seen.get(&key) {
+            None => {
+                seen.insert(key, out.len());
+                out.push(o);
+            }
+            Some(&i) => {
+                let first = &out[i];
+                let same = |f: &str| {
+                    let a = first.value["metadata"][f].as_str();
+                    a.is_some() && a == o.value["metadata"][f].as_str()
+                };
+                if same("uid") || same("resourceVersion") || first.value == o.value {
+                    continue;
+                }
+                return Err(InputError::Duplicate {
+                    object: format!(
+                        "{} {}{}",
+                        o.kind(),
+                        o.namespace().map(|n| format!("{n}/")).unwrap_or_default(),
+                        name
+                    ),
+                    first: first.origin.to_string(),
+                    second: o.origin.to_string(),
+                });
+            }
+        }
+    }
+    Ok(out)
 }

@@ -56,17 +56,71 @@ impl Palette {
 }
 
 pub fn render_all(reports: &[LabReport], color: bool) -> String {
+    render_all_width(reports, color, terminal_width())
+}
+
+/// Renders wrapped to `width` columns (None: no wrapping, for pipes and files).
+pub fn render_all_width(reports: &[LabReport], color: bool, width: Option<usize>) -> String {
     let mut out = String::new();
     for (i, r) in reports.iter().enumerate() {
         if i > 0 {
             out.push('\n');
         }
-        render_one(&mut out, r, color);
+        render_one(&mut out, r, color, width);
     }
     out
 }
 
-fn render_one(out: &mut String, r: &LabReport, color: bool) {
+/// The width to wrap to: `COLUMNS` when set, else the terminal's; None when stdout is not a
+/// terminal (a file or pipe keeps one line per paragraph).
+pub fn terminal_width() -> Option<usize> {
+    if let Some(n) = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+    {
+        return Some(n.max(40));
+    }
+    let term = console::Term::stdout();
+    if !term.is_term() {
+        return None;
+    }
+    term.size_checked().map(|(_, cols)| usize::from(cols).max(40))
+}
+
+/// Writes `label text` starting at `indent`, each line of `text` wrapped to `width` with a
+/// hanging indent under the text (the label's display width, so Japanese labels line up too).
+fn para(out: &mut String, indent: &str, label: &str, styled_label: &str, text: &str, width: Option<usize>) {
+    let hang = " ".repeat(indent.chars().count() + textwrap::core::display_width(label));
+    for (i, line) in text.trim_end().lines().enumerate() {
+        let first = if i == 0 {
+            format!("{indent}{styled_label}")
+        } else {
+            hang.clone()
+        };
+        match width {
+            Some(w) => {
+                // Wrap the plain text; the label's width is accounted for by the indents.
+                let opts = textwrap::Options::new(w)
+                    .initial_indent(&hang)
+                    .subsequent_indent(&hang)
+                    .break_words(false);
+                let wrapped = textwrap::fill(line, opts);
+                let mut lines = wrapped.lines();
+                if let Some(l) = lines.next() {
+                    let _ = writeln!(out, "{first}{}", &l[hang.len().min(l.len())..]);
+                }
+                for l in lines {
+                    let _ = writeln!(out, "{l}");
+                }
+            }
+            None => {
+                let _ = writeln!(out, "{first}{line}");
+            }
+        }
+    }
+}
+
+fn render_one(out: &mut String, r: &LabReport, color: bool, width: Option<usize>) {
     let p = Palette::new(color);
     let lang = r.lang;
     let _ = writeln!(
@@ -94,58 +148,54 @@ fn render_one(out: &mut String, r: &LabReport, color: bool) {
     let hoist = r.outcomes.iter().filter(|o| o.missing).count() > 1;
     let missing = r.outcomes.iter().find(|o| o.missing).filter(|_| hoist);
     if let Some(m) = missing {
-        let _ = writeln!(out, "  {} {}", p.mark(Status::Fail), p.bold.apply_to(m.hint.as_deref().unwrap_or_default().trim_end()));
+        let mark = format!("{} ", p.mark(Status::Fail));
+        let hint = m.hint.as_deref().unwrap_or_default();
+        para(out, "  ", "✘ ", &mark, hint, width);
         if let (Some(e), Some(f)) = (&m.expected, &m.found) {
-            let _ = writeln!(out, "      {}: {e}", ui("expected", lang));
-            let _ = writeln!(out, "      {}: {f}", ui("found", lang));
+            for (key, v) in [("expected", e), ("found", f)] {
+                let label = format!("{}: ", ui(key, lang));
+                para(out, "      ", &label, &label, v, width);
+            }
         }
     }
-    let width = r.outcomes.iter().map(|o| o.check.len()).max().unwrap_or(0);
+    let col = r.outcomes.iter().map(|o| o.check.len()).max().unwrap_or(0);
     for o in &r.outcomes {
         let _ = writeln!(
             out,
-            "  {} {:<width$}  {}",
+            "  {} {:<col$}  {}",
             p.mark(o.status),
             o.check,
             o.title,
-            width = width
         );
         let indent = "      ";
         if o.status != Status::Pass {
             if let Some(why) = &o.reason {
-                let _ = writeln!(out, "{indent}{}: {why}", p.word(o.status, lang));
+                let label = format!("{}: ", ui(o.status.as_str(), lang));
+                let styled = format!("{}: ", p.word(o.status, lang));
+                para(out, indent, &label, &styled, why, width);
             }
         }
         if o.missing && hoist {
             continue;
         }
         if o.status == Status::Fail || o.status == Status::Pending {
-            if let Some(e) = &o.expected {
-                let _ = writeln!(out, "{indent}{}: {e}", ui("expected", lang));
-            }
-            if let Some(f) = &o.found {
-                let _ = writeln!(out, "{indent}{}: {f}", ui("found", lang));
+            for (key, v) in [("expected", &o.expected), ("found", &o.found)] {
+                if let Some(v) = v {
+                    let label = format!("{}: ", ui(key, lang));
+                    para(out, indent, &label, &label, v, width);
+                }
             }
         }
         if let Some(h) = &o.hint {
-            for (i, line) in h.trim_end().lines().enumerate() {
-                let label = if i == 0 {
-                    format!("{}: ", ui("hint", lang))
-                } else {
-                    " ".repeat(ui("hint", lang).chars().count() + 2)
-                };
-                let _ = writeln!(out, "{indent}{}{line}", p.bold.apply_to(label));
-            }
+            let label = format!("{}: ", ui("hint", lang));
+            let styled = p.bold.apply_to(&label).to_string();
+            para(out, indent, &label, &styled, h, width);
         }
     }
     for a in &r.advice {
-        let _ = writeln!(
-            out,
-            "  {} {}: {}",
-            p.pending.apply_to("※"),
-            ui("advice", lang),
-            a.text.trim_end()
-        );
+        let label = format!("※ {}: ", ui("advice", lang));
+        let styled = format!("{} {}: ", p.pending.apply_to("※"), ui("advice", lang));
+        para(out, "  ", &label, &styled, &a.text, width);
     }
     let c = &r.counts;
     let score = match r.score.percent {

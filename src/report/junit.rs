@@ -13,6 +13,12 @@ pub fn render_all(reports: &[LabReport]) -> String {
         let mut suite = TestSuite::new(r.lab.id.as_str());
         suite.add_property(("source", r.source.kind));
         suite.add_property(("namespace", r.target.namespace.as_str()));
+        // A lab with nothing counted was not graded; say so rather than imply 100 %.
+        let score = match r.score.percent {
+            Some(p) => format!("{p:.1}"),
+            None => "not graded".to_string(),
+        };
+        suite.add_property(("score", score.as_str()));
         if let Some(l) = &r.target.learner {
             suite.add_property(("learner", l.as_str()));
         }

@@ -14,7 +14,7 @@ use crate::verify::{LabResult, Score, Status, Target};
 pub use messages::{reason_text, ui};
 
 /// Bumped on any incompatible change to the JSON output.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct LabRef {
@@ -171,9 +171,12 @@ pub fn render(reports: &[LabReport], format: Format, color: bool) -> String {
     }
 }
 
-/// Whether to colour human output: a terminal, and `NO_COLOR` unset or empty (no-color.org).
+/// Whether to colour human output: a terminal that is not `TERM=dumb`, and `NO_COLOR` unset or
+/// empty (no-color.org).
 pub fn color_enabled() -> bool {
     use std::io::IsTerminal;
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-    !no_color && std::io::stdout().is_terminal()
+    // A terminal that declares it cannot show escapes gets none.
+    let dumb = std::env::var("TERM").is_ok_and(|t| t == "dumb");
+    !no_color && !dumb && std::io::stdout().is_terminal()
 }

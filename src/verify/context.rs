@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use crate::catalog::Lab;
 use super::{Judgement, Outcome, Read};
 use crate::observe::{InputError, Obj, Observed, SourceKind, Unavailable};
-use crate::profile::Profile;
+use crate::facts::Profile;
 
 /// Where one learner's lab lives.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -120,7 +120,7 @@ impl<'a> JudgeCtx<'a> {
     /// The objects of a declared read. An undeclared read is refused on every source ("not
     /// planned"), so a snapshot test catches it before a real cluster does.
     pub fn list(&self, read: &Read) -> Result<Vec<&'a Obj>, Unavailable> {
-        if !self.declared.iter().any(|d| *d == read) {
+        if !self.declared.contains(&read) {
             return Err(Unavailable::Failed {
                 message: format!(
                     "internal: {} was not planned; the {} verifier's reads() must declare it",
