@@ -5,7 +5,7 @@ use std::io::{BufRead, IsTerminal};
 
 use clap::Args;
 
-use super::{output::eprint, print, Global};
+use super::{print, Global};
 use crate::catalog::{Choice, Lab, Lang};
 use crate::exit::ExitCode;
 use crate::report::ui;
@@ -56,46 +56,115 @@ pub fn run(g: &Global, a: &QuizArgs) -> Result<ExitCode, crate::Error> {
                 .into(),
         ));
     }
-    let mut right = 0;
     let stdin = std::io::stdin();
-    for lab in &labs {
-        print(&question(lab, lang));
+    let mut input = stdin.lock();
+    let mut out = std::io::stdout();
+    let mut prompts = std::io::stderr();
+    Ok(ask(&labs, lang, &mut input, &mut out, &mut prompts))
+}
+
+/// The interactive quiz over any input and outputs (a terminal in use; buffers in tests): asks
+/// each question, says what was wrong with an invalid answer, echoes a wrong choice beside the
+/// right one, waits for Enter between questions so the verdict stays on screen, and on Ctrl-D or
+/// `q` counts only the questions answered.
+pub fn ask(
+    labs: &[&Lab],
+    lang: Lang,
+    input: &mut dyn BufRead,
+    out: &mut dyn std::io::Write,
+    prompts: &mut dyn std::io::Write,
+) -> ExitCode {
+    let ja = lang == Lang::Ja;
+    let mut right = 0;
+    let mut answered = 0;
+    let mut read = |buf: &mut String| -> bool {
+        buf.clear();
+        input.read_line(buf).unwrap_or(0) > 0 && !buf.trim().eq_ignore_ascii_case("q")
+    };
+    let mut line = String::new();
+    for (i, lab) in labs.iter().enumerate() {
+        let _ = write!(out, "{}", question(lab, lang));
         let choice = loop {
-            eprint(if lang == Lang::Ja {
-                "答え (A-D, q で終了): "
-            } else {
-                "Your answer (A-D, q to quit): "
-            });
-            let mut line = String::new();
-            if stdin.lock().read_line(&mut line).unwrap_or(0) == 0
-                || line.trim().eq_ignore_ascii_case("q")
-            {
-                print("\n");
-                return Ok(summary(right, labs.len(), lang));
+            let _ = write!(
+                prompts,
+                "{}",
+                if ja { "答え (A-D, q で終了): " } else { "Your answer (A-D, q to quit): " }
+            );
+            let _ = prompts.flush();
+            if !read(&mut line) {
+                let _ = writeln!(out);
+                return summary_to(out, right, answered, labs.len(), lang);
             }
             match Choice::parse(&line) {
                 Some(c) => break c,
-                None => eprint("  A, B, C, D\n"),
+                None => {
+                    let given = line.trim();
+                    let _ = writeln!(
+                        prompts,
+                        "{}",
+                        if ja {
+                            format!("  `{given}` は選択肢ではありません。A、B、C、D のどれかを入力してください（q で終了）")
+                        } else {
+                            format!("  `{given}` is not a choice: type A, B, C or D (or q to quit)")
+                        }
+                    );
+                }
             }
         };
-        let (text, ok) = verdict(lab, choice, lang);
-        print(&text);
-        print("\n");
+        answered += 1;
+        let (text, ok) = verdict_with_choice(lab, choice, lang);
+        let _ = writeln!(out, "{text}");
         right += usize::from(ok);
+        if i + 1 < labs.len() {
+            let _ = write!(
+                prompts,
+                "{}",
+                if ja { "Enter で次の問題へ (q で終了) " } else { "Press Enter for the next question (q to quit) " }
+            );
+            let _ = prompts.flush();
+            if !read(&mut line) {
+                let _ = writeln!(out);
+                return summary_to(out, right, answered, labs.len(), lang);
+            }
+        }
     }
-    Ok(summary(right, labs.len(), lang))
+    summary_to(out, right, answered, labs.len(), lang)
 }
 
-fn summary(right: usize, total: usize, lang: Lang) -> ExitCode {
-    print(&match lang {
-        Lang::Ja => format!("{right}/{total} 問正解\n"),
-        Lang::En => format!("{right}/{total} right\n"),
-    });
-    if right == total {
+fn summary_to(
+    out: &mut dyn std::io::Write,
+    right: usize,
+    answered: usize,
+    total: usize,
+    lang: Lang,
+) -> ExitCode {
+    let skipped = total - answered;
+    let _ = match (lang, skipped) {
+        (Lang::Ja, 0) => writeln!(out, "{right}/{answered} 問正解"),
+        (Lang::Ja, n) => writeln!(out, "{right}/{answered} 問正解（未回答 {n} 問）"),
+        (Lang::En, 0) => writeln!(out, "{right}/{answered} right"),
+        (Lang::En, n) => writeln!(out, "{right}/{answered} right ({n} not answered)"),
+    };
+    if answered > 0 && right == answered {
         ExitCode::Ok
     } else {
         ExitCode::Failed
     }
+}
+
+/// The verdict, with the learner's own choice echoed when it was wrong.
+fn verdict_with_choice(lab: &Lab, choice: Choice, lang: Lang) -> (String, bool) {
+    let (text, right) = verdict(lab, choice, lang);
+    if right {
+        return (text, true);
+    }
+    let mine = format!(
+        "{}: {}) {}\n",
+        if lang == Lang::Ja { "あなたの答え" } else { "your answer" },
+        choice.letter(),
+        lab.quiz.choices.get(choice).get(lang)
+    );
+    (format!("{mine}{text}"), false)
 }
 
 pub fn question(lab: &Lab, lang: Lang) -> String {
@@ -144,4 +213,51 @@ pub fn verdict(lab: &Lab, choice: Choice, lang: Lang) -> (String, bool) {
         }
     }
     (s, right)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::Catalog;
+
+    fn run_with(keys: &[&str], typed: &str) -> (ExitCode, String, String) {
+        let catalog = Catalog::embedded().unwrap();
+        let labs: Vec<&Lab> = keys.iter().map(|k| &catalog.get(k).unwrap().lab).collect();
+        let mut input = std::io::Cursor::new(typed.as_bytes().to_vec());
+        let (mut out, mut prompts) = (Vec::new(), Vec::new());
+        let code = ask(&labs, Lang::En, &mut input, &mut out, &mut prompts);
+        (
+            code,
+            String::from_utf8(out).unwrap(),
+            String::from_utf8(prompts).unwrap(),
+        )
+    }
+
+    #[test]
+    fn an_invalid_answer_says_what_is_valid_and_asks_again() {
+        let (code, out, prompts) = run_with(&["9"], "x\nB\n");
+        assert!(prompts.contains("`x` is not a choice: type A, B, C or D"), "{prompts}");
+        assert!(out.contains("Right"), "{out}");
+        assert_eq!(code, ExitCode::Ok);
+    }
+
+    #[test]
+    fn a_wrong_answer_echoes_the_learners_choice_beside_the_right_one() {
+        let (code, out, _) = run_with(&["9"], "a\n");
+        assert!(out.contains("your answer: A) The job starts with 3 workers"), "{out}");
+        assert!(out.contains("Answer: B)"), "{out}");
+        assert_eq!(code, ExitCode::Failed);
+    }
+
+    #[test]
+    fn enter_is_awaited_between_questions_and_ctrl_d_counts_only_answered_ones() {
+        // Right on 9, then Enter, then end of input at question 13.
+        let (code, out, prompts) = run_with(&["9", "13", "15"], "B\n\n");
+        assert!(prompts.contains("Press Enter for the next question"), "{prompts}");
+        assert!(out.contains("1/1 right (2 not answered)"), "{out}");
+        assert_eq!(code, ExitCode::Ok);
+        // No Enter yet: the next question is not shown.
+        let (_, out, _) = run_with(&["9", "13"], "B\n");
+        assert!(!out.contains("13. "), "{out}");
+    }
 }
