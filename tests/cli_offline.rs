@@ -501,3 +501,26 @@ fn a_japanese_report_has_no_english_sentence_in_expected_or_found() {
     }
     assert!(found.is_empty(), "English in a ja report:\n{}", found.join("\n"));
 }
+
+#[test]
+fn start_draft_only_writes_the_draft_without_a_cluster() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = trainlab()
+        .current_dir(dir.path())
+        .args(["start", "9", "--draft-only"])
+        .assert()
+        .code(0);
+    let out = stdout_of(&a);
+    assert!(out.contains("wrote gang-train.yaml"), "{out}");
+    let written = std::fs::read_to_string(dir.path().join("gang-train.yaml")).unwrap();
+    let c = catalog();
+    let b = c.get("volcano-gang").unwrap();
+    let draft = b.lab.task.as_ref().unwrap().draft.as_ref().unwrap();
+    assert_eq!(&written, b.files.get(draft).unwrap());
+    // The draft as written fails static mode, as the task says.
+    trainlab()
+        .current_dir(dir.path())
+        .args(["check", "9", "--profile", "kind", "--files", "gang-train.yaml"])
+        .assert()
+        .code(1);
+}

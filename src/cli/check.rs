@@ -16,8 +16,9 @@ use crate::report::Format;
 Examples:
   trainlab check 9 --wait 2m                       the current kube context's cluster, re-checking while pending
   trainlab check --all --demo                      grade the embedded demo state
-  trainlab check 9 --files volcano-gang.yaml       static mode: your manifest, before applying it
-  trainlab check 9 --files gang.yaml --param gpu_nodes=3
+  trainlab start 9 --draft-only                    write the starting file gang-train.yaml (no cluster)
+  trainlab check 9 --files gang-train.yaml         static mode: your manifest, before applying it
+  trainlab check 9 --files gang-train.yaml --profile kind   static mode with the kind profile's facts
   trainlab check 13 --snapshot ./saved -o junit    saved `kubectl get -o yaml` output, JUnit XML
 
 Without --snapshot, --files or --demo, check reads the cluster of the current kube context

@@ -39,7 +39,7 @@ Start here:
   trainlab quiz 9                    answer question 9 (interactive), or --answer B in scripts
   trainlab show 9                    the question, the task and the checks of lab 9
   trainlab check --all --demo        grade an embedded demo state, no cluster needed
-  trainlab check 9 --files gang.yaml grade your manifest before applying it (static mode)
+  trainlab check 9 --files gang-train.yaml   grade your manifest before applying it (static mode)
   trainlab check 9 --snapshot DIR    grade saved `kubectl get -o yaml` output
   trainlab start 9 / check 9 --wait 5m / reset 9    on a cluster (kind or EKS)
 

@@ -21,6 +21,10 @@ pub struct StartArgs {
     /// Overwrite an existing draft file
     #[arg(long)]
     pub force: bool,
+    /// Only write the draft (no cluster needed): to read the starting file, or to work offline
+    /// with `check LAB --files`
+    #[arg(long)]
+    pub draft_only: bool,
     #[command(flatten)]
     pub live: LiveArgs,
 }
@@ -49,14 +53,34 @@ pub fn run(g: &Global, a: &StartArgs) -> Result<ExitCode, crate::Error> {
             )));
         }
     }
-    manifests::apply_folders(b, &["starter"], &namespace, &a.live)?;
+    if a.draft_only && draft.is_none() {
+        return Err(crate::Error::Usage(format!(
+            "lab {} has no draft file to write",
+            b.lab.id
+        )));
+    }
+    if !a.draft_only {
+        manifests::apply_folders(b, &["starter"], &namespace, &a.live)?;
+    }
     if let (Some(text), Some(path)) = (draft, draft_path) {
         std::fs::write(&path, text)
             .map_err(|e| crate::Error::Usage(format!("cannot write {}: {e}", path.display())))?;
+        let next = if a.draft_only {
+            format!(
+                "  trainlab check {id} --files {p} --profile kind   (static mode, no cluster)\n  trainlab start {id}   (on a cluster: the namespace and the starter objects)\n",
+                p = path.display(),
+                id = b.lab.id
+            )
+        } else {
+            format!(
+                "  kubectl apply -n {namespace} -f {p}\n  trainlab check {id} --wait 2m\n",
+                p = path.display(),
+                id = b.lab.id
+            )
+        };
         print(&format!(
-            "\nwrote {p}: complete the TODOs, then\n  kubectl apply -n {namespace} -f {p}\n  trainlab check {id} --wait 2m\n",
-            p = path.display(),
-            id = b.lab.id
+            "\nwrote {p}: complete the TODOs, then\n{next}",
+            p = path.display()
         ));
     }
     print(&super::show::render(
