@@ -1522,3 +1522,33 @@ fn without_the_volcano_controller_the_state_checks_are_skipped_with_the_install_
     }
     assert!(report["score"]["percent"].is_number(), "spec checks counted");
 }
+
+// --- snapshot -------------------------------------------------------------------------------------
+
+#[test]
+fn snapshot_saves_what_grading_reads_and_check_snapshot_grades_it_the_same() {
+    let c = Cluster::new(all_solution_states());
+    let dir = c.dir.path().join("saved");
+    let dir_s = dir.to_str().unwrap();
+    let (code, stdout, stderr) =
+        c.run(&["snapshot", "--all", dir_s, "--request-timeout", "2s"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(writes(&c.requests()).is_empty(), "snapshot never writes");
+    assert!(stdout.contains("trainlab check --all --snapshot"), "{stdout}");
+    let (live_code, live, _) =
+        c.run(&["check", "--all", "--request-timeout", "2s", "-o", "json"]);
+    let (saved_code, saved, stderr) = c.run(&["check", "--all", "-o", "json", "--snapshot", dir_s]);
+    assert_eq!(saved_code, live_code, "{saved}\n{stderr}");
+    // The same outcomes, check by check, from the saved state as from the cluster.
+    let strip = |s: &str| -> Vec<(String, Vec<(String, String)>)> {
+        statuses(&json_of(s))
+            .into_iter()
+            .map(|(lab, gs)| (lab, gs.into_iter().map(|(c, st, _)| (c, st)).collect()))
+            .collect()
+    };
+    assert_eq!(strip(&saved), strip(&live));
+    // Refuses to overwrite what is there.
+    let (code, _, stderr) = c.run(&["snapshot", "--all", dir_s, "--request-timeout", "2s"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("already exists"), "{stderr}");
+}

@@ -12,6 +12,7 @@ mod quiz;
 mod reset;
 mod setup;
 mod show;
+mod snapshot;
 mod solve;
 mod start;
 
@@ -83,6 +84,8 @@ pub enum Command {
     Setup(setup::SetupArgs),
     /// Inspect the current cluster: nodes, accelerators, profile, lab capabilities (read-only)
     Doctor(doctor::DoctorArgs),
+    /// Save what grading labs reads from the cluster, for `check --snapshot` (read-only)
+    Snapshot(snapshot::SnapshotArgs),
     /// Start a lab on a cluster: create its namespace, apply its starter, write your draft
     Start(start::StartArgs),
     /// Apply a lab's reference solution (instructors, self-tests)
@@ -115,6 +118,7 @@ pub fn dispatch(cli: Cli) -> i32 {
         Command::Lint(a) => lint::run(&cli.global, a),
         Command::Setup(a) => setup::run(&cli.global, a),
         Command::Doctor(a) => doctor::run(&cli.global, a),
+        Command::Snapshot(a) => snapshot::run(&cli.global, a),
         Command::Start(a) => start::run(&cli.global, a),
         Command::Solve(a) => solve::run(&cli.global, a),
         Command::Reset(a) => reset::run(&cli.global, a),

@@ -81,6 +81,8 @@ pub fn render(b: &LabBundle, lang: Lang, profile: Profile) -> String {
                     c.title.render(lang, &params)
                 );
             }
+            render_params(&mut s, lab, lang);
+            render_reads(&mut s, lab, lang);
         }
         _ => {
             let _ = writeln!(s, "{}", ui("quiz-only", lang));
@@ -88,4 +90,48 @@ pub fn render(b: &LabBundle, lang: Lang, profile: Profile) -> String {
         }
     }
     s
+}
+
+/// The parameters `--param NAME=VALUE` accepts, with each profile's value.
+fn render_params(s: &mut String, lab: &crate::catalog::Lab, lang: Lang) {
+    let Some(task) = &lab.task else { return };
+    let mut names: Vec<&String> = task.params.values().flat_map(|p| p.keys()).collect();
+    names.sort();
+    names.dedup();
+    if names.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "\n## {} (--param NAME=VALUE)\n", ui("params", lang));
+    for n in names {
+        let values: Vec<String> = task
+            .params
+            .iter()
+            .filter_map(|(profile, p)| p.get(n).map(|v| format!("{profile}: {v}")))
+            .collect();
+        let _ = writeln!(s, "  - {n} ({})", values.join("; "));
+    }
+}
+
+/// What `check --snapshot` needs saved for this lab: the kinds its verifier reads, with the
+/// kubectl command that saves each (`trainlab snapshot` saves exactly these).
+fn render_reads(s: &mut String, lab: &crate::catalog::Lab, lang: Lang) {
+    let Some(v) = crate::verify::verifier_for(&lab.id) else {
+        return;
+    };
+    let target = crate::verify::Target::for_lab(&lab.id);
+    let _ = writeln!(s, "\n## {}\n", ui("reads", lang));
+    for q in crate::verify::queries(v, &target) {
+        let scope = match &q.namespace {
+            Some(ns) => format!(" -n {ns}"),
+            None if q.kind.namespaced => " -A".to_string(),
+            None => String::new(),
+        };
+        let _ = writeln!(
+            s,
+            "  - {}: kubectl get {}{scope} -o yaml > {}.yaml",
+            q.kind.kind,
+            q.kind.resource_name(),
+            q.kind.plural
+        );
+    }
 }

@@ -5,6 +5,7 @@ pub mod kinds;
 mod object;
 mod observed;
 mod parse;
+pub mod save;
 pub mod sources;
 
 pub use error::InputError;

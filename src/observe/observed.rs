@@ -289,6 +289,20 @@ impl Observed {
         }
     }
 
+    /// Each planned query with its answer, in a stable order (live sources; `trainlab snapshot`
+    /// saves them). Offline sources answer from their objects per query.
+    pub fn answers(&self, queries: &[Query]) -> Vec<(Query, ReadResult)> {
+        queries
+            .iter()
+            .map(|q| {
+                let r = self
+                    .list(q)
+                    .map(|objs| objs.into_iter().cloned().collect());
+                (q.clone(), r)
+            })
+            .collect()
+    }
+
     /// All objects of an offline source (for tests and `lint`).
     pub fn objects(&self) -> Vec<&Obj> {
         match &self.inner {

@@ -263,6 +263,26 @@ pub async fn run(plan: &Plan<'_>, progress: &mut dyn Progress) -> Result<Vec<Lab
     }
 }
 
+/// Reads exactly what grading the plan would read, once, and returns each query's answer:
+/// `trainlab snapshot` saves these so `check --snapshot` grades the same state offline.
+pub async fn capture(
+    plan: &Plan<'_>,
+    progress: &mut dyn Progress,
+) -> Result<Vec<(Query, crate::observe::ReadResult)>, Error> {
+    let Source::Live(opts) = &plan.source else {
+        return Err(Error::Usage(
+            "snapshot reads a live cluster; it takes no --snapshot/--files/--demo".into(),
+        ));
+    };
+    let conn = connect(opts).await?;
+    progress.connected(&conn.describe());
+    let queries = plan.queries();
+    progress.reading();
+    let obs = gather(&conn, &Discovery::new(), &queries).await;
+    progress.read_done();
+    Ok(obs?.answers(&queries))
+}
+
 /// One observation and one judgement of every lab.
 async fn round(
     plan: &Plan<'_>,
@@ -275,8 +295,17 @@ async fn round(
         Session::Live { conn, .. } => Some(conn.context.clone()),
         Session::Offline(_) => None,
     };
+    let offline_caps;
     let (obs, caps) = match session {
-        Session::Offline(obs) => (&*obs, None),
+        Session::Offline(obs) => {
+            // Saved state holds no discovery, but a kind cluster can never run what the kind
+            // profile cannot provide (the Karpenter controller, FSx): gate those alike.
+            let nodes = verify::JudgeCtx::nodes_of(obs).unwrap_or_default();
+            let profile = plan.profile.or_else(|| Profile::detect(&nodes));
+            offline_caps = (!obs.source.is_static() && profile == Some(Profile::Kind))
+                .then(|| absent_on_kind(&plan.capabilities()));
+            (&*obs, offline_caps.as_ref())
+        }
         Session::Live {
             conn,
             discovery,
@@ -320,6 +349,29 @@ async fn round(
         )?);
     }
     Ok(results)
+}
+
+/// What a kind cluster is known to lack, for offline sources: only the capabilities the kind
+/// profile cannot provide, everything else assumed present.
+fn absent_on_kind(wanted: &[&'static capabilities::Capability]) -> Capabilities {
+    wanted
+        .iter()
+        .map(|c| {
+            let d = capabilities::Detected {
+                name: c.name,
+                api: true,
+                running: c.on_kind,
+                detail: if c.on_kind {
+                    String::new()
+                } else {
+                    "not on the kind profile".to_string()
+                },
+                install: (!c.on_kind).then(|| c.install_kind.to_string()),
+                installable: false,
+            };
+            (c.name, d)
+        })
+        .collect()
 }
 
 /// The process exit code of graded results: 3 when the environment kept any lab from being

@@ -23,6 +23,11 @@ pub fn ui(key: &str, lang: Lang) -> &'static str {
             "not graded (no check could be counted)",
         ),
         "namespace" => ("namespace", "namespace"),
+        "params" => ("パラメーター", "Parameters"),
+        "reads" => (
+            "読み取るもの（--snapshot 用に保存するもの）",
+            "What it reads (save these for --snapshot)",
+        ),
         "list-id" => ("ID", "id"),
         "list-topic" => ("トピック", "topic"),
         "list-title" => ("タイトル", "title"),

@@ -1,0 +1,110 @@
+//! `trainlab snapshot LAB... DIR` — save exactly what grading these labs reads, read-only, in the
+//! form `check --snapshot DIR` reads back (instructors capture a learner's state; tests
+//! round-trip it).
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::live::{runtime, LiveArgs, Screen};
+use super::{print, Global};
+use crate::exit::ExitCode;
+use crate::observe::save;
+use crate::plan::{self, Plan, Repeat, Request, Source};
+use crate::report::Format;
+
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  trainlab snapshot 9 ./saved                 what lab 9 reads, from the current kube context
+  trainlab snapshot --all ./all-labs
+  trainlab check 9 --snapshot ./saved         grade it later, offline
+
+Never writes to the cluster. Secrets are saved as metadata only.")]
+pub struct SnapshotArgs {
+    /// The labs whose reads to save (number, id or folder), then the folder to write (created
+    /// if missing); with --all, only the folder
+    #[arg(value_name = "LAB... DIR", required = true, num_args = 1..)]
+    pub args: Vec<String>,
+    /// Every gradable lab
+    #[arg(long)]
+    pub all: bool,
+    /// Namespace of the lab [default: trainlab-<lab id>]; only with one lab
+    #[arg(short = 'n', long)]
+    pub namespace: Option<String>,
+    /// Overwrite files already in DIR
+    #[arg(long)]
+    pub force: bool,
+    #[command(flatten)]
+    pub live: LiveArgs,
+}
+
+pub fn run(g: &Global, a: &SnapshotArgs) -> Result<ExitCode, crate::Error> {
+    let catalog = g.catalog()?;
+    let Some((dir, labs)) = a.args.split_last() else {
+        return Err(crate::Error::Usage("give the folder to write".into()));
+    };
+    let dir = PathBuf::from(dir);
+    if a.all != labs.is_empty() {
+        return Err(crate::Error::Usage(
+            "give the labs then the folder (`trainlab snapshot 9 ./saved`), or --all and the folder"
+                .into(),
+        ));
+    }
+    let plan = Plan::resolve(
+        &catalog,
+        Request {
+            labs: labs.to_vec(),
+            all: a.all,
+            source: Source::Live(a.live.opts()),
+            namespace: a.namespace.clone(),
+            params: Vec::new(),
+            profile: None,
+            repeat: Repeat::Once,
+        },
+    )?;
+    let mut screen = Screen::new(g.lang(), Format::Human, true, false);
+    let answers = runtime()?.block_on(plan::capture(&plan, &mut screen))?;
+    std::fs::create_dir_all(&dir).map_err(|e| {
+        crate::Error::Usage(format!("cannot create {}: {e}", dir.display()))
+    })?;
+    let mut failed = Vec::new();
+    let mut written = 0;
+    for (i, (q, r)) in answers.iter().enumerate() {
+        let objs = match r {
+            Ok(o) => o,
+            Err(why) => {
+                failed.push(format!("  {}: {why}", q.describe()));
+                continue;
+            }
+        };
+        let path = dir.join(save::file_name(i, q));
+        if path.exists() && !a.force {
+            return Err(crate::Error::Usage(format!(
+                "{} already exists; choose an empty folder or pass --force",
+                path.display()
+            )));
+        }
+        std::fs::write(&path, save::to_list_json(objs))
+            .map_err(|e| crate::Error::Usage(format!("cannot write {}: {e}", path.display())))?;
+        print(&format!("wrote {} ({} objects)\n", path.display(), objs.len()));
+        written += 1;
+    }
+    if !failed.is_empty() {
+        return Err(crate::Error::Environment(format!(
+            "saved {written} of {} reads; these could not be read:\n{}",
+            answers.len(),
+            failed.join("\n")
+        )));
+    }
+    print(&format!(
+        "\ngrade it offline: trainlab check {} --snapshot {}\n",
+        if a.all {
+            "--all".to_string()
+        } else {
+            labs.join(" ")
+        },
+        dir.display()
+    ));
+    Ok(ExitCode::Ok)
+}
