@@ -26,5 +26,5 @@ Exit codes:
   0  every counted check passed (quiz: right answer)
   1  a check failed (quiz: wrong answer)
   2  usage error or bad input (unreadable file, invalid YAML, unknown lab)
-  3  environment error (cluster unreachable, read forbidden, prerequisite missing)
-  4  checks still pending (the cluster has not converged; --wait D re-checks up to D)";
+  3  environment error (cluster unreachable, read forbidden, missing operator)
+  4  checks still pending (not converged yet; --wait D re-checks up to D)";

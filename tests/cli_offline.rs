@@ -524,3 +524,29 @@ fn start_draft_only_writes_the_draft_without_a_cluster() {
         .assert()
         .code(1);
 }
+
+#[test]
+fn help_wraps_to_the_terminal_and_examples_keep_their_indent() {
+    for args in [&["--help"][..], &["check", "--help"]] {
+        let a = trainlab().env("COLUMNS", "80").args(args).assert().code(0);
+        let out = stdout_of(&a);
+        for l in out.lines() {
+            assert!(l.chars().count() <= 80, "{args:?}: {l:?}");
+        }
+        // In the examples block, each line is a command (`  trainlab …`) or its description
+        // indented under it: a description never wraps back to the command's column.
+        let block: Vec<&str> = out
+            .lines()
+            .skip_while(|l| !(l.starts_with("Start here:") || l.starts_with("Examples:")))
+            .skip(1)
+            .take_while(|l| !l.is_empty())
+            .collect();
+        assert!(!block.is_empty(), "{out}");
+        for l in block {
+            assert!(
+                l.starts_with("  trainlab ") || l.starts_with("      "),
+                "{args:?}: {l:?}"
+            );
+        }
+    }
+}

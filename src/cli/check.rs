@@ -14,16 +14,18 @@ use crate::report::Format;
 #[derive(Debug, Args)]
 #[command(after_help = "\
 Examples:
-  trainlab check 9 --wait 2m                       the current kube context's cluster, re-checking while pending
-  trainlab check --all --demo                      grade the embedded demo state
-  trainlab start 9 --draft-only                    write the starting file gang-train.yaml (no cluster)
-  trainlab check 9 --files gang-train.yaml         static mode: your manifest, before applying it
-  trainlab check 9 --files gang-train.yaml --profile kind   static mode with the kind profile's facts
-  trainlab check 13 --snapshot ./saved -o junit    saved `kubectl get -o yaml` output, JUnit XML
+  trainlab check 9 --wait 2m
+      the current kube context's cluster, re-checking while pending
+  trainlab check --all --demo
+      grade the embedded demo state
+  trainlab start 9 --draft-only
+      write the starting file gang-train.yaml (no cluster)
+  trainlab check 9 --files gang-train.yaml --profile kind
+      static mode: your manifest before applying it, with kind's facts
+  trainlab check 13 --snapshot ./saved -o junit
+      saved `kubectl get -o yaml` output, as JUnit XML
 
-Without --snapshot, --files or --demo, check reads the cluster of the current kube context
-(or --context) and never writes to it. In static mode (--files) checks about cluster state are
-skipped, never failed.")]
+Without --snapshot, --files or --demo, check reads the cluster of the current kube context (or --context) and never writes to it. In static mode (--files) checks about cluster state are skipped, never failed.")]
 pub struct CheckArgs {
     /// Labs to grade (number, id or folder)
     #[arg(required_unless_present = "all")]

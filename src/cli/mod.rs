@@ -28,21 +28,25 @@ pub use output::print;
 const ABOUT: &str =
     "Hands-on labs about training ML models on Amazon EKS, graded from cluster state.";
 
+// Paragraphs are single lines so clap wraps them evenly to the terminal; example lines are short
+// enough for 80 columns so they keep their indent.
 const LONG_ABOUT: &str = "\
 Hands-on labs about training ML models on Amazon EKS, graded from cluster state.
 
-Each of the 15 labs pairs a quiz question with (for gradable labs) a task: apply real manifests
-(a Volcano gang Job, an MPIJob, a single-AZ Karpenter NodePool, pods requesting EFA) and let
-trainlab check, one check at a time, what is right, what is wrong and how to fix it.
+Each of the 15 labs pairs a quiz question with (for gradable labs) a task: apply real manifests (a Volcano gang Job, an MPIJob, a single-AZ Karpenter NodePool, pods requesting EFA) and let trainlab check, one check at a time, what is right, what is wrong and how to fix it.
 
 Start here:
-  trainlab list                      the labs, and which ones are gradable
-  trainlab quiz 9                    answer question 9 (interactive), or --answer B in scripts
-  trainlab show 9                    the question, the task and the checks of lab 9
-  trainlab check --all --demo        grade an embedded demo state, no cluster needed
-  trainlab check 9 --files gang-train.yaml   grade your manifest before applying it (static mode)
-  trainlab check 9 --snapshot DIR    grade saved `kubectl get -o yaml` output
-  trainlab start 9 / check 9 --wait 5m / reset 9    on a cluster (kind or EKS)
+  trainlab list                  the labs, and which are gradable
+  trainlab quiz 9                answer question 9 (--answer B in scripts)
+  trainlab show 9                question, task and checks of lab 9
+  trainlab check --all --demo    grade the embedded demo, no cluster
+  trainlab start 9 --draft-only  write the starting file gang-train.yaml
+  trainlab check 9 --files gang-train.yaml
+                                 grade your manifest before applying it
+  trainlab check 9 --snapshot DIR
+                                 grade saved `kubectl get -o yaml` output
+  trainlab start 9 ; trainlab check 9 --wait 5m ; trainlab reset 9
+                                 the same on a cluster (kind or EKS)
 
 LAB is a number (9), an id (volcano-gang) or a folder name (09-volcano-gang).";
 
