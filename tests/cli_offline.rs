@@ -550,3 +550,12 @@ fn help_wraps_to_the_terminal_and_examples_keep_their_indent() {
         }
     }
 }
+
+#[test]
+fn list_never_splits_an_id_at_80_columns() {
+    let a = trainlab().env("COLUMNS", "80").arg("list").assert().code(0);
+    let out = stdout_of(&a);
+    for b in &catalog().labs {
+        assert!(out.contains(&b.lab.id), "{} split:\n{out}", b.lab.id);
+    }
+}

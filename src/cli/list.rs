@@ -96,6 +96,15 @@ pub fn render(catalog: &Catalog, format: ListFormat, lang: crate::catalog::Lang)
                     gradable,
                 ]);
             }
+            if let Some(w) = crate::report::human::terminal_width() {
+                t.set_width(u16::try_from(w).unwrap_or(u16::MAX));
+            }
+            // Ids, numbers and topics are never split (`tensor-parallelis/m`); titles wrap.
+            for i in [0, 1, 2, 4] {
+                if let Some(c) = t.column_mut(i) {
+                    c.set_constraint(comfy_table::ColumnConstraint::ContentWidth);
+                }
+            }
             format!("{t}\n")
         }
     }
