@@ -1,7 +1,9 @@
-//! Typed view of the MPI Operator's `MPIJob`, only the fields the checks need.
+//! Typed view of the MPI Operator's `MPIJob` spec, only the fields the checks need. Status
+//! conditions are read with the kit ([`crate::verify::kit::conditions`]); pod templates with
+//! [`crate::verify::kit::workload`].
 //!
 //! Follows kubeflow/mpi-operator v0.8.0 `pkg/apis/kubeflow/v2beta1/types.go` (`MPIJob`,
-//! `MPIJobSpec`, `RunPolicy`, `JobStatus`, `JobCondition`) and `common_types.go` (`ReplicaSpec`).
+//! `MPIJobSpec`, `RunPolicy`, `JobConditionType`) and `common_types.go` (`ReplicaSpec`).
 //! The legacy `kubeflow.org/v1` MPIJob of the training-operator (kubeflow/trainer v1.9.4,
 //! `pkg/apis/kubeflow.org/v1/mpi_types.go`) has the same `slotsPerWorker` and `mpiReplicaSpecs`,
 //! so a v1 manifest deserializes into this view as well and its fields can still be judged.
@@ -10,8 +12,6 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use serde::Deserialize;
-
-use crate::observe::{InputError, Obj};
 
 /// The API version the MPI Operator serves (`deploy/v2beta1/mpi-operator.yaml` declares only it).
 pub const API_VERSION: &str = "kubeflow.org/v2beta1";
@@ -26,6 +26,10 @@ pub const WORKER: &str = "Worker";
 /// `slotsPerWorker` when unset (`+kubebuilder:default:=1`, types.go; `default.go`).
 pub const DEFAULT_SLOTS_PER_WORKER: i64 = 1;
 
+/// `mpiImplementation` when unset (`+kubebuilder:default:=OpenMPI`, types.go); the others are
+/// `Intel` and `MPICH`.
+pub const OPEN_MPI: &str = "OpenMPI";
+
 /// Condition types (types.go `JobConditionType`).
 pub const COND_CREATED: &str = "Created";
 pub const COND_RUNNING: &str = "Running";
@@ -38,7 +42,6 @@ pub const COND_FAILED: &str = "Failed";
 #[serde(rename_all = "camelCase", default)]
 pub struct MpiJob {
     pub spec: MpiJobSpec,
-    pub status: MpiJobStatus,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -47,6 +50,7 @@ pub struct MpiJobSpec {
     pub slots_per_worker: Option<i64>,
     /// v0.5.0+: the launcher is also listed in the hostfile as a worker (default false).
     pub run_launcher_as_worker: Option<bool>,
+    pub mpi_implementation: Option<String>,
     pub run_policy: Option<RunPolicy>,
     /// `Launcher` / `Worker` → replica spec. A key with a null value counts as absent.
     pub mpi_replica_specs: Option<BTreeMap<String, Option<ReplicaSpec>>>,
@@ -68,27 +72,7 @@ pub struct ReplicaSpec {
     pub template: Option<PodTemplateSpec>,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct MpiJobStatus {
-    pub conditions: Option<Vec<JobCondition>>,
-}
-
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct JobCondition {
-    #[serde(rename = "type")]
-    pub type_: String,
-    pub status: String,
-    pub reason: Option<String>,
-    pub message: Option<String>,
-}
-
 impl MpiJob {
-    pub fn from_obj(o: &Obj) -> Result<MpiJob, InputError> {
-        o.parse()
-    }
-
     /// `slotsPerWorker` and whether the learner set it (false: the default 1 applies).
     pub fn slots_per_worker(&self) -> (i64, bool) {
         match self.spec.slots_per_worker {
@@ -106,18 +90,30 @@ impl MpiJob {
             .and_then(Option::as_ref)
     }
 
-    /// A key that differs from `key` only in case (`launcher`), for a precise message.
-    pub fn near_miss_key(&self, key: &str) -> Option<&str> {
+    /// The keys of `mpiReplicaSpecs` as written, sorted.
+    pub fn replica_keys(&self) -> Vec<&str> {
         self.spec
             .mpi_replica_specs
-            .as_ref()?
-            .keys()
-            .find(|k| k.as_str() != key && k.eq_ignore_ascii_case(key))
+            .iter()
+            .flat_map(|m| m.keys())
             .map(String::as_str)
+            .collect()
+    }
+
+    /// A key that differs from `key` only in case (`launcher`), for a precise message.
+    pub fn near_miss_key(&self, key: &str) -> Option<&str> {
+        self.replica_keys()
+            .into_iter()
+            .find(|k| *k != key && k.eq_ignore_ascii_case(key))
     }
 
     pub fn runs_launcher_as_worker(&self) -> bool {
         self.spec.run_launcher_as_worker.unwrap_or(false)
+    }
+
+    /// Whether the launcher runs Open MPI's `mpirun` (the default implementation).
+    pub fn is_open_mpi(&self) -> bool {
+        self.spec.mpi_implementation.as_deref().unwrap_or(OPEN_MPI) == OPEN_MPI
     }
 
     pub fn suspended(&self) -> bool {
@@ -127,42 +123,38 @@ impl MpiJob {
             .and_then(|p| p.suspend)
             .unwrap_or(false)
     }
-
-    pub fn condition(&self, type_: &str) -> Option<&JobCondition> {
-        self.status
-            .conditions
-            .as_deref()
-            .unwrap_or_default()
-            .iter()
-            .find(|c| c.type_ == type_)
-    }
-
-    /// Whether a condition of this type has status `True`.
-    pub fn is_true(&self, type_: &str) -> bool {
-        self.condition(type_).is_some_and(|c| c.status == "True")
-    }
-
-    /// Types of the conditions whose status is `True`, in the order the operator wrote them.
-    pub fn true_conditions(&self) -> Vec<&str> {
-        self.status
-            .conditions
-            .as_deref()
-            .unwrap_or_default()
-            .iter()
-            .filter(|c| c.status == "True")
-            .map(|c| c.type_.as_str())
-            .collect()
-    }
-
-    /// Finished: `Succeeded` or `Failed` is true (the operator's `isFinished`).
-    pub fn is_finished(&self) -> bool {
-        self.is_true(COND_SUCCEEDED) || self.is_true(COND_FAILED)
-    }
 }
 
-impl ReplicaSpec {
-    /// The pod spec of the template, if any.
-    pub fn pod_spec(&self) -> Option<&k8s_openapi::api::core::v1::PodSpec> {
-        self.template.as_ref()?.spec.as_ref()
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(v: serde_json::Value) -> MpiJob {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn defaults_apply_when_fields_are_unset() {
+        let j = job(serde_json::json!({"spec": {}}));
+        assert_eq!(j.slots_per_worker(), (1, false));
+        assert!(!j.runs_launcher_as_worker());
+        assert!(j.is_open_mpi());
+        assert!(!j.suspended());
+        let j =
+            job(serde_json::json!({"spec": {"slotsPerWorker": 8, "mpiImplementation": "Intel"}}));
+        assert_eq!(j.slots_per_worker(), (8, true));
+        assert!(!j.is_open_mpi());
+    }
+
+    #[test]
+    fn replica_keys_are_case_sensitive_and_near_misses_are_found() {
+        let j = job(serde_json::json!({"spec": {"mpiReplicaSpecs": {
+            "Launcher": {"replicas": 1}, "worker": {"replicas": 2}, "Other": null}}}));
+        assert!(j.replica(LAUNCHER).is_some());
+        assert!(j.replica(WORKER).is_none());
+        assert!(j.replica("Other").is_none());
+        assert_eq!(j.near_miss_key(WORKER), Some("worker"));
+        assert_eq!(j.near_miss_key(LAUNCHER), None);
+        assert_eq!(j.replica_keys(), vec!["Launcher", "Other", "worker"]);
     }
 }
