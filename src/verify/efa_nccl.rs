@@ -1,49 +1,50 @@
-//! Lab `efa-nccl`: a 2-pod indexed `batch/v1` Job `nccl-efa` for NCCL over EFA.
+//! Lab `efa-nccl`: two pods that run NCCL over EFA, one per EFA node. The object `nccl-efa` is
+//! either a `batch/v1` Indexed Job (kind: each pod is a rank) or a `kubeflow.org/v2beta1` MPIJob
+//! whose Launcher starts the ranks on its two Workers with mpirun (EKS: a real two-node
+//! all-reduce, as aws-samples/awsome-distributed-training
+//! `micro-benchmarks/nccl-tests/kubernetes/nccl-tests.yaml` runs nccl-tests).
 //!
-//! Spec checks judge the Job's pod template; state checks follow the Job's pods through
-//! `metadata.ownerReferences` (the Job's uid), never through labels or names.
-//!
-//! Decisions worth knowing:
-//! - The *training container* is the first container that asks for `nvidia.com/gpu` (limits or
-//!   requests), or the first container when none does.
-//! - `efa-count` and `gpus-whole-node` compare against the instance type(s) the template restricts
-//!   placement to. When the template names none (a failure `efa-instance-type` reports), they use
-//!   the instance types of the nodes the Job's pods were bound to (live/snapshot), else the lab's
-//!   `instance_type` parameter. So a template without an instance type fails one check, not three.
-//! - A pod that cannot be scheduled fails `pods-running` only when its own constraints exclude
-//!   every node of the cluster (even empty). When some node would fit, it waits for capacity
-//!   (pending). On EKS an autoscaler may still add a node, so there only requests that no allowed
-//!   instance type can ever hold (per the instance table) count as the learner's fault.
+//! - Spec checks judge the template whose pods run NCCL (the Job's; the MPIJob's Worker) and its
+//!   training container: the first container asking for nvidia.com/gpu, else the first.
+//! - `efa-count` and `gpus-whole-node` compare against the instance types that template allows;
+//!   when it names none (`efa-instance-type` fails), the types of the nodes its pods were bound
+//!   to, else the `instance_type` parameter: a missing type fails one check, not three.
+//! - State checks follow the pods by ownerReference uid (kit `owned`): the Job's pods, or the
+//!   MPIJob's Workers (the operator owns them directly; the Launcher's pod belongs to its Job).
+//! - An unschedulable pod fails `pods-running` only when no node, even empty, could hold it; on
+//!   EKS an autoscaler may add one, so there only requests no allowed instance type can hold
+//!   (per the instance table) are the learner's fault.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::{
-    ConfigMap, Container, Node, NodeSelectorRequirement, NodeSelectorTerm, Pod, PodAffinityTerm,
-    PodSpec, Taint, Toleration,
-};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use k8s_openapi::api::core::v1::{Container, Node, Pod, PodSpec};
 
-use super::views::nodes::parse_int_quantity;
-use super::views::pods::{effective_request, limit, request};
-use super::{Read, Advice, JudgeCtx, Judgement, Outcome, Reason, Verifier};
-use crate::observe::kinds::{CONFIGMAPS, JOBS, PODS};
+use super::{Advice, JudgeCtx, Judgement, Named, Outcome, Params, Read, Reason, Status, Verifier};
+use crate::facts::instances::{self, EFA, GPU, INSTANCE_TYPE_LABEL, ZONE_LABEL};
+use crate::facts::Profile;
+use crate::observe::kinds::{CONFIGMAPS, JOBS, MPIJOBS, PODS};
 use crate::observe::{InputError, Obj, Unavailable};
-use crate::profile::instances::{self, EFA, GPU, INSTANCES, INSTANCE_TYPE_LABEL, ZONE_LABEL};
-use crate::profile::Profile;
+use crate::verify::kit::cmdline::{self, EnvLookup, Mpirun};
+use crate::verify::kit::placement::{self, Allowed};
+use crate::verify::kit::quantity::Quantity;
+use crate::verify::kit::resources::{self, Rule, Violation};
+use crate::verify::kit::selector::Selector;
+use crate::verify::kit::workload::{PodTemplate, Workload, WorkloadKind};
+use crate::verify::kit::{conditions, owned};
+use crate::verify::views::mpi;
 
 pub struct EfaNccl;
 
-// Declared once: reads() plans them and judge() looks them up by the same declaration.
 static JOBS_READ: Read = Read::lab(&JOBS);
+static MPIJOBS_READ: Read = Read::lab(&MPIJOBS);
 static PODS_READ: Read = Read::lab(&PODS);
 static CONFIGMAPS_READ: Read = Read::lab(&CONFIGMAPS);
-static READS: &[&Read] = &[&JOBS_READ, &PODS_READ, &CONFIGMAPS_READ];
+static READS: &[&Read] = &[&JOBS_READ, &MPIJOBS_READ, &PODS_READ, &CONFIGMAPS_READ];
 
-const JOB_NAME: &str = "nccl-efa";
-/// The task asks for two pods, one per node.
-const PODS_WANTED: i32 = 2;
-
+const NAME: &str = "nccl-efa";
+/// Two pods, one per node.
+const PODS_WANTED: i64 = 2;
+const FI_PROVIDER: &str = "FI_PROVIDER";
 const CHECKS: &[&str] = &[
     "efa-in-limits",
     "efa-count",
@@ -56,22 +57,21 @@ const CHECKS: &[&str] = &[
     "pods-running",
 ];
 
-/// Environment variables (aws/aws-ofi-nccl doc/efa-env-var.md, "EFA Cheatsheet").
-const FI_PROVIDER: &str = "FI_PROVIDER";
-const RDMAV_FORK_SAFE: &str = "RDMAV_FORK_SAFE";
-const FI_EFA_USE_DEVICE_RDMA: &str = "FI_EFA_USE_DEVICE_RDMA";
-
-/// Set by the Job controller on the pods of an Indexed Job (k8s.io/api batch/v1 types.go
+/// Set by the Job controller on an Indexed Job's pods (k8s.io/api batch/v1 types.go
 /// `JobCompletionIndexAnnotation`).
 const COMPLETION_INDEX: &str = "batch.kubernetes.io/job-completion-index";
-/// Labels the API server adds to a Job's pod template unless `manualSelector` is true
-/// (kubernetes pkg/registry/batch/job/strategy.go `generateSelector`; pkg/apis/batch/types.go
-/// `LegacyJobNameLabel`, `JobNameLabel`). A manifest file does not carry them yet.
+/// Labels the API server adds to a Job's template unless `manualSelector` (kubernetes
+/// pkg/registry/batch/job/strategy.go `generateSelector`; batch/v1 `JobNameLabel`).
 const JOB_NAME_LABELS: [&str; 2] = ["job-name", "batch.kubernetes.io/job-name"];
-
-/// Container waiting reasons that no amount of waiting fixes (kubelet `ErrImagePull`,
+/// Labels the MPI Operator puts on a Worker pod (kubeflow/mpi-operator v0.8.0
+/// pkg/controller/mpi_job_controller.go `newWorker`, `defaultLabels`; v2beta1 constants.go).
+const MPI_JOB_NAME: &str = "training.kubeflow.org/job-name";
+const MPI_ROLE: &str = "training.kubeflow.org/job-role";
+const MPI_OPERATOR: (&str, &str) = ("training.kubeflow.org/operator-name", "mpi-operator");
+const MPI_REPLICA_INDEX: &str = "training.kubeflow.org/replica-index";
+/// Container waiting reasons no amount of waiting fixes (kubelet `ErrImagePull`,
 /// `ImagePullBackOff`, `InvalidImageName`, `CreateContainerConfigError`, `CrashLoopBackOff`).
-const STUCK_REASONS: &[&str] = &[
+const STUCK: &[&str] = &[
     "ErrImagePull",
     "ImagePullBackOff",
     "InvalidImageName",
@@ -83,1364 +83,1103 @@ impl Verifier for EfaNccl {
     fn lab_id(&self) -> &'static str {
         "efa-nccl"
     }
-
     fn check_ids(&self) -> &'static [&'static str] {
         CHECKS
     }
-
     fn reads(&self) -> &'static [&'static Read] {
         READS
     }
 
     fn judge(&self, ctx: &JudgeCtx) -> Result<Judgement, InputError> {
-        let ns = &ctx.target.namespace;
+        // The Job, else an MPIJob of that name. A cluster without the MPI Operator serves no
+        // MPIJobs: then only the Job counts; any other failed read leaves the lab ungraded.
+        let obj = match ctx.named(&JOBS_READ, NAME, CHECKS) {
+            Named::Found(o) => o,
+            Named::Absent(missing) => match ctx.list(&MPIJOBS_READ) {
+                Ok(objs) => match objs.into_iter().find(|o| o.name() == NAME) {
+                    Some(o) => o,
+                    None => return Ok(missing),
+                },
+                Err(Unavailable::NotServed { .. }) => return Ok(missing),
+                Err(why) if missing.outcomes.iter().all(|o| o.status == Status::Fail) => {
+                    return Ok(Judgement::every(CHECKS, |c| Outcome::unavailable(c, &why)));
+                }
+                Err(_) => return Ok(missing),
+            },
+        };
+        let lab = Lab::read(ctx, obj)?;
         let mut j = Judgement::default();
-        let jobs = match ctx.list(&JOBS_READ) {
-            Ok(jobs) => jobs,
-            Err(why) => return Ok(Judgement::every(CHECKS, |c| Outcome::unavailable(c, &why))),
-        };
-        let Some(job_obj) = jobs.iter().copied().find(|o| o.name() == JOB_NAME) else {
-            let others: Vec<&str> = jobs.iter().map(|o| o.name()).collect();
-            let found = if others.is_empty() {
-                format!("no Job in namespace {ns}")
-            } else {
-                format!("Jobs {} but none named {JOB_NAME}", others.join(", "))
-            };
-            return Ok(Judgement::every(CHECKS, |c| {
-                Outcome::fail(
-                    c,
-                    format!("Job/{JOB_NAME} (batch/v1) in namespace {ns}"),
-                    &found,
-                )
-                .hint("no-job")
-                .with("namespace", ns)
-            }));
-        };
-        let input = Input::read(ctx, job_obj)?;
-        let tc = input.training_container();
-
-        j.push(efa_in_limits(&input, tc));
-        j.push(efa_count(&input, tc, ctx));
-        j.push(gpus_whole_node(&input, tc, ctx)?);
-        j.push(fi_provider(&input, tc));
-        j.push(efa_instance_type(&input, ctx));
-        j.push(single_zone(&input));
-        j.push(pods_on_efa_nodes(&input, ns));
-        j.push(pods_same_zone(&input, ns));
-        j.push(pods_running(&input, ctx, ns));
-        advise(&input, &mut j);
+        j.push(lab.efa_in_limits());
+        j.push(lab.efa_count(ctx));
+        j.push(lab.gpus_whole_node(ctx)?);
+        j.push(lab.fi_provider()?);
+        j.push(lab.efa_instance_type(ctx));
+        j.push(lab.single_zone()?);
+        j.push(lab.pods_on_efa_nodes());
+        j.push(lab.pods_same_zone());
+        j.push(lab.pods_running(ctx)?);
+        lab.advise(&mut j)?;
         Ok(j)
     }
 }
 
-// ---------------------------------------------------------------------------------------------
-// What the checks read.
-
-struct Input {
-    job: Job,
-    spec: PodSpec,
-    /// The template's labels plus the job-name labels the API server adds.
-    pod_labels: BTreeMap<String, String>,
-    namespace: String,
-    configmaps: Result<Vec<ConfigMap>, Unavailable>,
-    /// The Job's pods (by owner uid), or why they cannot be read.
-    pods: Result<Vec<PodView>, Unavailable>,
-    nodes: Result<Vec<NodeView>, Unavailable>,
-}
-
-impl Input {
-    fn read(ctx: &JudgeCtx, job_obj: &Obj) -> Result<Input, InputError> {
-        let ns = &ctx.target.namespace;
-        let job: Job = job_obj.parse()?;
-        let js = job.spec.clone().unwrap_or_default();
-        let spec = js.template.spec.clone().unwrap_or_default();
-        let mut pod_labels = js
-            .template
-            .metadata
-            .as_ref()
-            .and_then(|m| m.labels.clone())
-            .unwrap_or_default();
-        if js.manual_selector != Some(true) {
-            for l in JOB_NAME_LABELS {
-                pod_labels
-                    .entry(l.to_string())
-                    .or_insert_with(|| JOB_NAME.to_string());
-            }
-        }
-        let configmaps = match ctx.list(&CONFIGMAPS_READ) {
-            Ok(objs) => Ok(objs.iter().map(|o| o.parse()).collect::<Result<_, _>>()?),
-            Err(u) => Err(u),
-        };
-        let pods = match ctx.list(&PODS_READ) {
-            Ok(objs) => Ok(objs
-                .iter()
-                .filter(|o| o.is_owned_by(job_obj))
-                .map(|o| PodView::from_obj(o))
-                .collect::<Result<_, _>>()?),
-            Err(u) => Err(u),
-        };
-        let nodes = match ctx.nodes_read() {
-            Ok(objs) => Ok(objs
-                .iter()
-                .map(|o| NodeView::from_obj(o))
-                .collect::<Result<_, _>>()?),
-            Err(u) => Err(u),
-        };
-        Ok(Input {
-            job,
-            spec,
-            pod_labels,
-            namespace: job_obj.namespace().unwrap_or(ns).to_string(),
-            configmaps,
-            pods,
-            nodes,
-        })
-    }
-
-    /// The container that asks for GPUs, else the first one (None: no containers at all).
-    fn training_container(&self) -> Option<&Container> {
-        let cs = &self.spec.containers;
-        cs.iter()
-            .find(|c| limit(c, GPU).is_some() || request(c, GPU).is_some())
-            .or_else(|| cs.first())
-    }
-
-    fn node(&self, name: &str) -> Option<&NodeView> {
-        self.nodes.as_ref().ok()?.iter().find(|n| n.name == name)
-    }
-
-    /// The Job's current pods: per completion index, the one that got furthest.
-    fn current_pods(&self) -> Vec<&PodView> {
-        let Ok(pods) = &self.pods else {
-            return Vec::new();
-        };
-        // Pods without an index (a NonIndexed Job) are each their own slot.
-        #[derive(PartialEq, Eq, PartialOrd, Ord)]
-        enum Slot<'p> {
-            Index(u32),
-            Unindexed(&'p str),
-        }
-        let mut best: BTreeMap<Slot, &PodView> = BTreeMap::new();
-        for p in pods {
-            let slot = match p.index {
-                Some(i) => Slot::Index(i),
-                None => Slot::Unindexed(&p.name),
-            };
-            let further = best.get(&slot).is_none_or(|b| p.rank() < b.rank());
-            if further {
-                best.insert(slot, p);
-            }
-        }
-        best.into_values().collect()
-    }
-
-    fn job_condition(&self, kind: &str) -> Option<(String, String)> {
-        let conds = self.job.status.as_ref()?.conditions.as_ref()?;
-        conds
-            .iter()
-            .find(|c| c.type_ == kind && c.status == "True")
-            .map(|c| {
-                (
-                    c.reason.clone().unwrap_or_default(),
-                    c.message.clone().unwrap_or_default(),
-                )
-            })
-    }
-
-    /// How many pods the Job runs at once (what the state checks wait for).
-    fn pods_expected(&self) -> usize {
-        let s = self.job.spec.as_ref();
-        let completions = s.and_then(|s| s.completions);
-        let parallelism = s.and_then(|s| s.parallelism).unwrap_or(1);
-        completions.unwrap_or(parallelism).min(parallelism).max(1) as usize
-    }
-}
-
-#[derive(Debug, Clone)]
+/// One of the pods that run NCCL.
 struct PodView {
     name: String,
-    index: Option<u32>,
+    /// The Job's completion index or the Worker's replica index.
+    slot: Option<u32>,
     node: Option<String>,
     phase: String,
-    deleting: bool,
     spec: PodSpec,
+    /// What the pod asks for of `vpc.amazonaws.com/efa`.
+    efa: i64,
     /// `PodScheduled=False` with reason `Unschedulable`: the scheduler's message.
     unschedulable: Option<String>,
     /// A container stuck for good: (container, reason, message).
     stuck: Option<(String, String, String)>,
 }
 
-impl PodView {
-    /// core/v1 Pod: `metadata.annotations`, `spec.nodeName`, `status.phase`,
-    /// `status.conditions[type=PodScheduled]`, `status.containerStatuses[].state.waiting`.
-    fn from_obj(o: &Obj) -> Result<PodView, InputError> {
-        let pod: Pod = o.parse()?;
-        let meta = pod.metadata;
-        let status = pod.status.unwrap_or_default();
-        let spec = pod.spec.unwrap_or_default();
-        let index = meta
-            .annotations
-            .as_ref()
-            .and_then(|a| a.get(COMPLETION_INDEX))
-            .and_then(|v| v.parse().ok());
-        let unschedulable = status
-            .conditions
-            .unwrap_or_default()
-            .into_iter()
-            .find(|c| {
-                c.type_ == "PodScheduled"
-                    && c.status == "False"
-                    && c.reason.as_deref() == Some("Unschedulable")
-            })
-            .map(|c| c.message.unwrap_or_default());
-        let stuck = status
-            .init_container_statuses
-            .unwrap_or_default()
-            .into_iter()
-            .chain(status.container_statuses.unwrap_or_default())
-            .find_map(|cs| {
-                let w = cs.state?.waiting?;
-                let reason = w.reason.unwrap_or_default();
-                STUCK_REASONS
-                    .contains(&reason.as_str())
-                    .then(|| (cs.name, reason, w.message.unwrap_or_default()))
-            });
-        Ok(PodView {
-            name: meta.name.unwrap_or_default(),
-            index,
-            node: spec.node_name.clone().filter(|n| !n.is_empty()),
-            phase: status.phase.unwrap_or_else(|| "Pending".into()),
-            deleting: meta.deletion_timestamp.is_some(),
-            spec,
-            unschedulable,
-            stuck,
-        })
-    }
-
-    /// Lower is further along; a terminating pod is about to be replaced.
-    fn rank(&self) -> u8 {
-        let base = match self.phase.as_str() {
-            "Succeeded" => 0,
-            "Running" => 1,
-            "Pending" => 2,
-            "Failed" => 3,
-            _ => 4,
-        };
-        base + if self.deleting { 5 } else { 0 }
-    }
+struct Lab<'a> {
+    obj: &'a Obj,
+    wl: Workload<'a>,
+    /// Index of the template whose pods run NCCL.
+    nccl: usize,
+    namespace: String,
+    configmaps: Result<Vec<&'a Obj>, Unavailable>,
+    /// The NCCL pods that are not terminating, one per slot (the furthest along).
+    pods: Result<Vec<PodView>, Unavailable>,
+    nodes: Result<Vec<NodeView>, Unavailable>,
 }
 
-#[derive(Debug, Clone)]
+/// A node with its allocatable resources read.
 struct NodeView {
     name: String,
-    labels: BTreeMap<String, String>,
-    taints: Vec<Taint>,
-    unschedulable: bool,
-    /// `status.allocatable` as written (quantities).
-    allocatable: BTreeMap<String, String>,
+    node: Node,
+    allocatable: BTreeMap<String, Quantity>,
 }
 
-impl NodeView {
-    /// core/v1 Node: `metadata.labels`, `spec.taints`, `spec.unschedulable`, `status.allocatable`.
-    fn from_obj(o: &Obj) -> Result<NodeView, InputError> {
-        let node: Node = o.parse()?;
-        let spec = node.spec.unwrap_or_default();
-        Ok(NodeView {
-            name: node.metadata.name.unwrap_or_default(),
-            labels: node.metadata.labels.unwrap_or_default(),
-            taints: spec.taints.unwrap_or_default(),
-            unschedulable: spec.unschedulable.unwrap_or(false),
-            allocatable: node
-                .status
-                .and_then(|s| s.allocatable)
-                .unwrap_or_default()
-                .into_iter()
-                .map(|(k, q)| (k, q.0))
-                .collect(),
+impl<'a> Lab<'a> {
+    fn read(ctx: &JudgeCtx<'a>, obj: &'a Obj) -> Result<Lab<'a>, InputError> {
+        let wl = Workload::from_obj(obj)?
+            .ok_or_else(|| obj.field_error("kind", "expected a batch/v1 Job or an MPIJob"))?;
+        let nccl = match wl.kind {
+            WorkloadKind::MpiJob => wl.templates.iter().position(|t| t.role == mpi::WORKER),
+            _ => Some(0),
+        };
+        let Some(nccl) = nccl.filter(|i| *i < wl.templates.len()) else {
+            return Err(obj.field_error("spec", "no pod template that runs NCCL"));
+        };
+        // A pod needs a container ("Required value", core/v1 PodSpec validation).
+        if wl.templates[nccl].spec.containers.is_empty() {
+            let path = wl.templates[nccl].field("containers");
+            return Err(obj.field_error(path, "must have at least one container"));
+        }
+        let pods = match ctx.list(&PODS_READ) {
+            Err(u) => Err(u),
+            Ok(all) => {
+                // An owner read from a file has no uid and owns nothing.
+                let current = owned::owned_by(obj, &all)
+                    .map(|o| o.current)
+                    .unwrap_or_default();
+                let mut best: BTreeMap<String, PodView> = BTreeMap::new();
+                for o in current {
+                    let p = pod_view(o, wl.kind)?;
+                    let key = p
+                        .slot
+                        .map_or_else(|| p.name.clone(), |s| format!("{s:010}"));
+                    if best
+                        .get(&key)
+                        .is_none_or(|b| rank(&p.phase) < rank(&b.phase))
+                    {
+                        best.insert(key, p);
+                    }
+                }
+                Ok(best.into_values().collect())
+            }
+        };
+        let nodes = match ctx.nodes_read() {
+            Err(u) => Err(u),
+            Ok(objs) => Ok(objs
+                .iter()
+                .map(|o| node_view(o))
+                .collect::<Result<_, _>>()?),
+        };
+        Ok(Lab {
+            obj,
+            wl,
+            nccl,
+            namespace: ctx.target.namespace.clone(),
+            configmaps: ctx.list(&CONFIGMAPS_READ),
+            pods,
+            nodes,
         })
     }
 
-    fn efa(&self) -> i64 {
-        self.allocatable
-            .get(EFA)
-            .and_then(|q| parse_int_quantity(q))
-            .unwrap_or(0)
+    fn tpl(&self) -> &PodTemplate {
+        &self.wl.templates[self.nccl]
     }
-}
 
-// ---------------------------------------------------------------------------------------------
-// Placement: which values of a node label the pod template allows.
+    fn is_mpi(&self) -> bool {
+        self.wl.kind == WorkloadKind::MpiJob
+    }
 
-/// Values of one node label a pod may land on.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Allowed {
-    /// Not restricted (any value, or the label may be absent).
-    Any,
-    /// Only these values (empty: nodeSelector and affinity contradict each other).
-    Only(BTreeSet<String>),
-}
+    /// The training container and its field path (`read` made sure there is one).
+    fn container(&self) -> (&Container, &str) {
+        let t = self.tpl();
+        let first = t
+            .containers()
+            .next()
+            .unwrap_or((&t.spec.containers[0], &t.path));
+        t.containers()
+            .find(|(c, _)| mentions(c, GPU))
+            .unwrap_or(first)
+    }
 
-fn required_terms(spec: &PodSpec) -> &[NodeSelectorTerm] {
-    spec.affinity
-        .as_ref()
-        .and_then(|a| a.node_affinity.as_ref())
-        .and_then(|n| {
-            n.required_during_scheduling_ignored_during_execution
-                .as_ref()
-        })
-        .map(|s| s.node_selector_terms.as_slice())
-        .unwrap_or(&[])
-}
+    /// `job/nccl-efa` or `mpijob/nccl-efa`, as kubectl names it.
+    fn object(&self) -> String {
+        format!("{}/{NAME}", self.wl.kind.kind().to_lowercase())
+    }
 
-/// nodeSelector ∩ required node affinity, for one label key. Node selector terms are ORed; the
-/// expressions of one term are ANDed; only `In` enumerates values.
-fn allowed_values(spec: &PodSpec, key: &str) -> Allowed {
-    let from_selector = spec
-        .node_selector
-        .as_ref()
-        .and_then(|m| m.get(key))
-        .map(|v| BTreeSet::from([v.clone()]));
-    let terms = required_terms(spec);
-    let mut from_affinity: Option<BTreeSet<String>> = None;
-    if !terms.is_empty() {
-        let mut union = BTreeSet::new();
-        let mut every_term_restricts = true;
-        for t in terms {
-            match term_values(t, key) {
-                Some(vals) => union.extend(vals),
-                None => every_term_restricts = false,
+    /// The label selector of the NCCL pods, for kubectl in hints.
+    fn selector(&self) -> String {
+        if self.is_mpi() {
+            format!("{MPI_JOB_NAME}={NAME},{MPI_ROLE}=worker")
+        } else {
+            format!("{}={NAME}", JOB_NAME_LABELS[1])
+        }
+    }
+
+    /// The labels the NCCL pods will carry: the template's and the controller's.
+    fn pod_labels(&self) -> BTreeMap<String, String> {
+        let mut l = self.tpl().labels.clone();
+        let mut add = |k: &str, v: &str| {
+            l.entry(k.to_string()).or_insert_with(|| v.to_string());
+        };
+        if self.is_mpi() {
+            add(MPI_OPERATOR.0, MPI_OPERATOR.1);
+            add(MPI_JOB_NAME, NAME);
+            add(MPI_ROLE, "worker");
+        } else {
+            let manual = self
+                .wl
+                .batch_job()
+                .and_then(|j| j.spec.as_ref()?.manual_selector);
+            if manual != Some(true) {
+                JOB_NAME_LABELS.iter().for_each(|k| add(k, NAME));
             }
         }
-        if every_term_restricts {
-            from_affinity = Some(union);
+        l
+    }
+
+    fn fail(&self, check: &str, expected: impl Into<String>, found: impl Into<String>) -> Outcome {
+        Outcome::fail(check, expected, found)
+            .with("namespace", &self.namespace)
+            .with("object", self.object())
+            .with("selector", self.selector())
+            .with("placement", &self.tpl().path)
+    }
+
+    /// The container's problems with `resource` that the API server refuses, in any template.
+    fn violations(&self, resource: &str) -> Vec<Violation> {
+        self.wl
+            .templates
+            .iter()
+            .flat_map(|t| resources::validate_pod_spec(&t.spec, &t.path))
+            .filter(|v| v.resource == resource)
+            .collect()
+    }
+
+    /// A refusal of the API server as a failure of `check`, quoting its text.
+    fn refused(&self, check: &str, v: &Violation) -> Outcome {
+        let cpath = v.path.split(".resources.").next().unwrap_or(&v.path);
+        let written = |list: &str| {
+            let c = self.wl.containers().find(|(_, c, _)| c.name == v.container);
+            let q = c.and_then(|(_, c, _)| {
+                let r = c.resources.as_ref()?;
+                let m = if list == "limits" {
+                    &r.limits
+                } else {
+                    &r.requests
+                };
+                m.as_ref()?.get(&v.resource).map(|q| q.0.clone())
+            });
+            q.unwrap_or_else(|| "—".into())
+        };
+        let res = &v.resource;
+        let (hint, expected, found) = match v.rule {
+            Rule::LimitRequired => (
+                "requests-only",
+                v.path.clone(),
+                format!("{cpath}.resources.requests[{res}]: {}", written("requests")),
+            ),
+            Rule::MustEqualLimit => {
+                let lim = written("limits");
+                (
+                    "mismatch",
+                    format!("{res}: requests {lim}, limits {lim}"),
+                    format!("{res}: requests {}, limits {lim}", written("requests")),
+                )
+            }
+            _ => (
+                "api-rule",
+                v.path.clone(),
+                v.value.clone().unwrap_or_default(),
+            ),
+        };
+        self.fail(check, expected, found)
+            .hint(hint)
+            .with("path", cpath)
+            .with("api_error", v.api_server_text())
+    }
+
+    // --- spec checks ---------------------------------------------------------------------------
+
+    fn efa_in_limits(&self) -> Outcome {
+        const ID: &str = "efa-in-limits";
+        // The object's version is judged here, the first check that reads it.
+        if !self.wl.uses_current_version() {
+            let served = self.wl.kind.api_version();
+            return self
+                .fail(ID, &served, self.wl.api_version())
+                .hint("api-version")
+                .with("kind", self.wl.kind.kind())
+                .with("served", served)
+                .with("found", self.wl.api_version());
+        }
+        if let Some(v) = self.violations(EFA).first() {
+            return self.refused(ID, v);
+        }
+        let (c, path) = self.container();
+        let expected = format!("{path}.resources.limits[{EFA}]");
+        if limits_has(c, EFA) {
+            return Outcome::pass(ID);
+        }
+        let other = self
+            .wl
+            .containers()
+            .find(|(_, o, p)| *p != path && mentions(o, EFA));
+        match other {
+            Some((_, _, op)) => self
+                .fail(ID, expected, format!("{op}.resources.limits[{EFA}]"))
+                .hint("other-container")
+                .with("path", path)
+                .with("other", op),
+            None => self.fail(ID, expected, "—").with("path", path),
         }
     }
-    match (from_selector, from_affinity) {
-        (None, None) => Allowed::Any,
-        (Some(s), None) | (None, Some(s)) => Allowed::Only(s),
-        (Some(a), Some(b)) => Allowed::Only(a.intersection(&b).cloned().collect()),
-    }
-}
 
-/// The values one node selector term allows for `key` (None: the term does not restrict it).
-fn term_values(t: &NodeSelectorTerm, key: &str) -> Option<BTreeSet<String>> {
-    let mut out: Option<BTreeSet<String>> = None;
-    for e in t.match_expressions.iter().flatten() {
-        if e.key != key || e.operator != "In" {
-            continue;
+    /// The instance types EFA and GPU counts are judged against, and where they came from.
+    fn judged_types(&self, ctx: &JudgeCtx) -> Option<(BTreeSet<String>, String)> {
+        if let Allowed::Only(set) = placement::allowed_values(&self.tpl().spec, INSTANCE_TYPE_LABEL)
+        {
+            return Some((set, self.tpl().path.clone()));
         }
-        let vals: BTreeSet<String> = e.values.iter().flatten().cloned().collect();
-        out = Some(match out {
-            None => vals,
-            Some(prev) => prev.intersection(&vals).cloned().collect(),
-        });
+        let bound = self.bound_nodes();
+        let types: BTreeSet<String> = bound
+            .iter()
+            .filter_map(|(_, n)| label(&n.node, INSTANCE_TYPE_LABEL))
+            .collect();
+        if !types.is_empty() {
+            let names: Vec<&str> = bound.iter().map(|(_, n)| n.name.as_str()).collect();
+            return Some((types, format!("spec.nodeName: {}", names.join(", "))));
+        }
+        let t = ctx.params.get("instance_type")?;
+        Some((
+            BTreeSet::from([t.to_string()]),
+            "--param instance_type".into(),
+        ))
     }
-    out
-}
 
-fn preferred_node_keys(spec: &PodSpec) -> BTreeSet<String> {
-    spec.affinity
-        .as_ref()
-        .and_then(|a| a.node_affinity.as_ref())
-        .and_then(|n| {
-            n.preferred_during_scheduling_ignored_during_execution
-                .as_ref()
-        })
-        .into_iter()
-        .flatten()
-        .flat_map(|p| p.preference.match_expressions.iter().flatten())
-        .map(|e| e.key.clone())
-        .collect()
-}
+    fn efa_count(&self, ctx: &JudgeCtx) -> Outcome {
+        const ID: &str = "efa-count";
+        let (c, path) = self.container();
+        let Some((types, from)) = self.judged_types(ctx) else {
+            return Outcome::skipped(ID, Reason::NeedsParam("instance_type".into()));
+        };
+        let unknown: Vec<&str> = types
+            .iter()
+            .map(String::as_str)
+            .filter(|t| instances::lookup(t).is_none())
+            .collect();
+        if !unknown.is_empty() {
+            let known: Vec<&str> = instances::INSTANCES.iter().map(|i| i.name).collect();
+            return self
+                .fail(
+                    ID,
+                    format!("{INSTANCE_TYPE_LABEL}: {}", known.join(", ")),
+                    format!("{INSTANCE_TYPE_LABEL}: {}", unknown.join(", ")),
+                )
+                .hint("unknown-type")
+                .with("unknown", unknown.join(", "))
+                .with("known_types", known.join(", "));
+        }
+        let counts: BTreeSet<u32> = types
+            .iter()
+            .filter_map(|t| instances::efa_interfaces(t))
+            .collect();
+        let found = format!("{EFA}: {}", count_text(c, EFA));
+        if counts.len() > 1 {
+            let each: Vec<String> = types
+                .iter()
+                .map(|t| format!("{t} {}", instances::efa_interfaces(t).unwrap_or(0)))
+                .collect();
+            return self
+                .fail(ID, format!("{EFA}: {}", each.join(", ")), found)
+                .hint("mixed-types")
+                .with("counts", each.join(", "));
+        }
+        let want = counts.first().copied().unwrap_or(0);
+        let names = join(&types);
+        let o = if count_of(c, EFA) == Some(i64::from(want)) {
+            Outcome::pass(ID)
+        } else {
+            self.fail(ID, format!("{EFA}: {want} ({names})"), found)
+        };
+        o.with("instance_type", names)
+            .with("efa_expected", want)
+            .with("path", path)
+            .with("type_from", from)
+    }
 
-fn pod_affinity_terms(spec: &PodSpec) -> (Vec<&PodAffinityTerm>, Vec<&PodAffinityTerm>) {
-    let pa = spec.affinity.as_ref().and_then(|a| a.pod_affinity.as_ref());
-    let required = pa
-        .and_then(|p| {
-            p.required_during_scheduling_ignored_during_execution
-                .as_ref()
-        })
-        .into_iter()
-        .flatten()
-        .collect();
-    let preferred = pa
-        .and_then(|p| {
-            p.preferred_during_scheduling_ignored_during_execution
-                .as_ref()
-        })
-        .into_iter()
-        .flatten()
-        .map(|w| &w.pod_affinity_term)
-        .collect();
-    (required, preferred)
-}
+    fn gpus_whole_node(&self, ctx: &JudgeCtx) -> Result<Outcome, InputError> {
+        const ID: &str = "gpus-whole-node";
+        let param = Params::number(ctx.params.get("gpus"), "gpus")?.unwrap_or(8);
+        if let Some(v) = self.violations(GPU).first() {
+            return Ok(self.refused(ID, v).with("gpus_expected", param));
+        }
+        let (c, path) = self.container();
+        let types = self.judged_types(ctx).map(|(t, _)| t).unwrap_or_default();
+        let known: Vec<&instances::Instance> =
+            types.iter().filter_map(|t| instances::lookup(t)).collect();
+        let gpuless: Vec<&str> = known
+            .iter()
+            .filter(|i| i.gpus == 0)
+            .map(|i| i.name)
+            .collect();
+        if !gpuless.is_empty() {
+            let gpu_types = instances::efa_gpu_types().join(", ");
+            return Ok(self
+                .fail(
+                    ID,
+                    format!("{INSTANCE_TYPE_LABEL}: {gpu_types}"),
+                    format!("{INSTANCE_TYPE_LABEL}: {}", gpuless.join(", ")),
+                )
+                .hint("no-gpus-on-type")
+                .with("gpuless", gpuless.join(", "))
+                .with("gpu_types", gpu_types));
+        }
+        // A whole node: the table's GPU count when every judged type is known and agrees.
+        let table: BTreeSet<u32> = known.iter().map(|i| i.gpus).collect();
+        let want = match table.first() {
+            Some(&n) if table.len() == 1 && known.len() == types.len() => n,
+            _ => param,
+        };
+        let o = if count_of(c, GPU) == Some(i64::from(want)) {
+            Outcome::pass(ID)
+        } else {
+            self.fail(
+                ID,
+                format!("{GPU}: {want}"),
+                format!("{GPU}: {}", count_text(c, GPU)),
+            )
+        };
+        Ok(o.with("gpus_expected", want).with("path", path))
+    }
 
-/// Whether a pod affinity term selects the Job's own pods: its namespaces include the pod's
-/// (an empty list means the pod's own namespace) and its label selector matches the pod labels.
-/// A null label selector matches no pods (core/v1 PodAffinityTerm.labelSelector).
-fn selects_own_pods(t: &PodAffinityTerm, labels: &BTreeMap<String, String>, ns: &str) -> bool {
-    let ns_ok = match (&t.namespaces, &t.namespace_selector) {
-        (Some(list), _) if list.iter().any(|n| n == ns) => true,
-        (_, Some(sel)) if is_empty_selector(sel) => true,
-        (Some(list), None) => list.is_empty(),
-        (None, None) => true,
-        _ => false,
-    };
-    ns_ok
-        && t.label_selector
+    fn env(&self, c: &Container, name: &str) -> EnvLookup {
+        let cm = |map: &str, key: &str| match &self.configmaps {
+            Err(_) => EnvLookup::Unresolved(format!("ConfigMap/{map}")),
+            Ok(list) => match list.iter().find(|o| o.name() == map) {
+                None => EnvLookup::Unresolved(format!("ConfigMap/{map}")),
+                Some(o) => match o.value["data"][key].as_str() {
+                    Some(v) => EnvLookup::Value(v.to_string()),
+                    None => EnvLookup::Absent,
+                },
+            },
+        };
+        cmdline::container_env(c, name, &cm)
+    }
+
+    fn fi_provider(&self) -> Result<Outcome, InputError> {
+        const ID: &str = "fi-provider";
+        let (c, path) = self.container();
+        let worker_env = self.env(c, FI_PROVIDER);
+        if self.is_mpi() {
+            return self.fi_provider_exported(path, &worker_env);
+        }
+        let expected = format!("{path}.env: {FI_PROVIDER}=efa");
+        Ok(match worker_env {
+            EnvLookup::Value(v) if v.trim() == "efa" => Outcome::pass(ID),
+            EnvLookup::Value(v) => self.wrong_value(&expected, &v),
+            EnvLookup::Unresolved(_) => self.unresolved(&expected, c, path),
+            EnvLookup::Absent => {
+                let other = self
+                    .wl
+                    .containers()
+                    .find(|(_, o, p)| *p != path && self.env(o, FI_PROVIDER) != EnvLookup::Absent);
+                match other {
+                    Some((_, _, op)) => self
+                        .fail(ID, expected, format!("{op}.env: {FI_PROVIDER}"))
+                        .hint("other-container")
+                        .with("path", path)
+                        .with("other", op),
+                    None => self
+                        .fail(ID, expected, format!("{path}.env: —"))
+                        .with("path", path),
+                }
+            }
+        })
+    }
+
+    fn wrong_value(&self, expected: &str, v: &str) -> Outcome {
+        self.fail("fi-provider", expected, format!("{FI_PROVIDER}={v}"))
+            .hint("wrong-value")
+            .with("value", v)
+    }
+
+    fn unresolved(&self, expected: &str, c: &Container, path: &str) -> Outcome {
+        let source = env_source(c, FI_PROVIDER);
+        self.fail("fi-provider", expected, format!("{FI_PROVIDER} ← {source}"))
+            .hint("unresolved")
+            .with("source", source)
+            .with("path", path)
+    }
+
+    /// MPIJob: the ranks are started by the Launcher's mpirun over ssh, so they see only what
+    /// mpirun exports (Open MPI mpirun(1) `-x`: "Export the specified environment variables to
+    /// the remote nodes before executing the program"); the Workers' own `env` is not theirs.
+    fn fi_provider_exported(
+        &self,
+        worker: &str,
+        worker_env: &EnvLookup,
+    ) -> Result<Outcome, InputError> {
+        const ID: &str = "fi-provider";
+        let expected = format!("mpirun -x {FI_PROVIDER}=efa");
+        let launcher = self
+            .wl
+            .template(mpi::LAUNCHER)
+            .and_then(|t| t.containers().next());
+        let Some((lc, lpath)) = launcher else {
+            let path = format!("spec.mpiReplicaSpecs.{}", mpi::LAUNCHER);
+            return Ok(self
+                .fail(ID, expected, format!("{path}: —"))
+                .hint("no-mpirun")
+                .with("path", path)
+                .with("command", "—"));
+        };
+        let command = cmdline::command_line(lc, 160);
+        let invs = cmdline::invocations(lc)
+            .map_err(|e| self.obj.field_error(format!("{lpath}.command"), e.problem))?;
+        let Some(run) = invs.iter().find_map(|i| Mpirun::find(&i.expanded)) else {
+            return Ok(self
+                .fail(ID, expected, &command)
+                .hint("no-mpirun")
+                .with("path", lpath)
+                .with("command", command));
+        };
+        let value = match run.export(FI_PROVIDER) {
+            Some(x) => match x.value {
+                Some(v) => EnvLookup::Value(v),
+                // `-x NAME` forwards the Launcher's own value.
+                None => self.env(lc, FI_PROVIDER),
+            },
+            None => EnvLookup::Absent,
+        };
+        Ok(match value {
+            EnvLookup::Value(v) if v.trim() == "efa" => Outcome::pass(ID),
+            EnvLookup::Value(v) => self.wrong_value(&expected, &v),
+            EnvLookup::Unresolved(_) => self.unresolved(&expected, lc, lpath),
+            EnvLookup::Absent => {
+                let found = match worker_env {
+                    EnvLookup::Absent => command.clone(),
+                    _ => format!("{worker}.env: {FI_PROVIDER}"),
+                };
+                self.fail(ID, expected, found)
+                    .hint("mpi-export")
+                    .with("command", command)
+            }
+        })
+    }
+
+    fn efa_instance_type(&self, ctx: &JudgeCtx) -> Outcome {
+        const ID: &str = "efa-instance-type";
+        let efa_types = instances::efa_gpu_types().join(", ");
+        let expected = format!("{INSTANCE_TYPE_LABEL}: {efa_types}");
+        let found = |v: &str| format!("{INSTANCE_TYPE_LABEL}: {v}");
+        let example = ctx.params.get("instance_type").unwrap_or("p5.48xlarge");
+        match placement::allowed_values(&self.tpl().spec, INSTANCE_TYPE_LABEL) {
+            Allowed::Any => self
+                .fail(ID, expected, found("—"))
+                .with("efa_types", efa_types)
+                .with("instance_type", example),
+            Allowed::None => self.fail(ID, expected, found("∅")).hint("contradictory"),
+            Allowed::Only(set) => {
+                let not_efa: Vec<&str> = set
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|t| instances::efa_interfaces(t).unwrap_or(0) == 0)
+                    .collect();
+                if not_efa.is_empty() {
+                    return Outcome::pass(ID).with("instance_type", join(&set));
+                }
+                self.fail(ID, expected, found(&not_efa.join(", ")))
+                    .hint("not-efa")
+                    .with("not_efa", not_efa.join(", "))
+                    .with("efa_types", efa_types)
+            }
+        }
+    }
+
+    fn single_zone(&self) -> Result<Outcome, InputError> {
+        const ID: &str = "single-zone";
+        let expected = format!("{ZONE_LABEL}: <zone>");
+        let found = |v: &str| format!("{ZONE_LABEL}: {v}");
+        let spec = &self.tpl().spec;
+        match placement::allowed_values(spec, ZONE_LABEL) {
+            Allowed::Only(set) if set.len() == 1 => {
+                return Ok(Outcome::pass(ID).with("zone", join(&set)))
+            }
+            Allowed::Only(set) => {
+                return Ok(self
+                    .fail(ID, expected, found(&join(&set)))
+                    .hint("several-zones")
+                    .with("zones", join(&set)))
+            }
+            Allowed::None => return Ok(self.fail(ID, expected, found("∅")).hint("contradictory")),
+            Allowed::Any => {}
+        }
+        // A required pod affinity on the zone that selects the pods themselves keeps them together.
+        let pa = spec.affinity.as_ref().and_then(|a| a.pod_affinity.as_ref());
+        let required: Vec<_> = pa
+            .and_then(|p| {
+                p.required_during_scheduling_ignored_during_execution
+                    .as_ref()
+            })
+            .into_iter()
+            .flatten()
+            .filter(|t| t.topology_key == ZONE_LABEL)
+            .collect();
+        let labels = self.pod_labels();
+        let affinity_path = self.tpl().field("affinity.podAffinity");
+        let mut on_zone = Vec::new();
+        for t in &required {
+            let sel = Selector::from_label_selector(t.label_selector.as_ref())
+                .map_err(|e| self.obj.field_error(&affinity_path, e))?;
+            if sel.matches(&labels) && self.in_own_namespace(t)? {
+                return Ok(Outcome::pass(ID));
+            }
+            on_zone.push(sel.to_string());
+        }
+        if !on_zone.is_empty() {
+            let own: Vec<String> = labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            return Ok(self
+                .fail(
+                    ID,
+                    expected,
+                    format!("{affinity_path}: {}", on_zone.join("; ")),
+                )
+                .hint("affinity-other-pods")
+                .with("labels", own.join(", "))
+                .with("own_label", self.selector()));
+        }
+        let preferred_pod = pa
+            .and_then(|p| {
+                p.preferred_during_scheduling_ignored_during_execution
+                    .as_ref()
+            })
+            .into_iter()
+            .flatten()
+            .any(|w| w.pod_affinity_term.topology_key == ZONE_LABEL);
+        let preferred_node = spec
+            .affinity
             .as_ref()
-            .is_some_and(|s| selector_matches(s, labels))
+            .and_then(|a| {
+                a.node_affinity
+                    .as_ref()?
+                    .preferred_during_scheduling_ignored_during_execution
+                    .as_ref()
+            })
+            .into_iter()
+            .flatten()
+            .flat_map(|p| p.preference.match_expressions.iter().flatten())
+            .any(|e| e.key == ZONE_LABEL);
+        if preferred_pod || preferred_node {
+            return Ok(self
+                .fail(
+                    ID,
+                    expected,
+                    "preferredDuringSchedulingIgnoredDuringExecution",
+                )
+                .hint("preferred-only"));
+        }
+        Ok(self.fail(ID, expected, found("—")))
+    }
+
+    /// core/v1 PodAffinityTerm: no namespaces and no namespaceSelector mean the pod's own
+    /// namespace; a namespaceSelector is matched against the namespace's
+    /// `kubernetes.io/metadata.name` label, which the API server sets on every namespace.
+    fn in_own_namespace(
+        &self,
+        t: &k8s_openapi::api::core::v1::PodAffinityTerm,
+    ) -> Result<bool, InputError> {
+        let listed = t.namespaces.as_deref().unwrap_or_default();
+        let Some(ns_sel) = &t.namespace_selector else {
+            return Ok(listed.is_empty() || listed.contains(&self.namespace));
+        };
+        let sel = Selector::from_label_selector(Some(ns_sel)).map_err(|e| {
+            self.obj
+                .field_error(self.tpl().field("affinity.podAffinity"), e)
+        })?;
+        let ns = BTreeMap::from([(
+            "kubernetes.io/metadata.name".to_string(),
+            self.namespace.clone(),
+        )]);
+        Ok(listed.contains(&self.namespace) || sel.matches(&ns))
+    }
+
+    // --- state checks --------------------------------------------------------------------------
+
+    /// The job's terminal state: (succeeded, failed condition).
+    fn finished(&self) -> Result<(bool, Option<conditions::Condition>), InputError> {
+        let conds = conditions::from_object(&self.obj.value)
+            .map_err(|e| self.obj.field_error("status.conditions", e))?;
+        let done = if self.is_mpi() {
+            mpi::COND_SUCCEEDED
+        } else {
+            "Complete"
+        };
+        let failed = conditions::find(&conds, "Failed")
+            .filter(|c| c.is_true())
+            .cloned();
+        Ok((conditions::is_true(&conds, done), failed))
+    }
+
+    /// How many NCCL pods run at once: the Workers, or min(completions, parallelism).
+    fn pods_expected(&self) -> usize {
+        let t = self.tpl();
+        let completions = self
+            .wl
+            .batch_job()
+            .and_then(|j| j.spec.as_ref()?.completions);
+        let n = completions.map_or(t.replicas, |c| t.replicas.min(i64::from(c)));
+        n.max(1) as usize
+    }
+
+    /// The pods bound to a node the cluster lists, with that node.
+    fn bound_nodes(&self) -> Vec<(&PodView, &NodeView)> {
+        let (Ok(pods), Ok(nodes)) = (&self.pods, &self.nodes) else {
+            return Vec::new();
+        };
+        let node = |p: &PodView| nodes.iter().find(|n| p.node.as_deref() == Some(&n.name));
+        pods.iter().filter_map(|p| Some((p, node(p)?))).collect()
+    }
+
+    /// Gate of the node-based checks: every expected pod exists and is bound to a known node.
+    fn bound(&self, check: &str) -> Result<Vec<(&PodView, &NodeView)>, Box<Outcome>> {
+        let pods = match (&self.pods, &self.nodes) {
+            (Err(why), _) | (_, Err(why)) => {
+                return Err(Box::new(Outcome::unavailable(check, why)))
+            }
+            (Ok(p), Ok(_)) => p,
+        };
+        let wanted = self.pods_expected();
+        let done = self.finished().is_ok_and(|(d, _)| d);
+        let unbound: Vec<&str> = pods
+            .iter()
+            .filter(|p| p.node.is_none())
+            .map(|p| p.name.as_str())
+            .collect();
+        let bound = self.bound_nodes();
+        let o = if pods.is_empty() && done {
+            Outcome::skipped(check, Reason::Message("pods-gone".into()))
+        } else if pods.len() < wanted {
+            let o = Outcome::pending(check, Reason::Message("no-pods".into()));
+            o.with("found", pods.len())
+                .with("expected", wanted)
+                .with("object", self.object())
+        } else if !unbound.is_empty() {
+            Outcome::pending(check, Reason::Message("not-bound".into()))
+                .with("pods", unbound.join(", "))
+        } else if let Some(p) = pods
+            .iter()
+            .find(|p| !bound.iter().any(|(b, _)| b.name == p.name))
+        {
+            let o = Outcome::pending(check, Reason::Message("node-missing".into()));
+            o.with("pod", &p.name)
+                .with("node", p.node.as_deref().unwrap_or_default())
+        } else {
+            return Ok(bound);
+        };
+        Err(Box::new(o))
+    }
+
+    fn pods_on_efa_nodes(&self) -> Outcome {
+        const ID: &str = "pods-on-efa-nodes";
+        let bound = match self.bound(ID) {
+            Ok(b) => b,
+            Err(o) => return *o,
+        };
+        let mut bad = Vec::new();
+        let mut want_max = 1;
+        for (p, n) in bound {
+            let have = n
+                .allocatable
+                .get(EFA)
+                .and_then(|q| q.count().ok())
+                .unwrap_or(0);
+            want_max = want_max.max(p.efa);
+            if have < p.efa.max(1) {
+                bad.push(format!(
+                    "{} → {}: {EFA} {have} < {}",
+                    p.name,
+                    n.name,
+                    p.efa.max(1)
+                ));
+            }
+        }
+        if bad.is_empty() {
+            return Outcome::pass(ID);
+        }
+        self.fail(ID, format!("{EFA} ≥ {want_max}"), bad.join("; "))
+            .with("bad", bad.join("; "))
+    }
+
+    fn pods_same_zone(&self) -> Outcome {
+        const ID: &str = "pods-same-zone";
+        let bound = match self.bound(ID) {
+            Ok(b) => b,
+            Err(o) => return *o,
+        };
+        let mut zones = BTreeSet::new();
+        let mut placed = Vec::new();
+        for (p, n) in &bound {
+            let name = &n.name;
+            let Some(z) = label(&n.node, ZONE_LABEL) else {
+                return Outcome::skipped(ID, Reason::Message("no-zone-label".into()))
+                    .with("node", name);
+            };
+            placed.push(format!("{} → {name} ({z})", p.name));
+            zones.insert(z);
+        }
+        if zones.len() <= 1 {
+            return Outcome::pass(ID).with("zone", join(&zones));
+        }
+        self.fail(ID, format!("{ZONE_LABEL}: <zone>"), placed.join(", "))
+            .with("zones", placed.join(", "))
+    }
+
+    /// The shape that runs two NCCL pods at once, or what was found instead.
+    fn shape_problem(&self) -> Option<(String, String, &'static str)> {
+        let replicas = self.tpl().replicas;
+        if let Some(m) = self.wl.mpi() {
+            let launchers = self.wl.template(mpi::LAUNCHER).map_or(0, |t| t.replicas);
+            let ok = replicas == PODS_WANTED && launchers == 1 && !m.suspended();
+            let show = |w: i64, l: i64, s: bool| {
+                format!("Worker.replicas: {w}, Launcher.replicas: {l}, suspend: {s}")
+            };
+            return (!ok).then(|| {
+                (
+                    show(PODS_WANTED, 1, false),
+                    show(replicas, launchers, m.suspended()),
+                    "mpi-shape",
+                )
+            });
+        }
+        let s = self.wl.batch_job()?.spec.as_ref()?;
+        let mode = s.completion_mode.as_deref().unwrap_or("NonIndexed");
+        let suspend = s.suspend.unwrap_or(false);
+        let completions = s.completions.map_or("—".to_string(), |c| c.to_string());
+        let ok =
+            s.completions == Some(2) && replicas == PODS_WANTED && mode == "Indexed" && !suspend;
+        let show = |c: &str, p: i64, m: &str, s: bool| {
+            format!("completions: {c}, parallelism: {p}, completionMode: {m}, suspend: {s}")
+        };
+        (!ok).then(|| {
+            (
+                show("2", PODS_WANTED, "Indexed", false),
+                show(&completions, replicas, mode, suspend),
+                "job-shape",
+            )
+        })
+    }
+
+    fn pods_running(&self, ctx: &JudgeCtx) -> Result<Outcome, InputError> {
+        const ID: &str = "pods-running";
+        if let Some((expected, found, hint)) = self.shape_problem() {
+            return Ok(self.fail(ID, expected, found).hint(hint));
+        }
+        let (done, failed) = self.finished()?;
+        if let Some(c) = failed {
+            let reason = c.reason.clone().unwrap_or_default();
+            return Ok(self
+                .fail(
+                    ID,
+                    if self.is_mpi() {
+                        "Succeeded=True"
+                    } else {
+                        "Complete=True"
+                    },
+                    format!("Failed=True ({reason})"),
+                )
+                .hint("job-failed")
+                .with("reason", reason)
+                .with("message", c.message.unwrap_or_default()));
+        }
+        // The controller writes the success condition once every pod succeeded; they may be gone.
+        if done {
+            return Ok(Outcome::pass(ID));
+        }
+        let pods = match &self.pods {
+            Err(why) => return Ok(Outcome::unavailable(ID, why)),
+            Ok(p) => p,
+        };
+        let mut pending: Option<Outcome> = None;
+        let mut starting = Vec::new();
+        let mut present = 0;
+        for slot in 0..PODS_WANTED as u32 {
+            let Some(p) = pods.iter().find(|p| p.slot == Some(slot)) else {
+                continue;
+            };
+            present += 1;
+            if let Some((container, reason, message)) = &p.stuck {
+                return Ok(self
+                    .fail(ID, "Running", format!("{}/{container}: {reason}", p.name))
+                    .hint("container-waiting")
+                    .with("pod", &p.name)
+                    .with("container", container)
+                    .with("reason", reason)
+                    .with("message", message));
+            }
+            match (p.phase.as_str(), &p.unschedulable) {
+                ("Succeeded" | "Running", _) => {}
+                ("Failed", _) => {
+                    let failed = self.obj.value["status"]["failed"].as_i64().unwrap_or(1);
+                    let o = Outcome::pending(ID, Reason::Message("retrying".into()));
+                    pending.get_or_insert(o.with("pod", &p.name).with("failed", failed));
+                }
+                (_, Some(msg)) if self.learner_caused(&p.spec, ctx) => {
+                    return Ok(self
+                        .fail(
+                            ID,
+                            "PodScheduled=True",
+                            format!("{}: PodScheduled=False (Unschedulable)", p.name),
+                        )
+                        .hint("unschedulable")
+                        .with("pod", &p.name)
+                        .with("scheduler_message", msg));
+                }
+                (_, Some(msg)) => {
+                    let o = Outcome::pending(ID, Reason::Message("waiting-capacity".into()));
+                    pending.get_or_insert(o.with("pod", &p.name).with("scheduler_message", msg));
+                }
+                (_, None) => starting.push(p.name.clone()),
+            }
+        }
+        if let Some(o) = pending {
+            return Ok(o);
+        }
+        if present < PODS_WANTED as usize {
+            let o = Outcome::pending(ID, Reason::Message("no-pods".into()));
+            return Ok(o
+                .with("found", present)
+                .with("expected", PODS_WANTED)
+                .with("object", self.object()));
+        }
+        if !starting.is_empty() {
+            return Ok(Outcome::pending(ID, Reason::Message("creating".into()))
+                .with("pods", starting.join(", ")));
+        }
+        Ok(Outcome::pass(ID))
+    }
+
+    /// Whether the pod's own constraints keep it off every node (see the module comment).
+    fn learner_caused(&self, spec: &PodSpec, ctx: &JudgeCtx) -> bool {
+        let Ok(nodes) = &self.nodes else { return false };
+        let Ok(requests) = resources::pod_requests(spec) else {
+            return false;
+        };
+        let fits = |n: &NodeView| {
+            placement::may_use(spec, &n.node)
+                && resources::shortfalls(&requests, &n.allocatable).is_empty()
+        };
+        if nodes.iter().any(fits) {
+            return false;
+        }
+        match ctx.profile {
+            Profile::Kind => true,
+            Profile::Eks => {
+                let Allowed::Only(types) = placement::allowed_values(spec, INSTANCE_TYPE_LABEL)
+                else {
+                    return false;
+                };
+                let want = |r: &str| resources::pod_count(spec, r).unwrap_or(0);
+                types.iter().all(|t| {
+                    instances::lookup(t).is_some_and(|i| {
+                        want(EFA) > i64::from(i.efa) || want(GPU) > i64::from(i.gpus)
+                    })
+                })
+            }
+        }
+    }
+
+    // --- advice ---------------------------------------------------------------------------------
+
+    /// Variables the aws-ofi-nccl EFA Cheatsheet discourages or no longer needs, in any container's
+    /// env or exported by mpirun.
+    fn advise(&self, j: &mut Judgement) -> Result<(), InputError> {
+        for (_, c, path) in self.wl.containers() {
+            let mut exported = Vec::new();
+            if self.is_mpi() {
+                let invs = cmdline::invocations(c)
+                    .map_err(|e| self.obj.field_error(format!("{path}.command"), e.problem))?;
+                exported = invs
+                    .iter()
+                    .filter_map(|i| Mpirun::find(&i.expanded))
+                    .flat_map(|m| m.exports())
+                    .collect();
+            }
+            let value = |name: &str| match exported.iter().rev().find(|x| x.name == name) {
+                Some(x) => x.value.clone().map_or(self.env(c, name), EnvLookup::Value),
+                None => self.env(c, name),
+            };
+            if value("RDMAV_FORK_SAFE") != EnvLookup::Absent {
+                j.advise(Advice::new("rdmav-fork-safe").with("container", &c.name));
+            }
+            if value("FI_EFA_USE_DEVICE_RDMA") == EnvLookup::Value("1".into()) {
+                j.advise(Advice::new("fi-efa-use-device-rdma").with("container", &c.name));
+            }
+        }
+        Ok(())
+    }
 }
 
-fn is_empty_selector(s: &LabelSelector) -> bool {
-    s.match_labels.as_ref().is_none_or(|m| m.is_empty())
-        && s.match_expressions.as_ref().is_none_or(|e| e.is_empty())
+fn pod_view(o: &Obj, kind: WorkloadKind) -> Result<PodView, InputError> {
+    let pod: Pod = o.parse()?;
+    let meta = pod.metadata;
+    let slot = match kind {
+        WorkloadKind::MpiJob => meta.labels.as_ref().and_then(|l| l.get(MPI_REPLICA_INDEX)),
+        _ => meta
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(COMPLETION_INDEX)),
+    };
+    let conds =
+        conditions::from_object(&o.value).map_err(|e| o.field_error("status.conditions", e))?;
+    let unschedulable = conditions::find(&conds, "PodScheduled")
+        .filter(|c| c.is_false() && c.reason.as_deref() == Some("Unschedulable"))
+        .map(|c| c.message.clone().unwrap_or_default());
+    let status = pod.status.unwrap_or_default();
+    let stuck = status
+        .init_container_statuses
+        .unwrap_or_default()
+        .into_iter()
+        .chain(status.container_statuses.unwrap_or_default())
+        .find_map(|cs| {
+            let w = cs.state?.waiting?;
+            let reason = w.reason.unwrap_or_default();
+            STUCK
+                .contains(&reason.as_str())
+                .then(|| (cs.name, reason, w.message.unwrap_or_default()))
+        });
+    let spec = pod.spec.unwrap_or_default();
+    let efa = resources::pod_count(&spec, EFA).map_err(|e| o.field_error("spec.containers", e))?;
+    Ok(PodView {
+        name: meta.name.unwrap_or_default(),
+        slot: slot.and_then(|s| s.parse().ok()),
+        node: spec.node_name.clone().filter(|n| !n.is_empty()),
+        phase: status.phase.unwrap_or_else(|| "Pending".into()),
+        spec,
+        efa,
+        unschedulable,
+        stuck,
+    })
 }
 
-/// meta/v1 LabelSelector: matchLabels AND matchExpressions (In, NotIn, Exists, DoesNotExist).
-fn selector_matches(s: &LabelSelector, labels: &BTreeMap<String, String>) -> bool {
-    let by_label = s
-        .match_labels
+fn node_view(o: &Obj) -> Result<NodeView, InputError> {
+    let node: Node = o.parse()?;
+    let allocatable =
+        resources::node_allocatable(&node).map_err(|e| o.field_error("status.allocatable", e))?;
+    Ok(NodeView {
+        name: o.name().to_string(),
+        node,
+        allocatable,
+    })
+}
+
+/// Lower is further along (the pod that stands for its slot).
+fn rank(phase: &str) -> u8 {
+    match phase {
+        "Succeeded" => 0,
+        "Running" => 1,
+        "Pending" => 2,
+        "Failed" => 3,
+        _ => 4,
+    }
+}
+
+/// Whether a container names `resource` in its limits or requests.
+fn mentions(c: &Container, resource: &str) -> bool {
+    let r = c.resources.as_ref();
+    let has = |m: Option<&BTreeMap<String, _>>| m.is_some_and(|m| m.contains_key(resource));
+    has(r.and_then(|r| r.limits.as_ref())) || has(r.and_then(|r| r.requests.as_ref()))
+}
+
+fn limits_has(c: &Container, resource: &str) -> bool {
+    c.resources
+        .as_ref()
+        .and_then(|r| r.limits.as_ref())
+        .is_some_and(|m| m.contains_key(resource))
+}
+
+/// The whole count a container asks for: its limit (what `efa-in-limits` wants), else its
+/// request, so a requests/limits mismatch is reported once, by the API server's rule.
+fn count_of(c: &Container, resource: &str) -> Option<i64> {
+    let limit = resources::limit_count(c, resource).ok().flatten();
+    limit.or_else(|| resources::effective_count(c, resource).ok().flatten())
+}
+
+/// The count as written (limit, else request), `—` when absent.
+fn count_text(c: &Container, resource: &str) -> String {
+    let q = resources::limit(c, resource).ok().flatten();
+    let q = q.or_else(|| resources::request(c, resource).ok().flatten());
+    q.map_or_else(|| "—".to_string(), |q| q.as_str().to_string())
+}
+
+/// Where a variable the grader cannot read comes from: `Secret/name`, `ConfigMap/name`, or the
+/// `valueFrom` kind.
+fn env_source(c: &Container, name: &str) -> String {
+    if let Some(from) = c
+        .env
         .iter()
         .flatten()
-        .all(|(k, v)| labels.get(k) == Some(v));
-    let by_expr = s.match_expressions.iter().flatten().all(|e| {
-        let have = labels.get(&e.key);
-        let vals = e.values.as_deref().unwrap_or(&[]);
-        match e.operator.as_str() {
-            "In" => have.is_some_and(|v| vals.contains(v)),
-            "NotIn" => have.is_none_or(|v| !vals.contains(v)),
-            "Exists" => have.is_some(),
-            "DoesNotExist" => have.is_none(),
-            _ => false,
-        }
+        .rev()
+        .find(|e| e.name == name)
+        .and_then(|e| e.value_from.as_ref())
+    {
+        return match (&from.config_map_key_ref, &from.secret_key_ref) {
+            (Some(r), _) => format!("ConfigMap/{}", r.name),
+            (_, Some(r)) => format!("Secret/{}", r.name),
+            _ if from.field_ref.is_some() => "fieldRef".into(),
+            _ => "resourceFieldRef".into(),
+        };
+    }
+    let from = c.env_from.iter().flatten().rev().find_map(|s| {
+        s.secret_ref
+            .as_ref()
+            .map(|r| format!("Secret/{}", r.name))
+            .or_else(|| {
+                s.config_map_ref
+                    .as_ref()
+                    .map(|r| format!("ConfigMap/{}", r.name))
+            })
     });
-    by_label && by_expr
+    from.unwrap_or_else(|| "envFrom".into())
+}
+
+fn label(n: &Node, key: &str) -> Option<String> {
+    n.metadata.labels.as_ref()?.get(key).cloned()
 }
 
 fn join(set: &BTreeSet<String>) -> String {
     set.iter().cloned().collect::<Vec<_>>().join(", ")
-}
-
-// ---------------------------------------------------------------------------------------------
-// Which instance type(s) the EFA and GPU counts are judged against.
-
-#[derive(Debug)]
-struct Types {
-    names: BTreeSet<String>,
-    /// Where they came from, for the expected text.
-    from: &'static str,
-}
-
-fn judged_types(input: &Input, ctx: &JudgeCtx) -> Option<Types> {
-    if let Allowed::Only(set) = allowed_values(&input.spec, INSTANCE_TYPE_LABEL) {
-        if !set.is_empty() {
-            return Some(Types {
-                names: set,
-                from: "the pod template's placement",
-            });
-        }
-    }
-    let bound: BTreeSet<String> = input
-        .current_pods()
-        .iter()
-        .filter_map(|p| p.node.as_deref())
-        .filter_map(|n| input.node(n))
-        .filter_map(|n| n.labels.get(INSTANCE_TYPE_LABEL).cloned())
-        .collect();
-    if !bound.is_empty() {
-        return Some(Types {
-            names: bound,
-            from: "the nodes the pods were bound to",
-        });
-    }
-    ctx.params.get("instance_type").map(|t| Types {
-        names: BTreeSet::from([t.to_string()]),
-        from: "the task",
-    })
-}
-
-fn known_types() -> String {
-    INSTANCES
-        .iter()
-        .map(|i| i.name)
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-// ---------------------------------------------------------------------------------------------
-// Spec checks.
-
-fn no_container(check: &str) -> Outcome {
-    Outcome::fail(
-        check,
-        "a container in spec.template.spec.containers",
-        "no containers",
-    )
-    .with("container", "?")
-}
-
-fn efa_in_limits(input: &Input, tc: Option<&Container>) -> Outcome {
-    const ID: &str = "efa-in-limits";
-    let Some(c) = tc else { return no_container(ID) };
-    let expected = format!("{EFA} in resources.limits of container {}", c.name);
-    match (limit(c, EFA), request(c, EFA)) {
-        (Some(l), Some(r)) if l != r => Outcome::fail(
-            ID,
-            format!("{expected} (requests equal to limits)"),
-            format!("requests {r}, limits {l}"),
-        )
-        .hint("mismatch")
-        .with("container", &c.name)
-        .with("requests", r)
-        .with("limits", l),
-        (Some(_), _) => Outcome::pass(ID),
-        (None, Some(r)) => Outcome::fail(ID, expected, format!("{EFA}: {r} in requests only"))
-            .hint("requests-only")
-            .with("container", &c.name),
-        (None, None) => {
-            let other = input
-                .spec
-                .containers
-                .iter()
-                .find(|o| o.name != c.name && effective_request(o, EFA).is_some());
-            match other {
-                Some(o) => Outcome::fail(ID, expected, format!("{EFA} on container {}", o.name))
-                    .hint("other-container")
-                    .with("container", &c.name)
-                    .with("other", &o.name),
-                None => Outcome::fail(ID, expected, format!("no {EFA} in container {}", c.name))
-                    .with("container", &c.name),
-            }
-        }
-    }
-}
-
-/// The count a container asks for: its limit (what efa-in-limits wants), else its request, so a
-/// requests/limits mismatch is reported once, by efa-in-limits.
-fn limit_or_request(c: &Container, resource: &str) -> Option<i64> {
-    limit(c, resource).or_else(|| request(c, resource))
-}
-
-fn efa_count(input: &Input, tc: Option<&Container>, ctx: &JudgeCtx) -> Outcome {
-    const ID: &str = "efa-count";
-    let Some(c) = tc else { return no_container(ID) };
-    let Some(types) = judged_types(input, ctx) else {
-        return Outcome::skipped(ID, Reason::NeedsParam("instance_type".into()));
-    };
-    let unknown: Vec<&str> = types
-        .names
-        .iter()
-        .map(String::as_str)
-        .filter(|t| instances::lookup(t).is_none())
-        .collect();
-    if !unknown.is_empty() {
-        return Outcome::fail(
-            ID,
-            format!("{EFA} equal to the instance type's EFA interface count"),
-            format!(
-                "instance type {} is not in trainlab's EFA table",
-                unknown.join(", ")
-            ),
-        )
-        .hint("unknown-type")
-        .with("unknown", unknown.join(", "))
-        .with("known_types", known_types());
-    }
-    let counts: BTreeMap<u32, Vec<&str>> = types.names.iter().fold(BTreeMap::new(), |mut m, t| {
-        let efa = instances::efa_interfaces(t).unwrap_or(0);
-        m.entry(efa).or_insert_with(Vec::new).push(t.as_str());
-        m
-    });
-    let described: Vec<String> = types
-        .names
-        .iter()
-        .map(|t| format!("{t} {}", instances::efa_interfaces(t).unwrap_or(0)))
-        .collect();
-    let found = limit_or_request(c, EFA);
-    let found_text = match found {
-        Some(n) => format!("{EFA}: {n}"),
-        None => format!("no {EFA}"),
-    };
-    if counts.len() > 1 {
-        return Outcome::fail(
-            ID,
-            format!(
-                "one EFA count for every allowed instance type ({})",
-                described.join(", ")
-            ),
-            found_text,
-        )
-        .hint("mixed-types")
-        .with("counts", described.join(", "));
-    }
-    let want = counts.keys().next().copied().unwrap_or(0) as i64;
-    let names = join(&types.names);
-    if found == Some(want) {
-        return Outcome::pass(ID)
-            .with("instance_type", &names)
-            .with("efa_expected", want);
-    }
-    Outcome::fail(
-        ID,
-        format!(
-            "{EFA}: {want} ({names} has {want} EFA interfaces; type from {})",
-            types.from
-        ),
-        found_text,
-    )
-    .with("instance_type", names)
-    .with("efa_expected", want)
-    .with("container", &c.name)
-}
-
-fn gpus_whole_node(
-    input: &Input,
-    tc: Option<&Container>,
-    ctx: &JudgeCtx,
-) -> Result<Outcome, InputError> {
-    const ID: &str = "gpus-whole-node";
-    let Some(c) = tc else {
-        return Ok(no_container(ID).with("gpus_expected", gpus_param(ctx)?));
-    };
-    let types = judged_types(input, ctx);
-    let type_names = types.as_ref().map(|t| t.names.clone()).unwrap_or_default();
-    let gpu_types = instances::efa_gpu_types().join(", ");
-    let gpuless: Vec<&str> = type_names
-        .iter()
-        .map(String::as_str)
-        .filter(|t| instances::lookup(t).is_some_and(|i| i.gpus == 0))
-        .collect();
-    let found = limit_or_request(c, GPU);
-    let found_text = match found {
-        Some(n) => format!("{GPU}: {n}"),
-        None => format!("no {GPU} in container {}", c.name),
-    };
-    if !gpuless.is_empty() {
-        return Ok(Outcome::fail(
-            ID,
-            format!("an instance type with NVIDIA GPUs ({gpu_types})"),
-            format!("{} has no {GPU}", gpuless.join(", ")),
-        )
-        .hint("no-gpus-on-type")
-        .with("gpuless", gpuless.join(", "))
-        .with("gpu_types", gpu_types));
-    }
-    // A whole node: the table's GPU count when every judged type agrees, else the lab's figure.
-    let from_table: BTreeSet<u32> = type_names
-        .iter()
-        .filter_map(|t| instances::lookup(t).map(|i| i.gpus))
-        .collect();
-    let want = match (from_table.len(), from_table.iter().next()) {
-        (1, Some(&n)) if type_names.iter().all(|t| instances::lookup(t).is_some()) => n,
-        _ => gpus_param(ctx)?,
-    } as i64;
-    if found == Some(want) {
-        return Ok(Outcome::pass(ID).with("gpus_expected", want));
-    }
-    Ok(
-        Outcome::fail(ID, format!("{GPU}: {want} (a whole node)"), found_text)
-            .with("gpus_expected", want)
-            .with("container", &c.name),
-    )
-}
-
-/// GPUs of a whole node when the instance table cannot say (lab parameter `gpus`).
-fn gpus_param(ctx: &JudgeCtx) -> Result<u32, InputError> {
-    Ok(super::Params::number(ctx.params.get("gpus"), "gpus")?.unwrap_or(8))
-}
-
-/// An environment variable as the container will see it.
-#[derive(Debug, PartialEq, Eq)]
-enum EnvLookup {
-    Absent,
-    Value(String),
-    /// Set, but from somewhere this grader cannot read (a Secret, a field, a missing ConfigMap).
-    Unresolved(String),
-}
-
-/// `env` wins over `envFrom`; among `envFrom` sources the last one wins; within `env` the last
-/// entry of a name wins (core/v1 Container.env / envFrom docs).
-fn env_lookup(c: &Container, name: &str, cms: &Result<Vec<ConfigMap>, Unavailable>) -> EnvLookup {
-    if let Some(e) = c.env.iter().flatten().rev().find(|e| e.name == name) {
-        let Some(from) = &e.value_from else {
-            return EnvLookup::Value(e.value.clone().unwrap_or_default());
-        };
-        return match &from.config_map_key_ref {
-            Some(r) => config_map_value(cms, &r.name, &r.key),
-            None => EnvLookup::Unresolved("set from a Secret or a field".into()),
-        };
-    }
-    for src in c.env_from.iter().flatten().rev() {
-        let prefix = src.prefix.as_deref().unwrap_or("");
-        let Some(key) = name.strip_prefix(prefix) else {
-            continue;
-        };
-        if let Some(r) = &src.config_map_ref {
-            match config_map_value(cms, &r.name, key) {
-                EnvLookup::Absent => {}
-                found => return found,
-            }
-        }
-        if let Some(s) = &src.secret_ref {
-            return EnvLookup::Unresolved(format!("may come from Secret {}", s.name));
-        }
-    }
-    EnvLookup::Absent
-}
-
-fn config_map_value(cms: &Result<Vec<ConfigMap>, Unavailable>, cm: &str, key: &str) -> EnvLookup {
-    let list = match cms {
-        Ok(l) => l,
-        Err(why) => return EnvLookup::Unresolved(format!("ConfigMap {cm}: {why}")),
-    };
-    match list.iter().find(|m| m.metadata.name.as_deref() == Some(cm)) {
-        None => EnvLookup::Unresolved(format!("ConfigMap {cm} not found")),
-        Some(m) => match m.data.as_ref().and_then(|d| d.get(key)) {
-            Some(v) => EnvLookup::Value(v.clone()),
-            None => EnvLookup::Absent,
-        },
-    }
-}
-
-fn fi_provider(input: &Input, tc: Option<&Container>) -> Outcome {
-    const ID: &str = "fi-provider";
-    let Some(c) = tc else { return no_container(ID) };
-    let expected = format!("{FI_PROVIDER}=efa in container {}", c.name);
-    match env_lookup(c, FI_PROVIDER, &input.configmaps) {
-        EnvLookup::Value(v) if v.trim() == "efa" => Outcome::pass(ID),
-        EnvLookup::Value(v) => Outcome::fail(ID, expected, format!("{FI_PROVIDER}={v}"))
-            .hint("wrong-value")
-            .with("value", v)
-            .with("container", &c.name),
-        EnvLookup::Unresolved(why) => Outcome::fail(ID, expected, format!("{FI_PROVIDER}: {why}"))
-            .hint("unresolved")
-            .with("why", why)
-            .with("container", &c.name),
-        EnvLookup::Absent => {
-            let other = input.spec.containers.iter().find(|o| {
-                o.name != c.name
-                    && env_lookup(o, FI_PROVIDER, &input.configmaps) != EnvLookup::Absent
-            });
-            match other {
-                Some(o) => Outcome::fail(
-                    ID,
-                    expected,
-                    format!("{FI_PROVIDER} on container {}", o.name),
-                )
-                .hint("other-container")
-                .with("container", &c.name)
-                .with("other", &o.name),
-                None => Outcome::fail(
-                    ID,
-                    expected,
-                    format!("no {FI_PROVIDER} in container {}", c.name),
-                )
-                .with("container", &c.name),
-            }
-        }
-    }
-}
-
-fn efa_instance_type(input: &Input, ctx: &JudgeCtx) -> Outcome {
-    const ID: &str = "efa-instance-type";
-    let efa_types = instances::efa_gpu_types().join(", ");
-    let example = ctx
-        .params
-        .get("instance_type")
-        .unwrap_or("p5.48xlarge")
-        .to_string();
-    let expected = format!(
-        "{INSTANCE_TYPE_LABEL} restricted to EFA-capable types (EFA GPU types: {efa_types})"
-    );
-    match allowed_values(&input.spec, INSTANCE_TYPE_LABEL) {
-        Allowed::Any => Outcome::fail(
-            ID,
-            expected,
-            format!("no nodeSelector or required node affinity on {INSTANCE_TYPE_LABEL}"),
-        )
-        .with("efa_types", efa_types)
-        .with("instance_type", example),
-        Allowed::Only(set) if set.is_empty() => Outcome::fail(
-            ID,
-            expected,
-            format!("nodeSelector and required node affinity on {INSTANCE_TYPE_LABEL} have no value in common"),
-        )
-        .hint("contradictory"),
-        Allowed::Only(set) => {
-            let not_efa: Vec<&str> = set
-                .iter()
-                .map(String::as_str)
-                .filter(|t| instances::efa_interfaces(t).unwrap_or(0) == 0)
-                .collect();
-            if not_efa.is_empty() {
-                Outcome::pass(ID).with("instance_type", join(&set))
-            } else {
-                Outcome::fail(
-                    ID,
-                    expected,
-                    format!("{} allowed, not known to have EFA", not_efa.join(", ")),
-                )
-                .hint("not-efa")
-                .with("not_efa", not_efa.join(", "))
-                .with("efa_types", efa_types)
-            }
-        }
-    }
-}
-
-fn single_zone(input: &Input) -> Outcome {
-    const ID: &str = "single-zone";
-    let expected = format!(
-        "one {ZONE_LABEL} (nodeSelector, required node affinity, or required pod affinity on the Job's own pods)"
-    );
-    match allowed_values(&input.spec, ZONE_LABEL) {
-        Allowed::Only(set) if set.len() == 1 => return Outcome::pass(ID).with("zone", join(&set)),
-        Allowed::Only(set) if set.is_empty() => {
-            return Outcome::fail(
-                ID,
-                expected,
-                format!(
-                "nodeSelector and required node affinity on {ZONE_LABEL} have no value in common"
-            ),
-            )
-            .hint("contradictory")
-        }
-        Allowed::Only(set) => {
-            return Outcome::fail(ID, expected, format!("{ZONE_LABEL} in [{}]", join(&set)))
-                .hint("several-zones")
-                .with("zones", join(&set))
-        }
-        Allowed::Any => {}
-    }
-    let (required, preferred) = pod_affinity_terms(&input.spec);
-    let on_zone: Vec<&PodAffinityTerm> = required
-        .into_iter()
-        .filter(|t| t.topology_key == ZONE_LABEL)
-        .collect();
-    if on_zone
-        .iter()
-        .any(|t| selects_own_pods(t, &input.pod_labels, &input.namespace))
-    {
-        return Outcome::pass(ID);
-    }
-    if !on_zone.is_empty() {
-        let labels: Vec<String> = input
-            .pod_labels
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        return Outcome::fail(
-            ID,
-            expected,
-            format!("a required pod affinity on {ZONE_LABEL} that does not select the Job's pods"),
-        )
-        .hint("affinity-other-pods")
-        .with("labels", labels.join(", "));
-    }
-    let preferred_zone = preferred.iter().any(|t| t.topology_key == ZONE_LABEL)
-        || preferred_node_keys(&input.spec).contains(ZONE_LABEL);
-    if preferred_zone {
-        return Outcome::fail(
-            ID,
-            expected,
-            format!("{ZONE_LABEL} only in preferred affinity"),
-        )
-        .hint("preferred-only");
-    }
-    Outcome::fail(ID, expected, format!("no constraint on {ZONE_LABEL}"))
-}
-
-// ---------------------------------------------------------------------------------------------
-// State checks.
-
-/// Common gate of the node-based state checks: the pods and nodes are readable, the pods exist
-/// and are bound. Returns the bound pods with their nodes, or the outcome to report instead.
-fn bound_pods<'a>(
-    input: &'a Input,
-    check: &str,
-) -> Result<Vec<(&'a PodView, &'a NodeView)>, Box<Outcome>> {
-    if let Err(why) = &input.pods {
-        return Err(Box::new(Outcome::unavailable(check, why)));
-    }
-    if let Err(why) = &input.nodes {
-        return Err(Box::new(Outcome::unavailable(check, why)));
-    }
-    let pods = input.current_pods();
-    let wanted = input.pods_expected();
-    if pods.len() < wanted {
-        if pods.is_empty() && input.job_condition("Complete").is_some() {
-            return Err(Box::new(Outcome::skipped(
-                check,
-                Reason::Message("pods-gone".into()),
-            )));
-        }
-        return Err(Box::new(
-            Outcome::pending(check, Reason::Message("no-pods".into()))
-                .with("found", pods.len())
-                .with("expected", wanted),
-        ));
-    }
-    let unbound: Vec<&str> = pods
-        .iter()
-        .filter(|p| p.node.is_none())
-        .map(|p| p.name.as_str())
-        .collect();
-    if !unbound.is_empty() {
-        return Err(Box::new(
-            Outcome::pending(check, Reason::Message("not-bound".into()))
-                .with("pods", unbound.join(", ")),
-        ));
-    }
-    let mut out = Vec::new();
-    for p in pods {
-        let node = p.node.as_deref().unwrap_or_default();
-        match input.node(node) {
-            Some(n) => out.push((p, n)),
-            None => {
-                return Err(Box::new(
-                    Outcome::pending(check, Reason::Message("node-missing".into()))
-                        .with("pod", &p.name)
-                        .with("node", node),
-                ))
-            }
-        }
-    }
-    Ok(out)
-}
-
-fn pods_on_efa_nodes(input: &Input, ns: &str) -> Outcome {
-    const ID: &str = "pods-on-efa-nodes";
-    let bound = match bound_pods(input, ID) {
-        Ok(b) => b,
-        Err(o) => return *o,
-    };
-    let bad: Vec<String> = bound
-        .iter()
-        .filter_map(|(p, n)| {
-            let want = pod_requests(&p.spec)
-                .get(EFA)
-                .map(|m| m / 1000)
-                .unwrap_or(0) as i64;
-            let have = n.efa();
-            (have < want.max(1)).then(|| {
-                format!(
-                    "{} on {}: allocatable {EFA} {have}, request {want}",
-                    p.name, n.name
-                )
-            })
-        })
-        .collect();
-    if bad.is_empty() {
-        return Outcome::pass(ID);
-    }
-    Outcome::fail(
-        ID,
-        format!("every pod on a node with allocatable {EFA} ≥ its request (and > 0)"),
-        bad.join("; "),
-    )
-    .with("bad", bad.join("; "))
-    .with("namespace", ns)
-}
-
-fn pods_same_zone(input: &Input, ns: &str) -> Outcome {
-    const ID: &str = "pods-same-zone";
-    let bound = match bound_pods(input, ID) {
-        Ok(b) => b,
-        Err(o) => return *o,
-    };
-    let mut zones = BTreeSet::new();
-    let mut placed = Vec::new();
-    for (p, n) in &bound {
-        let Some(z) = n.labels.get(ZONE_LABEL) else {
-            return Outcome::skipped(ID, Reason::Message("no-zone-label".into()))
-                .with("node", &n.name);
-        };
-        zones.insert(z.clone());
-        placed.push(format!("{} on {} ({z})", p.name, n.name));
-    }
-    if zones.len() <= 1 {
-        return Outcome::pass(ID).with("zone", join(&zones));
-    }
-    Outcome::fail(ID, "all pods' nodes in one zone", placed.join(", "))
-        .with("zones", placed.join(", "))
-        .with("namespace", ns)
-}
-
-/// completions 2, parallelism 2, Indexed, not suspended (None: right shape).
-fn job_shape_problem(job: &Job) -> Option<String> {
-    let s = job.spec.as_ref()?;
-    let mode = s.completion_mode.as_deref().unwrap_or("NonIndexed");
-    let suspended = s.suspend.unwrap_or(false);
-    let ok = s.completions == Some(PODS_WANTED)
-        && s.parallelism.unwrap_or(1) == PODS_WANTED
-        && mode == "Indexed"
-        && !suspended;
-    let show = |v: Option<i32>| v.map(|n| n.to_string()).unwrap_or_else(|| "unset".into());
-    (!ok).then(|| {
-        format!(
-            "completions {}, parallelism {}, completionMode {mode}{}",
-            show(s.completions),
-            show(s.parallelism),
-            if suspended { ", suspend true" } else { "" }
-        )
-    })
-}
-
-fn pods_running(input: &Input, ctx: &JudgeCtx, ns: &str) -> Outcome {
-    const ID: &str = "pods-running";
-    let expected = format!("{PODS_WANTED} pods of Job/{JOB_NAME} Running or Succeeded");
-    if let Some(shape) = job_shape_problem(&input.job) {
-        return Outcome::fail(
-            ID,
-            "completions 2, parallelism 2, completionMode Indexed",
-            &shape,
-        )
-        .hint("job-shape")
-        .with("shape", shape);
-    }
-    if let Some((reason, message)) = input.job_condition("Failed") {
-        return Outcome::fail(ID, expected, format!("Job failed: {reason}: {message}"))
-            .hint("job-failed")
-            .with("reason", reason)
-            .with("message", message)
-            .with("namespace", ns);
-    }
-    // The Job controller writes Complete once every index succeeded; the pods may be gone since.
-    if input.job_condition("Complete").is_some() {
-        return Outcome::pass(ID);
-    }
-    if let Err(why) = &input.pods {
-        return Outcome::unavailable(ID, why);
-    }
-    let pods = input.current_pods();
-    let by_index: BTreeMap<u32, &PodView> = pods
-        .iter()
-        .filter_map(|p| p.index.map(|i| (i, *p)))
-        .collect();
-    let mut pending: Option<Outcome> = None;
-    let mut starting = Vec::new();
-    let mut missing = 0;
-    for i in 0..PODS_WANTED as u32 {
-        let Some(p) = by_index.get(&i) else {
-            missing += 1;
-            continue;
-        };
-        if let Some((container, reason, message)) = &p.stuck {
-            return Outcome::fail(
-                ID,
-                &expected,
-                format!("{}: container {container} {reason}: {message}", p.name),
-            )
-            .hint("container-waiting")
-            .with("pod", &p.name)
-            .with("container", container)
-            .with("reason", reason)
-            .with("message", message);
-        }
-        match p.phase.as_str() {
-            "Succeeded" | "Running" => {}
-            "Failed" => {
-                let st = input.job.status.clone().unwrap_or_default();
-                let backoff = input
-                    .job
-                    .spec
-                    .as_ref()
-                    .and_then(|s| s.backoff_limit)
-                    .unwrap_or(6);
-                pending.get_or_insert(
-                    Outcome::pending(ID, Reason::Message("retrying".into()))
-                        .with("pod", &p.name)
-                        .with("failed", st.failed.unwrap_or(0))
-                        .with("backoff_limit", backoff),
-                );
-            }
-            _ => match &p.unschedulable {
-                Some(msg) if learner_caused(p, input, ctx) => {
-                    return Outcome::fail(
-                        ID,
-                        &expected,
-                        format!("{} unschedulable: {msg}", p.name),
-                    )
-                    .hint("unschedulable")
-                    .with("pod", &p.name)
-                    .with("scheduler_message", msg);
-                }
-                Some(msg) => {
-                    pending.get_or_insert(
-                        Outcome::pending(ID, Reason::Message("waiting-capacity".into()))
-                            .with("pod", &p.name)
-                            .with("scheduler_message", msg),
-                    );
-                }
-                None => starting.push(p.name.clone()),
-            },
-        }
-    }
-    if let Some(o) = pending {
-        return o;
-    }
-    if missing > 0 {
-        return Outcome::pending(ID, Reason::Message("no-pods".into()))
-            .with("found", PODS_WANTED as usize - missing)
-            .with("expected", PODS_WANTED);
-    }
-    if !starting.is_empty() {
-        return Outcome::pending(ID, Reason::Message("creating".into()))
-            .with("pods", starting.join(", "));
-    }
-    Outcome::pass(ID)
-}
-
-/// Whether the pod's own constraints keep it off every node (see the module comment).
-fn learner_caused(p: &PodView, input: &Input, ctx: &JudgeCtx) -> bool {
-    let Ok(nodes) = &input.nodes else {
-        return false;
-    };
-    if nodes.iter().any(|n| fits_empty_node(&p.spec, n)) {
-        return false;
-    }
-    match ctx.profile {
-        Profile::Kind => true,
-        Profile::Eks => exceeds_every_allowed_type(&p.spec),
-    }
-}
-
-/// The pod's requests exceed what each instance type its placement allows can ever offer.
-fn exceeds_every_allowed_type(spec: &PodSpec) -> bool {
-    let Allowed::Only(types) = allowed_values(spec, INSTANCE_TYPE_LABEL) else {
-        return false;
-    };
-    let req = pod_requests(spec);
-    let whole = |r: &str| req.get(r).map(|m| m / 1000).unwrap_or(0);
-    types.iter().all(|t| match instances::lookup(t) {
-        Some(i) => whole(EFA) > i.efa as i128 || whole(GPU) > i.gpus as i128,
-        None => false,
-    })
-}
-
-/// Could the pod run on this node if the node were empty? Placement (nodeSelector, required node
-/// affinity), taints with NoSchedule/NoExecute, cordoning and allocatable resources.
-fn fits_empty_node(spec: &PodSpec, n: &NodeView) -> bool {
-    if n.unschedulable {
-        return false;
-    }
-    let selector_ok = spec
-        .node_selector
-        .iter()
-        .flatten()
-        .all(|(k, v)| n.labels.get(k) == Some(v));
-    let terms = required_terms(spec);
-    let affinity_ok = terms.is_empty() || terms.iter().any(|t| term_matches(t, n));
-    let tolerations = spec.tolerations.as_deref().unwrap_or(&[]);
-    let taints_ok = n
-        .taints
-        .iter()
-        .filter(|t| t.effect == "NoSchedule" || t.effect == "NoExecute")
-        .all(|t| tolerations.iter().any(|tol| tolerates(tol, t)));
-    let resources_ok = pod_requests(spec).iter().all(|(r, want)| {
-        let have = n.allocatable.get(r).and_then(|q| milli(q)).unwrap_or(0);
-        have >= *want
-    });
-    selector_ok && affinity_ok && taints_ok && resources_ok
-}
-
-/// core/v1 NodeSelectorTerm: every expression holds (In, NotIn, Exists, DoesNotExist, Gt, Lt);
-/// `matchFields` supports `metadata.name`.
-fn term_matches(t: &NodeSelectorTerm, n: &NodeView) -> bool {
-    let exprs = t
-        .match_expressions
-        .iter()
-        .flatten()
-        .all(|e| requirement_holds(e, n.labels.get(&e.key)));
-    let fields = t.match_fields.iter().flatten().all(|e| {
-        let name = n.name.clone();
-        requirement_holds(e, (e.key == "metadata.name").then_some(&name))
-    });
-    exprs && fields
-}
-
-fn requirement_holds(e: &NodeSelectorRequirement, have: Option<&String>) -> bool {
-    let vals = e.values.as_deref().unwrap_or(&[]);
-    let as_int = |s: &str| s.parse::<i64>().ok();
-    match e.operator.as_str() {
-        "In" => have.is_some_and(|v| vals.contains(v)),
-        "NotIn" => have.is_none_or(|v| !vals.contains(v)),
-        "Exists" => have.is_some(),
-        "DoesNotExist" => have.is_none(),
-        "Gt" | "Lt" => {
-            let (Some(h), Some(v)) = (
-                have.and_then(|h| as_int(h)),
-                vals.first().and_then(|v| as_int(v)),
-            ) else {
-                return false;
-            };
-            if e.operator == "Gt" {
-                h > v
-            } else {
-                h < v
-            }
-        }
-        _ => false,
-    }
-}
-
-/// core/v1 Toleration matching a Taint: an empty key with `Exists` tolerates everything; an empty
-/// effect matches every effect; `Equal` (the default) compares values.
-fn tolerates(tol: &Toleration, t: &Taint) -> bool {
-    let effect_ok = tol
-        .effect
-        .as_deref()
-        .is_none_or(|e| e.is_empty() || e == t.effect);
-    let op = tol.operator.as_deref().unwrap_or("Equal");
-    let key = tol.key.as_deref().unwrap_or("");
-    let key_ok = key.is_empty() && op == "Exists" || key == t.key;
-    let value_ok =
-        op == "Exists" || tol.value.as_deref().unwrap_or("") == t.value.as_deref().unwrap_or("");
-    effect_ok && key_ok && value_ok
-}
-
-/// What a pod asks the scheduler for, in milli-units per resource: the sum over containers
-/// (requests, falling back to limits), or the largest init container if that is more.
-fn pod_requests(spec: &PodSpec) -> BTreeMap<String, i128> {
-    let of = |c: &Container| -> BTreeMap<String, i128> {
-        let r = c.resources.as_ref();
-        let mut m: BTreeMap<String, i128> = BTreeMap::new();
-        for (k, q) in r.and_then(|r| r.limits.as_ref()).into_iter().flatten() {
-            m.insert(k.clone(), milli(&q.0).unwrap_or(0));
-        }
-        for (k, q) in r.and_then(|r| r.requests.as_ref()).into_iter().flatten() {
-            m.insert(k.clone(), milli(&q.0).unwrap_or(0));
-        }
-        m
-    };
-    let mut total: BTreeMap<String, i128> = BTreeMap::new();
-    for c in &spec.containers {
-        for (k, v) in of(c) {
-            *total.entry(k).or_insert(0) += v;
-        }
-    }
-    for c in spec.init_containers.iter().flatten() {
-        for (k, v) in of(c) {
-            let e = total.entry(k).or_insert(0);
-            *e = (*e).max(v);
-        }
-    }
-    total
-}
-
-/// A resource quantity ("2", "500m", "1.5", "8142364Ki", "2Gi") in milli-units.
-fn milli(q: &str) -> Option<i128> {
-    let q = q.trim();
-    let split = q
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(q.len());
-    let (num, suffix) = q.split_at(split);
-    let mult: i128 = match suffix {
-        "" => 1000,
-        "m" => 1,
-        "k" => 1_000_000,
-        "M" => 1_000_000_000,
-        "G" => 1_000_000_000_000,
-        "T" => 1_000_000_000_000_000,
-        "Ki" => 1000 << 10,
-        "Mi" => 1000 << 20,
-        "Gi" => 1000 << 30,
-        "Ti" => 1000 << 40,
-        _ => return None,
-    };
-    let (whole, frac) = num.split_once('.').unwrap_or((num, ""));
-    let whole: i128 = if whole.is_empty() {
-        0
-    } else {
-        whole.parse().ok()?
-    };
-    let mut value = whole * mult;
-    if !frac.is_empty() {
-        let digits: i128 = frac.parse().ok()?;
-        value += digits * mult / 10i128.pow(frac.len() as u32);
-    }
-    Some(value)
-}
-
-// ---------------------------------------------------------------------------------------------
-// Advice.
-
-fn advise(input: &Input, j: &mut Judgement) {
-    for c in &input.spec.containers {
-        if env_lookup(c, RDMAV_FORK_SAFE, &input.configmaps) != EnvLookup::Absent {
-            j.advise(Advice::new("rdmav-fork-safe").with("container", &c.name));
-        }
-        if env_lookup(c, FI_EFA_USE_DEVICE_RDMA, &input.configmaps) == EnvLookup::Value("1".into())
-        {
-            j.advise(Advice::new("fi-efa-use-device-rdma").with("container", &c.name));
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn quantities_in_milli_units() {
-        assert_eq!(milli("2"), Some(2000));
-        assert_eq!(milli("500m"), Some(500));
-        assert_eq!(milli("1.5"), Some(1500));
-        assert_eq!(milli("1Ki"), Some(1_024_000));
-        assert_eq!(milli("32"), Some(32_000));
-        assert_eq!(milli("2x"), None);
-    }
-
-    #[test]
-    fn allowed_values_intersect_selector_and_affinity() {
-        let spec: PodSpec = serde_json::from_value(serde_json::json!({
-            "containers": [],
-            "nodeSelector": {"node.kubernetes.io/instance-type": "p5.48xlarge"},
-            "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-                "nodeSelectorTerms": [
-                    {"matchExpressions": [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["p5.48xlarge", "p4d.24xlarge"]}]}
-                ]}}}
-        }))
-        .unwrap();
-        assert_eq!(
-            allowed_values(&spec, INSTANCE_TYPE_LABEL),
-            Allowed::Only(BTreeSet::from(["p5.48xlarge".to_string()]))
-        );
-        assert_eq!(allowed_values(&spec, ZONE_LABEL), Allowed::Any);
-    }
-
-    #[test]
-    fn a_term_without_the_key_leaves_it_unrestricted() {
-        let spec: PodSpec = serde_json::from_value(serde_json::json!({
-            "containers": [],
-            "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-                "nodeSelectorTerms": [
-                    {"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["us-west-2a"]}]},
-                    {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}]}
-                ]}}}
-        }))
-        .unwrap();
-        assert_eq!(allowed_values(&spec, ZONE_LABEL), Allowed::Any);
-    }
-
-    #[test]
-    fn tolerations_match_taints() {
-        let taint = Taint {
-            key: "node-role.kubernetes.io/control-plane".into(),
-            effect: "NoSchedule".into(),
-            ..Default::default()
-        };
-        let exists_all = Toleration {
-            operator: Some("Exists".into()),
-            ..Default::default()
-        };
-        let other = Toleration {
-            key: Some("nvidia.com/gpu".into()),
-            operator: Some("Exists".into()),
-            ..Default::default()
-        };
-        assert!(tolerates(&exists_all, &taint));
-        assert!(!tolerates(&other, &taint));
-    }
 }
