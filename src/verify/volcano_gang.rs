@@ -1,39 +1,45 @@
 //! Lab `volcano-gang` (quiz question 9): a Volcano Job `gang-train` whose gang is one pod larger
 //! than the cluster can hold, so Volcano holds the whole gang and starts nothing.
 //!
-//! Spec checks judge the Job as written (also on `--files`); state checks judge what Volcano made
-//! of it: the PodGroup the job controller created (`<job>-<uid>`, controller ownerReference to
-//! the Job) and the Job's pods (ownerReference to the Job). Both are matched by the Job's uid,
+//! Spec checks judge the Job as written (also on `--files`) through the kit's workload view; any
+//! task layout whose pods each take a whole GPU node passes. State checks judge what Volcano made
+//! of it: the PodGroup and the pods the Job owns, matched by ownerReference uid (kit `owned`),
 //! never by names or labels, which a learner can forge.
 //!
-//! Facts (volcano-sh/volcano v1.15.1, see views/volcano.rs for the types):
-//! - the admission webhook fills `spec.schedulerName` (`volcano`) and `spec.minAvailable`
-//!   (Σ tasks' minAvailable or replicas) on create (pkg/webhooks/admission/jobs/mutate/mutate_job.go);
+//! Facts (volcano-sh/volcano v1.15.1; types in views/volcano.rs):
+//! - the Job CRD serves one version, `v1alpha1` (config/crd/volcano/bases/batch.volcano.sh_jobs.yaml);
+//! - on create the mutating webhook fills `spec.schedulerName` (`volcano`) and `spec.minAvailable`
+//!   (Σ tasks' minAvailable, else replicas) (pkg/webhooks/admission/jobs/mutate/mutate_job.go);
+//! - the validating webhook runs the API server's pod-template validation on every task template
+//!   (`validateTaskTemplate` → `ValidatePodTemplate`), so a GPU request the API server refuses
+//!   refuses the Job (pkg/webhooks/admission/jobs/validate/admit_job.go);
 //! - a task template's own `schedulerName` wins over the Job's (pkg/controllers/job/job_controller_util.go);
-//! - PodGroup `minMember` = Job `minAvailable`; pods are created only once the PodGroup is
-//!   `Inqueue`, and none is bound until `minMember` of them fit (pkg/controllers/job/
-//!   job_controller_actions.go, pkg/scheduler/plugins/gang/gang.go).
+//! - PodGroup `minMember` = Job `minAvailable`; pods are created once the PodGroup is `Inqueue`,
+//!   and none is bound until `minMember` of them fit (pkg/controllers/job/job_controller_actions.go,
+//!   pkg/scheduler/plugins/gang/gang.go);
+//! - a `Restarting` Job goes back to `Pending` (or `Running`) once none of its pods is terminating
+//!   (pkg/controllers/job/state/restarting.go).
 
-use k8s_openapi::api::core::v1::{Node, PodSpec, Taint, Toleration};
-
-use super::views::nodes::NodeFacts;
-use super::views::pods::pod_request;
-use super::views::volcano::{PodGroup, TaskSpec, VolcanoJob};
-use super::{Read, Advice, JudgeCtx, Judgement, Outcome, Params, Reason, Status, Verifier};
+use crate::facts::instances::GPU;
+use crate::facts::NodeFacts;
 use crate::observe::kinds::{PODGROUPS, PODS, VOLCANO_JOBS};
 use crate::observe::{InputError, Obj, Unavailable};
-use crate::profile::instances::GPU;
+use crate::verify::kit::resources::{self, Rule, Violation};
+use crate::verify::kit::workload::Workload;
+use crate::verify::kit::{conditions, owned, placement};
+use crate::verify::views::volcano::{PodGroup, VolcanoJob};
+use crate::verify::{
+    Advice, JudgeCtx, Judgement, Named, Outcome, Params, Read, Reason, Status, Verifier,
+};
 
 pub struct VolcanoGang;
 
-// Declared once: reads() plans them and judge() looks them up by the same declaration.
-static VOLCANO_JOBS_READ: Read = Read::lab(&VOLCANO_JOBS);
+static JOBS_READ: Read = Read::lab(&VOLCANO_JOBS);
 static PODGROUPS_READ: Read = Read::lab(&PODGROUPS);
 static PODS_READ: Read = Read::lab(&PODS);
-static READS: &[&Read] = &[&VOLCANO_JOBS_READ, &PODGROUPS_READ, &PODS_READ];
+static READS: &[&Read] = &[&JOBS_READ, &PODGROUPS_READ, &PODS_READ];
 
 const JOB: &str = "gang-train";
-const TASK: &str = "worker";
 /// The name Volcano's scheduler registers and the webhook's default (`defaultSchedulerName`).
 const SCHEDULER: &str = "volcano";
 
@@ -44,7 +50,15 @@ const WHOLE_NODE: &str = "whole-node-gpus";
 const PG_MIN_MEMBER: &str = "podgroup-min-member";
 const GANG_HELD: &str = "gang-held";
 const JOB_PENDING: &str = "job-pending";
-
+const CHECKS: &[&str] = &[
+    SCHEDULER_CHECK,
+    MIN_AVAILABLE,
+    GANG_SIZE,
+    WHOLE_NODE,
+    PG_MIN_MEMBER,
+    GANG_HELD,
+    JOB_PENDING,
+];
 const STATE_CHECKS: [&str; 3] = [PG_MIN_MEMBER, GANG_HELD, JOB_PENDING];
 
 impl Verifier for VolcanoGang {
@@ -53,15 +67,7 @@ impl Verifier for VolcanoGang {
     }
 
     fn check_ids(&self) -> &'static [&'static str] {
-        &[
-            SCHEDULER_CHECK,
-            MIN_AVAILABLE,
-            GANG_SIZE,
-            WHOLE_NODE,
-            PG_MIN_MEMBER,
-            GANG_HELD,
-            JOB_PENDING,
-        ]
+        CHECKS
     }
 
     fn reads(&self) -> &'static [&'static Read] {
@@ -69,206 +75,179 @@ impl Verifier for VolcanoGang {
     }
 
     fn judge(&self, ctx: &JudgeCtx) -> Result<Judgement, InputError> {
+        let obj = match ctx.named(&JOBS_READ, JOB, CHECKS) {
+            Named::Found(o) => o,
+            Named::Absent(j) => return Ok(j),
+        };
+        let w = Workload::from_obj(obj)?;
+        let Some((w, job)) = w.as_ref().and_then(|w| Some((w, w.volcano()?))) else {
+            return Err(obj.field_error("kind", "expected a batch.volcano.sh Job"));
+        };
+        let gang = Gang::new(w, job)?;
+        let cap = Capacity::find(ctx, &gang)?;
         let mut j = Judgement::default();
-        let ns = &ctx.target.namespace;
-        let jobs = match ctx.list(&VOLCANO_JOBS_READ) {
-            Ok(jobs) => jobs,
+        check_scheduler(&gang, &mut j);
+        check_min_available(&gang, &mut j);
+        j.push(check_gang_size(&gang, &cap));
+        j.push(check_whole_node(&gang, &cap));
+        // Static mode: the framework skips the state checks (NeedsLiveCluster).
+        if ctx.is_static() {
+            return Ok(j);
+        }
+        let cause = spec_cause(&j);
+        let made = match Made::find(ctx, &gang)? {
+            Ok(m) => m,
             Err(why) => {
-                for check in self.check_ids() {
+                for check in STATE_CHECKS {
                     j.push(Outcome::unavailable(check, &why));
                 }
                 return Ok(j);
             }
         };
-        let Some(obj) = jobs.iter().copied().find(|o| o.name() == JOB) else {
-            let others: Vec<&str> = jobs.iter().map(|o| o.name()).collect();
-            for check in self.check_ids() {
-                j.push(missing_job(check, ns, &others));
-            }
-            return Ok(j);
+        let seen = Seen {
+            gang: &gang,
+            made: &made,
+            cap: &cap,
+            cause,
         };
-        let job: VolcanoJob = obj.parse()?;
-        let gang = Gang::new(obj, &job);
-        let capacity = Capacity::find(ctx, &gang)?;
-
-        let mut advice = Vec::new();
-        j.push(check_scheduler(&gang, &mut advice));
-        j.push(check_min_available(&gang, &mut advice));
-        j.push(check_gang_size(&gang, &capacity));
-        j.push(check_whole_node(&gang, &capacity));
-        for a in advice {
-            j.advise(a);
+        j.push(check_pg_min_member(&seen));
+        let held = check_gang_held(&seen);
+        if held.status == Status::Pass {
+            advise_from_podgroup(&mut j, &seen);
         }
-
-        if ctx.is_static() {
-            for check in STATE_CHECKS {
-                j.push(Outcome::unavailable(check, &Unavailable::NeedsLiveCluster));
-            }
-            return Ok(j);
-        }
-        let cause = spec_cause(&j);
-        match Made::find(ctx, &gang)? {
-            Err(why) => {
-                for check in STATE_CHECKS {
-                    j.push(Outcome::unavailable(check, &why));
-                }
-            }
-            Ok(made) => {
-                j.push(check_pg_min_member(&gang, &made));
-                let held = check_gang_held(&gang, &made, &capacity, cause);
-                if held.status == Status::Pass {
-                    advise_from_podgroup(&mut j, &gang, &made);
-                }
-                j.push(held);
-                j.push(check_job_pending(&gang, &made, &capacity, cause));
-            }
-        }
+        j.push(held);
+        j.push(check_job_pending(&seen));
         Ok(j)
     }
 }
 
 /// The learner's Job, with the figures every check needs.
-struct Gang<'a> {
-    obj: &'a Obj,
-    job: &'a VolcanoJob,
+struct Gang<'w> {
+    w: &'w Workload<'w>,
+    job: &'w VolcanoJob,
     /// Σ tasks[].replicas: the pods the controller creates.
     replicas: i64,
-    /// `spec.minAvailable` after the webhook's default.
-    min_available: i64,
-    min_available_written: bool,
+    /// `spec.minAvailable` after the webhook's default, and whether it was written.
+    min_available: (i64, bool),
+    /// GPUs each pod of each task asks the scheduler for (kit: effective pod request).
+    gpus: Vec<i64>,
+    /// What the API server's rules refuse in the GPU requests of the task templates.
+    refused: Vec<Violation>,
 }
 
-impl<'a> Gang<'a> {
-    fn new(obj: &'a Obj, job: &'a VolcanoJob) -> Gang<'a> {
-        let (min_available, min_available_written) = job.effective_min_available();
-        Gang {
-            obj,
-            job,
-            replicas: job.total_replicas(),
-            min_available,
-            min_available_written,
+impl<'w> Gang<'w> {
+    fn new(w: &'w Workload<'w>, job: &'w VolcanoJob) -> Result<Gang<'w>, InputError> {
+        let mut refused = Vec::new();
+        let mut gpus = Vec::new();
+        for t in &w.templates {
+            // An unreadable quantity is bad input (exit 2), reported by pod_count below.
+            let bad: Vec<Violation> = resources::validate_pod_spec(&t.spec, &t.path)
+                .into_iter()
+                .filter(|v| v.resource == GPU && v.rule != Rule::Unreadable)
+                .collect();
+            gpus.push(match resources::pod_count(&t.spec, GPU) {
+                Ok(n) => n,
+                Err(_) if !bad.is_empty() => 0,
+                Err(e) => return Err(w.obj.field_error(t.path.clone(), e)),
+            });
+            refused.extend(bad);
         }
+        Ok(Gang {
+            w,
+            job,
+            replicas: w.total_replicas(),
+            min_available: job.effective_min_available(),
+            gpus,
+            refused,
+        })
     }
 
-    fn tasks(&self) -> &[TaskSpec] {
-        &self.job.spec.tasks
+    fn name(&self) -> &str {
+        self.w.obj.name()
     }
 
-    /// The pod spec of the `worker` task, or of the only task (placement questions use it).
-    fn worker_pod(&self) -> Option<&PodSpec> {
-        let tasks = self.tasks();
-        let task = tasks
-            .iter()
-            .find(|t| t.name.as_deref() == Some(TASK))
-            .or_else(|| (tasks.len() == 1).then(|| &tasks[0]))?;
-        pod_spec(task)
+    /// Where the gang's size is written: the one task's replicas, or their sum.
+    fn replicas_field(&self) -> String {
+        match self.w.templates.as_slice() {
+            [t] => t.replicas_path.clone(),
+            _ => "Σ spec.tasks[*].replicas".to_string(),
+        }
     }
 
     /// `<job name>-<job uid>`: how the job controller names the PodGroup (Volcano ≥ 1.5).
     fn podgroup_name(&self) -> String {
-        match self.obj.uid() {
-            Some(uid) => format!("{}-{uid}", self.obj.name()),
-            None => format!("{}-<uid>", self.obj.name()),
-        }
+        format!("{}-{}", self.name(), self.w.obj.uid().unwrap_or("<uid>"))
     }
 }
 
-fn pod_spec(task: &TaskSpec) -> Option<&PodSpec> {
-    task.template.as_ref().and_then(|t| t.spec.as_ref())
-}
-
-fn task_name(t: &TaskSpec) -> &str {
-    t.name.as_deref().unwrap_or("(unnamed)")
-}
-
-fn missing_job(check: &str, ns: &str, others: &[&str]) -> Outcome {
-    let found = if others.is_empty() {
-        format!("no Volcano Job in namespace {ns}")
-    } else {
-        format!("Volcano Jobs in namespace {ns}: {}", others.join(", "))
-    };
-    Outcome::fail(
-        check,
-        format!("Volcano Job {JOB} (batch.volcano.sh/v1alpha1)"),
-        found,
-    )
-    .hint("missing")
-    .with("job", JOB)
-    .with("namespace", ns)
+/// Pods asking for `g` GPUs each take a whole node when no node holds two of them and the
+/// biggest node (`p` GPUs) holds one: p/2 < g ≤ p. Then the cluster holds one pod per node.
+fn takes_whole_node(g: i64, p: i64) -> bool {
+    g <= p && 2 * g > p
 }
 
 // ---------------------------------------------------------------------------------------------
 // The cluster's capacity for this gang.
 
-/// How many of the job's pods the cluster can hold.
+/// How many pods of the gang the cluster holds at once.
 ///
-/// A *whole GPU node* is a node the worker pods may be placed on (not cordoned; every
-/// NoSchedule/NoExecute taint tolerated by the pod template; every `nodeSelector` label
-/// present — node affinity is not evaluated) whose allocatable `nvidia.com/gpu` equals the
-/// largest allocatable `nvidia.com/gpu` among those nodes, `gpus_per_node`. `whole-node-gpus`
-/// requires each pod to request exactly `gpus_per_node`: then a pod fills one such node, no node
-/// holds two, nodes with fewer GPUs hold none, and the cluster holds exactly `gpu_nodes` pods.
-/// When the pods do request `gpus_per_node`, these are exactly "the nodes whose allocatable GPUs
-/// equal the GPUs each pod requests"; defining them from the nodes alone keeps `gang-size`
-/// meaningful (and not a second blame) when the request is wrong. On the kind profile: the two
-/// p5.48xlarge and the p4d.24xlarge workers, 8 GPUs each; the trn1 worker and the tainted control
-/// plane have none.
-///
-/// Static mode has no nodes: `gpus_per_node` is the lab parameter (the task asks for it) and
-/// `gpu_nodes` only what `--param gpu_nodes=N` gives, since it is a fact of the learner's cluster.
+/// `per_node` is the most allocatable `nvidia.com/gpu` of a node some task's pods may use (kit
+/// placement: cordon, `nodeSelector`, required node affinity, taints). A *whole GPU node* is such a
+/// node that holds one pod of a task that may use it: the pod's GPUs when its pods take a whole
+/// node, else `per_node` (so `gang-size` is no second blame while the request is wrong). No node
+/// holds two whole-node pods, so the cluster holds `gpu_nodes` of them (tasks placed differently
+/// count over the union of their nodes, an upper bound). Kind: the two p5.48xlarge and the
+/// p4d.24xlarge workers. Static mode has no nodes: `per_node` is the lab parameter and
+/// `gpu_nodes` only what `--param gpu_nodes=N` gives, a fact of the learner's cluster.
 struct Capacity {
-    gpus_per_node: Result<i64, Missing>,
-    gpu_nodes: Result<i64, Missing>,
+    per_node: Known,
+    gpu_nodes: Known,
     /// Whole GPU nodes created after the Job (an autoscaler grew the cluster under it).
     added_after_job: i64,
     /// Names of the whole GPU nodes (or the `--param` that gave their count), for evidence.
     node_names: Vec<String>,
 }
 
-/// Why a capacity figure is unknown.
-#[derive(Debug, Clone)]
-enum Missing {
-    Param(&'static str),
-    Unavailable(Unavailable),
-    NoGpus,
+/// A figure, or the outcome (check id left blank) of any check that needs it when it is unknown.
+type Known = Result<i64, Box<Outcome>>;
+
+fn unknown(why: &Outcome, check: &str) -> Outcome {
+    let mut o = why.clone();
+    o.check = check.to_string();
+    o
 }
 
-impl Missing {
-    fn outcome(&self, check: &str) -> Outcome {
-        match self {
-            Missing::Param(name) => Outcome::skipped(check, Reason::NeedsParam(name.to_string())),
-            Missing::Unavailable(why) => Outcome::unavailable(check, why),
-            Missing::NoGpus => {
-                Outcome::error(check, Reason::Message("no-gpus".into())).with("resource", GPU)
-            }
-        }
-    }
+fn created(o: &Obj) -> Option<&str> {
+    o.value["metadata"]["creationTimestamp"].as_str()
 }
 
 impl Capacity {
-    /// `(added, before)` when the gang is sized right for the whole GPU nodes that existed when
-    /// the Job was created, and more joined since: the cluster grew under the held gang.
-    fn grew_under(&self, gang: &Gang) -> Option<(i64, i64)> {
-        let n = *self.gpu_nodes.as_ref().ok()?;
-        let before = n - self.added_after_job;
-        (self.added_after_job > 0 && gang.replicas == before + 1)
-            .then_some((self.added_after_job, before))
+    fn unknown(why: Outcome) -> Capacity {
+        let why = Box::new(why);
+        let (per_node, gpu_nodes) = (Err(why.clone()), Err(why));
+        Capacity {
+            per_node,
+            gpu_nodes,
+            added_after_job: 0,
+            node_names: Vec::new(),
+        }
     }
 
     fn find(ctx: &JudgeCtx, gang: &Gang) -> Result<Capacity, InputError> {
-        let given_nodes = Params::number(ctx.params.given("gpu_nodes"), "gpu_nodes")?;
-        let param_per_node = Params::number(ctx.params.get("gpus_per_node"), "gpus_per_node")?;
+        let given = Params::number(ctx.params.given("gpu_nodes"), "gpu_nodes")?;
+        let per_node = Params::number(ctx.params.get("gpus_per_node"), "gpus_per_node")?;
+        let param = |v: Option<u32>, name: &str| {
+            v.map(i64::from)
+                .ok_or_else(|| Box::new(Outcome::skipped("", Reason::NeedsParam(name.to_string()))))
+        };
         let from_params = || Capacity {
-            gpus_per_node: param_per_node
-                .map(i64::from)
-                .ok_or(Missing::Param("gpus_per_node")),
-            gpu_nodes: given_nodes
-                .map(i64::from)
-                .ok_or(Missing::Param("gpu_nodes")),
+            per_node: param(per_node, "gpus_per_node"),
+            gpu_nodes: param(given, "gpu_nodes"),
             added_after_job: 0,
-            node_names: given_nodes
-                .map(|n| vec![format!("--param gpu_nodes={n}")])
-                .unwrap_or_default(),
+            node_names: given
+                .iter()
+                .map(|n| format!("--param gpu_nodes={n}"))
+                .collect(),
         };
         if ctx.is_static() {
             return Ok(from_params());
@@ -276,226 +255,211 @@ impl Capacity {
         let nodes = match ctx.nodes_read() {
             Ok(nodes) => nodes,
             // A snapshot without nodes can still be graded with --param gpu_nodes=N.
-            Err(_) if given_nodes.is_some() => return Ok(from_params()),
-            Err(why) => {
-                return Ok(Capacity {
-                    gpus_per_node: Err(Missing::Unavailable(why.clone())),
-                    gpu_nodes: Err(Missing::Unavailable(why)),
-                    added_after_job: 0,
-                    node_names: Vec::new(),
-                })
-            }
+            Err(_) if given.is_some() => return Ok(from_params()),
+            Err(why) => return Ok(Capacity::unknown(Outcome::unavailable("", &why))),
         };
-        let pod = gang.worker_pod();
+        // Each node some task may use, with those tasks.
         let mut usable = Vec::new();
         for o in nodes {
-            let facts = NodeFacts::from_obj(o)?;
-            let taints = o
-                .parse::<Node>()?
-                .spec
-                .and_then(|s| s.taints)
-                .unwrap_or_default();
-            if can_place(pod, &facts, &taints) {
-                let created = o.value["metadata"]["creationTimestamp"]
-                    .as_str()
-                    .map(str::to_string);
-                usable.push((facts.name.clone(), facts.allocatable(GPU), created));
+            let n = NodeFacts::from_obj(o)?;
+            let tasks: Vec<usize> = (0..gang.w.templates.len())
+                .filter(|&i| placement::may_use(&gang.w.templates[i].spec, &n))
+                .collect();
+            if !tasks.is_empty() {
+                usable.push((o, n, tasks));
             }
         }
-        let per_node = usable.iter().map(|(_, gpus, _)| *gpus).max().unwrap_or(0);
-        if per_node <= 0 {
-            return Ok(Capacity {
-                gpus_per_node: Err(Missing::NoGpus),
-                gpu_nodes: Err(Missing::NoGpus),
-                added_after_job: 0,
-                node_names: Vec::new(),
-            });
-        }
+        let p = usable.iter().map(|(_, n, _)| n.allocatable(GPU)).max();
+        let Some(p) = p.filter(|p| *p > 0) else {
+            let why = Outcome::error("", Reason::Message("no-gpus".into())).with("resource", GPU);
+            return Ok(Capacity::unknown(why));
+        };
+        let need = |i: usize| {
+            Some(gang.gpus[i])
+                .filter(|g| takes_whole_node(*g, p))
+                .unwrap_or(p)
+        };
         let whole: Vec<_> = usable
-            .into_iter()
-            .filter(|(_, gpus, _)| *gpus == per_node)
+            .iter()
+            .filter(|(_, n, tasks)| tasks.iter().any(|&i| n.allocatable(GPU) >= need(i)))
             .collect();
         // RFC 3339 timestamps in the API's fixed UTC form (`2026-12-01T09:00:00Z`) sort as text.
-        let job_created = gang.obj.value["metadata"]["creationTimestamp"].as_str();
+        let job_created = created(gang.w.obj);
         let added = whole
             .iter()
-            .filter(|(_, _, c)| matches!((c.as_deref(), job_created), (Some(n), Some(j)) if n > j))
+            .filter(|(o, _, _)| matches!((created(o), job_created), (Some(n), Some(j)) if n > j))
             .count();
         Ok(Capacity {
-            gpus_per_node: Ok(per_node),
+            per_node: Ok(p),
             gpu_nodes: Ok(whole.len() as i64),
             added_after_job: added as i64,
-            node_names: whole.into_iter().map(|(name, _, _)| name).collect(),
+            node_names: whole.iter().map(|(_, n, _)| n.name.clone()).collect(),
         })
     }
-}
 
-/// Whether the scheduler may place a worker pod on a node at all (resources aside).
-fn can_place(pod: Option<&PodSpec>, node: &NodeFacts, taints: &[Taint]) -> bool {
-    if node.unschedulable {
-        return false;
+    /// `(added, before)` when the gang is sized right for the whole GPU nodes that existed when
+    /// the Job was created, and more joined since: the cluster grew under the held gang.
+    fn grew_under(&self, gang: &Gang) -> Option<(i64, i64)> {
+        let before = *self.gpu_nodes.as_ref().ok()? - self.added_after_job;
+        (self.added_after_job > 0 && gang.replicas == before + 1)
+            .then_some((self.added_after_job, before))
     }
-    let tolerations: &[Toleration] = pod.and_then(|p| p.tolerations.as_deref()).unwrap_or(&[]);
-    let blocking = taints
-        .iter()
-        .filter(|t| t.effect == "NoSchedule" || t.effect == "NoExecute");
-    if !blocking.into_iter().all(|t| tolerates(tolerations, t)) {
-        return false;
-    }
-    let selector = pod.and_then(|p| p.node_selector.as_ref());
-    selector.is_none_or(|sel| sel.iter().all(|(k, v)| node.labels.get(k) == Some(v)))
-}
-
-/// Kubernetes toleration matching: an empty effect matches every effect; `Exists` with an empty
-/// key tolerates everything; `Equal` (the default operator) also compares the value.
-fn tolerates(tolerations: &[Toleration], taint: &Taint) -> bool {
-    tolerations.iter().any(|t| {
-        let effect_ok = t
-            .effect
-            .as_deref()
-            .is_none_or(|e| e.is_empty() || e == taint.effect);
-        let exists = t.operator.as_deref() == Some("Exists");
-        let key_ok = match t.key.as_deref() {
-            None | Some("") => exists,
-            Some(k) => k == taint.key,
-        };
-        let value_ok =
-            exists || t.value.as_deref().unwrap_or("") == taint.value.as_deref().unwrap_or("");
-        effect_ok && key_ok && value_ok
-    })
 }
 
 // ---------------------------------------------------------------------------------------------
 // Spec checks.
 
-fn check_scheduler(gang: &Gang, advice: &mut Vec<Advice>) -> Outcome {
-    let written = gang
-        .job
-        .spec
-        .scheduler_name
-        .as_deref()
-        .filter(|s| !s.is_empty());
+fn check_scheduler(gang: &Gang, j: &mut Judgement) {
+    let w = gang.w;
+    // The CRD serves v1alpha1 only: `kubectl apply` refuses any other version ("no matches").
+    if !w.uses_current_version() {
+        let served = w.kind.api_version();
+        j.push(
+            Outcome::fail(
+                SCHEDULER_CHECK,
+                format!("apiVersion: {served}"),
+                format!("apiVersion: {}", w.api_version()),
+            )
+            .hint("api-version")
+            .with("api_version", served)
+            .with("found_api_version", w.api_version()),
+        );
+        return;
+    }
+    let expected = format!("spec.schedulerName: {SCHEDULER}");
+    let written = gang.job.spec.scheduler_name.as_deref();
+    let written = written.filter(|s| !s.is_empty());
     if let Some(name) = written.filter(|s| *s != SCHEDULER) {
-        return Outcome::fail(
-            SCHEDULER_CHECK,
-            format!("spec.schedulerName {SCHEDULER}"),
-            format!("spec.schedulerName {name}"),
-        )
-        .with("scheduler", name);
+        let found = format!("spec.schedulerName: {name}");
+        j.push(Outcome::fail(SCHEDULER_CHECK, expected, found).with("scheduler", name));
+        return;
     }
     // A task template's schedulerName overrides the Job's: its pods bypass Volcano and the gang.
-    for t in gang.tasks() {
-        let own = pod_spec(t)
-            .and_then(|p| p.scheduler_name.as_deref())
-            .filter(|s| !s.is_empty());
-        if let Some(name) = own.filter(|s| *s != SCHEDULER) {
-            return Outcome::fail(
-                SCHEDULER_CHECK,
-                format!("task {} pods scheduled by {SCHEDULER}", task_name(t)),
-                format!("tasks[{}].template.spec.schedulerName {name}", task_name(t)),
-            )
-            .hint("task-override")
-            .with("task", task_name(t))
-            .with("scheduler", name);
+    for t in &w.templates {
+        let own = t.spec.scheduler_name.as_deref();
+        if let Some(name) = own.filter(|s| !s.is_empty() && *s != SCHEDULER) {
+            let field = t.field("schedulerName");
+            j.push(
+                Outcome::fail(
+                    SCHEDULER_CHECK,
+                    format!("{field}: {SCHEDULER}"),
+                    format!("{field}: {name}"),
+                )
+                .hint("task-override")
+                .with("task", &t.role)
+                .with("scheduler", name)
+                .with("field", field),
+            );
+            return;
         }
     }
-    if written.is_none() {
-        advice.push(Advice::new("scheduler-defaulted"));
-        return Outcome::pass(SCHEDULER_CHECK).expected_found(
-            format!("spec.schedulerName {SCHEDULER}"),
-            format!("unset (the webhook sets {SCHEDULER})"),
-        );
-    }
-    Outcome::pass(SCHEDULER_CHECK).expected_found(
-        format!("spec.schedulerName {SCHEDULER}"),
-        format!("spec.schedulerName {SCHEDULER}"),
-    )
+    let found = match written {
+        Some(_) => expected.clone(),
+        None => {
+            j.advise(Advice::new("scheduler-defaulted"));
+            format!("spec.schedulerName: — (webhook: {SCHEDULER})")
+        }
+    };
+    j.push(Outcome::pass(SCHEDULER_CHECK).expected_found(expected, found));
 }
 
-fn check_min_available(gang: &Gang, advice: &mut Vec<Advice>) -> Outcome {
-    let (m, r) = (gang.min_available, gang.replicas);
-    let expected = format!("minAvailable {r} (= total replicas {r})");
-    let found = if gang.min_available_written {
-        format!("minAvailable {m}")
+fn check_min_available(gang: &Gang, j: &mut Judgement) {
+    let ((m, written), r) = (gang.min_available, gang.replicas);
+    let expected = format!("spec.minAvailable: {r}");
+    let found = if written {
+        format!("spec.minAvailable: {m}")
     } else {
-        format!("minAvailable unset: the webhook sets {m}")
+        format!("spec.minAvailable: — (webhook: {m})")
     };
-    let out = |o: Outcome| o.with("min_available", m).with("replicas", r);
-    if m == r {
-        if !gang.min_available_written {
-            advice.push(Advice::new("min-available-defaulted").with("min_available", m));
+    let o = if m == r {
+        if !written {
+            j.advise(Advice::new("min-available-defaulted").with("min_available", m));
         }
-        return out(Outcome::pass(MIN_AVAILABLE).expected_found(expected, found));
-    }
-    let hint = if m < r { "fewer" } else { "more" };
-    out(Outcome::fail(MIN_AVAILABLE, expected, found).hint(hint))
+        Outcome::pass(MIN_AVAILABLE).expected_found(expected, found)
+    } else {
+        let hint = if m < r { "fewer" } else { "more" };
+        Outcome::fail(MIN_AVAILABLE, expected, found).hint(hint)
+    };
+    j.push(o.with("min_available", m).with("replicas", r));
 }
 
 fn check_gang_size(gang: &Gang, cap: &Capacity) -> Outcome {
-    let tasks = gang.tasks();
-    let one_worker = tasks.len() == 1 && tasks[0].name.as_deref() == Some(TASK);
-    if !one_worker {
-        let names: Vec<&str> = tasks.iter().map(task_name).collect();
-        return Outcome::fail(
-            GANG_SIZE,
-            format!("one task named {TASK}"),
-            format!("tasks: [{}]", names.join(", ")),
-        )
-        .hint("one-task")
-        .with("task", TASK);
-    }
     let n = match &cap.gpu_nodes {
         Ok(n) => *n,
-        Err(m) => return m.outcome(GANG_SIZE),
+        Err(why) => return unknown(why, GANG_SIZE),
     };
-    let r = gang.replicas;
-    let expected = format!("replicas {} (whole GPU nodes {n} + 1)", n + 1);
-    let found = format!("replicas {r}");
+    let (r, field) = (gang.replicas, gang.replicas_field());
+    let expected = format!("{field}: {} ({n} GPU nodes + 1)", n + 1);
+    let found = match gang.w.templates.is_empty() {
+        true => "spec.tasks: []".to_string(),
+        false => format!("{field}: {r}"),
+    };
     let out = |o: Outcome| {
         o.with("replicas", r)
             .with("gpu_nodes", n)
             .with("expected_replicas", n + 1)
             .with("nodes", cap.node_names.join(", "))
+            .with("field", &field)
     };
     if r == n + 1 {
         return out(Outcome::pass(GANG_SIZE).expected_found(expected, found));
     }
     if let Some((added, before)) = cap.grew_under(gang) {
-        return out(Outcome::error(
-            GANG_SIZE,
-            Reason::Message("cluster-grew".into()),
-        ))
-        .with("added", added)
-        .with("before", before);
+        let o = Outcome::error(GANG_SIZE, Reason::Message("cluster-grew".into()));
+        return out(o.with("added", added).with("before", before));
     }
     let o = Outcome::fail(GANG_SIZE, expected, found);
-    out(if r <= n { o.hint("fits") } else { o })
+    out(match r {
+        _ if gang.w.templates.is_empty() => o.hint("no-task"),
+        r if r <= n => o.hint("fits"),
+        _ => o,
+    })
 }
 
 fn check_whole_node(gang: &Gang, cap: &Capacity) -> Outcome {
-    let p = match &cap.gpus_per_node {
+    // What the API server refuses (and Volcano's webhook, for every task template) comes first.
+    if let Some(v) = gang.refused.first() {
+        let container = v.path.split(".resources.").next().unwrap_or(&v.path);
+        let expected = match v.rule {
+            Rule::LimitRequired | Rule::MustEqualLimit => format!(
+                "{container}.resources.limits[{GPU}] = {container}.resources.requests[{GPU}]"
+            ),
+            _ => format!("{}: 0, 1, 2, …", v.path),
+        };
+        let found = format!("{}: {}", v.path, v.value.as_deref().unwrap_or("—"));
+        return Outcome::fail(WHOLE_NODE, expected, found)
+            .hint("rejected")
+            .with("field", &v.path)
+            .with("api_error", v.api_server_text());
+    }
+    let p = match &cap.per_node {
         Ok(p) => *p,
-        Err(m) => return m.outcome(WHOLE_NODE),
+        Err(why) => return unknown(why, WHOLE_NODE),
     };
-    let expected = format!("each pod requests {p} {GPU} (all GPUs of a node)");
-    for t in gang.tasks() {
-        let g = pod_spec(t).map(|s| pod_request(s, GPU)).unwrap_or(0);
-        if g == p {
+    let low = p / 2 + 1;
+    let expected = match low < p {
+        true => format!("{GPU}: {low}–{p}"),
+        false => format!("{GPU}: {p}"),
+    };
+    for (t, &g) in gang.w.templates.iter().zip(&gang.gpus) {
+        if takes_whole_node(g, p) {
             continue;
         }
-        let found = format!("task {} pods request {g} {GPU}", task_name(t));
-        let o = Outcome::fail(WHOLE_NODE, expected, found)
-            .with("task", task_name(t))
+        let o = Outcome::fail(WHOLE_NODE, expected, format!("{GPU}: {g} ({})", t.path))
+            .with("task", &t.role)
             .with("gpus", g)
-            .with("gpus_per_node", p);
+            .with("gpus_per_node", p)
+            .with("path", &t.path);
         return match g {
             0 => o.hint("none"),
             g if g > p => o.hint("too-many"),
             g => o.with("per_node", p / g),
         };
     }
+    let mut found: Vec<String> = gang.gpus.iter().map(|g| format!("{GPU}: {g}")).collect();
+    found.dedup();
     Outcome::pass(WHOLE_NODE)
-        .expected_found(expected, format!("each pod requests {p} {GPU}"))
+        .expected_found(expected, found.join(", "))
         .with("gpus_per_node", p)
 }
 
@@ -518,168 +482,160 @@ fn spec_cause(j: &Judgement) -> Option<&'static str> {
 // State checks.
 
 /// What Volcano made of the Job, found by the Job's uid.
+#[derive(Default)]
 struct Made<'a> {
-    podgroup: Option<(&'a Obj, PodGroup)>,
-    /// Pods owned by the Job, with the node each is bound to.
-    pods: Vec<(&'a str, Option<String>)>,
+    podgroup: Option<Group<'a>>,
+    /// The Job's pods: current, and those whose deletion was asked for (kit `owned`).
+    pods: owned::Owned<'a>,
+}
+
+struct Group<'a> {
+    obj: &'a Obj,
+    pg: PodGroup,
+    /// The message of the gang plugin's `Unschedulable=True` condition, e.g. `4/0 tasks in gang
+    /// unschedulable: pod group is not ready, 4 minAvailable`.
+    unschedulable: Option<String>,
+}
+
+fn node_of(pod: &Obj) -> Option<&str> {
+    pod.value["spec"]["nodeName"]
+        .as_str()
+        .filter(|n| !n.is_empty())
 }
 
 impl<'a> Made<'a> {
-    fn find(
-        ctx: &JudgeCtx<'a>,
-        gang: &Gang,
-    ) -> Result<Result<Made<'a>, Unavailable>, InputError> {
-        let pgs = match ctx.list(&PODGROUPS_READ) {
-            Ok(v) => v,
-            Err(why) => return Ok(Err(why)),
+    fn find(ctx: &JudgeCtx<'a>, gang: &Gang) -> Result<Result<Made<'a>, Unavailable>, InputError> {
+        let (pgs, pods) = match (ctx.list(&PODGROUPS_READ), ctx.list(&PODS_READ)) {
+            (Ok(pgs), Ok(pods)) => (pgs, pods),
+            (Err(why), _) | (_, Err(why)) => return Ok(Err(why)),
         };
-        let pods = match ctx.list(&PODS_READ) {
-            Ok(v) => v,
-            Err(why) => return Ok(Err(why)),
+        let job = gang.w.obj;
+        // A Job saved without its uid owns nothing that can be shown.
+        let (Ok(pgs), Ok(pods)) = (owned::owned_by(job, &pgs), owned::owned_by(job, &pods)) else {
+            return Ok(Ok(Made::default()));
         };
-        // Only a PodGroup the Job controls counts; prefer the `<job>-<uid>` one over a legacy
-        // `<job>` PodGroup from Volcano < 1.5.
+        // Prefer the `<job>-<uid>` PodGroup over a legacy `<job>` one from Volcano < 1.5.
         let expected = gang.podgroup_name();
-        let mut owned: Vec<&Obj> = pgs
-            .into_iter()
-            .filter(|pg| pg.is_owned_by(gang.obj))
-            .collect();
-        owned.sort_by_key(|pg| pg.name() != expected);
-        let podgroup = match owned.first() {
-            Some(pg) => Some((*pg, pg.parse::<PodGroup>()?)),
-            None => None,
+        let Some(obj) = pgs.all().min_by_key(|pg| pg.name() != expected) else {
+            return Ok(Ok(Made {
+                podgroup: None,
+                pods,
+            }));
         };
-        let mut mine = Vec::new();
-        for p in pods.into_iter().filter(|p| p.is_owned_by(gang.obj)) {
-            let node = p.value["spec"]["nodeName"]
-                .as_str()
-                .filter(|n| !n.is_empty())
-                .map(str::to_string);
-            mine.push((p.name(), node));
-        }
-        mine.sort();
-        Ok(Ok(Made {
-            podgroup,
-            pods: mine,
-        }))
-    }
-
-    fn bound(&self) -> Vec<(&str, &str)> {
-        self.pods
+        let conds = conditions::from_object(&obj.value)
+            .map_err(|e| obj.field_error("status.conditions", e))?;
+        let unschedulable = conds
             .iter()
-            .filter_map(|(p, n)| n.as_deref().map(|n| (*p, n)))
-            .collect()
+            .find(|c| c.type_ == "Unschedulable" && c.is_true());
+        let podgroup = Some(Group {
+            obj,
+            pg: obj.parse()?,
+            unschedulable: unschedulable.and_then(|c| c.message.clone()),
+        });
+        Ok(Ok(Made { podgroup, pods }))
     }
 
-    /// `3 of 4 pods bound (gang-train-worker-0 → trainlab-worker, …)`
+    /// How many pods are bound to a node: current ones, or those being deleted.
+    fn bound(&self, terminating: bool) -> usize {
+        let pods = if terminating {
+            &self.pods.terminating
+        } else {
+            &self.pods.current
+        };
+        pods.iter().filter(|p| node_of(p).is_some()).count()
+    }
+
+    /// `Pods 4/4, spec.nodeName: gang-train-worker-0 → trainlab-worker, …`
     fn describe_pods(&self, replicas: i64) -> String {
-        let bound = self.bound();
-        let mut s = format!(
-            "{} pods created of {replicas}, {} bound to a node",
-            self.pods.len(),
-            bound.len()
-        );
-        if !bound.is_empty() {
-            let list: Vec<String> = bound.iter().map(|(p, n)| format!("{p} → {n}")).collect();
-            s.push_str(&format!(" ({})", list.join(", ")));
+        let mut bound: Vec<String> = (self.pods.all())
+            .filter_map(|p| {
+                let leaving = owned::is_terminating(p).then_some(" (metadata.deletionTimestamp)");
+                node_of(p).map(|n| format!("{} → {n}{}", p.name(), leaving.unwrap_or_default()))
+            })
+            .collect();
+        bound.sort();
+        let nodes = Some(bound.join(", ")).filter(|b| !b.is_empty());
+        let created = self.pods.current.len();
+        format!(
+            "Pods {created}/{replicas}, spec.nodeName: {}",
+            nodes.as_deref().unwrap_or("—")
+        )
+    }
+}
+
+/// What the state checks look at: the Job, what Volcano made of it, the cluster, and the first
+/// failing spec check's hint variant (the cause when the gang started).
+struct Seen<'s, 'w> {
+    gang: &'s Gang<'w>,
+    made: &'s Made<'s>,
+    cap: &'s Capacity,
+    cause: Option<&'static str>,
+}
+
+impl Seen<'_, '_> {
+    /// Evidence every state outcome carries, so hints and messages can name what was seen.
+    fn evidence(&self, o: Outcome) -> Outcome {
+        let (gang, made) = (self.gang, self.made);
+        let o = o
+            .with("job", gang.name())
+            .with("podgroup", gang.podgroup_name())
+            .with("replicas", gang.replicas)
+            .with("min_available", gang.min_available.0)
+            .with("bound", made.bound(false))
+            .with("created", made.pods.current.len());
+        match &self.cap.gpu_nodes {
+            Ok(n) => o.with("gpu_nodes", n),
+            Err(_) => o,
         }
-        s
+    }
+
+    /// Something of the Job started: blame follows the cause (see `check_gang_held`).
+    fn started(&self, check: &str, expected: String, found: String) -> Outcome {
+        if let Some(hint) = self.cause {
+            return Outcome::fail(check, expected, found).hint(hint);
+        }
+        let env = |id: &str| {
+            Outcome::error(check, Reason::Message(id.into())).expected_found(&expected, &found)
+        };
+        if let Some((added, before)) = self.cap.grew_under(self.gang) {
+            let o = env("cluster-grew")
+                .with("added", added)
+                .with("before", before);
+            return o.with("expected_replicas", before + added + 1);
+        }
+        if self.made.bound(false) as i64 >= self.gang.replicas {
+            return env("cluster-held-gang");
+        }
+        Outcome::fail(check, expected, found).hint("stale")
+    }
+
+    fn no_podgroup(&self, check: &str) -> Outcome {
+        Outcome::pending(check, Reason::Message("no-podgroup".into()))
+            .with("podgroup", self.gang.podgroup_name())
     }
 }
 
-fn no_podgroup(check: &str, gang: &Gang) -> Outcome {
-    Outcome::pending(check, Reason::Message("no-podgroup".into()))
-        .with("podgroup", gang.podgroup_name())
-}
-
-fn check_pg_min_member(gang: &Gang, made: &Made) -> Outcome {
-    let Some((pg_obj, pg)) = &made.podgroup else {
-        return no_podgroup(PG_MIN_MEMBER, gang);
+fn check_pg_min_member(seen: &Seen) -> Outcome {
+    let Some(g) = &seen.made.podgroup else {
+        return seen.no_podgroup(PG_MIN_MEMBER);
     };
-    let m = gang.min_available;
-    let expected = format!("PodGroup minMember {m} (= Job minAvailable)");
-    let min_member = pg.spec.min_member.unwrap_or(0);
-    let found = format!("PodGroup {} minMember {min_member}", pg_obj.name());
-    let out = |o: Outcome| {
-        o.with("podgroup", pg_obj.name())
-            .with("min_member", min_member)
-            .with("min_available", m)
-    };
-    if i64::from(min_member) == m {
-        return out(Outcome::pass(PG_MIN_MEMBER).expected_found(expected, found));
-    }
+    let (m, min_member) = (seen.gang.min_available.0, g.pg.spec.min_member.unwrap_or(0));
+    let expected = format!("PodGroup {} spec.minMember: {m}", g.obj.name());
+    let found = format!("PodGroup {} spec.minMember: {min_member}", g.obj.name());
     // The controller records the minAvailable it has acted on in status.minAvailable; until it
     // equals the spec, the PodGroup is simply not updated yet.
-    let synced = gang
-        .job
-        .status
-        .as_ref()
-        .and_then(|s| s.min_available)
-        .map(i64::from)
-        == Some(m);
-    if !synced {
-        return out(
-            Outcome::pending(PG_MIN_MEMBER, Reason::Message("podgroup-syncing".into()))
-                .expected_found(expected, found),
-        );
-    }
-    out(Outcome::fail(PG_MIN_MEMBER, expected, found))
-}
-
-/// Why the gang is not held, once something started.
-enum Started {
-    /// The spec lets the gang start (a spec check fails): the variant names which.
-    SpecCause(&'static str),
-    /// GPU nodes joined after the Job was created, and the gang fit on them.
-    ClusterGrew { added: i64, before: i64 },
-    /// The spec is right and the whole gang was placed: the cluster is bigger than assumed.
-    ClusterHeldGang,
-    /// The spec is right but only part of the gang is bound: left over from an earlier spec.
-    Stale,
-}
-
-fn classify(gang: &Gang, made: &Made, cap: &Capacity, cause: Option<&'static str>) -> Started {
-    if let Some(c) = cause {
-        return Started::SpecCause(c);
-    }
-    match cap.grew_under(gang) {
-        Some((added, before)) => Started::ClusterGrew { added, before },
-        None if made.bound().len() as i64 >= gang.replicas => Started::ClusterHeldGang,
-        None => Started::Stale,
-    }
-}
-
-/// Evidence every state outcome carries, so hints and messages can name what was seen.
-fn state_evidence(o: Outcome, gang: &Gang, made: &Made, cap: &Capacity) -> Outcome {
-    let mut o = o
-        .with("job", gang.obj.name())
-        .with("podgroup", gang.podgroup_name())
-        .with("replicas", gang.replicas)
-        .with("min_available", gang.min_available)
-        .with("bound", made.bound().len())
-        .with("created", made.pods.len());
-    if let Ok(n) = &cap.gpu_nodes {
-        o = o.with("gpu_nodes", n);
-    }
-    o
-}
-
-fn started_outcome(check: &str, kind: Started, expected: String, found: String) -> Outcome {
-    match kind {
-        Started::SpecCause(hint) => Outcome::fail(check, expected, found).hint(hint),
-        Started::ClusterGrew { added, before } => {
-            Outcome::error(check, Reason::Message("cluster-grew".into()))
-                .expected_found(expected, found)
-                .with("added", added)
-                .with("before", before)
-                .with("expected_replicas", before + added + 1)
-        }
-        Started::ClusterHeldGang => {
-            Outcome::error(check, Reason::Message("cluster-held-gang".into()))
-                .expected_found(expected, found)
-        }
-        Started::Stale => Outcome::fail(check, expected, found).hint("stale"),
-    }
+    let acted_on = seen.gang.job.status.as_ref().and_then(|s| s.min_available);
+    let o = if i64::from(min_member) == m {
+        Outcome::pass(PG_MIN_MEMBER)
+    } else if acted_on.map(i64::from) != Some(m) {
+        Outcome::pending(PG_MIN_MEMBER, Reason::Message("podgroup-syncing".into()))
+    } else {
+        Outcome::fail(PG_MIN_MEMBER, &expected, &found)
+    };
+    o.expected_found(expected, found)
+        .with("podgroup", g.obj.name())
+        .with("min_member", min_member)
+        .with("min_available", m)
 }
 
 /// All or nothing: while the PodGroup is Pending or Inqueue and no pod of the Job is bound, the
@@ -687,168 +643,96 @@ fn started_outcome(check: &str, kind: Started, expected: String, found: String) 
 /// was allowed to fit) makes this a fail whose hint points at that check; a right spec with only
 /// part of the gang bound means pods left from an earlier spec (fail, `stale`); a right spec with
 /// the whole gang bound means the cluster holds more than the lab assumes, which is an
-/// environment error, not the learner's fault (as is a cluster that grew under the Job).
-fn check_gang_held(
-    gang: &Gang,
-    made: &Made,
-    cap: &Capacity,
-    cause: Option<&'static str>,
-) -> Outcome {
-    let Some((pg_obj, pg)) = &made.podgroup else {
-        return no_podgroup(GANG_HELD, gang);
+/// environment error, not the learner's fault (as is a cluster that grew under the Job). Bound
+/// pods that are all terminating are on their way out (the Job restarts, or was changed): pending.
+fn check_gang_held(seen: &Seen) -> Outcome {
+    let Some(g) = &seen.made.podgroup else {
+        return seen.no_podgroup(GANG_HELD);
     };
-    let phase = pg.phase();
-    let expected = "no pod of the job bound to a node; PodGroup Pending or Inqueue".to_string();
-    let mut found = format!(
-        "PodGroup {} {}; {}",
-        pg_obj.name(),
-        phase.unwrap_or("(no phase)"),
-        made.describe_pods(gang.replicas)
-    );
-    if let Some(msg) = pg.unschedulable_message() {
-        found.push_str(&format!("; Unschedulable: {msg}"));
-    }
-    let with = |o: Outcome| {
-        let o = state_evidence(o, gang, made, cap).with("phase", phase.unwrap_or(""));
-        match pg.unschedulable_message() {
-            Some(msg) => o.with("message", msg),
-            None => o,
-        }
+    let (phase, pg) = (g.pg.phase(), g.obj.name());
+    let expected = format!("PodGroup {pg}: Pending | Inqueue; spec.nodeName: —");
+    let pods = seen.made.describe_pods(seen.gang.replicas);
+    let found = format!("PodGroup {pg}: {}; {pods}", phase.unwrap_or("—"));
+    let leaving = seen.made.bound(true);
+    let ran = matches!(phase, Some("Running" | "Unknown" | "Completed"));
+    let o = if seen.made.bound(false) > 0 || (ran && leaving == 0) {
+        seen.started(GANG_HELD, expected, found)
+    } else {
+        let o = match phase {
+            _ if leaving > 0 => {
+                Outcome::pending(GANG_HELD, Reason::Message("pods-terminating".into()))
+                    .with("terminating", leaving)
+            }
+            Some("Pending" | "Inqueue") => Outcome::pass(GANG_HELD),
+            _ => Outcome::pending(GANG_HELD, Reason::Message("podgroup-no-phase".into())),
+        };
+        o.expected_found(expected, found)
     };
-    let started =
-        !made.bound().is_empty() || matches!(phase, Some("Running" | "Unknown" | "Completed"));
-    if started {
-        return with(started_outcome(
-            GANG_HELD,
-            classify(gang, made, cap, cause),
-            expected,
-            found,
-        ));
-    }
-    match phase {
-        Some("Pending" | "Inqueue") => {
-            with(Outcome::pass(GANG_HELD).expected_found(expected, found))
-        }
-        _ => with(
-            Outcome::pending(GANG_HELD, Reason::Message("podgroup-no-phase".into()))
-                .expected_found(expected, found),
-        ),
+    let o = seen.evidence(o).with("phase", phase.unwrap_or(""));
+    match &g.unschedulable {
+        Some(msg) => o.with("message", msg),
+        None => o,
     }
 }
 
-fn check_job_pending(
-    gang: &Gang,
-    made: &Made,
-    cap: &Capacity,
-    cause: Option<&'static str>,
-) -> Outcome {
-    let phase = gang.job.phase();
-    let expected = format!("Job {} phase Pending", gang.obj.name());
+fn check_job_pending(seen: &Seen) -> Outcome {
+    let (phase, job) = (seen.gang.job.phase(), seen.gang.name());
+    let expected = format!("Job {job} status.state.phase: Pending");
+    let pods = seen.made.describe_pods(seen.gang.replicas);
     let found = format!(
-        "Job {} phase {}; {}",
-        gang.obj.name(),
-        phase.unwrap_or("(none yet)"),
-        made.describe_pods(gang.replicas)
+        "Job {job} status.state.phase: {}; {pods}",
+        phase.unwrap_or("—")
     );
-    let with = |o: Outcome| state_evidence(o, gang, made, cap).with("phase", phase.unwrap_or(""));
-    match phase {
-        None => with(
-            Outcome::pending(JOB_PENDING, Reason::Message("job-not-synced".into()))
-                .expected_found(expected, found),
-        ),
-        Some("Pending") => with(Outcome::pass(JOB_PENDING).expected_found(expected, found)),
+    let message = |id: &str| Outcome::pending(JOB_PENDING, Reason::Message(id.into()));
+    let o = match phase {
+        None => message("job-not-synced"),
+        Some("Pending") => Outcome::pass(JOB_PENDING),
+        // Back to Pending once its pods are gone (restarting.go).
+        Some("Restarting") => message("job-restarting"),
         // The gang (or part of it) ran: the same cause as gang-held.
-        Some("Running" | "Completing" | "Completed") => with(started_outcome(
-            JOB_PENDING,
-            classify(gang, made, cap, cause),
-            expected,
-            found,
-        )),
-        // Aborting, Aborted, Restarting, Terminating, Terminated, Failed: the job was stopped.
-        Some(_) => with(Outcome::fail(JOB_PENDING, expected, found).hint("stopped")),
-    }
+        Some("Running" | "Completing" | "Completed") => {
+            seen.started(JOB_PENDING, expected.clone(), found.clone())
+        }
+        // Aborting, Aborted, Terminating, Terminated, Failed: the job was stopped.
+        Some(_) => Outcome::fail(JOB_PENDING, &expected, &found).hint("stopped"),
+    };
+    seen.evidence(o.expected_found(expected, found))
+        .with("phase", phase.unwrap_or(""))
 }
 
 /// Non-scoring notes that show the learner what Volcano says while it holds the gang.
-fn advise_from_podgroup(j: &mut Judgement, gang: &Gang, made: &Made) {
-    let Some((pg_obj, pg)) = &made.podgroup else {
+fn advise_from_podgroup(j: &mut Judgement, seen: &Seen) {
+    let Some(g) = &seen.made.podgroup else {
         return;
     };
-    if let Some(msg) = pg.unschedulable_message() {
+    let pg = g.obj.name();
+    if let Some(msg) = &g.unschedulable {
         j.advise(
             Advice::new("scheduler-says")
-                .with("podgroup", pg_obj.name())
+                .with("podgroup", pg)
                 .with("message", msg),
         );
     }
-    if pg.phase() == Some("Inqueue") {
-        j.advise(
-            Advice::new("inqueue")
-                .with("podgroup", pg_obj.name())
-                .with("created", made.pods.len())
-                .with("min_available", gang.min_available),
-        );
+    if g.pg.phase() == Some("Inqueue") {
+        let created = seen.made.pods.current.len();
+        let a = Advice::new("inqueue")
+            .with("podgroup", pg)
+            .with("created", created);
+        j.advise(a.with("min_available", seen.gang.min_available.0));
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
-    fn taint(key: &str, value: Option<&str>, effect: &str) -> Taint {
-        Taint {
-            key: key.into(),
-            value: value.map(Into::into),
-            effect: effect.into(),
-            time_added: None,
-        }
-    }
-
-    fn tol(
-        key: Option<&str>,
-        op: Option<&str>,
-        value: Option<&str>,
-        effect: Option<&str>,
-    ) -> Toleration {
-        Toleration {
-            key: key.map(Into::into),
-            operator: op.map(Into::into),
-            value: value.map(Into::into),
-            effect: effect.map(Into::into),
-            toleration_seconds: None,
-        }
-    }
+    use super::takes_whole_node;
 
     #[test]
-    fn tolerations_match_like_kubernetes() {
-        let gpu = taint("nvidia.com/gpu", Some("true"), "NoSchedule");
-        assert!(tolerates(
-            &[tol(Some("nvidia.com/gpu"), Some("Exists"), None, None)],
-            &gpu
-        ));
-        assert!(tolerates(
-            &[tol(
-                Some("nvidia.com/gpu"),
-                None,
-                Some("true"),
-                Some("NoSchedule")
-            )],
-            &gpu
-        ));
-        assert!(!tolerates(
-            &[tol(Some("nvidia.com/gpu"), None, Some("false"), None)],
-            &gpu
-        ));
-        assert!(!tolerates(
-            &[tol(
-                Some("nvidia.com/gpu"),
-                Some("Exists"),
-                None,
-                Some("NoExecute")
-            )],
-            &gpu
-        ));
-        assert!(tolerates(&[tol(None, Some("Exists"), None, None)], &gpu));
-        assert!(!tolerates(&[], &gpu));
+    fn a_pod_takes_a_whole_node_when_no_node_holds_two() {
+        assert!(takes_whole_node(8, 8));
+        assert!(takes_whole_node(5, 8));
+        assert!(!takes_whole_node(4, 8), "two fit on an 8-GPU node");
+        assert!(!takes_whole_node(9, 8), "no node holds one");
+        assert!(!takes_whole_node(0, 8));
+        assert!(takes_whole_node(1, 1));
     }
 }

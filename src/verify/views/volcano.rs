@@ -6,7 +6,7 @@
 //! - Job: `staging/src/volcano.sh/apis/pkg/apis/batch/v1alpha1/job.go` (`Job`, `JobSpec`,
 //!   `TaskSpec`, `JobStatus`, `JobState`);
 //! - PodGroup: `staging/src/volcano.sh/apis/pkg/apis/scheduling/v1beta1/types.go` (`PodGroup`,
-//!   `PodGroupSpec`, `PodGroupStatus`, `PodGroupCondition`).
+//!   `PodGroupSpec`, `PodGroupStatus`).
 
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use serde::Deserialize;
@@ -76,36 +76,15 @@ pub struct PodGroupSpec {
 }
 
 /// `PodGroupStatus`. `phase` is one of `Pending`, `Running`, `Unknown`, `Inqueue`, `Completed`.
+/// Its `conditions` (`Unschedulable`, `Scheduled`) are read with the kit's `conditions`.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct PodGroupStatus {
     pub phase: Option<String>,
-    pub conditions: Vec<PodGroupCondition>,
     pub running: Option<i32>,
 }
 
-/// `PodGroupCondition`: `type` is `Unschedulable` or `Scheduled`; `reason` e.g.
-/// `NotEnoughResources`.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct PodGroupCondition {
-    #[serde(rename = "type")]
-    pub type_: String,
-    pub status: String,
-    pub reason: Option<String>,
-    pub message: Option<String>,
-}
-
 impl VolcanoJob {
-    /// Σ `tasks[].replicas`: the number of pods the job controller creates.
-    pub fn total_replicas(&self) -> i64 {
-        self.spec
-            .tasks
-            .iter()
-            .map(|t| i64::from(t.replicas.unwrap_or(0)))
-            .sum()
-    }
-
     /// The `spec.minAvailable` the admission webhook leaves on the stored Job: the value as
     /// written when non-zero, else Σ(`tasks[].minAvailable`, or `replicas` when unset)
     /// (`patchDefaultMinAvailable` in pkg/webhooks/admission/jobs/mutate/mutate_job.go).
@@ -140,17 +119,6 @@ impl PodGroup {
             .and_then(|s| s.phase.as_deref())
             .filter(|p| !p.is_empty())
     }
-
-    /// The message of the `Unschedulable=True` condition the gang plugin writes when the gang
-    /// cannot be placed (e.g. `4/0 tasks in gang unschedulable: pod group is not ready, ...`).
-    pub fn unschedulable_message(&self) -> Option<&str> {
-        self.status.as_ref().and_then(|s| {
-            s.conditions
-                .iter()
-                .find(|c| c.type_ == "Unschedulable" && c.status == "True")
-                .and_then(|c| c.message.as_deref())
-        })
-    }
 }
 
 #[cfg(test)]
@@ -167,7 +135,6 @@ mod tests {
             {"name": "a", "replicas": 4},
             {"name": "b", "replicas": 2, "minAvailable": 1}
         ]}}));
-        assert_eq!(j.total_replicas(), 6);
         assert_eq!(j.effective_min_available(), (5, false));
         let j = job(serde_json::json!({"spec": {"minAvailable": 3, "tasks": [{"replicas": 4}]}}));
         assert_eq!(j.effective_min_available(), (3, true));
@@ -187,6 +154,6 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(pg.phase(), Some("Pending"));
-        assert!(pg.unschedulable_message().unwrap().starts_with("4/0 tasks"));
+        assert_eq!(pg.spec.min_member, Some(4));
     }
 }
