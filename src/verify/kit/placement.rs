@@ -354,11 +354,38 @@ pub fn allowed_values(spec: &PodSpec, key: &str) -> Allowed {
     if let Some(v) = spec.node_selector.as_ref().and_then(|m| m.get(key)) {
         values = values.intersect(&BTreeSet::from([v.clone()]));
     }
+    allowed_of(values)
+}
+
+fn allowed_of(values: Values) -> Allowed {
     match values {
         Values::AllBut(_) => Allowed::Any,
         Values::Finite(s) if s.is_empty() => Allowed::None,
         Values::Finite(s) => Allowed::Only(s),
     }
+}
+
+/// The values `key` may take under node selector requirements that must all hold at once: one
+/// term's `matchExpressions`, or a Karpenter NodePool's `spec.template.spec.requirements`, which
+/// Karpenter intersects key by key (kubernetes-sigs/karpenter `pkg/scheduling/requirements.go`,
+/// `Requirements.Add`). Requirements on other keys are ignored; an invalid one on `key` (unknown
+/// operator, `In` without values) allows nothing, as it matches no node.
+pub fn allowed_by_requirements(reqs: &[NodeSelectorRequirement], key: &str) -> Allowed {
+    let labels: Option<Vec<Requirement>> = reqs
+        .iter()
+        .filter(|r| r.key == key)
+        .map(label_requirement)
+        .collect();
+    let Some(labels) = labels else {
+        return Allowed::None;
+    };
+    allowed_of(term_values(
+        &ParsedTerm {
+            labels,
+            fields: Vec::new(),
+        },
+        key,
+    ))
 }
 
 #[cfg(test)]
@@ -670,6 +697,33 @@ mod tests {
             {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}]}
         ]));
         assert_eq!(allowed_values(&open, ZONE), Allowed::Any);
+    }
+
+    #[test]
+    fn allowed_by_requirements_intersects_one_key_and_ignores_the_others() {
+        let r = |key: &str, op: &str, values: &[&str]| NodeSelectorRequirement {
+            key: key.into(),
+            operator: op.into(),
+            values: Some(values.iter().map(|v| v.to_string()).collect()),
+        };
+        let reqs = [
+            r(ZONE, "In", &["a", "b"]),
+            r(ZONE, "NotIn", &["b"]),
+            // Karpenter's Gte on another key does not matter for the zone.
+            r("gen", "Gte", &["5"]),
+        ];
+        assert_eq!(
+            allowed_by_requirements(&reqs, ZONE),
+            Allowed::Only(set(&["a"]))
+        );
+        assert_eq!(allowed_by_requirements(&reqs, TYPE), Allowed::Any);
+        assert_eq!(allowed_by_requirements(&reqs, "gen"), Allowed::None);
+        let not_in = [r(ZONE, "NotIn", &["a"])];
+        assert_eq!(allowed_by_requirements(&not_in, ZONE), Allowed::Any);
+        let contradict = [r(ZONE, "In", &["a"]), r(ZONE, "In", &["b"])];
+        assert_eq!(allowed_by_requirements(&contradict, ZONE), Allowed::None);
+        let empty_in = [r(ZONE, "In", &[])];
+        assert_eq!(allowed_by_requirements(&empty_in, ZONE), Allowed::None);
     }
 
     #[test]

@@ -1,13 +1,10 @@
-//! Typed views of Karpenter objects: only the fields the checks read, every field defaulted, unknown
-//! fields ignored (so newer Karpenter releases still parse).
+//! Typed view of a Karpenter NodePool: only the fields the checks read, every field defaulted,
+//! unknown fields ignored (so newer Karpenter releases still parse). Status conditions are read
+//! with the kit (`kit::conditions`), NodeClaims through their labels and ownerReferences.
 //!
-//! Upstream types (kubernetes-sigs/karpenter v1.14.1, `karpenter.sh/v1`):
-//! - NodePool: `pkg/apis/v1/nodepool.go` (spec), `pkg/apis/v1/nodepool_status.go` (status)
-//! - NodeClaim: `pkg/apis/v1/nodeclaim.go`, `pkg/apis/v1/nodeclaim_status.go`
-//! - conditions: awslabs/operatorpkg `status/condition.go` (type, status, reason, message,
-//!   observedGeneration) — the root condition `Ready` is recomputed from its dependents in
-//!   `status/condition_set.go`.
+//! Upstream type: kubernetes-sigs/karpenter v1.14.1 `pkg/apis/v1/nodepool.go` (`karpenter.sh/v1`).
 
+use k8s_openapi::api::core::v1::NodeSelectorRequirement;
 use serde::Deserialize;
 
 use crate::observe::{InputError, Obj};
@@ -25,7 +22,6 @@ pub struct Meta {
 pub struct NodePool {
     pub metadata: Meta,
     pub spec: NodePoolSpec,
-    pub status: NodePoolStatus,
 }
 
 impl NodePool {
@@ -46,8 +42,30 @@ impl NodePool {
             .collect()
     }
 
-    pub fn condition(&self, type_: &str) -> Option<&Condition> {
-        self.status.conditions.iter().find(|c| c.type_ == type_)
+    /// The requirements on these keys as written, for found texts (`—`: none).
+    pub fn written(&self, keys: &[&str]) -> String {
+        let all: Vec<String> = keys
+            .iter()
+            .flat_map(|k| self.requirements_on(k))
+            .map(Requirement::describe)
+            .collect();
+        if all.is_empty() {
+            "—".into()
+        } else {
+            all.join("; ")
+        }
+    }
+
+    /// The requirements as node selector requirements, for the kit's placement rules.
+    pub fn selector_requirements(&self) -> Vec<NodeSelectorRequirement> {
+        self.requirements()
+            .iter()
+            .map(|r| NodeSelectorRequirement {
+                key: r.key.clone(),
+                operator: r.operator.clone(),
+                values: Some(r.values.clone()),
+            })
+            .collect()
     }
 }
 
@@ -65,14 +83,12 @@ pub struct NodeClaimTemplate {
     pub spec: NodeClaimTemplateSpec,
 }
 
-/// `spec.template.spec` (`NodeClaimTemplateSpec`): `nodeClassRef` is required by the CRD,
-/// `expireAfter` defaults to `720h`.
+/// `spec.template.spec` (`NodeClaimTemplateSpec`): `nodeClassRef` is required by the CRD.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct NodeClaimTemplateSpec {
     pub requirements: Vec<Requirement>,
     pub node_class_ref: Option<NodeClassRef>,
-    pub expire_after: Option<String>,
 }
 
 /// `NodeSelectorRequirementWithMinValues`: a node selector requirement (`key`, `operator` ∈ In,
@@ -86,6 +102,22 @@ pub struct Requirement {
     pub min_values: Option<u32>,
 }
 
+impl Requirement {
+    /// `key Operator [values]`, as written.
+    pub fn describe(&self) -> String {
+        if self.values.is_empty() {
+            format!("{} {}", self.key, self.operator)
+        } else {
+            format!(
+                "{} {} [{}]",
+                self.key,
+                self.operator,
+                self.values.join(", ")
+            )
+        }
+    }
+}
+
 /// `NodeClassReference`: `group`, `kind` and `name`, all required and non-empty in v1
 /// (`apiVersion` was the v1beta1 field).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
@@ -96,18 +128,20 @@ pub struct NodeClassRef {
     pub name: String,
 }
 
-/// `spec.disruption`: `consolidationPolicy` ∈ WhenEmpty, WhenEmptyOrUnderutilized (default),
-/// Balanced (v1.14+); `budgets` default to `[{nodes: "10%"}]`.
+/// `spec.disruption`: `consolidationPolicy` ∈ WhenEmpty, WhenEmptyOrUnderutilized (the CRD
+/// default), Balanced (v1.14+); `budgets` default to `[{nodes: "10%"}]`.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct Disruption {
     pub consolidation_policy: Option<String>,
-    pub consolidate_after: Option<String>,
     pub budgets: Option<Vec<Budget>>,
 }
 
 /// A disruption budget. `nodes` is a string in the CRD (`"0"`, `"10%"`); `schedule` and
-/// `duration` go together; `reasons` ⊆ Underutilized, Empty, Drifted (none: all reasons).
+/// `duration` go together (no schedule: always active); `reasons` ⊆ Underutilized, Empty,
+/// Drifted, and "If Reasons is not set, this budget applies to all methods" (`Budget.Reasons`;
+/// `NodePool.GetAllowedDisruptionsByReason` counts a budget when `Reasons == nil` or contains
+/// the reason).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct Budget {
@@ -117,76 +151,28 @@ pub struct Budget {
     pub reasons: Vec<String>,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-pub struct NodePoolStatus {
-    pub conditions: Vec<Condition>,
-}
+impl Budget {
+    /// Whether this budget limits disruptions for `reason` (`Empty`, `Drifted`, …).
+    pub fn applies_to(&self, reason: &str) -> bool {
+        self.reasons.is_empty() || self.reasons.iter().any(|r| r == reason)
+    }
 
-/// operatorpkg `status.Condition`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-pub struct Condition {
-    #[serde(rename = "type")]
-    pub type_: String,
-    pub status: String,
-    pub reason: Option<String>,
-    pub message: Option<String>,
-    pub observed_generation: Option<i64>,
-}
-
-impl Condition {
-    /// `Type=Status (Reason: message)`, for found texts.
+    /// `{nodes: "0", reasons: [Drifted], schedule: "…"}`, for advice texts.
     pub fn describe(&self) -> String {
-        let mut s = format!("{}={}", self.type_, self.status);
-        match (self.reason.as_deref(), self.message.as_deref()) {
-            (Some(r), Some(m)) if !m.is_empty() => s.push_str(&format!(" ({r}: {m})")),
-            (Some(r), _) if !r.is_empty() => s.push_str(&format!(" ({r})")),
-            (_, Some(m)) if !m.is_empty() => s.push_str(&format!(" ({m})")),
-            _ => {}
+        let mut s = format!("nodes: \"{}\"", self.nodes);
+        if !self.reasons.is_empty() {
+            s.push_str(&format!(", reasons: [{}]", self.reasons.join(", ")));
         }
-        s
-    }
-}
-
-/// `karpenter.sh/v1` NodeClaim (cluster-scoped). Karpenter creates one per node it launches,
-/// with the label `karpenter.sh/nodepool` and an ownerReference to the NodePool's uid
-/// (`pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go`, `ToNodeClaim`). After launch
-/// the cloud provider's resolved labels (zone, instance type, capacity type) are merged into
-/// `metadata.labels` (`pkg/controllers/nodeclaim/lifecycle/launch.go`,
-/// `PopulateNodeClaimDetails`).
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-pub struct NodeClaim {
-    pub spec: NodeClaimSpec,
-    pub status: NodeClaimStatus,
-}
-
-impl NodeClaim {
-    pub fn from_obj(o: &Obj) -> Result<NodeClaim, InputError> {
-        o.parse()
+        if let Some(c) = &self.schedule {
+            s.push_str(&format!(", schedule: \"{c}\""));
+        }
+        format!("{{{s}}}")
     }
 
-    pub fn condition(&self, type_: &str) -> Option<&Condition> {
-        self.status.conditions.iter().find(|c| c.type_ == type_)
+    /// Always active and allowing no node at all.
+    pub fn always_zero(&self) -> bool {
+        self.schedule.is_none() && matches!(self.nodes.trim(), "0" | "0%")
     }
-}
-
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-pub struct NodeClaimSpec {
-    pub requirements: Vec<Requirement>,
-    pub node_class_ref: Option<NodeClassRef>,
-}
-
-/// `status.conditions` (Launched, Registered, Initialized → Ready), `nodeName`, `providerID`.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-pub struct NodeClaimStatus {
-    pub conditions: Vec<Condition>,
-    pub node_name: Option<String>,
-    #[serde(rename = "providerID")]
-    pub provider_id: Option<String>,
 }
 
 #[cfg(test)]
@@ -212,25 +198,46 @@ spec:
         - {key: topology.kubernetes.io/zone, operator: In, values: [us-west-2a]}
         - {key: kubernetes.io/arch, operator: Exists}
       somethingNew: true
-  disruption: {consolidationPolicy: WhenEmpty, budgets: [{nodes: "0"}]}
+  disruption: {consolidationPolicy: WhenEmpty, budgets: [{nodes: "0", reasons: [Drifted]}]}
 status:
   conditions:
-    - {type: Ready, status: "False", reason: UnhealthyDependents, message: NodeClassReady=False, observedGeneration: 3}
+    - {type: Ready, status: "True"}
 "#);
         let p = NodePool::from_obj(&o).unwrap();
         assert_eq!(p.metadata.generation, Some(3));
         assert_eq!(p.requirements().len(), 2);
         assert!(p.requirements()[1].values.is_empty());
+        assert_eq!(p.requirements_on("kubernetes.io/arch").len(), 1);
+        assert_eq!(p.selector_requirements()[0].operator, "In");
         assert_eq!(
             p.spec.template.spec.node_class_ref.as_ref().unwrap().name,
             "default"
         );
-        assert_eq!(p.spec.disruption.budgets.as_ref().unwrap()[0].nodes, "0");
-        let ready = p.condition("Ready").unwrap();
-        assert_eq!(
-            ready.describe(),
-            "Ready=False (UnhealthyDependents: NodeClassReady=False)"
-        );
+        let b = &p.spec.disruption.budgets.as_ref().unwrap()[0];
+        assert!(b.always_zero());
+        assert!(b.applies_to("Drifted"));
+        assert!(!b.applies_to("Empty"));
+    }
+
+    #[test]
+    fn a_budget_without_reasons_applies_to_every_reason() {
+        let b = Budget {
+            nodes: "0".into(),
+            ..Default::default()
+        };
+        assert!(b.applies_to("Empty") && b.applies_to("Drifted"));
+        let scheduled = Budget {
+            nodes: "0".into(),
+            schedule: Some("0 9 * * 1-5".into()),
+            duration: Some("8h".into()),
+            reasons: Vec::new(),
+        };
+        assert!(!scheduled.always_zero());
+        let ten = Budget {
+            nodes: "10%".into(),
+            ..Default::default()
+        };
+        assert!(!ten.always_zero());
     }
 
     #[test]
