@@ -906,6 +906,48 @@ async fn every_request_is_recorded_in_order_discovery_included() {
     assert!(emu.requests().is_empty());
 }
 
+#[test]
+fn every_request_records_its_headers() {
+    let emu = Emulator::start(vec![node("n1")]);
+    raw_get(&emu, "/api/v1/nodes", "application/json");
+    let recorded = &emu.requests()[0];
+    assert_eq!(recorded.header("Accept"), Some("application/json"));
+    assert_eq!(recorded.header("connection"), Some("close"));
+    assert!(recorded
+        .header("host")
+        .is_some_and(|h| h.starts_with("127.0.0.1:")));
+    assert_eq!(recorded.header("user-agent"), None);
+}
+
+#[tokio::test]
+async fn start_tls_serves_https_with_a_certificate_the_kubeconfig_trusts() {
+    let emu = Emulator::start_tls(vec![node("n1")]);
+    assert!(emu.url().starts_with("https://127.0.0.1:"), "{}", emu.url());
+    let client = client(&emu).await;
+    let nodes: Api<Node> = Api::all(client);
+    let list = bounded(nodes.list(&ListParams::default())).await.unwrap();
+    assert_eq!(names(list), ["n1"]);
+    assert_eq!(emu.requests().len(), 1);
+
+    // Plain HTTP to the TLS port gets no HTTP answer.
+    let addr = emu.url().trim_start_matches("https://").to_string();
+    let mut stream = std::net::TcpStream::connect(&addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    stream
+        .write_all(format!("GET /version HTTP/1.1\r\nHost: {addr}\r\n\r\n").as_bytes())
+        .unwrap();
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer);
+    assert!(
+        !answer.starts_with(b"HTTP/1.1"),
+        "{}",
+        String::from_utf8_lossy(&answer)
+    );
+    assert_eq!(emu.requests().len(), 1);
+}
+
 #[tokio::test]
 async fn start_from_loads_yaml_documents_lists_and_json_recursively() {
     let dir = tempfile::tempdir().unwrap();

@@ -5,7 +5,9 @@ use std::path::Path;
 
 use assert_cmd::Command;
 use trainlab::profile::kind::{capacity_patches, fake_capacity, KindConfig, EMBEDDED_CONFIG};
-use trainlab::profile::pins::{default_pins, fetch, load_pins, sha256_hex, verify};
+use trainlab::profile::pins::{
+    default_pins, embedded, fetch, load_pins, sha256_hex, verify, Pin, Source, EMBEDDED,
+};
 
 fn trainlab() -> Command {
     let mut c = Command::cargo_bin("trainlab").unwrap();
@@ -134,14 +136,29 @@ fn default_pins_are_the_researched_releases() {
         [
             "Volcano v1.15.1",
             "MPI Operator v0.8.0",
+            "training-operator PyTorchJob CRD v1.9.4",
+            "training-operator (PyTorchJob only) v1.9.4",
             "Karpenter NodePool CRD v1.14.1",
             "Karpenter NodeClaim CRD v1.14.1",
             "Karpenter EC2NodeClass CRD v1.14.1"
         ]
     );
-    assert!(pins
-        .iter()
-        .all(|p| p.url.starts_with("https://") && p.sha256.len() == 64));
+    for p in &pins {
+        match &p.source {
+            Source::Download { url, sha256, .. } => {
+                assert!(url.starts_with("https://") && sha256.len() == 64, "{p:?}")
+            }
+            Source::Embedded(m) => assert_eq!(m.name, "training-operator", "{p:?}"),
+        }
+    }
+}
+
+/// The URL and hash of a download pin.
+fn download(p: &Pin) -> (&str, &str) {
+    match &p.source {
+        Source::Download { url, sha256, .. } => (url, sha256),
+        Source::Embedded(m) => panic!("{} is embedded", m.name),
+    }
 }
 
 #[test]
@@ -154,7 +171,7 @@ fn a_manifest_whose_hash_differs_from_its_pin_is_refused_showing_both_hashes() {
     let err = verify(&pins[0], &bad, "operator.yaml")
         .unwrap_err()
         .to_string();
-    assert!(err.contains(&pins[0].sha256), "{err}");
+    assert!(err.contains(download(&pins[0]).1), "{err}");
     assert!(err.contains(&sha256_hex(&bad)), "{err}");
     assert_eq!(
         trainlab::Error::Environment(String::new())
@@ -193,11 +210,11 @@ fn dry_run_prints_the_whole_plan_and_touches_nothing() {
     );
     let text = String::from_utf8(out.stdout).unwrap();
     for p in default_pins() {
-        assert!(
-            text.contains(&p.url) && text.contains(&p.sha256),
-            "{} missing from the plan",
-            p.url
-        );
+        let shown = match &p.source {
+            Source::Download { url, sha256, .. } => text.contains(url) && text.contains(sha256),
+            Source::Embedded(m) => text.contains(&format!("built into trainlab: {}", m.path)),
+        };
+        assert!(shown, "{} missing from the plan", p.location());
     }
     insta::assert_snapshot!("setup_kind_dry_run", text);
 }
@@ -242,4 +259,214 @@ fn setup_refuses_a_context_that_is_not_kind_before_any_request() {
         err.contains("only touches the context kind-trainlab"),
         "{err}"
     );
+}
+
+// --- the training-operator (PyTorchJob only) ----------------------------------------------------
+
+fn training_operator() -> Vec<serde_json::Value> {
+    let m = embedded("training-operator").expect("built in");
+    trainlab::observe::parse_text(m.text, m.path)
+        .unwrap()
+        .into_iter()
+        .map(|o| o.value)
+        .collect()
+}
+
+fn find<'a>(docs: &'a [serde_json::Value], kind: &str) -> Vec<&'a serde_json::Value> {
+    docs.iter().filter(|d| d["kind"] == kind).collect()
+}
+
+#[test]
+fn the_embedded_training_operator_is_the_repository_file() {
+    let m = embedded("training-operator").unwrap();
+    let text = std::fs::read_to_string(root().join(m.path)).unwrap();
+    assert_eq!(text, m.text);
+    assert_eq!(EMBEDDED.len(), 1);
+}
+
+#[test]
+fn the_training_operator_serves_pytorchjob_only_and_ships_no_crd() {
+    let docs = training_operator();
+    let kinds: Vec<&str> = docs.iter().map(|d| d["kind"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "Namespace",
+            "ServiceAccount",
+            "ClusterRole",
+            "ClusterRoleBinding",
+            "Secret",
+            "Service",
+            "ValidatingWebhookConfiguration",
+            "Deployment"
+        ],
+        "no CustomResourceDefinition: above all not the v1 mpijobs.kubeflow.org"
+    );
+    let deploy = find(&docs, "Deployment")[0];
+    let c = &deploy["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(c["args"], serde_json::json!(["--enable-scheme=pytorchjob"]));
+    let image = c["image"].as_str().unwrap();
+    let (repo, tag) = image.rsplit_once(':').expect("a pinned tag");
+    assert_eq!(repo, "ghcr.io/kubeflow/training-v1/training-operator");
+    assert!(tag != "latest" && !tag.is_empty(), "{image}");
+
+    // Nothing on other job kinds: the ClusterRole's kubeflow.org rules name pytorchjobs only.
+    let role = find(&docs, "ClusterRole")[0];
+    for rule in role["rules"].as_array().unwrap() {
+        if rule["apiGroups"]
+            .as_array()
+            .unwrap()
+            .contains(&"kubeflow.org".into())
+        {
+            for r in rule["resources"].as_array().unwrap() {
+                assert!(r.as_str().unwrap().starts_with("pytorchjobs"), "{rule}");
+            }
+        }
+    }
+    let vwc = find(&docs, "ValidatingWebhookConfiguration")[0];
+    assert_eq!(
+        vwc["metadata"]["name"],
+        "validator.training-operator.kubeflow.org"
+    );
+    for w in vwc["webhooks"].as_array().unwrap() {
+        assert_eq!(
+            w["rules"][0]["resources"],
+            serde_json::json!(["pytorchjobs"])
+        );
+        assert_eq!(w["clientConfig"]["service"]["name"], "training-operator");
+    }
+}
+
+#[test]
+fn the_training_operator_objects_fit_together() {
+    let docs = training_operator();
+    // Everything namespaced lives in the Namespace the manifest creates.
+    let ns = find(&docs, "Namespace")[0]["metadata"]["name"]
+        .as_str()
+        .unwrap();
+    for d in &docs {
+        let namespaced = !matches!(
+            d["kind"].as_str().unwrap(),
+            "Namespace" | "ClusterRole" | "ClusterRoleBinding" | "ValidatingWebhookConfiguration"
+        );
+        if namespaced {
+            assert_eq!(d["metadata"]["namespace"], ns, "{}", d["kind"]);
+        }
+    }
+    let deploy = find(&docs, "Deployment")[0];
+    let pod = &deploy["spec"]["template"];
+    let sa = find(&docs, "ServiceAccount")[0];
+    assert_eq!(pod["spec"]["serviceAccountName"], sa["metadata"]["name"]);
+    let binding = find(&docs, "ClusterRoleBinding")[0];
+    assert_eq!(binding["subjects"][0]["name"], sa["metadata"]["name"]);
+    assert_eq!(binding["subjects"][0]["namespace"], ns);
+    assert_eq!(
+        binding["roleRef"]["name"],
+        find(&docs, "ClusterRole")[0]["metadata"]["name"]
+    );
+    // The Service selects the pods and forwards 443 to the webhook server's port.
+    let svc = find(&docs, "Service")[0];
+    for (k, v) in svc["spec"]["selector"].as_object().unwrap() {
+        assert_eq!(&pod["metadata"]["labels"][k], v);
+    }
+    let webhook_port = svc["spec"]["ports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["port"] == 443)
+        .unwrap();
+    let container_ports = &pod["spec"]["containers"][0]["ports"];
+    assert!(container_ports
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|p| p["containerPort"] == webhook_port["targetPort"]));
+    // The certificate Secret the pod mounts is the one the manifest creates.
+    let secret = find(&docs, "Secret")[0];
+    assert_eq!(
+        pod["spec"]["volumes"][0]["secret"]["secretName"],
+        secret["metadata"]["name"]
+    );
+    // setup waits for this Deployment, and doctor looks for a controller of this name.
+    let pin = default_pins()
+        .into_iter()
+        .find(|p| matches!(p.source, Source::Embedded(_)))
+        .unwrap();
+    let name = deploy["metadata"]["name"].as_str().unwrap();
+    assert_eq!(pin.deployments, [format!("{ns}/{name}")]);
+    let cap = trainlab::facts::capabilities::CAPABILITIES
+        .iter()
+        .find(|c| c.name == "training-operator")
+        .unwrap();
+    assert!(cap.controllers.contains(&name), "{:?}", cap.controllers);
+}
+
+#[test]
+fn the_pytorchjob_crd_is_installed_before_the_operator_that_watches_it() {
+    let pins = default_pins();
+    let at = |pred: &dyn Fn(&Pin) -> bool| pins.iter().position(pred).unwrap();
+    let crd = at(&|p| p.location().ends_with("/kubeflow.org_pytorchjobs.yaml"));
+    let op = at(&|p| matches!(p.source, Source::Embedded(_)));
+    assert!(crd < op);
+    assert_eq!(pins[crd].file_name(), "kubeflow.org_pytorchjobs.yaml");
+}
+
+#[test]
+fn an_embedded_pin_needs_no_file_in_the_from_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let pin = default_pins()
+        .into_iter()
+        .find(|p| matches!(p.source, Source::Embedded(_)))
+        .unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let data = rt.block_on(fetch(&pin, Some(dir.path()))).unwrap();
+    assert_eq!(data, embedded("training-operator").unwrap().text.as_bytes());
+    verify(&pin, &data, "built in").unwrap();
+}
+
+#[test]
+fn a_pins_file_names_a_download_or_an_embedded_manifest_never_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |text: &str| {
+        let p = dir.path().join("pins.yaml");
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    let ok = load_pins(&write(
+        "- {component: op, version: v1, embedded: training-operator, deployments: [kubeflow/training-operator]}\n",
+    ))
+    .unwrap();
+    assert!(matches!(ok[0].source, Source::Embedded(m) if m.name == "training-operator"));
+
+    let unknown = load_pins(&write("- {component: op, version: v1, embedded: nope}\n"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        unknown.contains("no embedded manifest `nope`") && unknown.contains("training-operator"),
+        "{unknown}"
+    );
+    let both = load_pins(&write(
+        "- {component: op, version: v1, embedded: training-operator, url: https://x/y.yaml, bytes: 1, sha256: 9c8d28fded3094a528b06f34734a847f92c4cc0c515d83bee433a14358f9d4d9}\n",
+    ))
+    .unwrap_err()
+    .to_string();
+    assert!(both.contains("either url, bytes and sha256"), "{both}");
+    let no_hash = load_pins(&write(
+        "- {component: op, version: v1, url: https://x/y.yaml, bytes: 1}\n",
+    ))
+    .unwrap_err()
+    .to_string();
+    assert!(
+        no_hash.contains("either url, bytes and sha256"),
+        "{no_hash}"
+    );
+    let short = load_pins(&write(
+        "- {component: op, version: v1, url: https://x/y.yaml, bytes: 1, sha256: abc}\n",
+    ))
+    .unwrap_err()
+    .to_string();
+    assert!(short.contains("not 64 hex digits"), "{short}");
 }

@@ -44,8 +44,7 @@ fn pins_dir() -> PathBuf {
 fn load(path: &Path) -> Vec<Value> {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut out = Vec::new();
-    for doc in serde_yaml::Deserializer::from_str(&text) {
-        let v: Value = serde::Deserialize::deserialize(doc).unwrap();
+    for v in serde_saphyr::from_multiple::<Value>(&text).unwrap() {
         match v {
             Value::Null => {}
             v if v["kind"] == "List" => out.extend(v["items"].as_array().unwrap().iter().cloned()),
@@ -689,7 +688,7 @@ fn with_prod_current_and_kind_trainlab_present_setup_talks_only_to_kind_trainlab
         "current-context": "prod", "preferences": {},
     });
     let kubeconfig = dir.path().join("kubeconfig");
-    std::fs::write(&kubeconfig, serde_yaml::to_string(&config).unwrap()).unwrap();
+    std::fs::write(&kubeconfig, serde_saphyr::to_string(&config).unwrap()).unwrap();
     let pins = data("pins/pins.yaml");
     let out = run_with_kubeconfig(
         &kubeconfig,
@@ -756,7 +755,7 @@ fn a_hash_mismatch_in_any_pinned_file_installs_nothing_and_shows_both_hashes() {
         let out = c.setup_from(dir.path(), &[]);
         assert_eq!(out.code, 3, "{file}: {}", out.stderr);
         let pinned: Vec<Value> =
-            serde_yaml::from_str(&std::fs::read_to_string(data("pins/pins.yaml")).unwrap())
+            serde_saphyr::from_str(&std::fs::read_to_string(data("pins/pins.yaml")).unwrap())
                 .unwrap();
         let pin = pinned
             .iter()
@@ -1006,4 +1005,133 @@ fn setup_names_a_pinned_deployment_that_is_not_available_within_wait_timeout() {
             "{what}"
         );
     }
+}
+
+// --- the built-in training-operator manifest -------------------------------------------------
+
+/// Serves the kinds of manifests/kind/training-operator.yaml the emulator does not serve on its
+/// own (RBAC and admission registration), as a real API server does.
+fn serve_operator_kinds(emu: &Emulator) {
+    emu.serve_crd(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "ClusterRole",
+        "clusterroles",
+        false,
+    );
+    emu.serve_crd(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "ClusterRoleBinding",
+        "clusterrolebindings",
+        false,
+    );
+    emu.serve_crd(
+        "admissionregistration.k8s.io",
+        "v1",
+        "ValidatingWebhookConfiguration",
+        "validatingwebhookconfigurations",
+        false,
+    );
+}
+
+fn setup_embedded(c: &Cluster, from: &Path, wait: &str) -> Run {
+    let pins = data("setup/pins-embedded.yaml");
+    c.run(&[
+        "setup",
+        "kind",
+        "--skip-create",
+        "--pins",
+        pins.to_str().unwrap(),
+        "--from",
+        from.to_str().unwrap(),
+        "--wait-timeout",
+        wait,
+        "--request-timeout",
+        "5s",
+    ])
+}
+
+#[test]
+fn the_built_in_training_operator_is_applied_and_waited_for_without_any_file_in_from() {
+    let mut seed = bare_nodes();
+    seed.extend(load(&data("setup/training-operator-available.yaml")));
+    let c = Cluster::new(seed);
+    serve_operator_kinds(&c.emu);
+    let empty = tempfile::tempdir().unwrap();
+    let out = setup_embedded(&c, empty.path(), "30s");
+    assert_eq!(
+        out.code, 0,
+        "stdout:\n{}\nstderr:\n{}",
+        out.stdout, out.stderr
+    );
+    let docs = load(&root().join("manifests/kind/training-operator.yaml"));
+    assert_eq!(docs.len(), 8);
+    let requests = c.requests();
+    let applied: BTreeSet<(String, String)> = apply_patches(&requests)
+        .iter()
+        .map(|r| {
+            let name = r.path.rsplit('/').next().unwrap().to_string();
+            let plural = r.path.rsplit('/').nth(1).unwrap().to_string();
+            (plural, name)
+        })
+        .collect();
+    let want: BTreeSet<(String, String)> = docs
+        .iter()
+        .map(|d| {
+            let plural = match d["kind"].as_str().unwrap() {
+                "ValidatingWebhookConfiguration" => "validatingwebhookconfigurations".to_string(),
+                k => format!("{}s", k.to_ascii_lowercase()),
+            };
+            (plural, d["metadata"]["name"].as_str().unwrap().to_string())
+        })
+        .collect();
+    assert_eq!(applied, want);
+    assert_eq!(apply_patches(&requests).len(), docs.len());
+    // No CRD at all, above all not the training-operator's v1 mpijobs.kubeflow.org.
+    assert!(
+        !requests
+            .iter()
+            .any(|r| is_write(r) && r.path.contains("customresourcedefinitions")),
+        "{:?}",
+        writes(&requests)
+    );
+    // The Namespace first; then the operator's Deployment is waited for.
+    let first = apply_patches(&requests)[0].path.clone();
+    assert_eq!(first, "/api/v1/namespaces/kubeflow");
+    assert!(requests.iter().any(|r| r.method == "GET"
+        && r.path == "/apis/apps/v1/namespaces/kubeflow/deployments/training-operator"));
+    assert!(
+        out.stdout.contains(
+            "applied training-operator (PyTorchJob only) v1.9.4 (8 documents, server-side)"
+        ),
+        "{}",
+        out.stdout
+    );
+    let objects = c.emu.objects();
+    let deploy = stored(&objects, "Deployment", "training-operator").unwrap();
+    assert_eq!(
+        deploy["spec"]["template"]["spec"]["containers"][0]["args"],
+        json!(["--enable-scheme=pytorchjob"])
+    );
+    assert!(stored(
+        &objects,
+        "ValidatingWebhookConfiguration",
+        "validator.training-operator.kubeflow.org"
+    )
+    .is_some());
+}
+
+#[test]
+fn setup_names_the_training_operator_when_it_does_not_become_available() {
+    let c = Cluster::new(bare_nodes());
+    serve_operator_kinds(&c.emu);
+    let out = setup_embedded(&c, &pins_dir(), "2s");
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("not available after 2s: kubeflow/training-operator"),
+        "{}",
+        out.stderr
+    );
 }

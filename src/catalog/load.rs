@@ -248,16 +248,23 @@ fn collect_disk(
 
 /// Parses one lab file; errors carry line, column and the field path.
 pub fn parse_lab(text: &str, file: &str) -> Result<Lab, LabError> {
-    let de = serde_yaml::Deserializer::from_str(text);
-    serde_path_to_error::deserialize::<_, Lab>(de).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner();
+    // `null_as_string`: an empty or `~` value in a text field reads as text, as with serde_yaml.
+    let options = serde_saphyr::options! { with_snippet: false, null_as_string: true };
+    let mut path = String::new();
+    serde_saphyr::with_deserializer_from_str_with_options(text, options, |de| {
+        serde_path_to_error::deserialize::<_, Lab>(de).map_err(|e| {
+            path = e.path().to_string();
+            e.into_inner()
+        })
+    })
+    .map_err(|inner| {
         let (line, column) = inner
             .location()
-            .map(|l| (Some(l.line()), Some(l.column())))
+            .map(|l| (Some(l.line() as usize), Some(l.column() as usize)))
             .unwrap_or((None, None));
-        let mut message = strip_location(&inner.to_string());
-        // serde_yaml already prefixes the path; we show it as `field` instead.
+        let mut message =
+            strip_location(&inner.render_with_formatter(&serde_saphyr::UserMessageFormatter));
+        // A message may start with the path; we show it as `field` instead.
         if let Some(rest) = message.strip_prefix(&format!("{path}: ")) {
             message = rest.to_string();
         }
@@ -272,7 +279,7 @@ pub fn parse_lab(text: &str, file: &str) -> Result<Lab, LabError> {
     })
 }
 
-/// serde_yaml appends "at line X column Y" to its messages; we show the location up front instead.
+/// serde-saphyr appends "at line X, column Y" to its messages; we show the location up front instead.
 fn strip_location(msg: &str) -> String {
     match msg.find(" at line ") {
         Some(i) => msg[..i].to_string(),

@@ -63,7 +63,7 @@ pub fn render_plan(b: &LabBundle, folder: &str, namespace: &str) -> Result<Strin
             v["metadata"]["namespace"] = serde_json::Value::String(namespace.to_string());
         }
         s.push_str(&format!("# from {}\n---\n", o.origin));
-        s.push_str(&serde_yaml::to_string(&v).unwrap_or_default());
+        s.push_str(&serde_saphyr::to_string(&v).unwrap_or_default());
     }
     Ok(s)
 }

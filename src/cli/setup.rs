@@ -17,7 +17,7 @@ use crate::cluster::{connect, gather, probe, Discovery};
 use crate::exit::ExitCode;
 use crate::observe::{kinds, parse_text, Query};
 use crate::profile::kind::{self, apply_objects, capacity_patches, patch_capacity, KindConfig};
-use crate::profile::pins::{default_pins, fetch, load_pins, Pin};
+use crate::profile::pins::{default_pins, fetch, load_pins, Pin, Source};
 use crate::profile::Profile;
 use crate::verify::views::nodes::NodeFacts;
 use crate::Error;
@@ -37,7 +37,8 @@ Steps (each idempotent; re-run after a Docker restart to repair faked capacity):
   2. preflight: docker reachable, kind on PATH (skipped with --skip-create)
   3. create the cluster from kind-config.yaml unless it exists
   4. fake accelerators: node status capacity from each worker's instance type
-  5. install Volcano, MPI Operator, Karpenter CRDs from the verified manifests
+  5. install Volcano, MPI Operator, the training-operator (PyTorchJob only, a manifest built
+     into trainlab) and the Karpenter CRDs
   6. wait for the operators' Deployments to be available
 
 Every step after 3 runs only against the context kind-<name>; anything else is refused.")]
@@ -55,13 +56,13 @@ pub struct KindArgs {
     /// Print the plan (cluster, nodes and resources to patch, URLs with versions and hashes); change nothing
     #[arg(long)]
     pub dry_run: bool,
-    /// Read the pinned manifests from this folder instead of downloading (air-gapped rooms)
+    /// Read the pinned upstream manifests from this folder instead of downloading (air-gapped rooms)
     #[arg(long, value_name = "DIR")]
     pub from: Option<PathBuf>,
     /// Use an existing cluster; do not call docker or kind
     #[arg(long)]
     pub skip_create: bool,
-    /// Pins to install instead of the built-in ones (YAML list of component, version, url, bytes, sha256, deployments)
+    /// Pins to install instead of the built-in ones (YAML list of component, version, url, bytes, sha256 or embedded, deployments)
     #[arg(long, value_name = "FILE")]
     pub pins: Option<PathBuf>,
     /// How long to wait for the operators' Deployments
@@ -104,7 +105,7 @@ fn kind_setup(a: &KindArgs) -> Result<ExitCode, Error> {
         None => default_pins(),
     };
     if a.dry_run {
-        print(&dry_run_plan(a, &config, &config_name, &pins));
+        print(&dry_run_plan(a, &config, &config_name, &pins)?);
         return Ok(ExitCode::Ok);
     }
     let steps = Steps::new();
@@ -120,10 +121,13 @@ fn kind_setup(a: &KindArgs) -> Result<ExitCode, Error> {
     for pin in &pins {
         let data = rt.block_on(fetch(pin, a.from.as_deref()))?;
         let text = String::from_utf8(data)
-            .map_err(|_| Error::Environment(format!("{} is not UTF-8", pin.url)))?;
+            .map_err(|_| Error::Environment(format!("{} is not UTF-8", pin.location())))?;
         manifests.push((pin, parse_text(&text, pin.file_name())?));
     }
-    steps.done(pb, "manifests verified (size and sha256)");
+    steps.done(
+        pb,
+        "manifests verified (size and sha256; built-in ones need none)",
+    );
     if !a.skip_create {
         steps.run("preflight: docker and kind", preflight)?;
         steps.run(&format!("cluster {}", a.name), || {
@@ -250,7 +254,12 @@ fn create_cluster(a: &KindArgs, config_text: &str) -> Result<(), Error> {
 }
 
 /// The `--dry-run` text: pinned by a snapshot test, so it must be deterministic.
-pub fn dry_run_plan(a: &KindArgs, config: &KindConfig, config_name: &str, pins: &[Pin]) -> String {
+pub fn dry_run_plan(
+    a: &KindArgs,
+    config: &KindConfig,
+    config_name: &str,
+    pins: &[Pin],
+) -> Result<String, Error> {
     let mut s = String::new();
     let name = config.name.clone().unwrap_or_else(|| a.name.clone());
     let _ = writeln!(s, "setup kind --dry-run: nothing will be changed\n");
@@ -302,19 +311,30 @@ pub fn dry_run_plan(a: &KindArgs, config: &KindConfig, config_name: &str, pins: 
     };
     let _ = writeln!(
         s,
-        "\nmanifests ({source}; size and sha256 verified, applied server-side):"
+        "\nmanifests, applied server-side in this order (upstream files {source}, size and sha256 verified):"
     );
     for p in pins {
-        let _ = writeln!(
-            s,
-            "  {} {}\n    {}\n    {} bytes, sha256 {}",
-            p.component, p.version, p.url, p.bytes, p.sha256
-        );
+        let _ = writeln!(s, "  {} {}", p.component, p.version);
+        match &p.source {
+            Source::Download { url, bytes, sha256 } => {
+                let _ = writeln!(s, "    {url}\n    {bytes} bytes, sha256 {sha256}");
+            }
+            Source::Embedded(m) => {
+                let _ = writeln!(
+                    s,
+                    "    built into trainlab: {} (no download, nothing to hash)\n    {}",
+                    m.path, m.note
+                );
+                for c in m.containers()? {
+                    let _ = writeln!(s, "    runs: {c}");
+                }
+            }
+        }
         if !p.deployments.is_empty() {
             let _ = writeln!(s, "    waits for: {}", p.deployments.join(", "));
         }
     }
-    s
+    Ok(s)
 }
 
 /// Progress lines: a spinner per step on a terminal, plain lines otherwise.

@@ -7,7 +7,8 @@ use kube::discovery::ApiResource;
 use serde_json::Value;
 
 use super::discovery::Discovery;
-use super::retry::{api_error, with_retry};
+use super::gather::list_all;
+use super::retry::{api_error, credentials_error, is_credentials_error, with_retry};
 use super::Conn;
 use crate::observe::Obj;
 use crate::Error;
@@ -120,10 +121,13 @@ async fn apply_one(conn: &Conn, p: &Prepared, dry_run: bool) -> Result<DynamicOb
     let patch = Patch::Apply(&p.value);
     with_retry(|| api.patch(p.name(), &pp, &patch))
         .await
-        .map_err(|e| rejected(p, &e))
+        .map_err(|e| rejected(conn, p, &e))
 }
 
-fn rejected(p: &Prepared, e: &kube::Error) -> Error {
+fn rejected(conn: &Conn, p: &Prepared, e: &kube::Error) -> Error {
+    if is_credentials_error(e) {
+        return credentials_error(conn, e);
+    }
     match api_error(e) {
         Some((403, msg)) => {
             Error::Environment(format!("{}: {}: forbidden: {msg}", p.origin, p.display()))
@@ -141,7 +145,7 @@ async fn current(conn: &Conn, p: &Prepared) -> Result<Option<DynamicObject>, Err
     let api = p.api(conn);
     with_retry(|| api.get_opt(p.name()))
         .await
-        .map_err(|e| rejected(p, &e))
+        .map_err(|e| rejected(conn, p, &e))
 }
 
 async fn current_version(conn: &Conn, p: &Prepared) -> Result<Option<String>, Error> {
@@ -244,17 +248,16 @@ pub async fn labelled(
 ) -> Result<Vec<String>, Error> {
     let api = api_in(conn, resource, namespace);
     let lp = ListParams::default().labels(&format!("{LAB_LABEL}={lab_id}"));
-    let list = with_retry(|| api.list(&lp)).await.map_err(|e| {
+    let items = list_all(&api, &lp).await.map_err(|e| {
+        if is_credentials_error(&e) {
+            return credentials_error(conn, &e);
+        }
         Error::Environment(format!(
             "listing {} labelled {LAB_LABEL}={lab_id}: {e}",
             resource.plural
         ))
     })?;
-    Ok(list
-        .items
-        .into_iter()
-        .filter_map(|o| o.metadata.name)
-        .collect())
+    Ok(items.into_iter().filter_map(|o| o.metadata.name).collect())
 }
 
 pub async fn delete(
@@ -268,6 +271,7 @@ pub async fn delete(
     match with_retry(|| api.delete(name, &dp)).await {
         Ok(_) => Ok(()),
         Err(e) if api_error(&e).is_some_and(|(c, _)| c == 404) => Ok(()),
+        Err(e) if is_credentials_error(&e) => Err(credentials_error(conn, &e)),
         Err(e) => Err(Error::Environment(format!(
             "deleting {}/{name}: {e}",
             resource.kind

@@ -50,13 +50,7 @@ impl Conn {
 }
 
 pub async fn connect(opts: &ConnectOpts) -> Result<Conn, Error> {
-    let kubeconfig = match &opts.kubeconfig {
-        Some(p) => Some(
-            Kubeconfig::read_from(p)
-                .map_err(|e| Error::Usage(format!("--kubeconfig {}: {e}", p.display())))?,
-        ),
-        None => Kubeconfig::read().ok(),
-    };
+    let kubeconfig = load_kubeconfig(opts)?;
     let (mut config, context) = match kubeconfig {
         Some(kc) => {
             let context = opts
@@ -109,7 +103,7 @@ pub async fn connect(opts: &ConnectOpts) -> Result<Conn, Error> {
         .to_string()
         .trim_end_matches('/')
         .to_string();
-    let client = kube::Client::try_from(config)
+    let client = super::http::build_client(config)
         .map_err(|e| Error::Environment(format!("cannot build a client for {server}: {e}")))?;
     Ok(Conn {
         client,
@@ -118,4 +112,113 @@ pub async fn connect(opts: &ConnectOpts) -> Result<Conn, Error> {
         timeout: opts.request_timeout,
         version: Default::default(),
     })
+}
+
+/// The kubeconfig to use, as kubectl finds it: `--kubeconfig` (must exist), else the files of
+/// `$KUBECONFIG` merged, else `~/.kube/config`; `None` when there is none (then in-cluster).
+///
+/// client-go's loader (tools/clientcmd/loader.go, `ClientConfigLoadingRules.Load`): "A missing
+/// ExplicitPath file produces an error. Empty filenames or other missing files are ignored.
+/// Read errors or files with non-deserializable content produce errors." A file that exists
+/// but does not parse is named in the error instead of being taken for "no kubeconfig".
+fn load_kubeconfig(opts: &ConnectOpts) -> Result<Option<Kubeconfig>, Error> {
+    let home = std::env::home_dir().map(|h| h.join(".kube").join("config"));
+    find_kubeconfig(opts, std::env::var_os("KUBECONFIG"), home)
+}
+
+/// [`load_kubeconfig`] with `$KUBECONFIG` and the default path given.
+fn find_kubeconfig(
+    opts: &ConnectOpts,
+    env: Option<std::ffi::OsString>,
+    home: Option<PathBuf>,
+) -> Result<Option<Kubeconfig>, Error> {
+    if let Some(p) = &opts.kubeconfig {
+        return Kubeconfig::read_from(p)
+            .map(Some)
+            .map_err(|e| Error::Usage(format!("--kubeconfig {}: {e}", p.display())));
+    }
+    let from_env: Vec<PathBuf> = env
+        .map(|v| {
+            std::env::split_paths(&v)
+                .filter(|p| !p.as_os_str().is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    let (files, origin) = if from_env.is_empty() {
+        (home.into_iter().collect::<Vec<_>>(), "")
+    } else {
+        (from_env, "KUBECONFIG file ")
+    };
+    let mut merged: Option<Kubeconfig> = None;
+    for file in files.iter().filter(|f| f.exists()) {
+        let kc = Kubeconfig::read_from(file)
+            .map_err(|e| Error::Usage(format!("{origin}{}: {e}", file.display())))?;
+        merged = Some(match merged {
+            None => kc,
+            Some(m) => m
+                .merge(kc)
+                .map_err(|e| Error::Usage(format!("{origin}{}: {e}", file.display())))?,
+        });
+    }
+    Ok(merged)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kubeconfig_files_are_found_like_kubectl_finds_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = dir.path().join("good");
+        std::fs::write(
+            &good,
+            "apiVersion: v1\nkind: Config\ncurrent-context: a\ncontexts:\n- name: a\n  context: {cluster: a, user: a}\nclusters:\n- name: a\n  cluster: {server: 'https://127.0.0.1:6443'}\nusers:\n- name: a\n  user: {}\n",
+        )
+        .unwrap();
+        let bad = dir.path().join("bad");
+        std::fs::write(&bad, "apiVersion: v1\nclusters: [unclosed\n").unwrap();
+        let missing = dir.path().join("missing");
+        let opts = ConnectOpts::default();
+        let env = |paths: &[&std::path::Path]| Some(std::env::join_paths(paths).unwrap());
+
+        // A malformed file named by $KUBECONFIG is an error naming it, not "no kubeconfig".
+        let err = find_kubeconfig(&opts, env(&[&bad]), None).unwrap_err();
+        assert!(matches!(err, Error::Usage(_)), "{err:?}");
+        assert!(
+            err.to_string().contains(&bad.display().to_string()),
+            "{err}"
+        );
+
+        // Missing files in $KUBECONFIG are skipped; the others are used.
+        let kc = find_kubeconfig(&opts, env(&[&missing, &good]), None)
+            .unwrap()
+            .unwrap();
+        assert_eq!(kc.current_context.as_deref(), Some("a"));
+
+        // Only missing files: no kubeconfig at all.
+        assert!(find_kubeconfig(&opts, env(&[&missing]), None)
+            .unwrap()
+            .is_none());
+
+        // Without $KUBECONFIG: the default file, and a malformed one is named too.
+        let kc = find_kubeconfig(&opts, None, Some(good.clone())).unwrap();
+        assert!(kc.is_some());
+        let err = find_kubeconfig(&opts, None, Some(bad.clone())).unwrap_err();
+        assert!(
+            err.to_string().starts_with(&bad.display().to_string()),
+            "{err}"
+        );
+        assert!(find_kubeconfig(&opts, None, Some(missing.clone()))
+            .unwrap()
+            .is_none());
+
+        // --kubeconfig wins over $KUBECONFIG and must exist.
+        let explicit = ConnectOpts {
+            kubeconfig: Some(missing.clone()),
+            ..ConnectOpts::default()
+        };
+        let err = find_kubeconfig(&explicit, env(&[&good]), None).unwrap_err();
+        assert!(err.to_string().starts_with("--kubeconfig "), "{err}");
+    }
 }

@@ -4,6 +4,7 @@ mod apply;
 mod connect;
 mod discovery;
 mod gather;
+mod http;
 mod retry;
 
 pub use apply::{
@@ -12,5 +13,8 @@ pub use apply::{
 };
 pub use connect::{connect, Conn, ConnectOpts};
 pub use discovery::Discovery;
-pub use gather::{gather, plan, probe};
-pub use retry::{api_error, is_timeout, is_transient, with_retry};
+pub use gather::{gather, list_all, plan, probe, PAGE_SIZE};
+pub use http::{download, LogLayer, LOG_TARGET, USER_AGENT};
+pub use retry::{
+    api_error, credentials_error, is_credentials_error, is_timeout, is_transient, with_retry,
+};

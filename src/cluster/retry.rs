@@ -51,3 +51,32 @@ pub fn api_error(e: &kube::Error) -> Option<(u16, String)> {
         _ => None,
     }
 }
+
+/// The API server refused the credentials (401), or kube could not obtain them (an exec
+/// plugin such as `aws eks get-token` failed): nothing a retry or another check can fix.
+pub fn is_credentials_error(e: &kube::Error) -> bool {
+    match e {
+        kube::Error::Api(s) => s.code == 401,
+        kube::Error::Auth(_) => true,
+        _ => false,
+    }
+}
+
+/// The one exit-3 message for rejected or unobtainable credentials, with how to refresh them:
+/// EKS tokens come from `aws eks get-token` and expire with the AWS session behind them.
+/// Commands: `aws sso login` (https://docs.aws.amazon.com/cli/latest/reference/sso/login.html)
+/// and `aws eks update-kubeconfig --name --region`
+/// (https://docs.aws.amazon.com/cli/latest/reference/eks/update-kubeconfig.html).
+pub fn credentials_error(conn: &super::Conn, e: &kube::Error) -> crate::Error {
+    let what = match e {
+        kube::Error::Api(s) => format!(
+            "the API server of {} refused trainlab's credentials (401 Unauthorized: {})",
+            conn.describe(),
+            s.message
+        ),
+        other => format!("cannot get credentials for {}: {other}", conn.describe()),
+    };
+    crate::Error::Environment(format!(
+        "{what}\n  they have probably expired: on EKS, sign in again (`aws sso login` for SSO profiles) and refresh the kubeconfig (`aws eks update-kubeconfig --name CLUSTER --region REGION`), then run this again"
+    ))
+}

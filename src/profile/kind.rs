@@ -37,11 +37,16 @@ pub struct KindNode {
 
 impl KindConfig {
     pub fn parse(text: &str, file: &str) -> Result<KindConfig, Error> {
-        let de = serde_yaml::Deserializer::from_str(text);
-        let c: KindConfig = serde_path_to_error::deserialize(de).map_err(|e| {
-            let field = e.path().to_string();
-            Error::Usage(format!("{file}: field `{field}`: {}", e.into_inner()))
-        })?;
+        let mut field = String::new();
+        let options = serde_saphyr::options! { with_snippet: false };
+        let c: KindConfig =
+            serde_saphyr::with_deserializer_from_str_with_options(text, options, |de| {
+                serde_path_to_error::deserialize(de).map_err(|e| {
+                    field = e.path().to_string();
+                    e.into_inner()
+                })
+            })
+            .map_err(|e| Error::Usage(format!("{file}: field `{field}`: {e}")))?;
         if c.kind != "Cluster" || c.api_version != "kind.x-k8s.io/v1alpha4" {
             return Err(Error::Usage(format!(
                 "{file}: expected kind: Cluster, apiVersion: kind.x-k8s.io/v1alpha4; found kind: {}, apiVersion: {}",

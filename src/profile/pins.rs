@@ -1,30 +1,154 @@
-//! Pinned upstream manifests the kind profile installs (shared/research/pins.md): URL, size and
-//! SHA-256 of the file at that tag. `setup kind` refuses anything that does not match.
+//! Pinned manifests the kind profile installs. Upstream files (shared/research/pins.md) carry
+//! the URL, size and SHA-256 of the file at that tag, and `setup kind` refuses anything that
+//! does not match; trainlab's own manifests (manifests/kind) are built into the binary.
 
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use crate::Error;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "PinEntry")]
 pub struct Pin {
     pub component: String,
     pub version: String,
-    pub url: String,
-    pub bytes: u64,
-    pub sha256: String,
+    pub source: Source,
     /// The Deployments to wait for after applying, as `namespace/name`.
-    #[serde(default)]
     pub deployments: Vec<String>,
 }
 
+/// Where a pinned manifest's bytes come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// An upstream file, downloaded over HTTPS (or read from `--from DIR`) and refused unless
+    /// its size and SHA-256 are these.
+    Download {
+        url: String,
+        bytes: u64,
+        sha256: String,
+    },
+    /// A manifest of trainlab's own, built into the binary: nothing to download or hash.
+    Embedded(&'static Embedded),
+}
+
+/// A manifest built into trainlab (a pins file names it with `embedded: <name>`).
+#[derive(Debug, PartialEq, Eq)]
+pub struct Embedded {
+    pub name: &'static str,
+    /// Its path in the repository.
+    pub path: &'static str,
+    pub text: &'static str,
+    /// One line for the dry run: what it is and why it is trainlab's own.
+    pub note: &'static str,
+}
+
+/// The training-operator is trainlab's own because its upstream standalone install also ships
+/// the v1 `mpijobs.kubeflow.org` CRD, which would replace the MPI Operator's v2beta1 one
+/// (manifests/kind/training-operator.yaml cites its sources).
+pub static TRAINING_OPERATOR: Embedded = Embedded {
+    name: "training-operator",
+    path: "manifests/kind/training-operator.yaml",
+    text: include_str!("../../manifests/kind/training-operator.yaml"),
+    note: "the upstream standalone install without its v1 mpijobs.kubeflow.org CRD, so the MPI Operator's v2beta1 MPIJob keeps that name",
+};
+
+/// Every embedded manifest, by the name a pins file uses.
+pub static EMBEDDED: &[&Embedded] = &[&TRAINING_OPERATOR];
+
+/// One entry of a pins file, before it is checked to be exactly one kind of source.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PinEntry {
+    component: String,
+    version: String,
+    url: Option<String>,
+    bytes: Option<u64>,
+    sha256: Option<String>,
+    embedded: Option<String>,
+    #[serde(default)]
+    deployments: Vec<String>,
+}
+
+impl TryFrom<PinEntry> for Pin {
+    type Error = String;
+
+    fn try_from(e: PinEntry) -> Result<Pin, String> {
+        let source = match (e.url, e.bytes, e.sha256, e.embedded) {
+            (Some(url), Some(bytes), Some(sha256), None) => {
+                if sha256.len() != 64 || !sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
+                    return Err(format!("sha256 `{sha256}` is not 64 hex digits"));
+                }
+                Source::Download {
+                    url,
+                    bytes,
+                    sha256: sha256.to_ascii_lowercase(),
+                }
+            }
+            (None, None, None, Some(name)) => Source::Embedded(embedded(&name).ok_or_else(|| {
+                let known: Vec<&str> = EMBEDDED.iter().map(|m| m.name).collect();
+                format!(
+                    "no embedded manifest `{name}` (built in: {})",
+                    known.join(", ")
+                )
+            })?),
+            _ => {
+                return Err(format!(
+                    "{} {}: give either url, bytes and sha256 (a download) or embedded (a built-in manifest)",
+                    e.component, e.version
+                ))
+            }
+        };
+        Ok(Pin {
+            component: e.component,
+            version: e.version,
+            source,
+            deployments: e.deployments,
+        })
+    }
+}
+
+impl Embedded {
+    /// The containers its Deployments run, as `image args...` (the dry run names what will run).
+    pub fn containers(&self) -> Result<Vec<String>, Error> {
+        let objs = crate::observe::parse_text(self.text, self.path)?;
+        let mut out = Vec::new();
+        for o in objs.iter().filter(|o| o.kind() == "Deployment") {
+            let containers = o.value["spec"]["template"]["spec"]["containers"].as_array();
+            for c in containers.into_iter().flatten() {
+                let mut words = vec![c["image"].as_str().unwrap_or("-").to_string()];
+                for a in c["args"].as_array().into_iter().flatten() {
+                    words.push(a.as_str().unwrap_or_default().to_string());
+                }
+                out.push(words.join(" "));
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The embedded manifest of that name.
+pub fn embedded(name: &str) -> Option<&'static Embedded> {
+    EMBEDDED.iter().copied().find(|m| m.name == name)
+}
+
 impl Pin {
-    /// The file name under `--from DIR`: the URL's last path segment.
+    /// The file name under `--from DIR` (the URL's last path segment), or the embedded file's.
     pub fn file_name(&self) -> &str {
-        self.url.rsplit('/').next().unwrap_or(&self.url)
+        let path = match &self.source {
+            Source::Download { url, .. } => url.as_str(),
+            Source::Embedded(m) => m.path,
+        };
+        path.rsplit('/').next().unwrap_or(path)
+    }
+
+    /// Where the bytes come from, for messages: the URL, or the embedded file's path.
+    pub fn location(&self) -> &str {
+        match &self.source {
+            Source::Download { url, .. } => url,
+            Source::Embedded(m) => m.path,
+        }
     }
 }
 
@@ -39,21 +163,41 @@ fn pin(
     Pin {
         component: component.into(),
         version: version.into(),
-        url: url.into(),
-        bytes,
-        sha256: sha256.into(),
+        source: Source::Download {
+            url: url.into(),
+            bytes,
+            sha256: sha256.into(),
+        },
+        deployments: deployments.iter().map(|s| s.to_string()).collect(),
+    }
+}
+
+fn built_in(
+    component: &str,
+    version: &str,
+    manifest: &'static Embedded,
+    deployments: &[&str],
+) -> Pin {
+    Pin {
+        component: component.into(),
+        version: version.into(),
+        source: Source::Embedded(manifest),
         deployments: deployments.iter().map(|s| s.to_string()).collect(),
     }
 }
 
 /// The default pins. Deployments waited for: volcano-admission, -controllers and -scheduler in
-/// volcano-system (volcano-sh/volcano README), and mpi-operator in namespace mpi-operator
+/// volcano-system (volcano-sh/volcano README), mpi-operator in namespace mpi-operator
 /// (deploy/v2beta1/mpi-operator.yaml creates that namespace; its controller pod is
-/// `mpi-operator-<hash>` there, as in aws-samples/aws-hpc-tutorials 06-mpi-operator.md).
+/// `mpi-operator-<hash>` there, as in aws-samples/aws-hpc-tutorials 06-mpi-operator.md), and
+/// training-operator in kubeflow (manifests/kind/training-operator.yaml). The PyTorchJob CRD
+/// comes before the operator that watches it.
 pub fn default_pins() -> Vec<Pin> {
     vec![
         pin("Volcano", "v1.15.1", "https://raw.githubusercontent.com/volcano-sh/volcano/v1.15.1/installer/volcano-development.yaml", 1_089_390, "b5fb45a57bcd1132be7055354999d244266873710609afd1f162005772d15c41", &["volcano-system/volcano-admission", "volcano-system/volcano-controllers", "volcano-system/volcano-scheduler"]),
         pin("MPI Operator", "v0.8.0", "https://raw.githubusercontent.com/kubeflow/mpi-operator/v0.8.0/deploy/v2beta1/mpi-operator.yaml", 674_987, "b38def13a94abe60b2a4b3485239d77f64892b8fbd202e9e435a6031b7500a8f", &["mpi-operator/mpi-operator"]),
+        pin("training-operator PyTorchJob CRD", "v1.9.4", "https://raw.githubusercontent.com/kubeflow/trainer/v1.9.4/manifests/base/crds/kubeflow.org_pytorchjobs.yaml", 644_522, "8b8a8a719cc94173169290251e817f7ac2bb425c20b6c2fa813397bcf4e932ed", &[]),
+        built_in("training-operator (PyTorchJob only)", "v1.9.4", &TRAINING_OPERATOR, &["kubeflow/training-operator"]),
         pin("Karpenter NodePool CRD", "v1.14.1", "https://raw.githubusercontent.com/aws/karpenter-provider-aws/v1.14.1/pkg/apis/crds/karpenter.sh_nodepools.yaml", 35_619, "3bb64a20c80776b77aa19a699ebdaf34480a7b2e7ec4ef890b43225b3517f878", &[]),
         pin("Karpenter NodeClaim CRD", "v1.14.1", "https://raw.githubusercontent.com/aws/karpenter-provider-aws/v1.14.1/pkg/apis/crds/karpenter.sh_nodeclaims.yaml", 22_076, "96037dc241031fe0f7a09ddf78183d885ce6a1dfe115f7b3fbf8a12c564be694", &[]),
         pin("Karpenter EC2NodeClass CRD", "v1.14.1", "https://raw.githubusercontent.com/aws/karpenter-provider-aws/v1.14.1/pkg/apis/crds/karpenter.k8s.aws_ec2nodeclasses.yaml", 57_451, "62dec59f01c0972d4503ca3ed25f243ba9c2f561be0d964ce7a14c8df406132f", &[]),
@@ -64,15 +208,15 @@ pub fn default_pins() -> Vec<Pin> {
 pub fn load_pins(path: &Path) -> Result<Vec<Pin>, Error> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Error::Usage(format!("{}: cannot read: {e}", path.display())))?;
-    let de = serde_yaml::Deserializer::from_str(&text);
-    serde_path_to_error::deserialize(de).map_err(|e| {
-        let field = e.path().to_string();
-        Error::Usage(format!(
-            "{}: field `{field}`: {}",
-            path.display(),
+    let mut field = String::new();
+    let options = serde_saphyr::options! { with_snippet: false };
+    serde_saphyr::with_deserializer_from_str_with_options(&text, options, |de| {
+        serde_path_to_error::deserialize(de).map_err(|e| {
+            field = e.path().to_string();
             e.into_inner()
-        ))
+        })
     })
+    .map_err(|e| Error::Usage(format!("{}: field `{field}`: {e}", path.display())))
 }
 
 pub fn sha256_hex(data: &[u8]) -> String {
@@ -80,24 +224,31 @@ pub fn sha256_hex(data: &[u8]) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Checks a file's size and hash against its pin; the error shows both hashes.
+/// Checks a downloaded file's size and hash against its pin; the error shows both hashes.
+/// An embedded manifest has nothing to check: it is part of the binary.
 pub fn verify(pin: &Pin, data: &[u8], from: &str) -> Result<(), Error> {
+    let Source::Download { bytes, sha256, .. } = &pin.source else {
+        return Ok(());
+    };
     let got = sha256_hex(data);
-    if data.len() as u64 != pin.bytes || got != pin.sha256 {
+    if data.len() as u64 != *bytes || got != *sha256 {
         return Err(Error::Environment(format!(
-            "{from}: refusing {} {}: expected {} bytes with sha256 {}, got {} bytes with sha256 {got}",
+            "{from}: refusing {} {}: expected {bytes} bytes with sha256 {sha256}, got {} bytes with sha256 {got}",
             pin.component,
             pin.version,
-            pin.bytes,
-            pin.sha256,
             data.len()
         )));
     }
     Ok(())
 }
 
-/// Reads a pinned file from `--from DIR`, or downloads it over HTTPS, and verifies it.
+/// Reads a pinned file from `--from DIR`, or downloads it over HTTPS, and verifies it; an
+/// embedded manifest comes from the binary (`--from` does not need it).
 pub async fn fetch(pin: &Pin, from: Option<&Path>) -> Result<Vec<u8>, Error> {
+    let url = match &pin.source {
+        Source::Embedded(m) => return Ok(m.text.as_bytes().to_vec()),
+        Source::Download { url, .. } => url,
+    };
     let (data, shown) = match from {
         Some(dir) => {
             let path = dir.join(pin.file_name());
@@ -112,20 +263,19 @@ pub async fn fetch(pin: &Pin, from: Option<&Path>) -> Result<Vec<u8>, Error> {
             (data, path.display().to_string())
         }
         None => {
-            let resp = reqwest::get(&pin.url)
+            let resp = reqwest::get(url)
                 .await
                 .and_then(|r| r.error_for_status())
                 .map_err(|e| {
                     Error::Environment(format!(
-                        "downloading {}: {e}; offline rooms can use --from DIR",
-                        pin.url
+                        "downloading {url}: {e}; offline rooms can use --from DIR"
                     ))
                 })?;
             let bytes = resp
                 .bytes()
                 .await
-                .map_err(|e| Error::Environment(format!("downloading {}: {e}", pin.url)))?;
-            (bytes.to_vec(), pin.url.clone())
+                .map_err(|e| Error::Environment(format!("downloading {url}: {e}")))?;
+            (bytes.to_vec(), url.clone())
         }
     };
     verify(pin, &data, &shown)?;

@@ -43,7 +43,6 @@ use axum::http::{header, HeaderMap, Method, StatusCode, Uri};
 use axum::response::Response;
 use axum::serve::IncomingStream;
 use axum::Router;
-use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::{broadcast, mpsc, oneshot};
@@ -56,6 +55,8 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 pub struct Emulator {
     shared: Arc<Mutex<Inner>>,
     addr: SocketAddr,
+    /// The PEM certificate clients must trust, when serving HTTPS.
+    tls_cert: Option<String>,
     shutdown: Option<oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -70,6 +71,18 @@ pub struct Recorded {
     pub query: String,
     pub content_type: Option<String>,
     pub body: String,
+    /// Every header, names lower-cased, in the order received.
+    pub headers: Vec<(String, String)>,
+}
+
+impl Recorded {
+    /// The first value of a header (name in any case).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
 }
 
 /// A fault injected before normal handling (see [`Emulator::fault`]).
@@ -89,6 +102,38 @@ pub enum Fault {
 impl Emulator {
     /// Starts serving `seed` (JSON values of real Kubernetes objects) on 127.0.0.1.
     pub fn start(seed: Vec<Value>) -> Emulator {
+        Emulator::start_with(seed, None)
+    }
+
+    /// Like [`Emulator::start`], but serving HTTPS (HTTP/1.1 over TLS) with a fresh self-signed
+    /// certificate for 127.0.0.1, as a real API server does: TLS handshakes and the TCP
+    /// behaviour around them are part of what the client pays per connection.
+    pub fn start_tls(seed: Vec<Value>) -> Emulator {
+        let certified = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string()])
+            .expect("self-signed certificate");
+        let key =
+            rustls::pki_types::PrivatePkcs8KeyDer::from(certified.signing_key.serialize_der());
+        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+        let mut config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .expect("TLS versions")
+            .with_no_client_auth()
+            .with_single_cert(vec![certified.cert.der().clone()], key.into())
+            .expect("server certificate");
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        // No TLS 1.3 session tickets: the server sends nothing after its handshake flight, so
+        // the client's first request on a new connection follows its own Finished message
+        // while that is still unacknowledged (the case where Nagle's algorithm holds it).
+        config.send_tls13_tickets = 0;
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+        Emulator::start_with(seed, Some((acceptor, certified.cert.pem())))
+    }
+
+    fn start_with(seed: Vec<Value>, tls: Option<(tokio_rustls::TlsAcceptor, String)>) -> Emulator {
+        let (acceptor, tls_cert) = match tls {
+            Some((a, pem)) => (Some(a), Some(pem)),
+            None => (None, None),
+        };
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
         listener
             .set_nonblocking(true)
@@ -99,11 +144,12 @@ impl Emulator {
         let state = shared.clone();
         let thread = std::thread::Builder::new()
             .name(format!("k8s-emulator-{}", addr.port()))
-            .spawn(move || serve_until_stopped(listener, state, stopped))
+            .spawn(move || serve_until_stopped(listener, acceptor, state, stopped))
             .expect("spawn emulator thread");
         Emulator {
             shared,
             addr,
+            tls_cert,
             shutdown: Some(shutdown),
             thread: Some(thread),
         }
@@ -121,25 +167,38 @@ impl Emulator {
         Emulator::start(seed)
     }
 
-    /// `http://127.0.0.1:PORT`
+    /// `http://127.0.0.1:PORT` (`https://` when started with [`Emulator::start_tls`]).
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.tls_cert.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{}", self.addr)
     }
 
     /// Writes `dir/kubeconfig` with one cluster, user and context named `context` (the current
-    /// context) pointing at this emulator, and returns its path.
+    /// context) pointing at this emulator, and returns its path. With TLS, the certificate is
+    /// written to `dir/emulator-ca.pem` and named as the cluster's certificate authority.
     pub fn kubeconfig(&self, dir: &Path, context: &str) -> PathBuf {
+        let mut cluster = json!({"server": self.url()});
+        if let Some(pem) = &self.tls_cert {
+            let ca = dir.join("emulator-ca.pem");
+            std::fs::write(&ca, pem).expect("write emulator-ca.pem");
+            cluster["certificate-authority"] = json!(ca.display().to_string());
+        }
         let config = json!({
             "apiVersion": "v1",
             "kind": "Config",
-            "clusters": [{"name": context, "cluster": {"server": self.url()}}],
+            "clusters": [{"name": context, "cluster": cluster}],
             "users": [{"name": context, "user": {}}],
             "contexts": [{"name": context, "context": {"cluster": context, "user": context}}],
             "current-context": context,
             "preferences": {},
         });
         let path = dir.join("kubeconfig");
-        let text = serde_yaml::to_string(&config).expect("kubeconfig yaml");
+        // JSON is YAML: kube reads it like any kubeconfig.
+        let text = serde_json::to_string_pretty(&config).expect("kubeconfig json");
         std::fs::write(&path, text).expect("write kubeconfig");
         path
     }
@@ -233,6 +292,7 @@ fn lock(shared: &Mutex<Inner>) -> MutexGuard<'_, Inner> {
 /// connection task, open watches included, so stopping never waits for clients.
 fn serve_until_stopped(
     listener: std::net::TcpListener,
+    tls: Option<tokio_rustls::TlsAcceptor>,
     shared: Arc<Mutex<Inner>>,
     stopped: oneshot::Receiver<()>,
 ) {
@@ -241,8 +301,13 @@ fn serve_until_stopped(
         .build()
         .expect("emulator runtime");
     runtime.block_on(async move {
-        let listener =
-            KillableListener(tokio::net::TcpListener::from_std(listener).expect("tokio listener"));
+        let (ready, handshaken) = mpsc::unbounded_channel();
+        let listener = KillableListener {
+            tcp: tokio::net::TcpListener::from_std(listener).expect("tokio listener"),
+            tls,
+            ready,
+            handshaken,
+        };
         let app = Router::new()
             .fallback(handle)
             .layer(DefaultBodyLimit::disable())
@@ -267,9 +332,30 @@ impl Connected<IncomingStream<'_, KillableListener>> for Conn {
     }
 }
 
+/// A byte stream a connection runs on: plain TCP or TLS over it.
+trait Io: AsyncRead + AsyncWrite + Send + Unpin {}
+impl<T: AsyncRead + AsyncWrite + Send + Unpin> Io for T {}
+
 /// A TCP listener whose connections can be killed from a handler: axum has no API to drop a
 /// connection, so the stream fails every write once its switch is flipped and hyper closes it.
-struct KillableListener(tokio::net::TcpListener);
+/// With TLS, handshakes run in their own tasks so a slow client never holds up the others.
+struct KillableListener {
+    tcp: tokio::net::TcpListener,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    ready: mpsc::UnboundedSender<Box<dyn Io>>,
+    handshaken: mpsc::UnboundedReceiver<Box<dyn Io>>,
+}
+
+impl KillableListener {
+    fn wrap(io: Box<dyn Io>) -> (KillableStream, Conn) {
+        let conn = Conn::default();
+        let stream = KillableStream {
+            inner: io,
+            dead: conn.dead.clone(),
+        };
+        (stream, conn)
+    }
+}
 
 impl axum::serve::Listener for KillableListener {
     type Io = KillableStream;
@@ -277,14 +363,24 @@ impl axum::serve::Listener for KillableListener {
 
     async fn accept(&mut self) -> (Self::Io, Self::Addr) {
         loop {
-            match self.0.accept().await {
+            let accepted = tokio::select! {
+                Some(io) = self.handshaken.recv() => return KillableListener::wrap(io),
+                accepted = self.tcp.accept() => accepted,
+            };
+            match accepted {
                 Ok((stream, _)) => {
-                    let conn = Conn::default();
-                    let io = KillableStream {
-                        inner: stream,
-                        dead: conn.dead.clone(),
+                    // Go's net package enables TCP_NODELAY on every TCP connection by default
+                    // (net.TCPConn.SetNoDelay docs), so kube-apiserver answers without Nagle.
+                    let _ = stream.set_nodelay(true);
+                    let Some(acceptor) = self.tls.clone() else {
+                        return KillableListener::wrap(Box::new(stream));
                     };
-                    return (io, conn);
+                    let ready = self.ready.clone();
+                    tokio::spawn(async move {
+                        if let Ok(tls) = acceptor.accept(stream).await {
+                            let _ = ready.send(Box::new(tls));
+                        }
+                    });
                 }
                 // Out of file descriptors and the like: back off instead of spinning.
                 Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
@@ -298,7 +394,7 @@ impl axum::serve::Listener for KillableListener {
 }
 
 struct KillableStream {
-    inner: tokio::net::TcpStream,
+    inner: Box<dyn Io>,
     dead: Arc<AtomicBool>,
 }
 
@@ -384,6 +480,13 @@ async fn handle(
         query: Query::parse(uri.query().unwrap_or("")),
         content_type: header_text(header::CONTENT_TYPE),
         accept: header_text(header::ACCEPT).unwrap_or_default(),
+        headers: headers
+            .iter()
+            .map(|(n, v)| {
+                let value = String::from_utf8_lossy(v.as_bytes()).into_owned();
+                (n.as_str().to_string(), value)
+            })
+            .collect(),
         body,
     };
     let actions = lock(&shared).record_and_match_faults(&req);
@@ -435,6 +538,7 @@ struct Request {
     query: Query,
     content_type: Option<String>,
     accept: String,
+    headers: Vec<(String, String)>,
     body: Bytes,
 }
 
@@ -465,6 +569,7 @@ impl Request {
             query: self.raw_query.clone(),
             content_type: self.content_type.clone(),
             body: String::from_utf8_lossy(&self.body).into_owned(),
+            headers: self.headers.clone(),
         }
     }
 }
@@ -748,8 +853,10 @@ fn builtin_resources() -> Vec<Resource> {
         ("", "v1", "ConfigMap", "configmaps", true, false, false, &["cm"], &[]),
         ("", "v1", "Service", "services", true, false, true, &["svc"], &["all"]),
         ("", "v1", "ServiceAccount", "serviceaccounts", true, false, true, &["sa"], &[]),
+        ("", "v1", "Secret", "secrets", true, false, false, &[], &[]),
         ("batch", "v1", "Job", "jobs", true, true, false, &[], &["all"]),
         ("apps", "v1", "Deployment", "deployments", true, false, false, &["deploy"], &["all"]),
+        ("apps", "v1", "StatefulSet", "statefulsets", true, true, false, &["sts"], &["all"]),
         ("storage.k8s.io", "v1", "StorageClass", "storageclasses", false, false, true, &["sc"], &[]),
         ("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", false, false, true, &["crd", "crds"], &[]),
     ];
@@ -1689,7 +1796,7 @@ fn meta_str<'a>(obj: &'a Value, field: &str) -> Option<&'a str> {
 fn parse_body(body: &[u8]) -> Result<Value, Reply> {
     let value = serde_json::from_slice::<Value>(body).or_else(|_| {
         let text = std::str::from_utf8(body).map_err(|_| ())?;
-        serde_yaml::from_str::<Value>(text).map_err(|_| ())
+        serde_saphyr::from_str::<Value>(text).map_err(|_| ())
     });
     match value {
         Ok(v @ Value::Object(_)) => Ok(v),
@@ -2478,10 +2585,10 @@ fn manifest_files(path: &Path) -> Vec<PathBuf> {
 fn parse_manifest(path: &Path) -> Vec<Value> {
     let text =
         std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    let documents: Vec<Value> = serde_saphyr::from_multiple(&text)
+        .unwrap_or_else(|e| panic!("parse {}: {e}", path.display()));
     let mut objects = Vec::new();
-    for document in serde_yaml::Deserializer::from_str(&text) {
-        let value = Value::deserialize(document)
-            .unwrap_or_else(|e| panic!("parse {}: {e}", path.display()));
+    for value in documents {
         flatten_into(value, &mut objects);
     }
     objects

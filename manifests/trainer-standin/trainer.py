@@ -1,0 +1,704 @@
+#!/usr/bin/env python3
+"""trainlab trainer stand-in: NOT a real trainer.
+
+On the kind profile there are no GPUs, so lab containers run this script (Python 3 standard
+library only) instead of Megatron-LM, NeMo or the Hugging Face Trainer. It reads the same
+command line, validates it the way those tools do, and fails with their message when the
+configuration is wrong, so a misconfiguration becomes real cluster state (a failed pod).
+When the configuration is valid it touches the activation memory a real trainer would hold
+(see plan_activation_mib), so a pod memory limit that is too small gets a real OOM kill.
+
+Command-line contract (manifests/trainer-standin/README.md has the full table):
+  python3 trainer.py <Megatron-LM flags | NeMo key=value overrides | HF TrainingArguments>
+  exit 0  valid: one summary line on stdout, then it sleeps TRAINLAB_STANDIN_SECONDS (30)
+  exit 1  the real tool's validation error (last line "<ExceptionClass>: <message>")
+  exit 2  a command line the real tool's argument parser would refuse (argparse exits 2)
+  137     killed by the kernel: the activation memory did not fit the pod's memory limit
+"""
+
+import math
+import os
+import sys
+import time
+
+EXIT_INVALID = 1  # an uncaught Python exception exits 1: what a real trainer does on these errors
+EXIT_USAGE = 2  # argparse's exit status for a command line it refuses
+
+PROG = "trainlab stand-in"
+BANNER = "trainlab stand-in (not a real trainer)"
+
+# Activation memory model (see plan_activation_mib). MiB per sample per transformer layer on
+# one GPU without checkpointing; a stand-in constant, not a measurement.
+DEFAULT_MIB_PER_SAMPLE_LAYER = 2.0
+HARD_CAP_MIB = 2048.0  # never allocate more than 2 GiB, whatever the command line asks for
+DEFAULT_LAYERS = 24  # when the command line does not say (stand-in default, see README)
+PAGE = 4096
+
+
+class Invalid(Exception):
+    """The real tool's validation error: `kind` is the Python exception class it raises."""
+
+    def __init__(self, kind, message=""):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+    def line(self):
+        # A bare `assert` raises AssertionError with no message: Python prints the class alone.
+        return f"{self.kind}: {self.message}" if self.message else self.kind
+
+
+class Usage(Exception):
+    """A command line the real tool's argument parser refuses (argparse: exit status 2)."""
+
+
+# --- Megatron-LM ---------------------------------------------------------------------------
+# Flag names: NVIDIA/Megatron-LM core_v0.19.0 megatron/training/arguments.py (shared research
+# upstream-facts.md §12.1). Megatron's parser only knows the dashed spelling.
+MEGATRON_INT = {
+    "tensor-model-parallel-size",
+    "pipeline-model-parallel-size",
+    "context-parallel-size",
+    "num-layers",
+    "num-attention-heads",
+    "micro-batch-size",
+    "global-batch-size",
+    "recompute-num-layers",
+    "num-layers-per-virtual-pipeline-stage",
+    "num-virtual-stages-per-pipeline-rank",
+    # removed flags that still parse and are then refused by validate_args
+    "batch-size",
+    "model-parallel-size",
+}
+MEGATRON_FLOAT = {"loss-scale", "initial-loss-scale", "min-loss-scale"}
+MEGATRON_CHOICE = {
+    "recompute-granularity": ("full", "selective"),
+    "recompute-method": ("uniform", "block"),
+}
+MEGATRON_BOOL = {
+    "bf16",
+    "fp16",
+    "recompute-activations",
+    "checkpoint-activations",
+    "distribute-saved-activations",
+    "sequence-parallel",
+    "use-distributed-optimizer",
+}
+# Flags the stand-in accepts and ignores (they do not change what it checks). Anything else
+# dashed is refused like Megatron's argparse does, so a misspelled parallelism flag fails the
+# pod instead of silently training with TP=1.
+MEGATRON_IGNORED = {
+    "hidden-size", "ffn-hidden-size", "num-query-groups", "group-query-attention", "seq-length",
+    "max-position-embeddings", "position-embedding-type", "rotary-base", "normalization",
+    "swiglu", "untie-embeddings-and-output-weights", "disable-bias-linear", "attention-dropout",
+    "hidden-dropout", "init-method-std", "kv-channels", "num-experts", "moe-router-topk",
+    "expert-model-parallel-size", "use-mcore-models", "use-flash-attn", "transformer-impl",
+    "attention-backend", "spec", "data-path", "split", "mock-data", "vocab-file", "merge-file",
+    "tokenizer-type", "tokenizer-model", "vocab-size", "data-cache-path", "num-workers",
+    "train-iters", "train-samples", "eval-iters", "eval-interval", "log-interval",
+    "save-interval", "save", "load", "ckpt-format", "no-load-optim", "no-load-rng",
+    "finetune", "exit-interval", "exit-duration-in-mins", "tensorboard-dir", "wandb-project",
+    "wandb-exp-name", "log-throughput", "timing-log-level", "lr", "min-lr", "lr-decay-style",
+    "lr-decay-iters", "lr-decay-samples", "lr-warmup-iters", "lr-warmup-fraction",
+    "lr-warmup-samples", "weight-decay", "clip-grad", "adam-beta1", "adam-beta2", "adam-eps",
+    "optimizer", "seed", "loss-scale-window", "hysteresis", "overlap-grad-reduce",
+    "overlap-param-gather", "accumulate-allreduce-grads-in-fp32", "attention-softmax-in-fp32",
+    "no-masked-softmax-fusion", "no-bias-gelu-fusion", "no-gradient-accumulation-fusion",
+    "distributed-backend", "distributed-timeout-minutes", "local-rank", "rampup-batch-size",
+    "fp8-format", "fp8-margin", "fp8-amax-history-len", "fp8-amax-compute-algo",
+}
+MEGATRON_IGNORED_BOOL = {
+    "group-query-attention", "swiglu", "untie-embeddings-and-output-weights",
+    "disable-bias-linear", "use-mcore-models", "use-flash-attn", "mock-data", "no-load-optim",
+    "no-load-rng", "finetune", "log-throughput", "overlap-grad-reduce", "overlap-param-gather",
+    "accumulate-allreduce-grads-in-fp32", "attention-softmax-in-fp32",
+    "no-masked-softmax-fusion", "no-bias-gelu-fusion", "no-gradient-accumulation-fusion",
+}
+MEGATRON_ONLY = MEGATRON_INT | MEGATRON_FLOAT | set(MEGATRON_CHOICE) | (
+    MEGATRON_BOOL - {"bf16", "fp16"}
+) | MEGATRON_IGNORED
+
+# --- Hugging Face TrainingArguments -----------------------------------------------------------
+# Field names: transformers 5.24 TrainingArguments (upstream-facts.md §13). HfArgumentParser
+# accepts `--x_y` and `--x-y` for every field. num_hidden_layers is the model config's name,
+# accepted here as the stand-in's way to say the model's depth (a real script reads it from
+# --config_overrides or the model's config.json).
+HF_BOOL = {
+    "bf16", "fp16", "gradient_checkpointing", "activation_checkpointing", "bf16_full_eval",
+    "fp16_full_eval", "use_cpu", "do_train", "do_eval", "overwrite_output_dir", "tf32",
+}
+HF_INT = {
+    "per_device_train_batch_size", "per_device_eval_batch_size", "gradient_accumulation_steps",
+    "num_hidden_layers", "num_attention_heads", "max_steps", "save_total_limit", "seed",
+    "dataloader_num_workers",
+}
+HF_VALUE = {
+    "output_dir", "num_train_epochs", "learning_rate", "weight_decay", "warmup_ratio",
+    "warmup_steps", "lr_scheduler_type", "logging_steps", "save_steps", "save_strategy",
+    "eval_strategy", "eval_steps", "report_to", "deepspeed", "fsdp", "fsdp_config",
+    "resume_from_checkpoint", "model_name_or_path", "config_name", "tokenizer_name",
+    "dataset_name", "dataset_config_name", "train_file", "validation_file", "block_size",
+    "config_overrides", "torch_dtype", "optim", "max_grad_norm", "logging_dir", "run_name",
+    "gradient_checkpointing_kwargs", "half_precision_backend", "cache_dir",
+}
+# Names both tools know (--bf16, --seed, --weight-decay/--weight_decay, ...) say nothing about
+# which tool a command line is for.
+SHARED = {n.replace("_", "-") for n in HF_BOOL | HF_INT | HF_VALUE} & (
+    MEGATRON_INT | MEGATRON_FLOAT | set(MEGATRON_CHOICE) | MEGATRON_BOOL | MEGATRON_IGNORED
+)
+MEGATRON_ONLY = MEGATRON_ONLY - SHARED
+HF_ONLY = (HF_BOOL | HF_INT | HF_VALUE) - {n.replace("-", "_") for n in SHARED}
+# transformers/hf_argparser.py string_to_bool: the accepted spellings (upstream-facts.md §13).
+TRUTHY = {"yes", "true", "t", "y", "1"}
+FALSY = {"no", "false", "f", "n", "0"}
+
+
+def is_override(tok):
+    """A Hydra/NeMo `key.path=value` override (`+`/`++` prefixes allowed), not a flag."""
+    if tok.startswith("-") or "=" not in tok:
+        return False
+    key = tok.split("=", 1)[0].lstrip("+")
+    return "." in key and all(p.replace("_", "").isalnum() for p in key.split("."))
+
+
+def split_flag(tok):
+    """`--name=value` -> (name, value); `--name` -> (name, None); anything else -> (None, None)."""
+    if not tok.startswith("--") or tok == "--":
+        return None, None
+    body = tok[2:]
+    if "=" in body:
+        name, value = body.split("=", 1)
+        return name, value
+    return body, None
+
+
+def detect(argv):
+    """Which tool this command line is for: 'megatron', 'nemo' or 'hf'."""
+    found = {}
+    for tok in argv:
+        if is_override(tok):
+            found.setdefault("nemo", tok)
+            continue
+        name, value = split_flag(tok)
+        if name is None:
+            continue
+        # Megatron's `_` spelling counts too: its parser then refuses it, as Megatron does.
+        if name in MEGATRON_ONLY or name.replace("_", "-") in MEGATRON_ONLY:
+            found.setdefault("megatron", "--" + name)
+        elif name.replace("-", "_") in HF_ONLY:
+            found.setdefault("hf", "--" + name)
+    if len(found) > 1:
+        shown = ", ".join(f"{k} ({v})" for k, v in sorted(found.items()))
+        raise Usage(
+            f"the command line mixes {shown}; a real job runs one of Megatron-LM, NeMo or the "
+            "HF Trainer"
+        )
+    if found:
+        return next(iter(found))
+    if any(split_flag(t)[0] in ("bf16", "fp16") for t in argv):
+        # Only the precision flags: the HF Trainer needs nothing else to start.
+        return "hf"
+    raise Usage(
+        "no Megatron-LM flag, NeMo override or HF TrainingArguments flag on the command line"
+    )
+
+
+def parse_int(flag, raw):
+    try:
+        return int(raw)
+    except ValueError:
+        # argparse's wording for a bad `type=int` value
+        raise Usage(f"argument --{flag}: invalid int value: '{raw}'")
+
+
+def parse_float(flag, raw):
+    try:
+        return float(raw)
+    except ValueError:
+        raise Usage(f"argument --{flag}: invalid float value: '{raw}'")
+
+
+def parse_megatron(argv):
+    a = {
+        "tensor-model-parallel-size": 1,
+        "pipeline-model-parallel-size": 1,
+        "context-parallel-size": 1,
+    }
+    i = 0
+    unrecognized = []
+    while i < len(argv):
+        tok = argv[i]
+        name, value = split_flag(tok)
+        i += 1
+        if name is None:
+            unrecognized.append(tok)
+            continue
+
+        def take():
+            nonlocal i
+            if value is not None:
+                return value
+            if i >= len(argv) or argv[i].startswith("--"):
+                raise Usage(f"argument --{name}: expected one argument")
+            i += 1
+            return argv[i - 1]
+
+        if name in MEGATRON_BOOL or name in MEGATRON_IGNORED_BOOL:
+            if value is not None:
+                raise Usage(f"argument --{name}: ignored explicit argument '{value}'")
+            a[name] = True
+        elif name in MEGATRON_INT:
+            a[name] = parse_int(name, take())
+        elif name in MEGATRON_FLOAT:
+            a[name] = parse_float(name, take())
+        elif name in MEGATRON_CHOICE:
+            raw = take()
+            if raw not in MEGATRON_CHOICE[name]:
+                choices = ", ".join(f"'{c}'" for c in MEGATRON_CHOICE[name])
+                raise Usage(f"argument --{name}: invalid choice: '{raw}' (choose from {choices})")
+            a[name] = raw
+        elif name in MEGATRON_IGNORED:
+            take()
+        else:
+            unrecognized.append(tok)
+    if unrecognized:
+        raise Usage("unrecognized arguments: " + " ".join(unrecognized))
+    return a
+
+
+def validate_megatron(a, world):
+    """Megatron-LM's checks, in the order a run reaches them (upstream-facts.md §12.2)."""
+    tp = a["tensor-model-parallel-size"]
+    pp = a["pipeline-model-parallel-size"]
+    cp = a["context-parallel-size"]
+    # megatron/training/arguments.py validate_args: removed flags first.
+    if a.get("batch-size") is not None:
+        raise Invalid(
+            "AssertionError", "--batch-size argument is no longer valid, use --micro-batch-size instead"
+        )
+    if a.get("model-parallel-size") is not None:
+        raise Invalid(
+            "AssertionError",
+            "--model-parallel-size is no longer valid, use --tensor-model-parallel-size instead",
+        )
+    if a.get("checkpoint-activations"):
+        # validate_args prints this and calls exit() (status 0): the job "completes" untrained.
+        return "checkpoint-activations"
+    total = tp * pp * cp
+    if world % total != 0:
+        # arguments.py: assert world_size % total_model_size == 0, f"... ({total_model_size=})"
+        raise Invalid(
+            "AssertionError",
+            f"world size ({world}) is not divisible by total_model_size (total_model_size={total})",
+        )
+    dp = world // total
+    mbs = a.get("micro-batch-size")
+    if mbs is None or mbs <= 0:
+        raise Invalid("AssertionError")  # bare asserts on micro_batch_size
+    gbs = a.get("global-batch-size")
+    if gbs is None:
+        gbs = mbs * dp  # arguments.py: defaults to micro batch x data parallel size
+    elif gbs <= 0:
+        raise Invalid("AssertionError")  # bare `assert args.global_batch_size > 0`
+    layers = a.get("num-layers")
+    vpp = a.get("num-layers-per-virtual-pipeline-stage")
+    if layers is not None:
+        if vpp is not None:
+            if layers % pp != 0:
+                raise Invalid(
+                    "AssertionError",
+                    "number of layers of the model must be divisible pipeline model parallel size",
+                )
+            if (layers // pp) % vpp != 0:
+                raise Invalid(
+                    "AssertionError",
+                    "number of layers per pipeline stage must be divisible number of layers per "
+                    "virtual pipeline stage",
+                )
+        elif layers % pp != 0:
+            raise Invalid(
+                "AssertionError", "Number of layers should be divisible by the pipeline-model-parallel size"
+            )
+    # arguments.py: `if args.fp16: assert not args.bf16` -- a bare assert, no message.
+    if a.get("fp16") and a.get("bf16"):
+        raise Invalid("AssertionError")
+    granularity = a.get("recompute-granularity")
+    if a.get("recompute-activations"):
+        granularity = "selective"  # --recompute-activations is shorthand for selective
+    if granularity == "selective" and a.get("recompute-method") is not None:
+        raise Invalid(
+            "AssertionError",
+            "recompute method is not yet supported for selective recomputing granularity",
+        )
+    # megatron/core/num_microbatches_calculator.py, when the global variables are set up.
+    if gbs % (mbs * dp) != 0:
+        raise Invalid(
+            "AssertionError",
+            f"global batch size ({gbs}) is not divisible by micro batch size ({mbs}) times data "
+            f"parallel size ({dp})",
+        )
+    heads = a.get("num-attention-heads")
+    # megatron/core/transformer/transformer_config.py __post_init__, when the model is built.
+    if heads is not None and heads % tp != 0:
+        raise Invalid(
+            "ValueError",
+            f"num_attention_heads ({heads}) must be a multiple of tensor_model_parallel_size ({tp}).",
+        )
+    if a.get("bf16"):
+        precision = "bf16"
+    elif a.get("fp16"):
+        precision = "fp16"
+    else:
+        precision = "fp32"
+    return {
+        "framework": "megatron",
+        "world": world,
+        "tp": tp,
+        "pp": pp,
+        "cp": cp,
+        "dp": dp,
+        "layers": layers,
+        "heads": heads,
+        "micro_batch": mbs,
+        "global_batch": gbs,
+        "precision": precision,
+        "loss_scaling": megatron_loss_scaling(a, precision),
+        "checkpointing": granularity or "none",
+    }
+
+
+def megatron_loss_scaling(a, precision):
+    """What Megatron does with the loss-scale flags (megatron/core/optimizer/__init__.py):
+    --loss-scale gives a constant scaler under fp16 *and* bf16; fp16 without it uses a dynamic
+    scaler starting at --initial-loss-scale; bf16 without it uses none (no error either way)."""
+    if precision == "fp32":
+        return "none"
+    if a.get("loss-scale"):
+        return f"constant({a['loss-scale']:g})"
+    if precision == "fp16":
+        return f"dynamic(initial={a.get('initial-loss-scale', 2.0 ** 32):g})"
+    if a.get("initial-loss-scale") is not None:
+        return "none(--initial-loss-scale unused under bf16)"
+    return "none"
+
+
+# --- NeMo ---------------------------------------------------------------------------------------
+# Override names: NeMo 1 Hydra config and NeMo 2 recipe paths (upstream-facts.md §12.3).
+def parse_nemo(argv):
+    o = {}
+    for tok in argv:
+        if is_override(tok):
+            key, value = tok.split("=", 1)
+            o[key.lstrip("+")] = value
+    return o
+
+
+def nemo_value(o, *keys):
+    for k in keys:
+        if k in o and o[k].lower() not in ("null", "none", "~", ""):
+            return o[k]
+    return None
+
+
+def nemo_int(o, *keys):
+    raw = nemo_value(o, *keys)
+    if raw is None:
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        raise Invalid("ValueError", f"invalid literal for int() with base 10: '{raw}'")
+
+
+def validate_nemo(o, env_world):
+    tp = nemo_int(o, "model.tensor_model_parallel_size", "trainer.strategy.tensor_model_parallel_size") or 1
+    pp = nemo_int(o, "model.pipeline_model_parallel_size", "trainer.strategy.pipeline_model_parallel_size") or 1
+    cp = nemo_int(o, "model.context_parallel_size", "trainer.strategy.context_parallel_size") or 1
+    raw_devices = nemo_value(o, "trainer.devices")
+    # Lightning's "auto" / -1 mean every visible device: the launcher's count (WORLD_SIZE).
+    devices = None if raw_devices in (None, "auto", "-1") else nemo_int(o, "trainer.devices")
+    nodes = nemo_int(o, "trainer.num_nodes") or 1
+    # Lightning's world size is devices x num_nodes; without devices, the launcher's WORLD_SIZE.
+    world = devices * nodes if devices else env_world
+    total = tp * pp * cp
+    if world % total != 0:
+        # NeMo runs Megatron core's parallel_state.initialize_model_parallel (§12.2).
+        raise Invalid("RuntimeError", f"world_size ({world}) is not divisible by {total}")
+    dp = world // total
+    layers = nemo_int(o, "model.num_layers", "model.config.num_layers")
+    if layers is not None and layers % pp != 0:
+        # NeMo's own wording for this rule is unconfirmed; Megatron-LM's is used.
+        raise Invalid(
+            "AssertionError", "Number of layers should be divisible by the pipeline-model-parallel size"
+        )
+    heads = nemo_int(o, "model.num_attention_heads", "model.config.num_attention_heads")
+    mbs = nemo_int(o, "model.micro_batch_size", "data.micro_batch_size") or 1
+    gbs = nemo_int(o, "model.global_batch_size", "data.global_batch_size") or mbs * dp
+    if gbs % (mbs * dp) != 0:
+        raise Invalid(
+            "AssertionError",
+            f"global batch size ({gbs}) is not divisible by micro batch size ({mbs}) times data "
+            f"parallel size ({dp})",
+        )
+    if heads is not None and heads % tp != 0:
+        raise Invalid(
+            "ValueError",
+            f"num_attention_heads ({heads}) must be a multiple of tensor_model_parallel_size ({tp}).",
+        )
+    precision_raw = (nemo_value(o, "trainer.precision") or "32").lower()
+    plugins = (nemo_value(o, "trainer.plugins") or "").lower()
+    if "bf16" in precision_raw or "bf16" in plugins:
+        precision = "bf16"
+    elif precision_raw.startswith("16") or "fp16" in plugins:
+        precision = "fp16"
+    else:
+        precision = "fp32"
+    granularity = nemo_value(
+        o,
+        "model.activations_checkpoint_granularity",
+        "model.recompute_granularity",
+        "model.config.recompute_granularity",
+    )
+    return {
+        "framework": "nemo",
+        "world": world,
+        "tp": tp,
+        "pp": pp,
+        "cp": cp,
+        "dp": dp,
+        "layers": layers,
+        "heads": heads,
+        "micro_batch": mbs,
+        "global_batch": gbs,
+        "precision": precision,
+        "loss_scaling": "n/a",
+        "checkpointing": granularity.lower() if granularity else "none",
+    }
+
+
+# --- Hugging Face Trainer -----------------------------------------------------------------------
+def string_to_bool(flag, raw):
+    low = raw.lower()
+    if low in TRUTHY:
+        return True
+    if low in FALSY:
+        return False
+    # transformers/hf_argparser.py string_to_bool, raised through argparse (exit 2).
+    raise Usage(
+        f"argument --{flag}: Truthy value expected: got {raw} but expected one of yes/no, "
+        "true/false, t/f, y/n, 1/0 (case insensitive)."
+    )
+
+
+def parse_hf(argv):
+    a = {"per_device_train_batch_size": 8}  # TrainingArguments default
+    i = 0
+    while i < len(argv):
+        tok = argv[i]
+        name, value = split_flag(tok)
+        i += 1
+        if name is None:
+            continue  # a positional (the script path) or a script's own argument
+        field = name.replace("-", "_")
+        if field in HF_BOOL:
+            # bool fields have nargs="?", const=True: the next token is the value unless it is
+            # another option.
+            if value is None and i < len(argv) and not argv[i].startswith("-"):
+                value = argv[i]
+                i += 1
+            a[field] = True if value is None else string_to_bool(name, value)
+        elif field in HF_INT or field in HF_VALUE:
+            if value is None:
+                if i >= len(argv) or argv[i].startswith("--"):
+                    raise Usage(f"argument --{name}: expected one argument")
+                value = argv[i]
+                i += 1
+            a[field] = parse_int(name, value) if field in HF_INT else value
+        elif value is None and i < len(argv) and not argv[i].startswith("-"):
+            i += 1  # a script's own `--flag value`: skip its value too
+    return a
+
+
+def config_override(text, *keys):
+    """A value from run_clm-style --config_overrides "k1=v1,k2=v2"."""
+    for part in (text or "").split(","):
+        if "=" in part:
+            k, v = part.split("=", 1)
+            if k.strip() in keys:
+                try:
+                    return int(v)
+                except ValueError:
+                    return None
+    return None
+
+
+def validate_hf(a, world):
+    # transformers/src/transformers/training_args.py TrainingArguments.__post_init__:
+    #   if self.fp16 and self.bf16: raise ValueError("At most one of fp16 and bf16 can be True,
+    #   but not both")  (verified in transformers 5.24.0, upstream-facts.md §13)
+    # The bf16-support check that runs before it is not reproduced: kind's GPUs are faked.
+    if a.get("fp16") and a.get("bf16"):
+        raise Invalid("ValueError", "At most one of fp16 and bf16 can be True, but not both")
+    if a.get("gradient_checkpointing"):
+        # transformers 5.24 deprecates the old name (a warning, not an error).
+        print(
+            "FutureWarning: `gradient_checkpointing` is deprecated and will be removed in v6. "
+            "Use `activation_checkpointing` instead.",
+            file=sys.stderr,
+        )
+    layers = a.get("num_hidden_layers") or config_override(
+        a.get("config_overrides"), "num_hidden_layers", "n_layer"
+    )
+    checkpointing = a.get("gradient_checkpointing") or a.get("activation_checkpointing")
+    precision = "bf16" if a.get("bf16") else "fp16" if a.get("fp16") else "fp32"
+    batch = a["per_device_train_batch_size"]
+    return {
+        "framework": "hf",
+        "world": world,
+        "tp": 1,
+        "pp": 1,
+        "cp": 1,
+        "dp": world,
+        "layers": layers,
+        "heads": a.get("num_attention_heads"),
+        "micro_batch": batch,
+        "global_batch": batch * world * (a.get("gradient_accumulation_steps") or 1),
+        "precision": precision,
+        "loss_scaling": "dynamic(GradScaler)" if precision == "fp16" else "none",
+        "checkpointing": "full" if checkpointing else "none",
+    }
+
+
+# --- the memory model ---------------------------------------------------------------------------
+def env_float(name, default):
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise Usage(f"{name}={raw!r} is not a number")
+
+
+def plan_activation_mib(plan):
+    """Activation memory one rank holds for a training step, in MiB.
+
+    units (layer-equivalents of activations kept per sample), with L = layers on this rank
+    (ceil(layers / PP)):
+      no checkpointing              L                 every layer keeps its activations
+      selective (Megatron)          ceil(L / 4)       the attention core is recomputed
+      full (HF, Megatron, NeMo)     ceil(sqrt(L))     only checkpointed inputs plus the layer
+                                                      being recomputed are alive
+    MiB = micro batch x units x TRAINLAB_STANDIN_MB_PER_SAMPLE_LAYER (default 2.0) / TP,
+    capped at TRAINLAB_STANDIN_MAX_MB (default and hard maximum 2048).
+    The shape is what matters: monotone in batch and depth, and checkpointing far smaller.
+    """
+    per = env_float("TRAINLAB_STANDIN_MB_PER_SAMPLE_LAYER", DEFAULT_MIB_PER_SAMPLE_LAYER)
+    cap = min(env_float("TRAINLAB_STANDIN_MAX_MB", HARD_CAP_MIB), HARD_CAP_MIB)
+    layers = plan["layers"] or DEFAULT_LAYERS
+    on_rank = max(1, math.ceil(layers / plan["pp"]))
+    mode = plan["checkpointing"]
+    if mode == "none":
+        units = on_rank
+    elif mode == "selective":
+        units = math.ceil(on_rank / 4)
+    else:
+        units = math.ceil(math.sqrt(on_rank))
+    mib = plan["micro_batch"] * units * max(per, 0.0) / plan["tp"]
+    return min(mib, cap), units
+
+
+def touch(mib):
+    """Allocates `mib` MiB and writes one byte per page so the kernel really charges it."""
+    chunks = []
+    left = int(mib * 1024 * 1024)
+    step = 1024 * 1024
+    while left > 0:
+        n = min(step, left)
+        b = bytearray(n)
+        pages = (n + PAGE - 1) // PAGE
+        b[::PAGE] = b"\x01" * pages
+        chunks.append(b)
+        left -= n
+    return chunks
+
+
+# --- entry point --------------------------------------------------------------------------------
+def termination_log(line):
+    """Kubernetes copies /dev/termination-log into the container status (state.terminated.
+    message), so graders see the outcome without reading logs. Written only if it exists."""
+    path = os.environ.get("TRAINLAB_TERMINATION_LOG", "/dev/termination-log")
+    if os.path.isfile(path):
+        try:
+            with open(path, "w") as f:
+                f.write(line + "\n")
+        except OSError:
+            pass
+
+
+def env_world():
+    raw = os.environ.get("WORLD_SIZE", "1")
+    try:
+        return max(1, int(raw))
+    except ValueError:
+        raise Usage(f"WORLD_SIZE={raw!r} is not an integer")
+
+
+def run(argv, world=None, launcher=None):
+    """Validates, prints the summary, allocates, sleeps. Returns the exit status."""
+    try:
+        mode = detect(argv)
+        world = world if world is not None else env_world()
+        if mode == "megatron":
+            plan = validate_megatron(parse_megatron(argv), world)
+        elif mode == "nemo":
+            plan = validate_nemo(parse_nemo(argv), world)
+        else:
+            plan = validate_hf(parse_hf(argv), world)
+        if plan == "checkpoint-activations":
+            msg = (
+                "--checkpoint-activations is no longer valid, use --recompute-activations, or, "
+                "for more control, --recompute-granularity and --recompute-method."
+            )
+            print(msg, flush=True)
+            termination_log(msg)
+            return 0
+        mib, units = plan_activation_mib(plan)
+        seconds = env_float("TRAINLAB_STANDIN_SECONDS", 30.0)
+    except Usage as e:
+        line = f"{PROG}: error: {e}"
+        print(line, file=sys.stderr, flush=True)
+        termination_log(line)
+        return EXIT_USAGE
+    except Invalid as e:
+        print(f"[{PROG}] the real tool stops here with:", file=sys.stderr)
+        print(e.line(), file=sys.stderr, flush=True)
+        termination_log(e.line())
+        return EXIT_INVALID
+
+    summary = (
+        f"{BANNER}: {plan['framework']} world={plan['world']} TP={plan['tp']} PP={plan['pp']} "
+        f"CP={plan['cp']} DP={plan['dp']} precision={plan['precision']} "
+        f"loss-scaling={plan['loss_scaling']} checkpointing={plan['checkpointing']} "
+        f"micro-batch={plan['micro_batch']} global-batch={plan['global_batch']} "
+        f"layers={plan['layers'] or DEFAULT_LAYERS} activations={mib:.1f}MiB"
+    )
+    if launcher:
+        summary += f" launcher={launcher}"
+    print(summary, flush=True)
+    termination_log(summary)
+    held = []
+    if os.environ.get("TRAINLAB_STANDIN_ALLOCATE", "1") != "0":
+        held = touch(mib)
+        print(f"{PROG}: holding {mib:.1f} MiB of activations ({units} layer-equivalents per sample)", flush=True)
+    time.sleep(max(0.0, seconds))
+    del held
+    return 0
+
+
+def main():
+    return run(sys.argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
