@@ -211,10 +211,36 @@ fn an_unknown_lab_exits_2_and_lists_the_valid_labs() {
     }
 }
 
+/// A labs folder with one quiz-only lab (lab 1's quiz, without its task), so these tests keep
+/// meaning something when every embedded lab is gradable.
+fn quiz_only_labs() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let c = catalog();
+    let lab = &c.get("1").unwrap().lab;
+    let mut quiz_only = lab.clone();
+    quiz_only.status = trainlab::catalog::LabStatus::QuizOnly;
+    quiz_only.task = None;
+    quiz_only.checks.clear();
+    quiz_only.missing = None;
+    quiz_only.messages.clear();
+    quiz_only.advice.clear();
+    let folder = dir.path().join(lab.folder_name());
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(
+        folder.join("lab.yaml"),
+        serde_json::to_string_pretty(&quiz_only).unwrap(),
+    )
+    .unwrap();
+    dir
+}
+
 #[test]
 fn show_prints_a_quiz_only_lab_with_its_question() {
+    let labs = quiz_only_labs();
     trainlab()
-        .args(["show", "tensor-parallelism"])
+        .arg("--labs-dir")
+        .arg(labs.path())
+        .args(["show", "1"])
         .assert()
         .code(0)
         .stdout(
@@ -226,7 +252,10 @@ fn show_prints_a_quiz_only_lab_with_its_question() {
 
 #[test]
 fn checking_a_quiz_only_lab_says_it_is_quiz_only() {
+    let labs = quiz_only_labs();
     trainlab()
+        .arg("--labs-dir")
+        .arg(labs.path())
         .args(["check", "1", "--files"])
         .arg(data("cli/configmap.yaml"))
         .assert()

@@ -235,7 +235,23 @@ fn on_kind_the_solution_passes_the_spec_and_state_checks_are_skipped() {
 fn the_verifier_itself_does_not_guess_the_controller_is_missing() {
     // Ungated (no capabilities known), a pool without status waits for a controller: skipping
     // on kind is the framework's `karpenter` capability gate, for every source.
-    let r = kind_solved().grade(LAB);
+    let catalog = trainlab::catalog::Catalog::embedded().unwrap();
+    let bundle = catalog.get(LAB).unwrap();
+    let verifier = trainlab::verify::verifier_for(LAB).unwrap();
+    let target = trainlab::verify::Target::for_lab(LAB);
+    let obs = kind_solved()
+        .observed()
+        .planned(trainlab::verify::queries(verifier, &target));
+    let r = trainlab::verify::run(
+        bundle,
+        verifier,
+        &obs,
+        &target,
+        &Default::default(),
+        None,
+        None,
+    )
+    .unwrap();
     for c in STATE {
         assert_eq!(status(&r, c), Status::Pending, "{c}");
         assert_eq!(

@@ -249,6 +249,29 @@ pub fn detect(cap: &'static Capability, ev: &Evidence) -> Detected {
     }
 }
 
+/// What a kind cluster is known to lack, for offline sources (saved state has no discovery): only
+/// the capabilities the kind profile cannot provide; everything else is assumed present.
+pub fn absent_on_kind(wanted: &[&'static Capability]) -> Capabilities {
+    wanted
+        .iter()
+        .map(|c| {
+            let d = Detected {
+                name: c.name,
+                api: true,
+                running: c.on_kind,
+                detail: if c.on_kind {
+                    String::new()
+                } else {
+                    "not on the kind profile".to_string()
+                },
+                install: (!c.on_kind).then(|| c.install_kind.to_string()),
+                installable: false,
+            };
+            (c.name, d)
+        })
+        .collect()
+}
+
 fn crd_name(k: &ResourceKind) -> String {
     k.crd
         .map(str::to_string)

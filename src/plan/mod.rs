@@ -136,6 +136,20 @@ impl<'c> Plan<'c> {
             .collect()
     }
 
+    /// The capabilities any graded check names (room grading detects them in its own pass).
+    pub fn wanted_capabilities(&self) -> Vec<&'static capabilities::Capability> {
+        self.capabilities()
+    }
+
+    /// What an offline observation gates, as a run does: on the kind profile, the capabilities
+    /// kind cannot provide; nothing for static mode or other profiles.
+    pub fn offline_capabilities(&self, obs: &Observed) -> Option<Capabilities> {
+        let nodes = verify::JudgeCtx::nodes_of(obs).unwrap_or_default();
+        let profile = self.profile.or_else(|| Profile::detect(&nodes));
+        (!obs.source.is_static() && profile == Some(Profile::Kind))
+            .then(|| capabilities::absent_on_kind(&self.capabilities()))
+    }
+
     /// The capabilities any graded check names.
     fn capabilities(&self) -> Vec<&'static capabilities::Capability> {
         let names: BTreeSet<&str> = self
@@ -303,7 +317,7 @@ async fn round(
             let nodes = verify::JudgeCtx::nodes_of(obs).unwrap_or_default();
             let profile = plan.profile.or_else(|| Profile::detect(&nodes));
             offline_caps = (!obs.source.is_static() && profile == Some(Profile::Kind))
-                .then(|| absent_on_kind(&plan.capabilities()));
+                .then(|| capabilities::absent_on_kind(&plan.capabilities()));
             (&*obs, offline_caps.as_ref())
         }
         Session::Live {
@@ -349,29 +363,6 @@ async fn round(
         )?);
     }
     Ok(results)
-}
-
-/// What a kind cluster is known to lack, for offline sources: only the capabilities the kind
-/// profile cannot provide, everything else assumed present.
-fn absent_on_kind(wanted: &[&'static capabilities::Capability]) -> Capabilities {
-    wanted
-        .iter()
-        .map(|c| {
-            let d = capabilities::Detected {
-                name: c.name,
-                api: true,
-                running: c.on_kind,
-                detail: if c.on_kind {
-                    String::new()
-                } else {
-                    "not on the kind profile".to_string()
-                },
-                install: (!c.on_kind).then(|| c.install_kind.to_string()),
-                installable: false,
-            };
-            (c.name, d)
-        })
-        .collect()
 }
 
 /// The process exit code of graded results: 3 when the environment kept any lab from being

@@ -55,6 +55,17 @@ impl Palette {
     }
 }
 
+/// The status mark without colour, for measuring.
+fn plain_mark(status: Status) -> &'static str {
+    match status {
+        Status::Pass => "✔",
+        Status::Fail => "✘",
+        Status::Pending => "…",
+        Status::Skipped => "-",
+        Status::Error => "!",
+    }
+}
+
 pub fn render_all(reports: &[LabReport], color: bool) -> String {
     render_all_width(reports, color, terminal_width())
 }
@@ -160,13 +171,9 @@ fn render_one(out: &mut String, r: &LabReport, color: bool, width: Option<usize>
     }
     let col = r.outcomes.iter().map(|o| o.check.len()).max().unwrap_or(0);
     for o in &r.outcomes {
-        let _ = writeln!(
-            out,
-            "  {} {:<col$}  {}",
-            p.mark(o.status),
-            o.check,
-            o.title,
-        );
+        let plain = format!("  {} {:<col$}  ", plain_mark(o.status), o.check);
+        let styled = format!("  {} {:<col$}  ", p.mark(o.status), o.check);
+        para(out, "", &plain, &styled, &o.title, width);
         let indent = "      ";
         if o.status != Status::Pass {
             if let Some(why) = &o.reason {

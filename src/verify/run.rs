@@ -194,5 +194,18 @@ pub fn grade_lab(
         ))
     })?;
     let obs = obs.clone().planned(queries(verifier, target));
-    run(bundle, verifier, &obs, target, overrides, profile, None)
+    // As `plan::run` does offline: a saved kind cluster cannot have run what kind lacks.
+    let nodes = JudgeCtx::nodes_of(&obs).unwrap_or_default();
+    let kind = profile.or_else(|| Profile::detect(&nodes)) == Some(Profile::Kind);
+    let caps = (kind && !obs.source.is_static()).then(|| {
+        let wanted: Vec<_> = bundle
+            .lab
+            .checks
+            .iter()
+            .flat_map(|c| c.capabilities.iter())
+            .filter_map(|c| crate::facts::capabilities::get(c))
+            .collect();
+        crate::facts::capabilities::absent_on_kind(&wanted)
+    });
+    run(bundle, verifier, &obs, target, overrides, profile, caps.as_ref())
 }

@@ -791,11 +791,19 @@ mod tests {
 
     #[test]
     fn bad_metadata_and_mistyped_fields_are_field_errors() {
-        let o = obj(json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": "web"}));
-        assert_eq!(field_error(&o).0, "metadata");
-        let o = obj(json!({"apiVersion": "apps/v1", "kind": "Deployment",
-            "metadata": {"name": 7}}));
-        assert_eq!(field_error(&o).0, "metadata.name");
+        // Malformed metadata is refused when the object is read, before any view of it.
+        for (meta, field) in [(json!("web"), "metadata"), (json!({"name": 7}), "metadata.name")] {
+            let v = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta});
+            let origin = Origin::File {
+                path: "w.yaml".into(),
+                doc: 1,
+                item: None,
+            };
+            match Obj::new(v, origin) {
+                Err(InputError::Field { field: f, .. }) => assert_eq!(f, field),
+                other => panic!("{field}: {other:?}"),
+            }
+        }
         let o = obj(
             json!({"apiVersion": "slinky.slurm.net/v1beta1", "kind": "NodeSet",
             "metadata": {"name": "n"}, "spec": {"slurmd": {"image": 5}}}),
@@ -822,7 +830,7 @@ mod tests {
             ("slinky.slurm.net/v1beta1", "Controller"),
             ("karpenter.sh/v1", "NodePool"),
         ] {
-            let o = obj(json!({"apiVersion": av, "kind": kind, "metadata": "not checked"}));
+            let o = obj(json!({"apiVersion": av, "kind": kind, "metadata": {"name": "x"}}));
             assert!(Workload::from_obj(&o).unwrap().is_none(), "{av} {kind}");
         }
     }
