@@ -5,6 +5,7 @@
 pub mod capabilities;
 pub mod instances;
 pub mod nodes;
+pub mod precision;
 mod profile;
 
 pub use nodes::NodeFacts;

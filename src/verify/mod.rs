@@ -20,6 +20,8 @@ macro_rules! registry {
 registry! {
     efa_nccl::EfaNccl,
     volcano_gang::VolcanoGang,
+    bf16::Bf16,
+    gradient_checkpointing::GradientCheckpointing,
     mpijob_slots::MpijobSlots,
     karpenter_single_az::KarpenterSingleAz,
 }

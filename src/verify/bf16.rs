@@ -1,0 +1,1049 @@
+//! Lab `bf16`: a PyTorchJob `bf16-train` that trains in BF16 mixed precision, without FP16 or
+//! its loss scaling, placed only on accelerators with native BF16.
+//!
+//! Spec checks read the command line of each replica's `pytorch` container the way the tools
+//! read it (kit `cmdline`): Megatron-LM `--bf16`/`--fp16`, Hugging Face `--bf16 [true]`, NeMo
+//! `trainer.precision`/`trainer.plugins`, `accelerate launch --mixed_precision`, and a DeepSpeed
+//! config given inline or as a file from a ConfigMap volume. Placement is read from each pod
+//! template's `nodeSelector` and required node affinity against the BF16 table
+//! ([`crate::facts::precision`]). State checks follow the PyTorchJob's uid to its pods.
+//!
+//! The command-line and pod-status helpers here are shared with lab `gradient-checkpointing`.
+
+use k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
+
+use crate::facts::instances::INSTANCE_TYPE_LABEL;
+use crate::facts::precision::{self, BF16_LABELS, GPU_COMPUTE_MAJOR_LABEL};
+use crate::observe::kinds::{CONFIGMAPS, PODS, PYTORCHJOBS};
+use crate::observe::{InputError, Obj};
+use crate::verify::kit::cmdline::{
+    command_line, deepspeed_config_arg, invocations, Args, DsConfig, DsValue, FlagError, Known,
+    Launch, Overrides, ParallelPlan, Precision, Setting,
+};
+use crate::verify::kit::owned::{self, NoUid};
+use crate::verify::kit::placement::{self, Allowed};
+use crate::verify::kit::resources::validate_pod_spec;
+use crate::verify::kit::workload::{PodTemplate, Workload};
+use crate::verify::views::pytorch::{self, COND_FAILED, COND_SUCCEEDED};
+use crate::verify::{
+    Advice, JudgeCtx, Judgement, Named, Outcome, Read, Reason, Verifier, MISSING_HINT,
+};
+
+pub struct Bf16;
+
+static JOBS_READ: Read = Read::lab(&PYTORCHJOBS);
+static PODS_READ: Read = Read::lab(&PODS);
+static CONFIGMAPS_READ: Read = Read::lab(&CONFIGMAPS);
+static READS: &[&Read] = &[&JOBS_READ, &PODS_READ, &CONFIGMAPS_READ];
+
+const JOB: &str = "bf16-train";
+const BF16_ON: &str = "bf16-on";
+const FP16_OFF: &str = "fp16-off";
+const NO_LOSS_SCALING: &str = "no-loss-scaling";
+const PLACEMENT: &str = "bf16-capable-placement";
+const ON_BF16_NODES: &str = "pods-on-bf16-nodes";
+const RUNNING: &str = "pods-running";
+const CHECKS: &[&str] = &[
+    BF16_ON,
+    FP16_OFF,
+    NO_LOSS_SCALING,
+    PLACEMENT,
+    ON_BF16_NODES,
+    RUNNING,
+];
+/// The checks judged from the command line.
+const COMMAND_CHECKS: &[&str] = &[BF16_ON, FP16_OFF, NO_LOSS_SCALING];
+
+impl Verifier for Bf16 {
+    fn lab_id(&self) -> &'static str {
+        "bf16"
+    }
+
+    fn check_ids(&self) -> &'static [&'static str] {
+        CHECKS
+    }
+
+    fn reads(&self) -> &'static [&'static Read] {
+        READS
+    }
+
+    fn judge(&self, ctx: &JudgeCtx) -> Result<Judgement, InputError> {
+        let obj = match ctx.named(&JOBS_READ, JOB, CHECKS) {
+            Named::Found(o) => o,
+            Named::Absent(j) => return Ok(j),
+        };
+        if let Some(j) = wrong_version(ctx, obj, pytorch::API_VERSION, CHECKS) {
+            return Ok(j);
+        }
+        let Some(job) = Workload::from_obj(obj)? else {
+            return Err(obj.field_error("kind", "expected a kubeflow.org/v1 PyTorchJob"));
+        };
+        let ns = ctx.target.namespace.as_str();
+        let config_maps = ctx.list(&CONFIGMAPS_READ).unwrap_or_default();
+        let mut j = Judgement::default();
+
+        // Spec: what the API server or the operator refuses first, then each command line.
+        let rejected = rejections(&job);
+        let commands: Vec<(&PodTemplate, Judged)> = job
+            .templates
+            .iter()
+            .map(|t| (t, judge_template(t, &config_maps)))
+            .collect();
+        for check in COMMAND_CHECKS {
+            let o = match &rejected {
+                Some(r) if *check == BF16_ON => r.outcome(check),
+                _ => command_outcome(check, &commands),
+            };
+            j.push(o.with("job", JOB).with("namespace", ns));
+        }
+        for (_, judged) in &commands {
+            if let Judged::Read(f) = judged {
+                if let Some(origin) = &f.ds_unseen {
+                    j.advise(Advice::new("ds-config-unseen").with("path", origin));
+                }
+            }
+        }
+        j.push(placement_outcome(&job).with("job", JOB));
+
+        // State: the pods the operator made for this PyTorchJob (by uid).
+        let ev = |o: Outcome| o.with("job", JOB).with("namespace", ns);
+        let pods = match ctx.list(&PODS_READ) {
+            Ok(p) => p,
+            Err(why) => {
+                j.push(ev(Outcome::unavailable(ON_BF16_NODES, &why)));
+                j.push(ev(Outcome::unavailable(RUNNING, &why)));
+                return Ok(j);
+            }
+        };
+        let states = match owned::owned_by(obj, &pods) {
+            Ok(o) => pod_states(&o.current)?,
+            Err(NoUid::NotFromACluster) => Vec::new(),
+        };
+        let view = job.pytorch().cloned().unwrap_or_default();
+        let finished = view.is_true(COND_SUCCEEDED) || view.is_true(COND_FAILED);
+        j.push(ev(on_bf16_nodes(ctx, &states, finished)));
+        j.push(ev(pods_running(&view, &states, job.total_replicas())));
+        Ok(j)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shared with lab `gradient-checkpointing`: the object's version, what the API server refuses,
+// the training command, pod status.
+
+/// A manifest in another version of the kind is refused by `kubectl apply` (no such version is
+/// served), so the object would not exist: every check fails with the lab's `missing` text.
+pub(super) fn wrong_version(
+    ctx: &JudgeCtx,
+    obj: &Obj,
+    want: &str,
+    checks: &[&str],
+) -> Option<Judgement> {
+    if obj.api_version() == want {
+        return None;
+    }
+    let kind = obj.kind().to_string();
+    let found = format!("{} {kind} {}", obj.api_version(), obj.name());
+    let expected = format!("{want} {kind} {}", obj.name());
+    let ns = ctx.target.namespace.clone();
+    let name = obj.name().to_string();
+    Some(Judgement::every(checks, |c| {
+        Outcome::fail(c, expected.clone(), found.clone())
+            .hint(MISSING_HINT)
+            .with("name", &name)
+            .with("kind", &kind)
+            .with("api_version", want)
+            .with("namespace", &ns)
+    }))
+}
+
+/// The first error the API server (pod validation) or, for a PyTorchJob, the training-operator's
+/// validating webhook would answer `kubectl apply` or pod creation with.
+pub(super) struct Rejection {
+    /// `<field path>: <error>` as the API server prints it.
+    pub text: String,
+    pub field: String,
+}
+
+impl Rejection {
+    pub fn outcome(&self, check: &str) -> Outcome {
+        Outcome::fail(check, "—", self.text.clone())
+            .hint("rejected")
+            .with("error", &self.text)
+            .with("field", &self.field)
+    }
+}
+
+/// Pod validation of every template (kit `resources::validate_pod_spec`), a Job's
+/// `restartPolicy`, and the PyTorchJob
+/// webhook's rules (kubeflow/training-operator v1.9.4 `pkg/webhooks/pytorch/pytorchjob_webhook.go`
+/// `validatePyTorchReplicaSpecs`): only `Master`/`Worker` keys, a container named `pytorch` with
+/// an image in each, and `Master.replicas` exactly 1 (unset included: the webhook sees the object
+/// before any defaulting).
+pub(super) fn rejections(job: &Workload) -> Option<Rejection> {
+    if let Some(v) = job.pytorch() {
+        if v.replica_specs().next().is_none() {
+            return Some(Rejection {
+                text: "spec.pytorchReplicaSpecs: Required value: must be required".into(),
+                field: "spec.pytorchReplicaSpecs".into(),
+            });
+        }
+        for (key, rs) in v.replica_specs() {
+            let role = format!("spec.pytorchReplicaSpecs[{key}]");
+            if key != pytorch::MASTER && key != pytorch::WORKER {
+                return Some(Rejection {
+                    text: format!(
+                        "{role}: Unsupported value: \"{key}\": supported values: \"Master\", \"Worker\""
+                    ),
+                    field: role,
+                });
+            }
+            let containers = rs
+                .pod_spec()
+                .map(|s| s.containers.as_slice())
+                .unwrap_or(&[]);
+            let path = format!("{role}.template.spec.containers");
+            if containers.is_empty() {
+                return Some(Rejection {
+                    text: format!("{path}: Required value: must be specified"),
+                    field: path,
+                });
+            }
+            for (i, c) in containers.iter().enumerate() {
+                if c.image.as_deref().unwrap_or_default().is_empty() {
+                    let field = format!("{path}[{i}].image");
+                    return Some(Rejection {
+                        text: format!("{field}: Required value: must be required"),
+                        field,
+                    });
+                }
+            }
+            if !containers
+                .iter()
+                .any(|c| c.name == pytorch::DEFAULT_CONTAINER)
+            {
+                return Some(Rejection {
+                    text: format!(
+                        "{path}: Required value: must have at least one container with name pytorch"
+                    ),
+                    field: path,
+                });
+            }
+            if key == pytorch::MASTER && rs.replicas != Some(1) {
+                let field = format!("{role}.replicas");
+                return Some(Rejection {
+                    text: format!("{field}: Forbidden: must be 1"),
+                    field,
+                });
+            }
+        }
+    }
+    // A Job's pods may not restart `Always` (the default of a pod template): kubernetes
+    // `pkg/apis/batch/validation/validation.go` `validateJobSpec`.
+    if job.batch_job().is_some() {
+        for t in &job.templates {
+            match t.spec.restart_policy.as_deref() {
+                Some("OnFailure") | Some("Never") => {}
+                None | Some("") | Some("Always") => {
+                    let field = t.field("restartPolicy");
+                    return Some(Rejection {
+                        text: format!(
+                            "{field}: Required value: valid values: \"OnFailure\", \"Never\""
+                        ),
+                        field,
+                    });
+                }
+                Some(other) => {
+                    let field = t.field("restartPolicy");
+                    return Some(Rejection {
+                        text: format!("{field}: Unsupported value: \"{other}\": supported values: \"OnFailure\", \"Never\""),
+                        field,
+                    });
+                }
+            }
+        }
+    }
+    job.templates.iter().find_map(|t| {
+        validate_pod_spec(&t.spec, &t.path)
+            .into_iter()
+            .next()
+            .map(|v| Rejection {
+                text: v.api_server_text(),
+                field: v.path.clone(),
+            })
+    })
+}
+
+/// The training command a container runs, found through shells and launchers.
+pub(super) struct Training {
+    /// The launchers, outermost first (`torchrun`, `accelerate`, `deepspeed`, …).
+    pub launchers: Vec<Launch>,
+    pub args: Args,
+    /// The command as written, for messages.
+    pub display: String,
+}
+
+/// Python modules that are not a training script (`python -m pip install …`).
+const NOT_TRAINING: &[&str] = &["pip", "ensurepip", "venv", "http.server"];
+
+/// The last command of the container that reaches a training script (a setup step such as
+/// `pip install … &&` comes before it). None when no command does, or the shell script cannot be
+/// split (the pod would not start it either).
+pub(super) fn training_command(c: &Container) -> Option<Training> {
+    let invs = invocations(c).ok()?;
+    invs.iter().rev().find_map(|inv| {
+        let launchers = Launch::chain(&inv.expanded);
+        let entry = launchers.last().and_then(Launch::entry)?;
+        if entry.module && NOT_TRAINING.contains(&entry.script.as_str()) {
+            return None;
+        }
+        Some(Training {
+            args: Args::new(entry.args.iter().cloned()),
+            launchers,
+            display: inv.display(),
+        })
+    })
+}
+
+/// The container a PyTorchJob runs its training in (the operator's `pytorch`), else the first.
+pub(super) fn main_container(t: &PodTemplate) -> Option<(&Container, &str)> {
+    t.containers()
+        .find(|(c, _)| c.name == pytorch::DEFAULT_CONTAINER)
+        .or_else(|| t.containers().next())
+}
+
+/// Where a DeepSpeed config came from, read.
+pub(super) enum DsFound {
+    None,
+    Read {
+        origin: String,
+        config: DsConfig,
+    },
+    /// A path the manifests do not show (baked into the image, or a ConfigMap not applied).
+    Unseen {
+        origin: String,
+    },
+}
+
+/// The DeepSpeed config the training command is given: inline JSON (`--deepspeed '{…}'`), or a
+/// file under a ConfigMap volume of the pod (a `subPath` mount, or a directory mount with or
+/// without `items`: core/v1 `ConfigMapVolumeSource`, `VolumeMount.subPath`). A config the tool
+/// cannot parse is a [`FlagError`] on its flag.
+pub(super) fn deepspeed_config(
+    t: &Training,
+    spec: &PodSpec,
+    c: &Container,
+    config_maps: &[&Obj],
+) -> Result<DsFound, FlagError> {
+    let from_accelerate = t.launchers.iter().find_map(|l| match l {
+        Launch::Accelerate(a) => a.deepspeed_config_file().map(str::to_string),
+        _ => None,
+    });
+    let (flag, value) = match (deepspeed_config_arg(&t.args), from_accelerate) {
+        (Some(s), _) => match s.known() {
+            Some(v) => (s.source.clone(), v.clone()),
+            None => {
+                return Ok(DsFound::Unseen {
+                    origin: s.as_written(),
+                })
+            }
+        },
+        (None, Some(path)) => ("--deepspeed_config_file".to_string(), path),
+        (None, None) => return Ok(DsFound::None),
+    };
+    let parse = |text: &str, origin: String| {
+        DsConfig::parse(text)
+            .map(|config| DsFound::Read { origin, config })
+            .map_err(|e| FlagError::Invalid {
+                flag: flag.clone(),
+                value: value.clone(),
+                expected: e.to_string(),
+            })
+    };
+    if value.trim_start().starts_with('{') {
+        return parse(&value, flag.clone());
+    }
+    match config_map_file(&value, spec, c, config_maps) {
+        Some((cm, key, text)) => parse(&text, format!("{value} (ConfigMap {cm}, key {key})")),
+        None => Ok(DsFound::Unseen { origin: value }),
+    }
+}
+
+/// The ConfigMap key mounted at `path` in container `c`: (ConfigMap, key, text).
+fn config_map_file(
+    path: &str,
+    spec: &PodSpec,
+    c: &Container,
+    config_maps: &[&Obj],
+) -> Option<(String, String, String)> {
+    for m in c.volume_mounts.iter().flatten() {
+        let Some(vol) = spec.volumes.iter().flatten().find(|v| v.name == m.name) else {
+            continue;
+        };
+        let Some(src) = &vol.config_map else { continue };
+        let mount = m.mount_path.trim_end_matches('/');
+        // The file's path inside the volume.
+        let inner = match m.sub_path.as_deref().filter(|s| !s.is_empty()) {
+            Some(sub) if path == mount => sub.to_string(),
+            Some(_) => continue,
+            None => match path.strip_prefix(mount).and_then(|r| r.strip_prefix('/')) {
+                Some(rel) => rel.to_string(),
+                None => continue,
+            },
+        };
+        let key = match &src.items {
+            Some(items) => items.iter().find(|i| i.path == inner)?.key.clone(),
+            None => inner,
+        };
+        let cm = config_maps.iter().find(|o| o.name() == src.name)?;
+        let text = cm.value["data"][key.as_str()].as_str()?;
+        return Some((src.name.clone(), key, text.to_string()));
+    }
+    None
+}
+
+/// One container's status, as the kubelet reports it.
+#[derive(Debug, Clone)]
+pub(super) struct ContainerEnd {
+    pub container: String,
+    pub reason: String,
+    pub exit_code: i32,
+    pub message: Option<String>,
+    /// From `lastState` (a restart followed it).
+    pub earlier: bool,
+}
+
+impl ContainerEnd {
+    /// `pod/container: OOMKilled (exit 137)`, `…: Error (exit 1): ValueError: …`.
+    pub fn describe(&self, pod: &str) -> String {
+        let base = format!(
+            "{pod}/{}: {} (exit {})",
+            self.container, self.reason, self.exit_code
+        );
+        match self
+            .message
+            .as_deref()
+            .map(str::trim)
+            .filter(|m| !m.is_empty())
+        {
+            Some(m) => format!("{base}: {}", last_line(m)),
+            None => base,
+        }
+    }
+}
+
+/// The last non-empty line of a termination message (the tool's exception line).
+fn last_line(m: &str) -> &str {
+    m.lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or(m)
+}
+
+/// What the checks need of one pod.
+#[derive(Debug, Clone)]
+pub(super) struct PodState {
+    pub name: String,
+    pub phase: String,
+    pub node: Option<String>,
+    /// Every termination of its containers (current state and `lastState`).
+    pub ends: Vec<ContainerEnd>,
+    /// `(container, reason, message)` of containers waiting to (re)start.
+    pub waiting: Vec<(String, String, String)>,
+    /// The scheduler's `PodScheduled=False` message.
+    pub unschedulable: Option<String>,
+}
+
+impl PodState {
+    /// The first termination with a non-zero exit (a crash, an OOM kill, a refused command).
+    pub fn failure(&self) -> Option<&ContainerEnd> {
+        self.ends.iter().find(|e| e.exit_code != 0)
+    }
+}
+
+/// Reads pods (core/v1 `PodStatus.containerStatuses[].state` / `.lastState`).
+pub(super) fn pod_states(pods: &[&Obj]) -> Result<Vec<PodState>, InputError> {
+    let mut out = Vec::new();
+    for o in pods {
+        let pod: Pod = o.parse()?;
+        let status = pod.status.unwrap_or_default();
+        let mut ends = Vec::new();
+        let mut waiting = Vec::new();
+        let statuses = status
+            .init_container_statuses
+            .iter()
+            .flatten()
+            .chain(status.container_statuses.iter().flatten());
+        for cs in statuses {
+            for (st, earlier) in [(cs.state.as_ref(), false), (cs.last_state.as_ref(), true)] {
+                let Some(st) = st else { continue };
+                if let Some(t) = &st.terminated {
+                    ends.push(ContainerEnd {
+                        container: cs.name.clone(),
+                        reason: t.reason.clone().unwrap_or_else(|| "Terminated".into()),
+                        exit_code: t.exit_code,
+                        message: t.message.clone(),
+                        earlier,
+                    });
+                }
+                if let (Some(w), false) = (&st.waiting, earlier) {
+                    waiting.push((
+                        cs.name.clone(),
+                        w.reason.clone().unwrap_or_default(),
+                        w.message.clone().unwrap_or_default(),
+                    ));
+                }
+            }
+        }
+        let unschedulable = status
+            .conditions
+            .iter()
+            .flatten()
+            .find(|c| c.type_ == "PodScheduled" && c.status == "False")
+            .map(|c| c.message.clone().unwrap_or_default());
+        out.push(PodState {
+            name: o.name().to_string(),
+            phase: status.phase.unwrap_or_else(|| "Pending".into()),
+            node: pod.spec.and_then(|s| s.node_name).filter(|n| !n.is_empty()),
+            ends,
+            waiting,
+            unschedulable,
+        });
+    }
+    Ok(out)
+}
+
+/// Waiting reasons that do not clear by themselves: the image, the command or its config is
+/// wrong (kubelet `images` and `kuberuntime` reasons).
+pub(super) const STUCK: &[&str] = &[
+    "ErrImagePull",
+    "ImagePullBackOff",
+    "InvalidImageName",
+    "CreateContainerConfigError",
+    "CreateContainerError",
+    "RunContainerError",
+];
+
+// ---------------------------------------------------------------------------------------------
+// Command-line checks.
+
+/// What one template's command line says about precision.
+pub(super) struct Facts {
+    pub role: String,
+    pub container: String,
+    pub display: String,
+    /// Settings that turn BF16 on / FP16 on, as written.
+    pub bf16: Vec<String>,
+    pub fp16: Vec<String>,
+    /// Precision settings given as variables the manifest does not resolve.
+    pub unknown: Vec<String>,
+    /// Other precisions (`trainer.precision=32`), as written.
+    pub other: Vec<String>,
+    /// Loss-scaling settings in effect, as written.
+    pub loss_scaling: Vec<String>,
+    pub ds_unseen: Option<String>,
+}
+
+pub(super) enum Judged {
+    Read(Box<Facts>),
+    /// No container, or no command that reaches a training script.
+    NoCommand {
+        role: String,
+        line: String,
+    },
+    /// A value the tool refuses at startup.
+    BadFlag {
+        role: String,
+        flag: String,
+        value: String,
+    },
+}
+
+fn judge_template(t: &PodTemplate, config_maps: &[&Obj]) -> Judged {
+    let role = t.role.clone();
+    let Some((c, _)) = main_container(t) else {
+        return Judged::NoCommand {
+            role,
+            line: "—".into(),
+        };
+    };
+    let Some(training) = training_command(c) else {
+        return Judged::NoCommand {
+            role,
+            line: command_line(c, 160),
+        };
+    };
+    match precision_facts(&training, &t.spec, c, config_maps) {
+        Ok(mut f) => {
+            f.role = role;
+            Judged::Read(Box::new(f))
+        }
+        Err(e) => {
+            let (flag, value) = match &e {
+                FlagError::Invalid { flag, value, .. } => (flag.clone(), value.clone()),
+                FlagError::MissingValue { flag } => (flag.clone(), String::new()),
+            };
+            Judged::BadFlag { role, flag, value }
+        }
+    }
+}
+
+fn precision_facts(
+    t: &Training,
+    spec: &PodSpec,
+    c: &Container,
+    config_maps: &[&Obj],
+) -> Result<Facts, FlagError> {
+    let mut plan = ParallelPlan::from_args(&t.args)?;
+    let ds = deepspeed_config(t, spec, c, config_maps)?;
+    let mut facts = Facts {
+        role: String::new(),
+        container: c.name.clone(),
+        display: t.display.clone(),
+        bf16: vec![],
+        fp16: vec![],
+        unknown: vec![],
+        other: vec![],
+        loss_scaling: vec![],
+        ds_unseen: None,
+    };
+    match &ds {
+        DsFound::Read { origin, config } => plan.add_deepspeed(config, origin),
+        DsFound::Unseen { origin } => facts.ds_unseen = Some(origin.clone()),
+        DsFound::None => {}
+    }
+    let mut push = |p: &Known<Precision>, written: String| match p {
+        Known::Value(Precision::Bf16) => facts.bf16.push(written),
+        Known::Value(Precision::Fp16) => facts.fp16.push(written),
+        Known::Variable(_) => facts.unknown.push(written),
+        Known::Value(_) => facts.other.push(written),
+    };
+    for s in &plan.precision.settings {
+        push(&s.value, s.as_written());
+    }
+    // NeMo 2 recipes set precision with `trainer.plugins=bf16_mixed()` / `fp16_mixed()`
+    // (NVIDIA/NeMo `nemo/collections/llm/recipes/precision/mixed_precision.py`).
+    if let Some(o) = Overrides::parse(t.args.words()).get("trainer.plugins") {
+        let v = o.value.clone().unwrap_or_default();
+        if v.contains("bf16_mixed") {
+            push(&Known::Value(Precision::Bf16), o.written.clone());
+        } else if v.contains("fp16_mixed") {
+            push(&Known::Value(Precision::Fp16), o.written.clone());
+        }
+    }
+    // `accelerate launch --mixed_precision {no,fp16,bf16,fp8}` (accelerate `commands/launch.py`).
+    for l in &t.launchers {
+        if let Launch::Accelerate(a) = l {
+            if let Some(s) = a.mixed_precision()? {
+                let p = match s.known().map(String::as_str) {
+                    Some("bf16") => Known::Value(Precision::Bf16),
+                    Some("fp16") => Known::Value(Precision::Fp16),
+                    Some(_) => continue,
+                    None => Known::Variable(s.as_written()),
+                };
+                push(&p, s.as_written());
+            }
+        }
+    }
+    // Megatron-LM: `--loss-scale` makes a constant grad scaler under fp16 *and* bf16;
+    // `--initial-loss-scale` starts fp16's dynamic scaler (megatron/core/optimizer/__init__.py
+    // `get_megatron_optimizer`: "if loss-scale is provided, instantiate the constant scaler").
+    for names in [["loss-scale"], ["initial-loss-scale"]] {
+        if let Some(s) = t.args.float(&names)? {
+            facts.loss_scaling.push(s.as_written());
+        }
+    }
+    // DeepSpeed scales the loss only in fp16 mode (`fp16.loss_scale`: 0 dynamic, else static;
+    // `initial_scale_power`). `"auto"` takes the HF Trainer's `--fp16`.
+    if let DsFound::Read { origin, config } = &ds {
+        if let Some(fp16) = &config.fp16 {
+            let hf_fp16 = t
+                .args
+                .lenient_bool(&["fp16"])?
+                .as_ref()
+                .and_then(Setting::known)
+                .copied()
+                .unwrap_or(false);
+            let on = match fp16.enabled {
+                Some(DsValue::Value(b)) => b,
+                Some(DsValue::Auto) => hf_fp16,
+                None => false,
+            };
+            if on {
+                if let Some(v) = fp16.loss_scale {
+                    facts
+                        .loss_scaling
+                        .push(format!("{origin}:fp16.loss_scale={v}"));
+                }
+                if let Some(v) = fp16.initial_scale_power {
+                    facts
+                        .loss_scaling
+                        .push(format!("{origin}:fp16.initial_scale_power={v}"));
+                }
+            }
+        }
+    }
+    Ok(facts)
+}
+
+/// One outcome for a command-line check over every template: the first template that fails it.
+fn command_outcome(check: &str, commands: &[(&PodTemplate, Judged)]) -> Outcome {
+    for (_, judged) in commands {
+        let f = match judged {
+            Judged::NoCommand { role, line } => {
+                return Outcome::fail(
+                    check,
+                    "python|torchrun|deepspeed|accelerate …",
+                    line.clone(),
+                )
+                .hint("no-command")
+                .with("role", role)
+                .with("line", line)
+            }
+            Judged::BadFlag { role, flag, value } => {
+                return Outcome::fail(check, flag.clone(), format!("{flag}={value}"))
+                    .hint("bad-flag")
+                    .with("role", role)
+                    .with("flag", flag)
+                    .with("value", value)
+            }
+            Judged::Read(f) => f,
+        };
+        let ev = |o: Outcome| {
+            o.with("role", &f.role)
+                .with("container", &f.container)
+                .with("command", &f.display)
+        };
+        let fail = match check {
+            BF16_ON if f.bf16.is_empty() && !f.unknown.is_empty() => Some(
+                Outcome::fail(check, "--bf16", f.unknown.join(", "))
+                    .hint("variable")
+                    .with("found", f.unknown.join(", ")),
+            ),
+            BF16_ON if f.bf16.is_empty() => {
+                let written: Vec<&str> =
+                    f.fp16.iter().chain(&f.other).map(String::as_str).collect();
+                let found = if written.is_empty() {
+                    "—".to_string()
+                } else {
+                    written.join(", ")
+                };
+                Some(Outcome::fail(check, "--bf16", found.clone()).with("found", found))
+            }
+            FP16_OFF if !f.fp16.is_empty() => {
+                let o =
+                    Outcome::fail(check, "—", f.fp16.join(", ")).with("found", f.fp16.join(", "));
+                Some(if f.bf16.is_empty() {
+                    o
+                } else {
+                    o.hint("both").with("bf16", f.bf16.join(", "))
+                })
+            }
+            NO_LOSS_SCALING if !f.loss_scaling.is_empty() => Some(
+                Outcome::fail(check, "—", f.loss_scaling.join(", "))
+                    .with("found", f.loss_scaling.join(", ")),
+            ),
+            _ => None,
+        };
+        if let Some(o) = fail {
+            return ev(o);
+        }
+    }
+    if commands.is_empty() {
+        return Outcome::fail(check, "spec.pytorchReplicaSpecs", "—")
+            .hint("no-command")
+            .with("role", "—")
+            .with("line", "—");
+    }
+    let o = Outcome::pass(check);
+    match check {
+        BF16_ON => {
+            let on: Vec<String> = commands
+                .iter()
+                .filter_map(|(_, j)| match j {
+                    Judged::Read(f) => Some(format!("{}: {}", f.role, f.bf16.join(", "))),
+                    _ => None,
+                })
+                .collect();
+            o.expected_found("--bf16", on.join("; "))
+        }
+        _ => o,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Placement.
+
+/// What one set of placement constraints (a required node-affinity term with the
+/// `nodeSelector`) allows.
+enum Limit {
+    /// Only nodes with BF16, by this label: (label, allowed values).
+    Bf16(String, String),
+    /// A value the table knows lacks BF16: (label, value, accelerator).
+    Lacks(String, String, String),
+    /// Values the table does not know: (label, values).
+    Unknown(String, String),
+    /// Not limited to known accelerators.
+    Open,
+    /// No node can match.
+    Nothing,
+}
+
+fn placement_outcome(job: &Workload) -> Outcome {
+    for t in &job.templates {
+        let found = limits(&t.spec);
+        let path = t.field("affinity.nodeAffinity");
+        let ev = |o: Outcome| o.with("role", &t.role).with("path", &path);
+        let expected = "node.kubernetes.io/instance-type|nvidia.com/gpu.product|nvidia.com/gpu.compute.major>=8";
+        for limit in &found {
+            let o = match limit {
+                Limit::Bf16(..) => continue,
+                Limit::Lacks(label, value, model) => {
+                    Outcome::fail(PLACEMENT, expected, format!("{label}={value} ({model})"))
+                        .hint("lacks")
+                        .with("label", label)
+                        .with("value", value)
+                        .with("model", model)
+                }
+                Limit::Unknown(label, values) => {
+                    Outcome::fail(PLACEMENT, expected, format!("{label} in [{values}]"))
+                        .hint("unknown")
+                        .with("label", label)
+                        .with("value", values)
+                        .with("families", precision::bf16_families().join(", "))
+                }
+                Limit::Open => Outcome::fail(PLACEMENT, expected, "—")
+                    .with("families", precision::bf16_families().join(", ")),
+                Limit::Nothing => Outcome::fail(PLACEMENT, expected, "∅").hint("nothing"),
+            };
+            return ev(o);
+        }
+    }
+    let by: Vec<String> = job
+        .templates
+        .iter()
+        .flat_map(|t| limits(&t.spec))
+        .filter_map(|l| match l {
+            Limit::Bf16(label, values) => Some(format!("{label}: {values}")),
+            _ => None,
+        })
+        .collect();
+    Outcome::pass(PLACEMENT).expected_found("BF16", by.join("; "))
+}
+
+/// One [`Limit`] per required node-affinity term (each ANDed with the `nodeSelector`), or one for
+/// the `nodeSelector` alone. Every one must be limited to BF16 nodes.
+fn limits(spec: &PodSpec) -> Vec<Limit> {
+    match placement::required_terms(spec) {
+        None => vec![limit_of(spec, None)],
+        Some(terms) => terms
+            .iter()
+            .map(|term| {
+                let mut one = spec.clone();
+                if let Some(na) = one
+                    .affinity
+                    .as_mut()
+                    .and_then(|a| a.node_affinity.as_mut())
+                    .and_then(|na| {
+                        na.required_during_scheduling_ignored_during_execution
+                            .as_mut()
+                    })
+                {
+                    na.node_selector_terms = vec![term.clone()];
+                }
+                limit_of(&one, Some(term))
+            })
+            .collect(),
+    }
+}
+
+fn limit_of(spec: &PodSpec, term: Option<&k8s_openapi::api::core::v1::NodeSelectorTerm>) -> Limit {
+    let mut result = Limit::Open;
+    for label in BF16_LABELS {
+        let values = match placement::allowed_values(spec, label) {
+            Allowed::None => return Limit::Nothing,
+            Allowed::Any => continue,
+            Allowed::Only(v) => v,
+        };
+        let shown = values.iter().cloned().collect::<Vec<_>>().join(", ");
+        let mut unknown = false;
+        for v in &values {
+            match precision::label_says(label, v) {
+                Some(true) => {}
+                Some(false) => {
+                    let model = model_of(label, v);
+                    return Limit::Lacks(label.to_string(), v.clone(), model);
+                }
+                None => unknown = true,
+            }
+        }
+        if unknown {
+            // Another label may still limit the placement; remember the unknown values.
+            if matches!(result, Limit::Open) {
+                result = Limit::Unknown(label.to_string(), shown);
+            }
+            continue;
+        }
+        return Limit::Bf16(label.to_string(), shown);
+    }
+    // `nvidia.com/gpu.compute.major Gt 7` (or more) admits only CC ≥ 8.
+    let gt = term
+        .into_iter()
+        .flat_map(|t| t.match_expressions.iter().flatten())
+        .find(|r| {
+            r.key == GPU_COMPUTE_MAJOR_LABEL
+                && r.operator == "Gt"
+                && r.values.as_deref().unwrap_or_default().len() == 1
+                && r.values.as_deref().unwrap_or_default()[0]
+                    .trim()
+                    .parse::<i64>()
+                    .is_ok_and(|v| v >= i64::from(precision::BF16_MIN_COMPUTE_MAJOR) - 1)
+        });
+    if let Some(r) = gt {
+        let v = r.values.as_deref().unwrap_or_default().join("");
+        return Limit::Bf16(GPU_COMPUTE_MAJOR_LABEL.to_string(), format!("> {v}"));
+    }
+    result
+}
+
+/// The accelerator a label value names, for messages (`V100`).
+fn model_of(label: &str, value: &str) -> String {
+    let a = match label {
+        INSTANCE_TYPE_LABEL | precision::BETA_INSTANCE_TYPE_LABEL => {
+            precision::by_instance_type(value)
+        }
+        precision::KARPENTER_FAMILY_LABEL => precision::by_family(value),
+        precision::GPU_PRODUCT_LABEL => precision::by_gpu_product(value),
+        precision::KARPENTER_GPU_NAME_LABEL | precision::KARPENTER_ACCELERATOR_LABEL => {
+            precision::by_karpenter_name(value)
+        }
+        _ => None,
+    };
+    match a {
+        Some(a) => match a.compute {
+            Some((major, minor)) => format!("{} CC {major}.{minor}", a.model),
+            None => a.model.to_string(),
+        },
+        None => format!("{label}={value}"),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// State.
+
+fn on_bf16_nodes(ctx: &JudgeCtx, pods: &[PodState], finished: bool) -> Outcome {
+    let nodes = match ctx.nodes_read() {
+        Ok(n) => n,
+        Err(why) => return Outcome::unavailable(ON_BF16_NODES, &why),
+    };
+    if pods.is_empty() {
+        return if finished {
+            Outcome::skipped(ON_BF16_NODES, Reason::Message("pods-gone".into()))
+        } else {
+            Outcome::pending(ON_BF16_NODES, Reason::Message("no-pods".into()))
+        };
+    }
+    let mut placed = Vec::new();
+    for p in pods {
+        let Some(node) = &p.node else { continue };
+        let labels = nodes
+            .iter()
+            .find(|n| n.name() == node)
+            .map(|n| n.value["metadata"]["labels"].clone())
+            .unwrap_or_default();
+        let says = BF16_LABELS.iter().find_map(|l| {
+            let v = labels[*l].as_str()?;
+            precision::label_says(l, v).map(|b| (l, v, b))
+        });
+        let ev = |o: Outcome| o.with("pod", &p.name).with("node", node);
+        match says {
+            Some((_, _, true)) => placed.push(format!("{} → {node}", p.name)),
+            Some((label, value, false)) => {
+                return ev(Outcome::fail(
+                    ON_BF16_NODES,
+                    "BF16",
+                    format!("{} → {node} ({label}={value})", p.name),
+                ))
+                .with("label", label)
+                .with("value", value)
+                .with("model", model_of(label, value))
+            }
+            None => {
+                return ev(Outcome::fail(
+                    ON_BF16_NODES,
+                    "BF16",
+                    format!("{} → {node}", p.name),
+                ))
+                .hint("unknown-node")
+            }
+        }
+    }
+    if placed.len() < pods.len() {
+        return Outcome::pending(ON_BF16_NODES, Reason::Message("scheduling".into()))
+            .with("bound", placed.len())
+            .with("pods", pods.len());
+    }
+    Outcome::pass(ON_BF16_NODES).expected_found("BF16", placed.join(", "))
+}
+
+fn pods_running(view: &pytorch::PyTorchJob, pods: &[PodState], expected: i64) -> Outcome {
+    for p in pods {
+        if let Some(e) = p.failure() {
+            return Outcome::fail(RUNNING, "Running", e.describe(&p.name))
+                .hint("crashed")
+                .with("pod", &p.name)
+                .with("reason", &e.reason)
+                .with("message", e.describe(&p.name));
+        }
+        if let Some((c, reason, message)) = p
+            .waiting
+            .iter()
+            .find(|(_, r, _)| STUCK.contains(&r.as_str()))
+        {
+            let found = format!("{}/{c}: {reason}", p.name);
+            return Outcome::fail(RUNNING, "Running", found.clone())
+                .hint("stuck")
+                .with("pod", &p.name)
+                .with("reason", reason)
+                .with(
+                    "message",
+                    if message.is_empty() {
+                        found
+                    } else {
+                        message.clone()
+                    },
+                );
+        }
+    }
+    if let Some(c) = view.condition(COND_FAILED).filter(|c| c.status == "True") {
+        let found = format!("Failed: {}", c.reason.clone().unwrap_or_default());
+        return Outcome::fail(RUNNING, "Running", found)
+            .hint("job-failed")
+            .with("reason", c.reason.clone().unwrap_or_default())
+            .with("message", c.message.clone().unwrap_or_default());
+    }
+    let ok: Vec<&PodState> = pods
+        .iter()
+        .filter(|p| p.phase == "Running" || p.phase == "Succeeded")
+        .collect();
+    let shown = |v: &[&PodState]| {
+        v.iter()
+            .map(|p| format!("{} {}", p.name, p.phase))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if view.is_true(COND_SUCCEEDED) || (ok.len() as i64 >= expected && expected > 0) {
+        return Outcome::pass(RUNNING).expected_found(format!("{expected} Running"), shown(&ok));
+    }
+    if let Some(p) = pods.iter().find(|p| p.unschedulable.is_some()) {
+        return Outcome::pending(
+            RUNNING,
+            Reason::Cluster(p.unschedulable.clone().unwrap_or_default()),
+        )
+        .with("pod", &p.name);
+    }
+    Outcome::pending(RUNNING, Reason::Message("starting".into()))
+        .with("ready", ok.len())
+        .with("pods", expected)
+}
