@@ -42,8 +42,7 @@ fn load(rel: &str) -> Vec<Value> {
     let mut out = Vec::new();
     for f in files {
         let text = std::fs::read_to_string(&f).unwrap();
-        for doc in serde_yaml::Deserializer::from_str(&text) {
-            let v: Value = serde::Deserialize::deserialize(doc).unwrap();
+        for v in serde_saphyr::from_multiple::<Value>(&text).unwrap() {
             flatten(v, &mut out);
         }
     }
@@ -104,6 +103,7 @@ fn serve_crds(emu: &Emulator, karpenter: bool) {
         true,
     );
     emu.serve_crd("kubeflow.org", "v2beta1", "MPIJob", "mpijobs", true);
+    emu.serve_crd("kubeflow.org", "v1", "PyTorchJob", "pytorchjobs", true);
     if karpenter {
         emu.serve_crd("karpenter.sh", "v1", "NodePool", "nodepools", false);
         emu.serve_crd("karpenter.sh", "v1", "NodeClaim", "nodeclaims", false);
@@ -564,10 +564,13 @@ fn grading_every_lab_at_once_lists_each_kind_and_namespace_once_and_nodes_once()
     assert_eq!(statuses(&json_of(&stdout)).len(), gradable().len());
     let reqs = c.requests();
     let lists = lists(&reqs);
-    // Distinct (kind, namespace) reads across the 4 labs: 3 each for efa-nccl, volcano-gang and
-    // mpijob-slots, NodePools/EC2NodeClasses/NodeClaims for karpenter-single-az, and Nodes.
+    // Distinct (kind, namespace) reads across the labs: 3 each for efa-nccl, volcano-gang and
+    // mpijob-slots, NodePools/EC2NodeClasses/NodeClaims for karpenter-single-az, PyTorchJobs and
+    // Pods for tensor-parallelism and parallelism-3d (and ConfigMaps for bf16), Jobs and Pods for
+    // gradient-checkpointing, and Nodes.
     let distinct = [
         "/apis/batch/v1/namespaces/trainlab-efa-nccl/jobs",
+        "/apis/kubeflow.org/v2beta1/namespaces/trainlab-efa-nccl/mpijobs",
         "/api/v1/namespaces/trainlab-efa-nccl/pods",
         "/api/v1/namespaces/trainlab-efa-nccl/configmaps",
         VOLCANO_JOBS_PATH,
@@ -579,12 +582,21 @@ fn grading_every_lab_at_once_lists_each_kind_and_namespace_once_and_nodes_once()
         "/apis/karpenter.sh/v1/nodepools",
         "/apis/karpenter.sh/v1/nodeclaims",
         "/apis/karpenter.k8s.aws/v1/ec2nodeclasses",
+        "/apis/kubeflow.org/v1/namespaces/trainlab-tensor-parallelism/pytorchjobs",
+        "/api/v1/namespaces/trainlab-tensor-parallelism/pods",
+        "/apis/kubeflow.org/v1/namespaces/trainlab-parallelism-3d/pytorchjobs",
+        "/api/v1/namespaces/trainlab-parallelism-3d/pods",
+        "/apis/kubeflow.org/v1/namespaces/trainlab-bf16/pytorchjobs",
+        "/api/v1/namespaces/trainlab-bf16/pods",
+        "/api/v1/namespaces/trainlab-bf16/configmaps",
+        "/apis/batch/v1/namespaces/trainlab-gradient-checkpointing/jobs",
+        "/api/v1/namespaces/trainlab-gradient-checkpointing/pods",
         "/api/v1/nodes",
     ];
     // Capability detection reads each controller Deployment by name: volcano-scheduler,
-    // volcano-controllers, mpi-operator, karpenter.
+    // volcano-controllers, mpi-operator, karpenter, training-operator.
     let deployments = count(&lists, "/apis/apps/v1/deployments");
-    assert_eq!(deployments, 4, "{lists:#?}");
+    assert_eq!(deployments, 5, "{lists:#?}");
     assert!(
         lists.len() - deployments <= distinct.len(),
         "{} LISTs for {} reads: {lists:#?}",
@@ -1338,14 +1350,14 @@ fn doctor_reports_the_kind_profile_nodes_and_capabilities() {
     // On the kind profile, setup installs it.
     assert_eq!(mpi["install"], "`trainlab setup kind`", "{mpi}");
     // No CRD at all.
-    let training = cap("training-operator");
-    assert_eq!(training["present"], false);
+    let slinky = cap("slinky");
+    assert_eq!(slinky["present"], false);
     assert!(
-        training["detail"]
+        slinky["detail"]
             .as_str()
             .unwrap()
-            .contains("CRD pytorchjobs.kubeflow.org not found"),
-        "{training}"
+            .contains("CRD nodesets.slinky.slurm.net not found"),
+        "{slinky}"
     );
     assert_eq!(cap("karpenter-crds")["present"], true);
     assert_eq!(

@@ -18,6 +18,8 @@ macro_rules! registry {
 
 // The lab registry: a new lab adds one line here (and its module file beside this one).
 registry! {
+    tensor_parallelism::TensorParallelism,
+    parallelism_3d::Parallelism3d,
     efa_nccl::EfaNccl,
     volcano_gang::VolcanoGang,
     bf16::Bf16,

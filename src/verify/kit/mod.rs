@@ -15,6 +15,7 @@
 pub mod cmdline;
 pub mod conditions;
 pub mod owned;
+pub mod parallel;
 pub mod placement;
 pub mod quantity;
 pub mod resources;
