@@ -353,19 +353,25 @@ fn a_folder_that_does_not_match_number_and_id_is_an_error() {
         .stderr(predicate::str::contains(labs.shown(LAB1)).and(predicate::str::contains("id")));
 }
 
-/// Turns lab 1 of the copy into a gradable lab with the given checks.
+/// Replaces lab 1 of the copy with a small gradable lab (the docs' example lab under lab 1's id)
+/// carrying the given checks, so these tests do not depend on what lab 1 ships.
 fn make_gradable(labs: &Labs, checks: &str) {
-    labs.replace(LAB1, "status: quiz-only\n", "status: gradable\n");
-    let mut text = labs.read(LAB1);
-    text.push_str(
-        "task:\n  text:\n    ja: \"Job を作成してください\"\n    en: \"Create the Job\"\n",
-    );
-    text.push_str(checks);
-    labs.write(LAB1, &text);
-    let solution = labs.root().join(LAB1).join("solution");
-    std::fs::create_dir_all(&solution).unwrap();
+    let example = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/examples/labs/99-hello-gpu/lab.yaml"),
+    )
+    .unwrap();
+    let head = &example[..example.find("\nchecks:\n").unwrap() + 1];
+    let text = head
+        .replace("id: hello-gpu", "id: tensor-parallelism")
+        .replace("number: 99", "number: 1")
+        .replace("  draft: draft/hello-gpu.yaml\n", "")
+        .replace("  draft_as: hello-gpu.yaml\n", "");
+    let folder = labs.root().join(LAB1);
+    std::fs::remove_dir_all(&folder).unwrap();
+    std::fs::create_dir_all(folder.join("solution")).unwrap();
+    labs.write(LAB1, &format!("{text}{checks}"));
     std::fs::write(
-        solution.join("job.yaml"),
+        folder.join("solution").join("job.yaml"),
         "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: tp\n",
     )
     .unwrap();
