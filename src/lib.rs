@@ -10,6 +10,7 @@ pub mod cluster;
 pub mod error;
 pub mod exit;
 pub mod facts;
+pub mod grade;
 pub mod observe;
 pub mod plan;
 pub mod profile;

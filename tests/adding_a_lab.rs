@@ -19,8 +19,7 @@ use trainlab::observe::{kinds, sources, InputError, Observed, SourceKind};
 use trainlab::profile::Profile;
 use trainlab::report::LabReport;
 use trainlab::verify::{
-    lint_lab, queries, run, JudgeCtx, Judgement, LabResult, Outcome, Read, Status, Target,
-    Verifier,
+    lint_lab, queries, run, JudgeCtx, Judgement, LabResult, Outcome, Read, Status, Target, Verifier,
 };
 
 fn root() -> PathBuf {
@@ -64,10 +63,7 @@ fn the_example_lab_lints_clean_with_its_verifier() {
     assert!(problems.is_empty(), "{problems:#?}");
     // Without its registry line the lab is reported, naming where the line goes.
     let unregistered = lint_lab(b, None);
-    assert!(
-        unregistered[0].contains("registry!"),
-        "{unregistered:?}"
-    );
+    assert!(unregistered[0].contains("registry!"), "{unregistered:?}");
 }
 
 #[test]
@@ -122,9 +118,11 @@ impl Verifier for ReadsUndeclared {
         ONLY_PODS
     }
     fn judge(&self, ctx: &JudgeCtx) -> Result<Judgement, InputError> {
-        Ok(Judgement::every(self.check_ids(), |c| match ctx.list(&JOBS_READ) {
-            Ok(_) => Outcome::pass(c),
-            Err(why) => Outcome::unavailable(c, &why),
+        Ok(Judgement::every(self.check_ids(), |c| {
+            match ctx.list(&JOBS_READ) {
+                Ok(_) => Outcome::pass(c),
+                Err(why) => Outcome::unavailable(c, &why),
+            }
         }))
     }
 }

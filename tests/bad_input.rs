@@ -34,7 +34,10 @@ fn the_same_object_saved_twice_is_one_object() {
     write(
         dir.path(),
         "namespace.yaml",
-        &JOB.replace("minAvailable: 4, schedulerName", "schedulerName: volcano, minAvailable"),
+        &JOB.replace(
+            "minAvailable: 4, schedulerName",
+            "schedulerName: volcano, minAvailable",
+        ),
     );
     let obs = sources::snapshot(dir.path()).unwrap();
     assert_eq!(obs.objects().len(), 1);
@@ -69,9 +72,21 @@ fn two_different_objects_with_one_identity_are_an_error_naming_both_files() {
 fn malformed_metadata_is_bad_input_naming_the_field_not_a_missing_object() {
     for (metadata, field, found) in [
         ("metadata: [x]", "metadata", "a list"),
-        ("metadata: {name: 12345}", "metadata.name", "the number 12345"),
-        ("metadata: {name: gang-train, namespace: [a]}", "metadata.namespace", "a list"),
-        ("metadata: {name: gang-train, labels: {a: {b: c}}}", "metadata.labels.a", "a mapping"),
+        (
+            "metadata: {name: 12345}",
+            "metadata.name",
+            "the number 12345",
+        ),
+        (
+            "metadata: {name: gang-train, namespace: [a]}",
+            "metadata.namespace",
+            "a list",
+        ),
+        (
+            "metadata: {name: gang-train, labels: {a: {b: c}}}",
+            "metadata.labels.a",
+            "a mapping",
+        ),
     ] {
         let dir = tempfile::tempdir().unwrap();
         write(

@@ -567,7 +567,8 @@ fn grading_every_lab_at_once_lists_each_kind_and_namespace_once_and_nodes_once()
     // Distinct (kind, namespace) reads across the labs: 3 each for efa-nccl, volcano-gang and
     // mpijob-slots, NodePools/EC2NodeClasses/NodeClaims for karpenter-single-az, PyTorchJobs and
     // Pods for tensor-parallelism and parallelism-3d (and ConfigMaps for bf16), Jobs and Pods for
-    // gradient-checkpointing, and Nodes.
+    // gradient-checkpointing, PyTorchJobs, Jobs, Pods and ConfigMaps for zero3-offload, Jobs, Pods,
+    // PersistentVolumeClaims and StorageClasses (cluster-wide) for checkpoint-strategy, and Nodes.
     let distinct = [
         "/apis/batch/v1/namespaces/trainlab-efa-nccl/jobs",
         "/apis/kubeflow.org/v2beta1/namespaces/trainlab-efa-nccl/mpijobs",
@@ -591,6 +592,21 @@ fn grading_every_lab_at_once_lists_each_kind_and_namespace_once_and_nodes_once()
         "/api/v1/namespaces/trainlab-bf16/configmaps",
         "/apis/batch/v1/namespaces/trainlab-gradient-checkpointing/jobs",
         "/api/v1/namespaces/trainlab-gradient-checkpointing/pods",
+        "/apis/kubeflow.org/v1/namespaces/trainlab-zero3-offload/pytorchjobs",
+        "/apis/batch/v1/namespaces/trainlab-zero3-offload/jobs",
+        "/api/v1/namespaces/trainlab-zero3-offload/pods",
+        "/api/v1/namespaces/trainlab-zero3-offload/configmaps",
+        "/apis/batch/v1/namespaces/trainlab-checkpoint-strategy/jobs",
+        "/api/v1/namespaces/trainlab-checkpoint-strategy/pods",
+        "/api/v1/namespaces/trainlab-checkpoint-strategy/persistentvolumeclaims",
+        "/apis/storage.k8s.io/v1/storageclasses",
+        // bionemo: Jobs, Pods, Secrets (metadata only); optimum-neuron: Jobs, Pods, ConfigMaps.
+        "/apis/batch/v1/namespaces/trainlab-bionemo/jobs",
+        "/api/v1/namespaces/trainlab-bionemo/pods",
+        "/api/v1/namespaces/trainlab-bionemo/secrets",
+        "/apis/batch/v1/namespaces/trainlab-optimum-neuron/jobs",
+        "/api/v1/namespaces/trainlab-optimum-neuron/pods",
+        "/api/v1/namespaces/trainlab-optimum-neuron/configmaps",
         "/api/v1/nodes",
     ];
     // Capability detection reads each controller Deployment by name: volcano-scheduler,
@@ -834,7 +850,10 @@ fn a_missing_crd_skips_the_lab_with_the_install_hint() {
         .find(|r| r["lab"]["id"] == "karpenter-single-az")
         .unwrap();
     assert!(lab15["score"]["percent"].is_null(), "{lab15}");
-    for lab in gradable().into_iter().filter(|l| *l != "karpenter-single-az") {
+    for lab in gradable()
+        .into_iter()
+        .filter(|l| *l != "karpenter-single-az")
+    {
         for (check, status, reason) in lab_outcomes(&report, lab) {
             assert_eq!(status, "pass", "{lab}/{check}: {reason}");
         }
@@ -1532,7 +1551,10 @@ fn without_the_volcano_controller_the_state_checks_are_skipped_with_the_install_
             assert_eq!(status, "pass", "{check}: {reason}");
         }
     }
-    assert!(report["score"]["percent"].is_number(), "spec checks counted");
+    assert!(
+        report["score"]["percent"].is_number(),
+        "spec checks counted"
+    );
 }
 
 // --- snapshot -------------------------------------------------------------------------------------
@@ -1542,13 +1564,14 @@ fn snapshot_saves_what_grading_reads_and_check_snapshot_grades_it_the_same() {
     let c = Cluster::new(all_solution_states());
     let dir = c.dir.path().join("saved");
     let dir_s = dir.to_str().unwrap();
-    let (code, stdout, stderr) =
-        c.run(&["snapshot", "--all", dir_s, "--request-timeout", "2s"]);
+    let (code, stdout, stderr) = c.run(&["snapshot", "--all", dir_s, "--request-timeout", "2s"]);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     assert!(writes(&c.requests()).is_empty(), "snapshot never writes");
-    assert!(stdout.contains("trainlab check --all --snapshot"), "{stdout}");
-    let (live_code, live, _) =
-        c.run(&["check", "--all", "--request-timeout", "2s", "-o", "json"]);
+    assert!(
+        stdout.contains("trainlab check --all --snapshot"),
+        "{stdout}"
+    );
+    let (live_code, live, _) = c.run(&["check", "--all", "--request-timeout", "2s", "-o", "json"]);
     let (saved_code, saved, stderr) = c.run(&["check", "--all", "-o", "json", "--snapshot", dir_s]);
     assert_eq!(saved_code, live_code, "{saved}\n{stderr}");
     // The same outcomes, check by check, from the saved state as from the cluster.

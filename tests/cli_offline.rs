@@ -378,7 +378,6 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
-
 fn fixture(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data")
@@ -437,15 +436,7 @@ fn every_solution_passes_static_mode_and_every_draft_fails_it() {
     for (id, folder) in gradable_labs() {
         let (id, folder) = (id.as_str(), folder.as_str());
         let mut solution = trainlab();
-        solution.args([
-            "check",
-            id,
-            "-o",
-            "json",
-            "--profile",
-            "kind",
-            "--files",
-        ]);
+        solution.args(["check", id, "-o", "json", "--profile", "kind", "--files"]);
         solution
             .arg(labs.join(folder).join("solution"))
             .arg(labs.join(folder).join("starter"));
@@ -510,7 +501,10 @@ fn a_japanese_report_has_no_english_sentence_in_expected_or_found() {
         english_sentence("each pod requests 8"),
         Some("each pod requests".into())
     );
-    assert_eq!(english_sentence("spec.minAvailable: 4 (tasks: worker)"), None);
+    assert_eq!(
+        english_sentence("spec.minAvailable: 4 (tasks: worker)"),
+        None
+    );
     let out = trainlab()
         .args(["check", "--all", "--demo", "--lang", "ja", "-o", "json"])
         .output()
@@ -522,13 +516,20 @@ fn a_japanese_report_has_no_english_sentence_in_expected_or_found() {
             for field in ["expected", "found"] {
                 if let Some(s) = o[field].as_str() {
                     if let Some(words) = english_sentence(s) {
-                        found.push(format!("{} {}: {field}: {s} («{words}»)", r["lab"]["id"], o["check"]));
+                        found.push(format!(
+                            "{} {}: {field}: {s} («{words}»)",
+                            r["lab"]["id"], o["check"]
+                        ));
                     }
                 }
             }
         }
     }
-    assert!(found.is_empty(), "English in a ja report:\n{}", found.join("\n"));
+    assert!(
+        found.is_empty(),
+        "English in a ja report:\n{}",
+        found.join("\n")
+    );
 }
 
 #[test]
@@ -549,7 +550,14 @@ fn start_draft_only_writes_the_draft_without_a_cluster() {
     // The draft as written fails static mode, as the task says.
     trainlab()
         .current_dir(dir.path())
-        .args(["check", "9", "--profile", "kind", "--files", "gang-train.yaml"])
+        .args([
+            "check",
+            "9",
+            "--profile",
+            "kind",
+            "--files",
+            "gang-train.yaml",
+        ])
         .assert()
         .code(1);
 }

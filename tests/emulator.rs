@@ -1049,3 +1049,353 @@ fn stop_closes_the_port() {
     emu.stop();
     assert!(std::net::TcpStream::connect(&addr).is_err());
 }
+
+// --- field ownership (server-side apply) --------------------------------------------------------
+
+/// (manager, operation, fields as FieldsV1) of each managedFields entry.
+fn owners(obj: &Value) -> Vec<(String, String, Value)> {
+    obj["metadata"]["managedFields"]
+        .as_array()
+        .map(|entries| {
+            entries
+                .iter()
+                .map(|e| {
+                    (
+                        e["manager"].as_str().unwrap().to_string(),
+                        e["operation"].as_str().unwrap().to_string(),
+                        e["fieldsV1"].clone(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn stored(emu: &Emulator, kind: &str, name: &str) -> Value {
+    emu.objects()
+        .into_iter()
+        .find(|o| o["kind"] == kind && o["metadata"]["name"] == name)
+        .unwrap_or_else(|| panic!("{kind}/{name} is stored"))
+}
+
+fn edit_params(manager: &str) -> PatchParams {
+    PatchParams {
+        field_manager: Some(manager.into()),
+        ..PatchParams::default()
+    }
+}
+
+#[tokio::test]
+async fn apply_records_managed_fields_and_an_update_takes_the_fields_it_changes() {
+    let emu = Emulator::start(vec![namespace("lab")]);
+    let client = client(&emu).await;
+    let maps: Api<ConfigMap> = Api::namespaced(client.clone(), "lab");
+    let mut desired = config_map("lab", "settings", json!({"queue": "default", "nodes": "2"}));
+    desired.metadata.labels = Some([("app".to_string(), "gang".to_string())].into());
+    bounded(maps.patch(
+        "settings",
+        &PatchParams::apply("trainlab"),
+        &Patch::Apply(&desired),
+    ))
+    .await
+    .unwrap();
+    let obj = stored(&emu, "ConfigMap", "settings");
+    assert_eq!(
+        owners(&obj),
+        [(
+            "trainlab".to_string(),
+            "Apply".to_string(),
+            json!({"f:data": {"f:nodes": {}, "f:queue": {}}, "f:metadata": {"f:labels": {"f:app": {}}}})
+        )]
+    );
+    let entry = &obj["metadata"]["managedFields"][0];
+    assert_eq!(entry["fieldsType"], "FieldsV1");
+    assert_eq!(entry["apiVersion"], "v1");
+    assert!(entry["time"].as_str().unwrap().ends_with('Z'), "{entry}");
+
+    // `kubectl edit` changes one value: that field moves to its manager; the rest stays.
+    let edit = json!({"data": {"queue": "mine"}});
+    bounded(maps.patch(
+        "settings",
+        &edit_params("kubectl-edit"),
+        &Patch::Merge(&edit),
+    ))
+    .await
+    .unwrap();
+    let obj = stored(&emu, "ConfigMap", "settings");
+    assert_eq!(
+        owners(&obj),
+        [
+            (
+                "trainlab".to_string(),
+                "Apply".to_string(),
+                json!({"f:data": {"f:nodes": {}}, "f:metadata": {"f:labels": {"f:app": {}}}})
+            ),
+            (
+                "kubectl-edit".to_string(),
+                "Update".to_string(),
+                json!({"f:data": {"f:queue": {}}})
+            ),
+        ]
+    );
+    assert_eq!(
+        obj["metadata"]["managedFields"][1]["apiVersion"], "v1",
+        "updates record the version they wrote"
+    );
+
+    // An update that changes nothing records nothing and keeps the resourceVersion.
+    let before = obj["metadata"]["resourceVersion"].clone();
+    bounded(maps.patch(
+        "settings",
+        &edit_params("kubectl-edit"),
+        &Patch::Merge(&edit),
+    ))
+    .await
+    .unwrap();
+    assert_eq!(
+        stored(&emu, "ConfigMap", "settings")["metadata"]["resourceVersion"],
+        before
+    );
+}
+
+#[tokio::test]
+async fn an_apply_that_changes_another_managers_field_is_a_409_conflict_unless_forced() {
+    let emu = Emulator::start(vec![namespace("lab")]);
+    let client = client(&emu).await;
+    let maps: Api<ConfigMap> = Api::namespaced(client.clone(), "lab");
+    let desired = config_map("lab", "settings", json!({"queue": "default", "nodes": "2"}));
+    let apply = PatchParams::apply("trainlab");
+    bounded(maps.patch("settings", &apply, &Patch::Apply(&desired)))
+        .await
+        .unwrap();
+    let edit = json!({"data": {"queue": "mine", "nodes": "3"}});
+    bounded(maps.patch(
+        "settings",
+        &edit_params("kubectl-edit"),
+        &Patch::Merge(&edit),
+    ))
+    .await
+    .unwrap();
+    let edited = stored(&emu, "ConfigMap", "settings");
+
+    // Two fields: the message lists them under their manager; one cause per field.
+    for params in [apply.clone(), apply.clone().dry_run()] {
+        let status =
+            api_error(bounded(maps.patch("settings", &params, &Patch::Apply(&desired))).await);
+        assert_eq!((status.code, status.reason.as_str()), (409, "Conflict"));
+        assert_eq!(
+            status.message,
+            "Apply failed with 2 conflicts: conflicts with \"kubectl-edit\" using v1:\n- .data.nodes\n- .data.queue"
+        );
+        let causes: Vec<(String, String, String)> = status
+            .details
+            .unwrap()
+            .causes
+            .into_iter()
+            .map(|c| (c.reason, c.message, c.field))
+            .collect();
+        assert_eq!(
+            causes,
+            [
+                (
+                    "FieldManagerConflict".to_string(),
+                    "conflict with \"kubectl-edit\" using v1".to_string(),
+                    ".data.nodes".to_string()
+                ),
+                (
+                    "FieldManagerConflict".to_string(),
+                    "conflict with \"kubectl-edit\" using v1".to_string(),
+                    ".data.queue".to_string()
+                ),
+            ]
+        );
+    }
+    assert_eq!(
+        stored(&emu, "ConfigMap", "settings"),
+        edited,
+        "nothing changed"
+    );
+
+    // One field: the one-line message names it.
+    let one = config_map("lab", "settings", json!({"queue": "default", "nodes": "3"}));
+    let status = api_error(bounded(maps.patch("settings", &apply, &Patch::Apply(&one))).await);
+    assert_eq!(
+        status.message,
+        "Apply failed with 1 conflict: conflict with \"kubectl-edit\" using v1: .data.queue"
+    );
+
+    // Applying the value the other manager set is no conflict: the field is shared.
+    let agree = config_map("lab", "settings", json!({"queue": "mine", "nodes": "3"}));
+    bounded(maps.patch("settings", &apply, &Patch::Apply(&agree)))
+        .await
+        .unwrap();
+    let shared = owners(&stored(&emu, "ConfigMap", "settings"));
+    assert_eq!(shared.len(), 2, "{shared:?}");
+    assert_eq!(
+        shared[0].2,
+        json!({"f:data": {"f:nodes": {}, "f:queue": {}}})
+    );
+
+    // force=true takes the fields: the other manager loses them.
+    let forced = bounded(maps.patch("settings", &apply.clone().force(), &Patch::Apply(&desired)))
+        .await
+        .unwrap();
+    assert_eq!(forced.data.unwrap()["queue"], "default");
+    assert_eq!(
+        owners(&stored(&emu, "ConfigMap", "settings")),
+        [(
+            "trainlab".to_string(),
+            "Apply".to_string(),
+            json!({"f:data": {"f:nodes": {}, "f:queue": {}}})
+        )],
+        "kubectl-edit owned nothing any more, so its entry is gone"
+    );
+}
+
+#[tokio::test]
+async fn an_apply_removes_a_field_its_manager_stopped_sending_unless_someone_else_owns_it() {
+    let emu = Emulator::start(vec![namespace("lab")]);
+    let client = client(&emu).await;
+    let maps: Api<ConfigMap> = Api::namespaced(client.clone(), "lab");
+    let apply = PatchParams::apply("trainlab");
+    let full = config_map("lab", "c", json!({"a": "1", "b": "2", "c": "3"}));
+    bounded(maps.patch("c", &apply, &Patch::Apply(&full)))
+        .await
+        .unwrap();
+    // Another applier co-owns `b` (same value: no conflict).
+    let other = config_map("lab", "c", json!({"b": "2"}));
+    bounded(maps.patch("c", &PatchParams::apply("kubectl"), &Patch::Apply(&other)))
+        .await
+        .unwrap();
+    let fewer = config_map("lab", "c", json!({"a": "1"}));
+    let after = bounded(maps.patch("c", &apply, &Patch::Apply(&fewer)))
+        .await
+        .unwrap();
+    let data = after.data.unwrap();
+    assert_eq!(
+        data.keys().collect::<Vec<_>>(),
+        ["a", "b"],
+        "c removed, b kept"
+    );
+}
+
+#[tokio::test]
+async fn a_create_belongs_to_the_user_agent_without_a_field_manager() {
+    let emu = Emulator::start(vec![namespace("lab")]);
+    let client = client(&emu).await;
+    let body = serde_json::to_vec(&config_map("lab", "c", json!({"a": "1"}))).unwrap();
+    let request = http::Request::post("/api/v1/namespaces/lab/configmaps")
+        .header("Content-Type", "application/json")
+        .header(
+            "User-Agent",
+            "kubectl/v1.33.1 (linux/amd64) kubernetes/8adc0f0",
+        )
+        .body(body)
+        .unwrap();
+    bounded(client.request::<Value>(request)).await.unwrap();
+    assert_eq!(
+        owners(&stored(&emu, "ConfigMap", "c")),
+        [(
+            "kubectl".to_string(),
+            "Update".to_string(),
+            json!({"f:data": {"f:a": {}}})
+        )]
+    );
+}
+
+#[tokio::test]
+async fn a_seeded_object_with_managed_fields_keeps_its_owners() {
+    let mut map = serde_json::to_value(config_map("lab", "c", json!({"a": "1"}))).unwrap();
+    map["metadata"]["managedFields"] = json!([{
+        "manager": "kubectl-client-side-apply", "operation": "Update", "apiVersion": "v1",
+        "time": "2026-01-01T00:00:00Z", "fieldsType": "FieldsV1",
+        "fieldsV1": {"f:data": {".": {}, "f:a": {}}},
+    }]);
+    let emu = Emulator::start(vec![namespace("lab"), map]);
+    let client = client(&emu).await;
+    let maps: Api<ConfigMap> = Api::namespaced(client.clone(), "lab");
+    let status = api_error(
+        bounded(maps.patch(
+            "c",
+            &PatchParams::apply("trainlab"),
+            &Patch::Apply(&config_map("lab", "c", json!({"a": "2"}))),
+        ))
+        .await,
+    );
+    assert_eq!(
+        status.message,
+        "Apply failed with 1 conflict: conflict with \"kubectl-client-side-apply\" using v1: .data.a"
+    );
+}
+
+// --- terminating namespaces -------------------------------------------------------------------
+
+#[tokio::test]
+async fn a_namespace_terminates_for_its_grace_and_refuses_new_content_meanwhile() {
+    let emu = Emulator::start(vec![
+        namespace("lab"),
+        serde_json::to_value(config_map("lab", "old", json!({}))).unwrap(),
+    ]);
+    emu.terminate_namespaces_after(Duration::from_millis(700));
+    let client = client(&emu).await;
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let started = Instant::now();
+    let answer = bounded(namespaces.delete("lab", &DeleteParams::default()))
+        .await
+        .unwrap()
+        .left()
+        .unwrap();
+    assert_eq!(answer.status.unwrap().phase.as_deref(), Some("Terminating"));
+    assert!(answer.metadata.deletion_timestamp.is_some());
+
+    // Still there, terminating, with its content; a second delete changes nothing.
+    let now = bounded(namespaces.get("lab")).await.unwrap();
+    assert_eq!(now.status.unwrap().phase.as_deref(), Some("Terminating"));
+    bounded(namespaces.delete("lab", &DeleteParams::default()))
+        .await
+        .unwrap();
+    let maps: Api<ConfigMap> = Api::namespaced(client.clone(), "lab");
+    assert_eq!(
+        names(bounded(maps.list(&ListParams::default())).await.unwrap()),
+        ["old"]
+    );
+
+    // New content is refused, by POST and by an apply that would create, dry run or not.
+    let status = api_error(
+        bounded(maps.create(&PostParams::default(), &config_map("lab", "new", json!({})))).await,
+    );
+    assert_eq!((status.code, status.reason.as_str()), (403, "Forbidden"));
+    assert_eq!(
+        status.message,
+        "configmaps \"new\" is forbidden: unable to create new content in namespace lab because it is being terminated"
+    );
+    assert_eq!(
+        status.details.unwrap().causes[0].reason,
+        "NamespaceTerminating"
+    );
+    for params in [
+        PatchParams::apply("trainlab"),
+        PatchParams::apply("trainlab").dry_run(),
+    ] {
+        let status = api_error(
+            bounded(maps.patch(
+                "new",
+                &params,
+                &Patch::Apply(&config_map("lab", "new", json!({}))),
+            ))
+            .await,
+        );
+        assert_eq!(status.code, 403);
+    }
+
+    // Once the grace is over, the namespace and its content are gone.
+    while started.elapsed() < Duration::from_millis(800) {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let status = api_error(bounded(namespaces.get("lab")).await);
+    assert_eq!(status.code, 404);
+    assert!(emu
+        .objects()
+        .iter()
+        .all(|o| o["metadata"]["namespace"] != "lab"));
+}

@@ -42,7 +42,11 @@ fn the_quiz_reads_a_real_terminal() {
         .output()
         .expect("python3 runs the pty driver");
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(text.contains("`x` is not a choice"), "{text}");
     assert!(text.contains("your answer: A)"), "{text}");
     assert!(text.contains("0/1 right (1 not answered)"), "{text}");

@@ -164,10 +164,7 @@ fn a_lab_with_nothing_counted_is_not_graded_not_100_and_scores_round_to_one_deci
         *o = Outcome::skipped(&o.check, Reason::Unavailable(Unavailable::NeedsLiveCluster));
     }
     let s = r.score();
-    assert_eq!(
-        (s.passed_weight, s.counted_weight, s.percent),
-        (0, 0, None)
-    );
+    assert_eq!((s.passed_weight, s.counted_weight, s.percent), (0, 0, None));
     assert!(!s.graded());
     let report = LabReport::new(&r, Lang::En);
     let json: serde_json::Value =
@@ -519,8 +516,11 @@ fn human_output_wraps_to_the_width_with_a_hanging_indent() {
         "a very long value ".repeat(8),
     );
     for (lang, width) in [(Lang::En, 60), (Lang::Ja, 50)] {
-        let text =
-            trainlab::report::human::render_all_width(&[LabReport::new(&r, lang)], false, Some(width));
+        let text = trainlab::report::human::render_all_width(
+            &[LabReport::new(&r, lang)],
+            false,
+            Some(width),
+        );
         let lines: Vec<&str> = text.lines().collect();
         for l in &lines {
             // The title line and unbreakable tokens aside, nothing runs past the width.
@@ -535,7 +535,10 @@ fn human_output_wraps_to_the_width_with_a_hanging_indent() {
         // The long `found:` value continues on lines indented under its text, not at column 0.
         let found = lines
             .iter()
-            .position(|l| l.trim_start().starts_with(trainlab::report::ui("found", lang)))
+            .position(|l| {
+                l.trim_start()
+                    .starts_with(trainlab::report::ui("found", lang))
+            })
             .unwrap();
         let next = lines[found + 1];
         let hang = 6 + textwrap::core::display_width(&format!(

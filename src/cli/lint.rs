@@ -33,4 +33,3 @@ pub fn run(g: &Global, _a: &LintArgs) -> Result<ExitCode, crate::Error> {
         )))
     }
 }
-

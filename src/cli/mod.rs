@@ -3,12 +3,14 @@
 
 mod check;
 mod doctor;
+mod grade;
 mod lint;
 mod list;
 mod live;
 mod manifests;
 mod output;
 mod quiz;
+mod rbac;
 mod reset;
 mod setup;
 mod show;
@@ -82,6 +84,10 @@ pub enum Command {
     Quiz(quiz::QuizArgs),
     /// Grade labs on the current cluster, or from saved state, your manifests or the demo
     Check(check::CheckArgs),
+    /// Grade a workshop room: learners × labs, as a table, JSON, JUnit, CSV or an HTML scoreboard
+    Grade(grade::GradeArgs),
+    /// Print the read-only RBAC that workshop grading needs (no Secrets), for admins to review
+    Rbac(rbac::RbacArgs),
     /// Validate lab files: schema, both languages, check ids, solution and draft
     Lint(lint::LintArgs),
     /// Prepare a practice cluster (kind: faked accelerators, real operators)
@@ -119,6 +125,8 @@ pub fn dispatch(cli: Cli) -> i32 {
         Command::Show(a) => show::run(&cli.global, a),
         Command::Quiz(a) => quiz::run(&cli.global, a),
         Command::Check(a) => check::run(&cli.global, a),
+        Command::Grade(a) => grade::run(&cli.global, a),
+        Command::Rbac(a) => rbac::run(&cli.global, a),
         Command::Lint(a) => lint::run(&cli.global, a),
         Command::Setup(a) => setup::run(&cli.global, a),
         Command::Doctor(a) => doctor::run(&cli.global, a),

@@ -88,7 +88,11 @@ pub fn ask(
             let _ = write!(
                 prompts,
                 "{}",
-                if ja { "答え (A-D, q で終了): " } else { "Your answer (A-D, q to quit): " }
+                if ja {
+                    "答え (A-D, q で終了): "
+                } else {
+                    "Your answer (A-D, q to quit): "
+                }
             );
             let _ = prompts.flush();
             if !read(&mut line) {
@@ -119,7 +123,11 @@ pub fn ask(
             let _ = write!(
                 prompts,
                 "{}",
-                if ja { "Enter で次の問題へ (q で終了) " } else { "Press Enter for the next question (q to quit) " }
+                if ja {
+                    "Enter で次の問題へ (q で終了) "
+                } else {
+                    "Press Enter for the next question (q to quit) "
+                }
             );
             let _ = prompts.flush();
             if !read(&mut line) {
@@ -160,7 +168,11 @@ fn verdict_with_choice(lab: &Lab, choice: Choice, lang: Lang) -> (String, bool) 
     }
     let mine = format!(
         "{}: {}) {}\n",
-        if lang == Lang::Ja { "あなたの答え" } else { "your answer" },
+        if lang == Lang::Ja {
+            "あなたの答え"
+        } else {
+            "your answer"
+        },
         choice.letter(),
         lab.quiz.choices.get(choice).get(lang)
     );
@@ -236,7 +248,10 @@ mod tests {
     #[test]
     fn an_invalid_answer_says_what_is_valid_and_asks_again() {
         let (code, out, prompts) = run_with(&["9"], "x\nB\n");
-        assert!(prompts.contains("`x` is not a choice: type A, B, C or D"), "{prompts}");
+        assert!(
+            prompts.contains("`x` is not a choice: type A, B, C or D"),
+            "{prompts}"
+        );
         assert!(out.contains("Right"), "{out}");
         assert_eq!(code, ExitCode::Ok);
     }
@@ -244,7 +259,10 @@ mod tests {
     #[test]
     fn a_wrong_answer_echoes_the_learners_choice_beside_the_right_one() {
         let (code, out, _) = run_with(&["9"], "a\n");
-        assert!(out.contains("your answer: A) The job starts with 3 workers"), "{out}");
+        assert!(
+            out.contains("your answer: A) The job starts with 3 workers"),
+            "{out}"
+        );
         assert!(out.contains("Answer: B)"), "{out}");
         assert_eq!(code, ExitCode::Failed);
     }
@@ -253,7 +271,10 @@ mod tests {
     fn enter_is_awaited_between_questions_and_ctrl_d_counts_only_answered_ones() {
         // Right on 9, then Enter, then end of input at question 13.
         let (code, out, prompts) = run_with(&["9", "13", "15"], "B\n\n");
-        assert!(prompts.contains("Press Enter for the next question"), "{prompts}");
+        assert!(
+            prompts.contains("Press Enter for the next question"),
+            "{prompts}"
+        );
         assert!(out.contains("1/1 right (2 not answered)"), "{out}");
         assert_eq!(code, ExitCode::Ok);
         // No Enter yet: the next question is not shown.

@@ -65,9 +65,8 @@ pub fn run(g: &Global, a: &SnapshotArgs) -> Result<ExitCode, crate::Error> {
     )?;
     let mut screen = Screen::new(g.lang(), Format::Human, true, false);
     let answers = runtime()?.block_on(plan::capture(&plan, &mut screen))?;
-    std::fs::create_dir_all(&dir).map_err(|e| {
-        crate::Error::Usage(format!("cannot create {}: {e}", dir.display()))
-    })?;
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| crate::Error::Usage(format!("cannot create {}: {e}", dir.display())))?;
     let mut failed = Vec::new();
     let mut written = 0;
     for (i, (q, r)) in answers.iter().enumerate() {
@@ -87,7 +86,11 @@ pub fn run(g: &Global, a: &SnapshotArgs) -> Result<ExitCode, crate::Error> {
         }
         std::fs::write(&path, save::to_list_json(objs))
             .map_err(|e| crate::Error::Usage(format!("cannot write {}: {e}", path.display())))?;
-        print(&format!("wrote {} ({} objects)\n", path.display(), objs.len()));
+        print(&format!(
+            "wrote {} ({} objects)\n",
+            path.display(),
+            objs.len()
+        ));
         written += 1;
     }
     if !failed.is_empty() {

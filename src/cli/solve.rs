@@ -1,4 +1,5 @@
-//! `trainlab solve LAB` — apply the reference solution (instructors, self-tests).
+//! `trainlab solve LAB` — apply the reference solution (instructors, self-tests), taking over
+//! every field it sets (server-side apply with force).
 
 use clap::Args;
 
@@ -32,7 +33,15 @@ pub fn run(g: &Global, a: &SolveArgs) -> Result<ExitCode, crate::Error> {
         print(&manifests::render_plan(b, "solution", &namespace)?);
         return Ok(ExitCode::Ok);
     }
-    manifests::apply_folders(b, &["starter", "solution"], &namespace, &a.live)?;
+    // The reference solution takes every field it sets, whoever set it before: the one write
+    // that forces (`start` never does).
+    if let manifests::Applied::Conflicts(_) =
+        manifests::apply_folders(b, &["starter", "solution"], &namespace, &a.live, true)?
+    {
+        return Err(crate::Error::Environment(
+            "the API server reported field conflicts on a forced apply".into(),
+        ));
+    }
     print(&format!(
         "\nsolution applied; grade it with `trainlab check {} --wait 5m`\n",
         b.lab.id

@@ -1,14 +1,28 @@
 //! `trainlab start LAB` — create the lab namespace, apply `starter/`, write the draft manifest.
+//!
+//! The starter is applied without force: a starter field the learner has changed since (with
+//! `kubectl edit`, `kubectl apply`, …) belongs to their field manager, and start reports it and
+//! writes nothing instead of overwriting it. Only `solve` forces.
 
 use std::path::PathBuf;
 
 use clap::Args;
 
 use super::live::LiveArgs;
+use super::output::eprint;
 use super::{manifests, print, Global};
 use crate::exit::ExitCode;
 
+const AFTER_HELP: &str = "\
+Exit codes:
+  0  the lab is started (or, with --draft-only, the draft is written)
+  1  nothing was written: the starter would overwrite fields you changed since (each is named,
+     with its field manager); keep your edits, or `trainlab reset` and start again
+  2  usage error (e.g. the draft file exists and --force was not given)
+  3  the cluster could not be reached, or the lab namespace is still terminating";
+
 #[derive(Debug, Args)]
+#[command(after_help = AFTER_HELP)]
 pub struct StartArgs {
     /// The lab: number, id or folder
     pub lab: String,
@@ -60,7 +74,11 @@ pub fn run(g: &Global, a: &StartArgs) -> Result<ExitCode, crate::Error> {
         )));
     }
     if !a.draft_only {
-        manifests::apply_folders(b, &["starter"], &namespace, &a.live)?;
+        let applied = manifests::apply_folders(b, &["starter"], &namespace, &a.live, false)?;
+        if let manifests::Applied::Conflicts(fields) = applied {
+            eprint(&conflict_report(&b.lab.id, a.namespace.as_deref(), &fields));
+            return Ok(ExitCode::Failed);
+        }
     }
     if let (Some(text), Some(path)) = (draft, draft_path) {
         std::fs::write(&path, text)
@@ -90,4 +108,18 @@ pub fn run(g: &Global, a: &StartArgs) -> Result<ExitCode, crate::Error> {
             .unwrap_or(crate::profile::Profile::Kind),
     ));
     Ok(ExitCode::Ok)
+}
+
+/// What start says when the starter would take fields the learner changed: which fields, whose
+/// they are now, and the two ways on (keep them, or start over). `start --force` is no way on:
+/// it only rewrites the draft file.
+fn conflict_report(lab_id: &str, namespace: Option<&str>, fields: &[String]) -> String {
+    let ns = namespace.map(|n| format!(" -n {n}")).unwrap_or_default();
+    format!(
+        "error: trainlab start changed nothing: the starter would overwrite fields you changed since it was applied\n  {}\n\
+         Your edits are kept. Either keep working with them (nothing to do), or start over from the starter:\n  \
+         trainlab reset {lab_id}{ns} --yes && trainlab start {lab_id}{ns}\n\
+         (`trainlab start --force` only rewrites the draft file; it never takes your fields.)\n",
+        fields.join("\n  ")
+    )
 }

@@ -1,13 +1,17 @@
 //! Applying a lab's manifests with server-side apply (field manager `trainlab`, label
 //! `trainlab.dev/lab=<id>`), validated as a whole before anything is written, and deleting what
 //! carries that label.
+//!
+//! Field ownership: only `solve` forces (`force=true` takes every field the solution sets).
+//! `start` applies without force, so a field the learner changed with another manager (`kubectl
+//! edit`, `kubectl apply`) is a 409 from the API server, reported per field and manager, and
+//! nothing is written.
 
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
 use kube::discovery::ApiResource;
 use serde_json::Value;
 
 use super::discovery::Discovery;
-use super::gather::list_all;
 use super::retry::{api_error, credentials_error, is_credentials_error, with_retry};
 use super::Conn;
 use crate::observe::Obj;
@@ -59,6 +63,26 @@ pub enum Change {
     /// A namespace that already existed without this lab's label (the learner's own, given with
     /// `-n`): used as it is, never labelled, so `reset` never deletes it.
     Foreign,
+    /// Applying without force would change fields another field manager owns. When any object
+    /// of a set has this, nothing of the set was written and only such objects are listed.
+    Conflicts(Vec<FieldConflict>),
+}
+
+/// One field another manager owns, from a `FieldManagerConflict` cause of the API server's 409
+/// (`NewConflictError` in k8s.io/apimachinery pkg/util/managedfields/internal/conflict.go: the
+/// cause's `field` is the path, its message `conflict with <manager>`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldConflict {
+    /// `.data.queue`, `.metadata.labels.app`.
+    pub field: String,
+    /// As the server names it: `"kubectl-edit" using v1`, or `"kubectl"` for an applier.
+    pub manager: String,
+}
+
+/// What a failed apply of one object was.
+enum Refusal {
+    Conflicts(Vec<FieldConflict>),
+    Other(Error),
 }
 
 /// Labels an object and places it in the lab namespace. A Namespace manifest named like the
@@ -109,19 +133,80 @@ pub async fn prepare(
     Ok(out)
 }
 
-fn params(dry_run: bool) -> PatchParams {
-    let mut p = PatchParams::apply(FIELD_MANAGER).force();
+fn params(dry_run: bool, force: bool) -> PatchParams {
+    let mut p = PatchParams::apply(FIELD_MANAGER);
+    p.force = force;
     p.dry_run = dry_run;
     p
 }
 
-async fn apply_one(conn: &Conn, p: &Prepared, dry_run: bool) -> Result<DynamicObject, Error> {
+async fn apply_one(
+    conn: &Conn,
+    p: &Prepared,
+    dry_run: bool,
+    force: bool,
+) -> Result<DynamicObject, Refusal> {
     let api = p.api(conn);
-    let pp = params(dry_run);
+    let pp = params(dry_run, force);
     let patch = Patch::Apply(&p.value);
     with_retry(|| api.patch(p.name(), &pp, &patch))
         .await
-        .map_err(|e| rejected(conn, p, &e))
+        .map_err(|e| match field_conflicts(&e) {
+            Some(c) => Refusal::Conflicts(c),
+            None => Refusal::Other(rejected(conn, p, &e)),
+        })
+}
+
+/// The fields of an apply conflict (a 409 whose causes are `FieldManagerConflict`), or None for
+/// any other error, a resourceVersion conflict included.
+fn field_conflicts(e: &kube::Error) -> Option<Vec<FieldConflict>> {
+    let kube::Error::Api(status) = e else {
+        return None;
+    };
+    if status.code != 409 {
+        return None;
+    }
+    let found: Vec<FieldConflict> = status
+        .details
+        .as_ref()?
+        .causes
+        .iter()
+        .filter(|c| c.reason == "FieldManagerConflict")
+        .map(|c| FieldConflict {
+            field: c.field.clone(),
+            manager: c
+                .message
+                .strip_prefix("conflict with ")
+                .unwrap_or(&c.message)
+                .to_string(),
+        })
+        .collect();
+    (!found.is_empty()).then_some(found)
+}
+
+/// A conflict during the real writes (someone edited between validation and apply): an error
+/// that names the fields, since part of the set may already be written.
+fn conflict_error(p: &Prepared, found: &[FieldConflict]) -> Error {
+    let fields: Vec<String> = found
+        .iter()
+        .map(|c| format!("{} (owned by {})", c.field, c.manager))
+        .collect();
+    Error::Usage(format!(
+        "{}: {}: changed by someone else while applying: {}",
+        p.origin,
+        p.display(),
+        fields.join(", ")
+    ))
+}
+
+/// A namespace being deleted cannot take new objects (upstream's NamespaceLifecycle admission
+/// refuses them): say so before writing anything, instead of failing half-way.
+fn terminating(p: &Prepared) -> Error {
+    Error::Environment(format!(
+        "{} is still terminating (a `trainlab reset` or `kubectl delete` is not finished); wait until `kubectl get namespace {}` finds nothing, then run this again",
+        p.display(),
+        p.name()
+    ))
 }
 
 fn rejected(conn: &Conn, p: &Prepared, e: &kube::Error) -> Error {
@@ -157,15 +242,35 @@ async fn current_version(conn: &Conn, p: &Prepared) -> Result<Option<String>, Er
 /// Validates the whole set with a server-side dry run, then applies it. When the lab
 /// namespace does not exist yet, namespaced objects cannot be dry-run; the namespace is then
 /// created first and removed again if validation fails, so a rejected set leaves nothing behind.
-pub async fn apply_all(conn: &Conn, set: &[Prepared]) -> Result<Vec<(String, Change)>, Error> {
+///
+/// `force` (only `solve`) takes fields other managers own. Without it, fields the learner changed
+/// come back as [`Change::Conflicts`] for each object concerned, and nothing is written.
+pub async fn apply_all(
+    conn: &Conn,
+    set: &[Prepared],
+    force: bool,
+) -> Result<Vec<(String, Change)>, Error> {
     let mut created_ns: Vec<&Prepared> = Vec::new();
     let mut foreign_ns: Vec<String> = Vec::new();
+    let hard = |r: Refusal, p: &Prepared| match r {
+        Refusal::Conflicts(c) => conflict_error(p, &c),
+        Refusal::Other(e) => e,
+    };
     for p in set.iter().filter(|p| p.resource.kind == "Namespace") {
         match current(conn, p).await? {
             None => {
-                apply_one(conn, p, true).await?;
-                apply_one(conn, p, false).await?;
+                // A namespace that does not exist has no owners: nothing can conflict.
+                apply_one(conn, p, true, force)
+                    .await
+                    .map_err(|r| hard(r, p))?;
+                apply_one(conn, p, false, force)
+                    .await
+                    .map_err(|r| hard(r, p))?;
                 created_ns.push(p);
+            }
+            Some(o) if o.metadata.deletion_timestamp.is_some() => {
+                remove_created(conn, &created_ns).await;
+                return Err(terminating(p));
             }
             Some(o) => {
                 // Labelling an existing namespace would hand it, and everything in it, to `reset`.
@@ -188,26 +293,34 @@ pub async fn apply_all(conn: &Conn, set: &[Prepared]) -> Result<Vec<(String, Cha
         }
     }
     let skip = |p: &Prepared| existing_create_only.contains(&p.display());
+    let is_created = |p: &Prepared| {
+        created_ns
+            .iter()
+            .any(|n| n.name() == p.name() && n.resource.kind == p.resource.kind)
+    };
+    // Every object is validated, existing namespaces too (their labels may conflict), so all
+    // conflicts of the set are reported at once.
+    let mut conflicted = Vec::new();
     for p in set
         .iter()
-        .filter(|p| p.resource.kind != "Namespace" && !skip(p))
+        .filter(|p| !is_created(p) && !skip(p) && !foreign_ns.contains(&p.display()))
     {
-        if let Err(e) = apply_one(conn, p, true).await {
-            for ns in &created_ns {
-                let _ = ns
-                    .api(conn)
-                    .delete(ns.name(), &DeleteParams::default())
-                    .await;
+        match apply_one(conn, p, true, force).await {
+            Ok(_) => {}
+            Err(Refusal::Conflicts(c)) => conflicted.push((p.display(), Change::Conflicts(c))),
+            Err(Refusal::Other(e)) => {
+                remove_created(conn, &created_ns).await;
+                return Err(e);
             }
-            return Err(e);
         }
+    }
+    if !conflicted.is_empty() {
+        remove_created(conn, &created_ns).await;
+        return Ok(conflicted);
     }
     let mut changes = Vec::new();
     for p in set {
-        if created_ns
-            .iter()
-            .any(|n| n.name() == p.name() && n.resource.kind == p.resource.kind)
-        {
+        if is_created(p) {
             changes.push((p.display(), Change::Created));
             continue;
         }
@@ -220,7 +333,11 @@ pub async fn apply_all(conn: &Conn, set: &[Prepared]) -> Result<Vec<(String, Cha
             continue;
         }
         let before = current_version(conn, p).await?;
-        let after = apply_one(conn, p, false).await?.metadata.resource_version;
+        let after = apply_one(conn, p, false, force)
+            .await
+            .map_err(|r| hard(r, p))?
+            .metadata
+            .resource_version;
         let change = match before {
             None => Change::Created,
             Some(b) if Some(&b) == after.as_ref() => Change::Unchanged,
@@ -231,6 +348,16 @@ pub async fn apply_all(conn: &Conn, set: &[Prepared]) -> Result<Vec<(String, Cha
     Ok(changes)
 }
 
+/// Removes the namespaces a rejected set created for its dry run, so it leaves nothing behind.
+async fn remove_created(conn: &Conn, created: &[&Prepared]) {
+    for ns in created {
+        let _ = ns
+            .api(conn)
+            .delete(ns.name(), &DeleteParams::default())
+            .await;
+    }
+}
+
 fn api_in(conn: &Conn, resource: &ApiResource, namespace: Option<&str>) -> Api<DynamicObject> {
     match namespace {
         Some(ns) => Api::namespaced_with(conn.client.clone(), ns, resource),
@@ -238,8 +365,9 @@ fn api_in(conn: &Conn, resource: &ApiResource, namespace: Option<&str>) -> Api<D
     }
 }
 
-/// Objects of one kind carrying the lab label: cluster-scoped ones (`namespace` None), or the
-/// ones in one namespace.
+/// Names of the objects of one kind carrying the lab label: cluster-scoped ones (`namespace`
+/// None), or the ones in one namespace. Read as metadata only (`PartialObjectMetadata`), so a
+/// Secret's data never leaves the API server. Label-selected lists are small: one request.
 pub async fn labelled(
     conn: &Conn,
     resource: &ApiResource,
@@ -248,18 +376,27 @@ pub async fn labelled(
 ) -> Result<Vec<String>, Error> {
     let api = api_in(conn, resource, namespace);
     let lp = ListParams::default().labels(&format!("{LAB_LABEL}={lab_id}"));
-    let items = list_all(&api, &lp).await.map_err(|e| {
+    let list = with_retry(|| api.list_metadata(&lp)).await.map_err(|e| {
         if is_credentials_error(&e) {
             return credentials_error(conn, &e);
         }
+        let why = api_error(&e).map_or_else(|| e.to_string(), |(code, m)| format!("{code}: {m}"));
         Error::Environment(format!(
-            "listing {} labelled {LAB_LABEL}={lab_id}: {e}",
+            "listing {} labelled {LAB_LABEL}={lab_id}: {why}",
             resource.plural
         ))
     })?;
-    Ok(items.into_iter().filter_map(|o| o.metadata.name).collect())
+    Ok(list
+        .items
+        .into_iter()
+        .filter_map(|o| o.metadata.name)
+        .collect())
 }
 
+/// Deletes one object; one already gone is fine. Dependents go too (`propagationPolicy:
+/// Background`, as `kubectl delete` does): a batch/v1 Job deleted with the API's default policy
+/// would orphan its pods (`DefaultGarbageCollectionPolicy` in kubernetes
+/// pkg/registry/batch/job/strategy.go returns OrphanDependents for batch/v1).
 pub async fn delete(
     conn: &Conn,
     resource: &ApiResource,
@@ -267,7 +404,7 @@ pub async fn delete(
     name: &str,
 ) -> Result<(), Error> {
     let api = api_in(conn, resource, namespace);
-    let dp = DeleteParams::default();
+    let dp = DeleteParams::background();
     match with_retry(|| api.delete(name, &dp)).await {
         Ok(_) => Ok(()),
         Err(e) if api_error(&e).is_some_and(|(c, _)| c == 404) => Ok(()),

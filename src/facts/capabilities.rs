@@ -8,8 +8,8 @@ use serde::Serialize;
 
 use crate::facts::instances::{EFA, GPU, NEURON};
 use crate::facts::NodeFacts;
-use crate::observe::kinds::{self, ResourceKind};
 use crate::facts::Profile;
+use crate::observe::kinds::{self, ResourceKind};
 
 /// One row of the table.
 #[derive(Debug)]
@@ -305,7 +305,9 @@ mod tests {
         );
         assert!(d.api);
         assert!(!d.running);
-        assert!(d.detail.contains("controller volcano-controllers not available"));
+        assert!(d
+            .detail
+            .contains("controller volcano-controllers not available"));
         assert_eq!(d.install.as_deref(), Some("`trainlab setup kind`"));
         assert!(d.installable);
     }
@@ -332,9 +334,16 @@ mod tests {
     fn a_crd_that_is_not_served_says_which() {
         let served = |_: &ResourceKind| Ok(false);
         let deploy = |_: &str| Ok(true);
-        let d = detect(get("mpi-operator").unwrap(), &evidence(&served, &deploy, None));
+        let d = detect(
+            get("mpi-operator").unwrap(),
+            &evidence(&served, &deploy, None),
+        );
         assert!(!d.api);
-        assert!(d.detail.contains("CRD mpijobs.kubeflow.org not found"), "{}", d.detail);
+        assert!(
+            d.detail.contains("CRD mpijobs.kubeflow.org not found"),
+            "{}",
+            d.detail
+        );
         assert!(d.install.unwrap().starts_with("kind: "));
     }
 

@@ -51,7 +51,13 @@ fn check_metadata(value: &Value, origin: &Origin) -> Result<(), InputError> {
     let Some(meta) = meta.as_object() else {
         return Err(bad("metadata", "a mapping", meta));
     };
-    for f in ["name", "namespace", "uid", "resourceVersion", "generateName"] {
+    for f in [
+        "name",
+        "namespace",
+        "uid",
+        "resourceVersion",
+        "generateName",
+    ] {
         if let Some(v) = meta.get(f).filter(|v| !v.is_null() && !v.is_string()) {
             return Err(bad(&format!("metadata.{f}"), "a string", v));
         }

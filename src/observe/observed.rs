@@ -295,9 +295,7 @@ impl Observed {
         queries
             .iter()
             .map(|q| {
-                let r = self
-                    .list(q)
-                    .map(|objs| objs.into_iter().cloned().collect());
+                let r = self.list(q).map(|objs| objs.into_iter().cloned().collect());
                 (q.clone(), r)
             })
             .collect()

@@ -5,7 +5,6 @@ use serde_json::{json, Value};
 
 use super::{Obj, Query};
 
-
 /// `05-jobs.batch.trainlab-efa-nccl.json`: the read's position (stable order), its resource and
 /// its namespace.
 pub fn file_name(index: usize, q: &Query) -> String {

@@ -330,7 +330,8 @@ async fn round(
             progress.read_done();
             fresh = observed?;
             if capabilities.is_none() {
-                let nodes = NodeFacts::all(&verify::JudgeCtx::nodes_of(&fresh).unwrap_or_default())?;
+                let nodes =
+                    NodeFacts::all(&verify::JudgeCtx::nodes_of(&fresh).unwrap_or_default())?;
                 let profile = plan.profile.or_else(|| {
                     Profile::detect(&verify::JudgeCtx::nodes_of(&fresh).unwrap_or_default())
                 });

@@ -8,8 +8,8 @@ use serde_json::{json, Value};
 
 use super::instances::{self, EFA, GPU, INSTANCE_TYPE_LABEL, NEURON, NEURONCORE};
 use crate::cluster::{Conn, Discovery, FIELD_MANAGER};
-use crate::observe::{parse_text, Obj};
 use crate::facts::NodeFacts;
+use crate::observe::{parse_text, Obj};
 use crate::Error;
 
 /// The repository's kind-config.yaml, embedded.

@@ -9,4 +9,3 @@ pub mod pins;
 
 pub use crate::facts::capabilities;
 pub use crate::facts::Profile;
-

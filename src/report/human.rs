@@ -95,12 +95,20 @@ pub fn terminal_width() -> Option<usize> {
     if !term.is_term() {
         return None;
     }
-    term.size_checked().map(|(_, cols)| usize::from(cols).max(40))
+    term.size_checked()
+        .map(|(_, cols)| usize::from(cols).max(40))
 }
 
 /// Writes `label text` starting at `indent`, each line of `text` wrapped to `width` with a
 /// hanging indent under the text (the label's display width, so Japanese labels line up too).
-fn para(out: &mut String, indent: &str, label: &str, styled_label: &str, text: &str, width: Option<usize>) {
+fn para(
+    out: &mut String,
+    indent: &str,
+    label: &str,
+    styled_label: &str,
+    text: &str,
+    width: Option<usize>,
+) {
     let hang = " ".repeat(indent.chars().count() + textwrap::core::display_width(label));
     for (i, line) in text.trim_end().lines().enumerate() {
         let first = if i == 0 {

@@ -5,6 +5,10 @@ pub mod human;
 pub mod json;
 pub mod junit;
 mod messages;
+// The room's outputs (`grade`): table, JSON and JUnit; CSV; the HTML scoreboard.
+pub mod csv;
+pub mod html;
+pub mod room;
 
 use serde::Serialize;
 

@@ -2,10 +2,10 @@
 
 use std::collections::BTreeMap;
 
-use crate::catalog::Lab;
 use super::{Judgement, Outcome, Read};
-use crate::observe::{InputError, Obj, Observed, SourceKind, Unavailable};
+use crate::catalog::Lab;
 use crate::facts::Profile;
+use crate::observe::{InputError, Obj, Observed, SourceKind, Unavailable};
 
 /// Where one learner's lab lives.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -138,7 +138,9 @@ impl<'a> JudgeCtx<'a> {
     pub fn named(&self, read: &Read, name: &str, checks: &[&str]) -> Named<'a> {
         let objs = match self.list(read) {
             Ok(o) => o,
-            Err(why) => return Named::Absent(Judgement::every(checks, |c| Outcome::unavailable(c, &why))),
+            Err(why) => {
+                return Named::Absent(Judgement::every(checks, |c| Outcome::unavailable(c, &why)))
+            }
         };
         if let Some(o) = objs.iter().copied().find(|o| o.name() == name) {
             return Named::Found(o);

@@ -21,10 +21,14 @@ registry! {
     tensor_parallelism::TensorParallelism,
     parallelism_3d::Parallelism3d,
     efa_nccl::EfaNccl,
+    bionemo::Bionemo,
+    optimum_neuron::OptimumNeuron,
     volcano_gang::VolcanoGang,
     bf16::Bf16,
     gradient_checkpointing::GradientCheckpointing,
+    zero3_offload::Zero3Offload,
     mpijob_slots::MpijobSlots,
+    checkpoint_strategy::CheckpointStrategy,
     karpenter_single_az::KarpenterSingleAz,
 }
 
@@ -37,8 +41,8 @@ pub mod kit;
 pub mod views;
 
 pub use context::{JudgeCtx, Named, Params, Target, MISSING_HINT};
-pub use outcome::{Advice, Judgement, Outcome, Reason, Status};
 pub use lint::lint_lab;
+pub use outcome::{Advice, Judgement, Outcome, Reason, Status};
 pub use read::{Read, Scope};
 pub use run::{grade_lab, queries, run, LabResult, Score};
 

@@ -71,7 +71,10 @@ impl LabResult {
             o.status == Status::Error
                 || matches!(
                     &o.reason,
-                    Some(Reason::MissingCapability { installable: true, .. })
+                    Some(Reason::MissingCapability {
+                        installable: true,
+                        ..
+                    })
                 )
         })
     }
@@ -207,5 +210,13 @@ pub fn grade_lab(
             .collect();
         crate::facts::capabilities::absent_on_kind(&wanted)
     });
-    run(bundle, verifier, &obs, target, overrides, profile, caps.as_ref())
+    run(
+        bundle,
+        verifier,
+        &obs,
+        target,
+        overrides,
+        profile,
+        caps.as_ref(),
+    )
 }

@@ -792,7 +792,10 @@ mod tests {
     #[test]
     fn bad_metadata_and_mistyped_fields_are_field_errors() {
         // Malformed metadata is refused when the object is read, before any view of it.
-        for (meta, field) in [(json!("web"), "metadata"), (json!({"name": 7}), "metadata.name")] {
+        for (meta, field) in [
+            (json!("web"), "metadata"),
+            (json!({"name": 7}), "metadata.name"),
+        ] {
             let v = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta});
             let origin = Origin::File {
                 path: "w.yaml".into(),

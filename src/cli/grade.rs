@@ -1,0 +1,268 @@
+//! `trainlab grade` — a workshop room at once: learners × labs on one shared cluster, one
+//! cluster per learner, or the embedded demo room. The grading is `grade::run` in the library;
+//! this file parses and renders (table, JSON, JUnit, CSV, the HTML scoreboard, the progress bar).
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{ArgGroup, Args};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use super::live::{parse_duration, runtime, LiveArgs};
+use super::output::eprint;
+use super::{parse_param, print, Global};
+use crate::catalog::Lang;
+use crate::exit::ExitCode;
+use crate::grade::{self, Learners, Room, RoomProgress, RoomRequest, RoomResult, Scoreboard};
+use crate::profile::Profile;
+use crate::report::html;
+use crate::report::room::{self, RoomFormat};
+
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("room").required(true).args(["learners", "learners_from_namespaces", "contexts", "demo"])))]
+#[command(after_help = "\
+Examples:
+  trainlab grade --demo --html room.html
+      the embedded demo room of eight learners, no cluster
+  trainlab grade --learners alice,bob,carol
+      every gradable lab of three learners on the current cluster,
+      in namespaces alice-volcano-gang, bob-efa-nccl, ...
+  trainlab grade 9 13 --learners-from-namespaces trainlab.dev/workshop=gpu-101 -o json
+      learners found from labelled namespaces, as one JSON document
+  trainlab grade --contexts kind-alice,kind-bob -o junit
+      one cluster per learner (kube contexts), a few at a time
+  trainlab grade --learners alice,bob --watch --html room.html
+      re-grade every 10s, redrawing the table and rewriting the page
+
+On a shared cluster each learner's lab lives in the namespace --namespace-template makes ({learner}-{lab} unless given) and cluster-scoped objects a lab asks for carry the learner's prefix (alice-gpu-training). The room costs about one LIST per kind plus discovery, whatever the number of learners; where RBAC forbids a kind cluster-wide it is read namespace by namespace, and the output says so. Secrets are never read (`trainlab rbac` prints the role grading needs). grade never writes to any cluster.
+
+The exit code is about grading, not scores: 0 the room was graded, 3 a learner's cluster could not be read or the environment kept a lab from being fully graded, 2 bad input.")]
+pub struct GradeArgs {
+    /// Labs to grade (number, id or folder) [default: every gradable lab]
+    pub labs: Vec<String>,
+    /// Grade every gradable lab (the default when no lab is named)
+    #[arg(long, conflicts_with = "labs")]
+    pub all: bool,
+    /// Learners on the shared cluster: --learners alice,bob,carol
+    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+    pub learners: Vec<String>,
+    /// Learners found from the namespaces this label selector picks, read back through
+    /// --namespace-template
+    #[arg(long, value_name = "LABEL=VALUE")]
+    pub learners_from_namespaces: Option<String>,
+    /// One cluster per learner: kube contexts of the kubeconfig, each learner named after theirs
+    #[arg(long, value_name = "CONTEXTS", value_delimiter = ',')]
+    pub contexts: Vec<String>,
+    /// The embedded demo room: eight learners at different stages, no cluster
+    #[arg(long)]
+    pub demo: bool,
+    /// Namespace of a learner's lab on a shared cluster: {learner} once, {lab} optional
+    /// [default: {learner}-{lab}]
+    #[arg(long, value_name = "TEMPLATE")]
+    pub namespace_template: Option<String>,
+    /// Output format
+    #[arg(short = 'o', long = "output", value_enum, default_value = "table")]
+    pub output: RoomFormat,
+    /// Also write the scoreboard: one self-contained HTML file (heatmap, outcomes and hints)
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Re-grade every --interval until Ctrl-C, redrawing the table and rewriting --html
+    #[arg(long)]
+    pub watch: bool,
+    /// Time between rounds with --watch
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
+    pub interval: Duration,
+    /// Clusters graded at the same time with --contexts
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub concurrency: usize,
+    /// A lab parameter, e.g. --param gpu_nodes=3
+    #[arg(long = "param", value_name = "NAME=VALUE", value_parser = parse_param)]
+    pub params: Vec<(String, String)>,
+    /// Profile whose parameters apply [default: detected from node providerIDs, else kind]
+    #[arg(long, value_enum)]
+    pub profile: Option<Profile>,
+    #[command(flatten)]
+    pub live: LiveArgs,
+}
+
+pub fn run(g: &Global, a: &GradeArgs) -> Result<ExitCode, crate::Error> {
+    let catalog = g.catalog()?;
+    let learners = if a.demo {
+        Learners::Demo
+    } else if let Some(sel) = &a.learners_from_namespaces {
+        Learners::FromNamespaces(sel.clone())
+    } else if !a.contexts.is_empty() {
+        if a.live.context.is_some() {
+            return Err(crate::Error::Usage(
+                "--contexts names every learner's cluster; drop --context".into(),
+            ));
+        }
+        Learners::Contexts(
+            a.contexts
+                .iter()
+                .map(|c| c.trim().to_string())
+                .filter(|c| !c.is_empty())
+                .collect(),
+        )
+    } else {
+        Learners::Named(grade::parse_learners(&a.learners)?)
+    };
+    if a.watch && a.output != RoomFormat::Table {
+        return Err(crate::Error::Usage(
+            "--watch redraws the table (and rewrites --html); -o json, junit and csv print one document: drop --watch or -o".into(),
+        ));
+    }
+    if let Some(p) = &a.html {
+        check_writable(p)?;
+    }
+    let room = Room::resolve(
+        &catalog,
+        RoomRequest {
+            labs: a.labs.clone(),
+            all: a.all,
+            learners,
+            template: a.namespace_template.clone(),
+            connect: a.live.opts(),
+            params: a.params.clone(),
+            profile: a.profile,
+            concurrency: a.concurrency,
+        },
+    )?;
+    let mut view = RoomScreen::new(g.lang(), a.output, a.watch, a.html.clone());
+    let result =
+        runtime()?.block_on(grade::run(&room, a.watch.then_some(a.interval), &mut view))?;
+    if !a.watch {
+        let board = Scoreboard::new(&result, g.lang());
+        print(&room::render(&board, a.output, width(a.output)));
+        if let Some(p) = &a.html {
+            write_html(p, &board)?;
+        }
+    }
+    Ok(grade::exit_code(&result))
+}
+
+/// The page's folder must exist before grading starts, not after.
+fn check_writable(p: &std::path::Path) -> Result<(), crate::Error> {
+    let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
+    if let Some(d) = dir {
+        if !d.is_dir() {
+            return Err(crate::Error::Usage(format!(
+                "--html {}: the folder {} does not exist",
+                p.display(),
+                d.display()
+            )));
+        }
+    }
+    if p.is_dir() {
+        return Err(crate::Error::Usage(format!(
+            "--html {}: that is a folder; name a file such as {}/room.html",
+            p.display(),
+            p.display()
+        )));
+    }
+    Ok(())
+}
+
+fn write_html(p: &std::path::Path, board: &Scoreboard) -> Result<(), crate::Error> {
+    html::write_atomically(p, &html::render(board))
+        .map_err(|e| crate::Error::Usage(format!("cannot write --html {}: {e}", p.display())))
+}
+
+fn width(format: RoomFormat) -> Option<usize> {
+    (format == RoomFormat::Table)
+        .then(crate::report::human::terminal_width)
+        .flatten()
+}
+
+/// The terminal side of a room run: a progress bar on stderr (a terminal only), and in watch
+/// mode the table redrawn and the page rewritten each round.
+struct RoomScreen {
+    lang: Lang,
+    format: RoomFormat,
+    watch: bool,
+    html: Option<PathBuf>,
+    interactive: bool,
+    bar: Option<ProgressBar>,
+    drawn_lines: usize,
+}
+
+impl RoomScreen {
+    fn new(lang: Lang, format: RoomFormat, watch: bool, html: Option<PathBuf>) -> RoomScreen {
+        RoomScreen {
+            lang,
+            format,
+            watch,
+            html,
+            interactive: std::io::stderr().is_terminal(),
+            bar: None,
+            drawn_lines: 0,
+        }
+    }
+
+    fn stop(&mut self) {
+        if let Some(b) = self.bar.take() {
+            b.finish_and_clear();
+        }
+    }
+}
+
+impl RoomProgress for RoomScreen {
+    fn connected(&mut self, describe: &str) {
+        // Machine output stays alone on a log that merges both streams (`kubectl logs` of the
+        // grader Job): the cluster is named there only when a person watches.
+        if self.interactive || self.format == RoomFormat::Table {
+            eprint(&format!("trainlab: using {describe}\n"));
+        }
+    }
+    fn reading(&mut self, reads: usize) {
+        if self.interactive {
+            let pb = ProgressBar::new_spinner();
+            pb.set_style(
+                ProgressStyle::with_template("{spinner} {msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+            );
+            pb.set_message(format!("reading the cluster: {reads} kind(s)…"));
+            pb.enable_steady_tick(Duration::from_millis(120));
+            self.bar = Some(pb);
+        }
+    }
+    fn read_done(&mut self) {
+        self.stop();
+    }
+    fn grading(&mut self, learners: usize) {
+        if self.interactive {
+            let pb = ProgressBar::new(learners as u64);
+            pb.set_style(
+                ProgressStyle::with_template("grading {bar:30} {pos}/{len} {msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            self.bar = Some(pb);
+        }
+    }
+    fn learner_done(&mut self, learner: &str) {
+        if let Some(b) = &self.bar {
+            b.set_message(learner.to_string());
+            b.inc(1);
+        }
+    }
+    fn graded(&mut self, result: &RoomResult) {
+        self.stop();
+        if !self.watch {
+            return;
+        }
+        let board = Scoreboard::new(result, self.lang);
+        if self.drawn_lines > 0 && std::io::stdout().is_terminal() {
+            let _ = console::Term::stdout().clear_last_lines(self.drawn_lines);
+        }
+        let text = room::render(&board, self.format, width(self.format));
+        print(&text);
+        self.drawn_lines = text.lines().count();
+        if let Some(p) = &self.html {
+            // A failed rewrite keeps the last page and says why; the next round tries again.
+            if let Err(e) = write_html(p, &board) {
+                eprint(&format!("trainlab: {e}\n"));
+            }
+        }
+    }
+}

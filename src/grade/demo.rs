@@ -1,0 +1,269 @@
+//! The embedded demo room (`grade --demo`): eight learners at different stages of every
+//! gradable lab, built from what the binary already carries, so a new lab joins the demo by
+//! itself:
+//! - *not started*: nothing; *started*: the lab's `starter/`; *draft*: the starter plus the
+//!   draft `start` writes; *solution*: the starter plus `solution/` as applied, before the
+//!   cluster has done anything with it;
+//! - *demo*: the embedded single-learner demo state (`check --demo`), status and pods included,
+//!   where it covers the lab (else *solution*).
+//!
+//! Each learner's objects move to the learner's namespace (`{learner}-{lab}`); cluster-scoped
+//! objects the lab asks for (those of `solution/`, e.g. the NodePool) get the learner prefix,
+//! shared fixtures (the EC2NodeClass) stay once; uids are made unique per learner.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use super::room::{shared_target, Template};
+use crate::catalog::LabBundle;
+use crate::observe::{kinds, parse_text, sources, Obj, Observed, Origin, SourceKind};
+use crate::Error;
+
+/// The demo room's learners, in row order.
+pub const LEARNERS: [&str; 8] = ["aiko", "ben", "chloe", "dev", "emi", "femi", "gus", "hana"];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Stage {
+    NotStarted,
+    Started,
+    Draft,
+    Solution,
+    Demo,
+}
+
+/// Where each demo learner is in lab `j` of `n`.
+fn stage(learner: usize, j: usize, n: usize) -> Stage {
+    use Stage::*;
+    match learner {
+        0 => Demo,
+        1 => Solution,
+        2 if j.is_multiple_of(2) => Demo,
+        2 => Solution,
+        3 => Draft,
+        4 if j < n.div_ceil(2) => Solution,
+        4 => Draft,
+        5 => Started,
+        6 if j.is_multiple_of(2) => Draft,
+        6 => Started,
+        _ => NotStarted,
+    }
+}
+
+/// The demo room's objects for `labs`: nodes, then each learner's labs.
+pub fn observed(labs: &[&LabBundle]) -> Result<Observed, Error> {
+    let demo = sources::demo()?;
+    let demo_objs: Vec<&Obj> = demo.objects();
+    let template = Template::default();
+    let mut out: Vec<Obj> = demo_objs
+        .iter()
+        .filter(|o| o.kind() == "Node")
+        .map(|o| (*o).clone())
+        .collect();
+    let mut shared: HashSet<(String, String)> = HashSet::new();
+    for (i, learner) in LEARNERS.iter().enumerate() {
+        for (j, b) in labs.iter().enumerate() {
+            let lab = &b.lab.id;
+            let from_demo = demo_state(&demo_objs, lab);
+            let stage = match stage(i, j, labs.len()) {
+                Stage::Demo if from_demo.is_empty() => Stage::Solution,
+                s => s,
+            };
+            let mut objs = match stage {
+                Stage::NotStarted => Vec::new(),
+                Stage::Started => files(b, "starter")?,
+                Stage::Draft => {
+                    let mut v = files(b, "starter")?;
+                    if let Some(d) = b.lab.task.as_ref().and_then(|t| t.draft.as_deref()) {
+                        if let Some(text) = b.files.get(d) {
+                            v.extend(parse_text(text, &b.path_of(d))?);
+                        }
+                    }
+                    v
+                }
+                Stage::Solution => {
+                    let mut v = files(b, "starter")?;
+                    v.extend(files(b, "solution")?);
+                    v
+                }
+                Stage::Demo => from_demo,
+            };
+            let asked = asked_for(b)?;
+            let target = shared_target(&template, learner, lab);
+            for o in move_to(
+                &mut objs,
+                learner,
+                lab,
+                &target.namespace,
+                &target.name_prefix,
+                &asked,
+            ) {
+                // A shared fixture (cluster-scoped, not asked for) exists once in the room.
+                if o.namespace().is_none()
+                    && o.kind() != "Namespace"
+                    && !shared.insert((o.kind().to_string(), o.name().to_string()))
+                {
+                    continue;
+                }
+                out.push(o);
+            }
+        }
+    }
+    Ok(Observed::offline(
+        SourceKind::Demo,
+        format!("embedded demo room ({} learners)", LEARNERS.len()),
+        out,
+    ))
+}
+
+/// The objects of the lab's files under `folder`.
+fn files(b: &LabBundle, folder: &str) -> Result<Vec<Obj>, Error> {
+    let mut v = Vec::new();
+    for (path, text) in b.files_under(folder) {
+        v.extend(parse_text(text, &b.path_of(path))?);
+    }
+    Ok(v)
+}
+
+/// The single-learner demo state of a lab: objects in its namespace, and the cluster-scoped
+/// objects of its demo file (`demo/NN-<lab>.yaml`).
+fn demo_state(objs: &[&Obj], lab: &str) -> Vec<Obj> {
+    let ns = format!("trainlab-{lab}");
+    let file = format!("-{lab}.");
+    objs.iter()
+        .filter(|o| o.kind() != "Node")
+        .filter(|o| {
+            o.namespace() == Some(ns.as_str())
+                || (o.kind() == "Namespace" && o.name() == ns)
+                || (o.namespace().is_none()
+                    && matches!(&o.origin, Origin::File { path, .. } if path.contains(&file)))
+        })
+        .map(|o| (*o).clone())
+        .collect()
+}
+
+/// (kind, name) of the cluster-scoped objects the lab's solution creates: those a workshop
+/// prefixes with the learner's name.
+fn asked_for(b: &LabBundle) -> Result<BTreeSet<(String, String)>, Error> {
+    Ok(files(b, "solution")?
+        .iter()
+        .filter(|o| o.kind() != "Namespace" && !is_namespaced(o))
+        .map(|o| (o.kind().to_string(), o.name().to_string()))
+        .collect())
+}
+
+fn is_namespaced(o: &Obj) -> bool {
+    if o.namespace().is_some() {
+        return true;
+    }
+    kinds::ALL
+        .iter()
+        .find(|k| k.matches(o.api_version(), o.kind()))
+        .is_some_and(|k| k.namespaced)
+}
+
+/// Moves one learner's lab objects from the lab's own namespace into the learner's: namespace
+/// strings, the names of the cluster-scoped objects the lab asks for (and references to them),
+/// and uids (so owner references stay within the learner).
+fn move_to(
+    objs: &mut [Obj],
+    learner: &str,
+    lab: &str,
+    namespace: &str,
+    prefix: &str,
+    asked: &BTreeSet<(String, String)>,
+) -> Vec<Obj> {
+    let default_ns = format!("trainlab-{lab}");
+    let mut renames: HashMap<String, String> = HashMap::new();
+    for o in objs.iter() {
+        if let Some(uid) = o.uid() {
+            renames.insert(uid.to_string(), derived_uid(learner, uid));
+        }
+        if asked.contains(&(o.kind().to_string(), o.name().to_string())) {
+            renames.insert(o.name().to_string(), format!("{prefix}{}", o.name()));
+        }
+    }
+    objs.iter_mut()
+        .map(|o| {
+            if is_namespaced(o) && o.namespace().is_none() {
+                o.value["metadata"]["namespace"] = Value::String(default_ns.clone());
+            }
+            rewrite(&mut o.value, &default_ns, namespace, &renames);
+            let origin = match &o.origin {
+                Origin::File { path, doc, item } => Origin::File {
+                    path: format!("demo room: {learner}, {path}"),
+                    doc: *doc,
+                    item: *item,
+                },
+                Origin::Live => Origin::Live,
+            };
+            Obj {
+                value: o.value.clone(),
+                origin,
+            }
+        })
+        .collect()
+}
+
+fn rewrite(v: &mut Value, from_ns: &str, to_ns: &str, renames: &HashMap<String, String>) {
+    match v {
+        Value::String(s) => {
+            if let Some(new) = renames.get(s.as_str()) {
+                *s = new.clone();
+            } else if s.contains(from_ns) {
+                *s = s.replace(from_ns, to_ns);
+            }
+        }
+        Value::Array(items) => {
+            for i in items {
+                rewrite(i, from_ns, to_ns, renames);
+            }
+        }
+        Value::Object(map) => {
+            // Label and annotation keys stay; only values move.
+            for (_, val) in map.iter_mut() {
+                rewrite(val, from_ns, to_ns, renames);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A uid unique to the learner, stable across runs, in the UUID text form.
+fn derived_uid(learner: &str, uid: &str) -> String {
+    let h = Sha256::digest(format!("{learner}/{uid}").as_bytes());
+    let x: String = h.iter().take(16).map(|b| format!("{b:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &x[0..8],
+        &x[8..12],
+        &x[12..16],
+        &x[16..20],
+        &x[20..32]
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn learners_are_at_different_stages() {
+        let n = 6;
+        let rows: Vec<Vec<Stage>> = (0..LEARNERS.len())
+            .map(|i| (0..n).map(|j| stage(i, j, n)).collect())
+            .collect();
+        let distinct: HashSet<&Vec<Stage>> = rows.iter().collect();
+        assert_eq!(distinct.len(), LEARNERS.len(), "{rows:?}");
+    }
+
+    #[test]
+    fn derived_uids_differ_per_learner_and_keep_the_uuid_form() {
+        let a = derived_uid("aiko", "u-1");
+        assert_ne!(a, derived_uid("ben", "u-1"));
+        assert_eq!(a, derived_uid("aiko", "u-1"));
+        assert_eq!(a.len(), 36);
+        assert_eq!(a.matches('-').count(), 4);
+    }
+}

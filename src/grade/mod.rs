@@ -1,0 +1,818 @@
+//! Workshop grading: many learners at once. A [`Room`] is the labs to grade and who is in the
+//! room — named learners or learners found from labelled namespaces on one shared cluster, one
+//! cluster per learner (`--contexts`), or the embedded demo room. [`run`] grades it once or
+//! until Ctrl-C (`--watch`), and [`Scoreboard`] is the graded room in one language, which every
+//! room output renders.
+//!
+//! On a shared cluster the room costs about one LIST per distinct kind plus discovery, however
+//! many learners it has ([`read`]); one cluster per learner runs the usual grading path for each
+//! cluster, a few clusters at a time, and a cluster that fails only fails its learner's row.
+
+mod board;
+mod demo;
+pub mod rbac;
+mod read;
+mod room;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::time::{Duration, SystemTime};
+
+use futures::stream::{self, StreamExt};
+
+pub use board::{Cell, CheckRef, Column, Failing, Mark, Row, Scoreboard, ROOM_SCHEMA_VERSION};
+pub use demo::LEARNERS as DEMO_LEARNERS;
+pub use read::{filter, merge, PerNamespace, RoomReads, SECRETS_WITHHELD};
+pub use room::{
+    check_learner, is_dns_label, own_cluster_target, parse_learners, shared_target, Template,
+    DEFAULT_TEMPLATE,
+};
+
+use crate::catalog::{Catalog, Lab, LabBundle};
+use crate::cluster::{connect, gather, Conn, ConnectOpts, Discovery};
+use crate::exit::ExitCode;
+use crate::facts::capabilities::{self, Capabilities, Capability, Evidence};
+use crate::facts::{NodeFacts, Profile};
+use crate::observe::{kinds, Obj, Observed, Query, SourceKind, Unavailable};
+use crate::plan::{self, Item, Plan, Repeat, Request, Source};
+use crate::verify::{self, LabResult, Outcome, Reason, Status, Verifier};
+use crate::Error;
+
+/// Who is in the room.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Learners {
+    /// Named learners on one shared cluster (`--learners a,b,c`).
+    Named(Vec<String>),
+    /// Learners found on one shared cluster from the namespaces this label selector picks
+    /// (`--learners-from-namespaces LABEL=VALUE`), read back through the namespace template.
+    FromNamespaces(String),
+    /// One cluster per learner: kube contexts, each learner named after their context.
+    Contexts(Vec<String>),
+    /// The embedded demo room.
+    Demo,
+}
+
+/// What the user asked for, before validation.
+#[derive(Debug, Clone)]
+pub struct RoomRequest {
+    /// Labs to grade; none means every gradable lab.
+    pub labs: Vec<String>,
+    pub all: bool,
+    pub learners: Learners,
+    /// `--namespace-template` (shared clusters only).
+    pub template: Option<String>,
+    /// The shared cluster, or the kubeconfig holding every learner's context.
+    pub connect: ConnectOpts,
+    pub params: Vec<(String, String)>,
+    pub profile: Option<Profile>,
+    /// Clusters graded at once with `--contexts`.
+    pub concurrency: usize,
+}
+
+/// A validated room.
+pub struct Room<'c> {
+    /// The labs, in catalog order, with their verifiers.
+    pub labs: Vec<(&'c LabBundle, &'static dyn Verifier)>,
+    pub learners: Learners,
+    pub template: Template,
+    pub connect: ConnectOpts,
+    pub params: BTreeMap<String, String>,
+    pub profile: Option<Profile>,
+    pub concurrency: usize,
+}
+
+impl<'c> Room<'c> {
+    /// Validates a request: the labs and parameters as `check` does, learner names, contexts
+    /// and the namespace template.
+    pub fn resolve(catalog: &'c Catalog, req: RoomRequest) -> Result<Room<'c>, Error> {
+        let all = req.all || req.labs.is_empty();
+        // Labs and --param are validated exactly as for `check` (the source does not matter).
+        let plan = Plan::resolve(
+            catalog,
+            Request {
+                labs: if all { Vec::new() } else { req.labs.clone() },
+                all,
+                source: Source::Demo,
+                namespace: None,
+                params: req.params.clone(),
+                profile: req.profile,
+                repeat: Repeat::Once,
+            },
+        )?;
+        let template = match (&req.learners, &req.template) {
+            (Learners::Contexts(_), Some(_)) => {
+                return Err(Error::Usage(
+                    "--namespace-template is for a shared cluster; with --contexts each learner's labs live in their own cluster's usual namespaces".into(),
+                ))
+            }
+            (Learners::Demo, Some(_)) => {
+                return Err(Error::Usage(
+                    "--namespace-template does not apply to --demo".into(),
+                ))
+            }
+            (_, Some(t)) => Template::parse(t)?,
+            (_, None) => Template::default(),
+        };
+        match &req.learners {
+            Learners::Named(names) => {
+                for n in names {
+                    check_learner(n)?;
+                }
+                for item in &plan.items {
+                    for n in names {
+                        let ns = template.namespace(n, &item.bundle.lab.id);
+                        if !is_dns_label(&ns) {
+                            return Err(Error::Usage(format!(
+                                "learner `{n}`, lab {}: the namespace `{ns}` is not a valid namespace name (at most 63 characters); use shorter learner names or --namespace-template",
+                                item.bundle.lab.id
+                            )));
+                        }
+                    }
+                }
+                let unique: HashSet<&String> = names.iter().collect();
+                if unique.len() != names.len() || names.is_empty() {
+                    return Err(Error::Usage(
+                        "--learners must name each learner once".into(),
+                    ));
+                }
+            }
+            Learners::FromNamespaces(selector) => {
+                if selector.trim().is_empty() {
+                    return Err(Error::Usage(
+                        "--learners-from-namespaces needs a label selector such as trainlab.dev/workshop=gpu-101".into(),
+                    ));
+                }
+            }
+            Learners::Contexts(ctxs) => {
+                let unique: HashSet<&String> = ctxs.iter().collect();
+                if ctxs.is_empty() || unique.len() != ctxs.len() {
+                    return Err(Error::Usage(
+                        "--contexts must name each context once".into(),
+                    ));
+                }
+            }
+            Learners::Demo => {}
+        }
+        if req.concurrency == 0 {
+            return Err(Error::Usage("--concurrency must be at least 1".into()));
+        }
+        Ok(Room {
+            labs: plan.items.iter().map(|i| (i.bundle, i.verifier)).collect(),
+            learners: req.learners,
+            template,
+            connect: req.connect,
+            params: plan.params,
+            profile: req.profile,
+            concurrency: req.concurrency,
+        })
+    }
+
+    /// The run plan of a room on one shared cluster (or the demo): every learner × lab, in
+    /// learner order, each lab in the learner's templated namespace.
+    pub fn shared_plan(&self, learners: &[String], source: Source) -> Plan<'c> {
+        let items = learners
+            .iter()
+            .flat_map(|l| {
+                self.labs.iter().map(move |(b, v)| Item {
+                    bundle: b,
+                    verifier: *v,
+                    target: shared_target(&self.template, l, &b.lab.id),
+                })
+            })
+            .collect();
+        Plan {
+            items,
+            source,
+            params: self.params.clone(),
+            profile: self.profile,
+            repeat: Repeat::Once,
+        }
+    }
+
+    /// The learners whose namespaces (by the template) are among `namespaces`, sorted.
+    pub fn learners_from(&self, namespaces: &[&str]) -> Vec<String> {
+        let mut found = BTreeSet::new();
+        for ns in namespaces {
+            for (b, _) in &self.labs {
+                if let Some(l) = self.template.learner_of(ns, &b.lab.id) {
+                    found.insert(l);
+                }
+            }
+        }
+        found.into_iter().collect()
+    }
+
+    fn template_text(&self) -> Option<String> {
+        match self.learners {
+            Learners::Contexts(_) => None,
+            _ => Some(self.template.as_str().to_string()),
+        }
+    }
+}
+
+/// One learner's graded labs, or why their cluster could not be graded at all.
+#[derive(Debug, Clone)]
+pub struct LearnerResult {
+    pub name: String,
+    pub context: Option<String>,
+    pub results: Result<Vec<LabResult>, String>,
+}
+
+/// Something the room should know about how it was read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RoomNote {
+    /// A kind forbidden at cluster scope, read per namespace instead.
+    PerNamespace(PerNamespace),
+    /// Checks skipped because room grading reads no Secrets (`lab/check` ids).
+    SecretsWithheld { checks: Vec<String> },
+    /// `--learners-from-namespaces` found nobody (in watch mode; once, it is an error).
+    NoLearners { selector: String, template: String },
+}
+
+/// A graded room.
+#[derive(Debug, Clone)]
+pub struct RoomResult {
+    pub labs: Vec<Lab>,
+    pub learners: Vec<LearnerResult>,
+    pub source: SourceKind,
+    pub source_detail: String,
+    /// The namespace template (shared clusters and the demo).
+    pub template: Option<String>,
+    pub notes: Vec<RoomNote>,
+    pub graded_at: SystemTime,
+}
+
+impl RoomResult {
+    /// Every graded lab of every learner.
+    pub fn results(&self) -> impl Iterator<Item = &LabResult> {
+        self.learners
+            .iter()
+            .filter_map(|l| l.results.as_ref().ok())
+            .flatten()
+    }
+}
+
+/// What a room run tells its caller while it works. Every method has a quiet default.
+pub trait RoomProgress {
+    fn connected(&mut self, _describe: &str) {}
+    /// Reading `reads` merged queries from the shared cluster.
+    fn reading(&mut self, _reads: usize) {}
+    fn read_done(&mut self) {}
+    /// Grading `learners` learners (clusters, with `--contexts`).
+    fn grading(&mut self, _learners: usize) {}
+    fn learner_done(&mut self, _learner: &str) {}
+    /// A round ended; in watch mode this is where the room is shown.
+    fn graded(&mut self, _room: &RoomResult) {}
+}
+
+/// A [`RoomProgress`] that shows nothing.
+pub struct Quiet;
+impl RoomProgress for Quiet {}
+
+enum Session {
+    Shared(Box<(Conn, Discovery)>),
+    Contexts,
+    Demo,
+}
+
+/// Grades the room once, or (`watch`) every interval until Ctrl-C; returns the last round.
+pub async fn run(
+    room: &Room<'_>,
+    watch: Option<Duration>,
+    progress: &mut dyn RoomProgress,
+) -> Result<RoomResult, Error> {
+    if watch.is_some() && room.learners == Learners::Demo {
+        return Err(Error::Usage(
+            "--watch re-reads clusters; the demo room never changes: drop --watch".into(),
+        ));
+    }
+    let session = match &room.learners {
+        Learners::Named(_) | Learners::FromNamespaces(_) => {
+            let conn = connect(&room.connect).await?;
+            progress.connected(&conn.describe());
+            Session::Shared(Box::new((conn, Discovery::new())))
+        }
+        Learners::Contexts(_) => Session::Contexts,
+        Learners::Demo => Session::Demo,
+    };
+    loop {
+        let result = match &session {
+            Session::Shared(s) => {
+                let (conn, discovery) = &**s;
+                shared_round(room, conn, discovery, watch.is_some(), progress).await?
+            }
+            Session::Contexts => contexts_round(room, progress).await,
+            Session::Demo => demo_round(room, progress)?,
+        };
+        progress.graded(&result);
+        let Some(every) = watch else {
+            return Ok(result);
+        };
+        tokio::select! {
+            _ = tokio::time::sleep(every) => {}
+            _ = tokio::signal::ctrl_c() => return Ok(result),
+        }
+    }
+}
+
+/// The queries that tell whether the capabilities' controllers run: one Deployment by name
+/// each, merged with the room's other Deployment reads into one LIST.
+fn controller_queries(wanted: &[&'static Capability]) -> Vec<Query> {
+    wanted
+        .iter()
+        .flat_map(|c| c.controllers.iter())
+        .map(|n| Query::cluster(&kinds::DEPLOYMENTS).named(n))
+        .collect()
+}
+
+async fn shared_round(
+    room: &Room<'_>,
+    conn: &Conn,
+    discovery: &Discovery,
+    watching: bool,
+    progress: &mut dyn RoomProgress,
+) -> Result<RoomResult, Error> {
+    let mut notes = Vec::new();
+    let learners = match &room.learners {
+        Learners::Named(names) => names.clone(),
+        Learners::FromNamespaces(selector) => {
+            let q = Query::cluster(&kinds::NAMESPACES).with_selector(selector);
+            let obs = gather(conn, discovery, std::slice::from_ref(&q)).await?;
+            let nss = obs.list(&q).map_err(|why| {
+                Error::Environment(format!(
+                    "cannot list the namespaces labelled {selector}: {why}"
+                ))
+            })?;
+            let names: Vec<&str> = nss.iter().map(|o| o.name()).collect();
+            let found = room.learners_from(&names);
+            if found.is_empty() {
+                let note = RoomNote::NoLearners {
+                    selector: selector.clone(),
+                    template: room.template.as_str().to_string(),
+                };
+                if !watching {
+                    return Err(Error::Environment(format!(
+                        "{} ({} namespace(s) carry the label); label each learner's namespaces (`kubectl label namespace alice-volcano-gang {selector}`) or give --namespace-template",
+                        note.text(crate::catalog::Lang::En),
+                        names.len()
+                    )));
+                }
+                notes.push(note);
+            }
+            found
+        }
+        // `run` opens a shared session for these two only.
+        Learners::Contexts(_) | Learners::Demo => Vec::new(),
+    };
+    let plan = room.shared_plan(&learners, Source::Live(room.connect.clone()));
+    let wanted = plan.wanted_capabilities();
+    let mut queries = plan.queries();
+    queries.extend(controller_queries(&wanted));
+    progress.reading(merge(&queries).len());
+    let reads = RoomReads::gather(conn, discovery, &queries).await;
+    progress.read_done();
+    let reads = reads?;
+    notes.extend(
+        reads
+            .per_namespace
+            .iter()
+            .cloned()
+            .map(RoomNote::PerNamespace),
+    );
+
+    let nodes = reads
+        .answer(&Query::cluster(&kinds::NODES))
+        .unwrap_or_default();
+    let node_refs: Vec<&Obj> = nodes.iter().collect();
+    let profile = room.profile.or_else(|| Profile::detect(&node_refs));
+    let facts = NodeFacts::all(&node_refs)?;
+    let caps = detect(conn, discovery, &wanted, &reads, &facts, profile).await;
+
+    progress.grading(learners.len());
+    let per = room.labs.len().max(1);
+    let mut out = Vec::with_capacity(learners.len());
+    // Learners are judged a batch at a time from one observation holding the batch's answers:
+    // a batch's own objects are copied once, and objects every learner reads (nodes, the
+    // room's NodePools) once per batch rather than once per learner.
+    for (names, batch) in learners.chunks(BATCH).zip(plan.items.chunks(per * BATCH)) {
+        let mut seen = HashSet::new();
+        let queries: Vec<Query> = batch
+            .iter()
+            .flat_map(|i| verify::queries(i.verifier, &i.target))
+            .filter(|q| seen.insert(q.clone()))
+            .collect();
+        let obs = reads.observed(&queries);
+        for (l, items) in names.iter().zip(batch.chunks(per)) {
+            let mut results = Vec::with_capacity(items.len());
+            for item in items {
+                let mut target = item.target.clone();
+                target.context = Some(conn.context.clone());
+                let mut r = verify::run(
+                    item.bundle,
+                    item.verifier,
+                    &obs,
+                    &target,
+                    &plan.params,
+                    plan.profile,
+                    Some(&caps),
+                )?;
+                slim(&mut r.lab);
+                results.push(r);
+            }
+            out.push(LearnerResult {
+                name: l.clone(),
+                context: Some(conn.context.clone()),
+                results: Ok(results),
+            });
+            progress.learner_done(l);
+        }
+    }
+    Ok(finish(room, out, SourceKind::Live, conn.describe(), notes))
+}
+
+/// Learners judged from one observation (see `shared_round`).
+const BATCH: usize = 20;
+
+/// Capability detection for the room from what the room already read: CRDs through (cached)
+/// discovery, controller Deployments from the room's one Deployment LIST, devices from the
+/// nodes. The same rules as `profile::detect` (`facts::capabilities::detect`), without its
+/// one LIST per controller.
+async fn detect(
+    conn: &Conn,
+    discovery: &Discovery,
+    wanted: &[&'static Capability],
+    reads: &RoomReads,
+    nodes: &[NodeFacts],
+    profile: Option<Profile>,
+) -> Capabilities {
+    let mut served: HashMap<&'static str, Result<bool, String>> = HashMap::new();
+    for cap in wanted {
+        for k in cap.kinds {
+            let key = k.crd.unwrap_or(k.plural);
+            if served.contains_key(key) {
+                continue;
+            }
+            let r = match discovery.resolve(conn, k).await {
+                Ok(_) => Ok(true),
+                Err(Unavailable::NotServed { .. }) => Ok(false),
+                Err(why) => Err(why.to_string()),
+            };
+            served.insert(key, r);
+        }
+    }
+    let mut available: HashMap<&str, Result<bool, String>> = HashMap::new();
+    for n in wanted.iter().flat_map(|c| c.controllers.iter()) {
+        let q = Query::cluster(&kinds::DEPLOYMENTS).named(n);
+        let r = match reads.answer(&q) {
+            // A controller runs when its Deployment has an available replica.
+            Ok(deps) => Ok(deps.iter().any(|d| {
+                d.name() == *n && d.value["status"]["availableReplicas"].as_i64().unwrap_or(0) > 0
+            })),
+            Err(why) => Err(format!("cannot tell whether {n} runs: {why}")),
+        };
+        available.insert(n, r);
+    }
+    let served_fn = |k: &crate::observe::ResourceKind| {
+        served
+            .get(k.crd.unwrap_or(k.plural))
+            .cloned()
+            .unwrap_or(Ok(false))
+    };
+    let deploy_fn = |n: &str| available.get(n).cloned().unwrap_or(Ok(false));
+    let ev = Evidence {
+        served: &served_fn,
+        deployment_available: &deploy_fn,
+        nodes,
+        profile,
+    };
+    wanted
+        .iter()
+        .map(|c| (c.name, capabilities::detect(c, &ev)))
+        .collect()
+}
+
+/// One cluster per learner: the usual grading path for each context, `concurrency` at a time;
+/// a cluster that fails fails only its learner's row.
+async fn contexts_round(room: &Room<'_>, progress: &mut dyn RoomProgress) -> RoomResult {
+    let Learners::Contexts(contexts) = &room.learners else {
+        return finish(
+            room,
+            Vec::new(),
+            SourceKind::Live,
+            String::new(),
+            Vec::new(),
+        );
+    };
+    progress.grading(contexts.len());
+    let jobs = contexts.iter().map(|ctx| async move {
+        let r = grade_cluster(room, ctx).await;
+        (ctx.clone(), r)
+    });
+    let mut s = stream::iter(jobs).buffer_unordered(room.concurrency);
+    let mut done: HashMap<String, Result<Vec<LabResult>, String>> = HashMap::new();
+    while let Some((ctx, r)) = s.next().await {
+        progress.learner_done(&ctx);
+        done.insert(ctx, r.map_err(|e| e.to_string()));
+    }
+    let learners = contexts
+        .iter()
+        .map(|ctx| LearnerResult {
+            name: ctx.clone(),
+            context: Some(ctx.clone()),
+            results: done
+                .remove(ctx)
+                .unwrap_or_else(|| Err("not graded".to_string())),
+        })
+        .collect();
+    let detail = format!("{} cluster(s), one per learner", contexts.len());
+    finish(room, learners, SourceKind::Live, detail, Vec::new())
+}
+
+async fn grade_cluster(room: &Room<'_>, ctx: &str) -> Result<Vec<LabResult>, Error> {
+    let mut opts = room.connect.clone();
+    opts.context = Some(ctx.to_string());
+    let plan = Plan {
+        items: room
+            .labs
+            .iter()
+            .map(|(b, v)| Item {
+                bundle: b,
+                verifier: *v,
+                target: own_cluster_target(ctx, &b.lab.id),
+            })
+            .collect(),
+        source: Source::Live(opts),
+        params: room.params.clone(),
+        profile: room.profile,
+        repeat: Repeat::Once,
+    };
+    plan::run(&plan, &mut plan::Quiet).await
+}
+
+/// The embedded demo room, graded like a snapshot of a shared kind cluster.
+fn demo_round(room: &Room<'_>, progress: &mut dyn RoomProgress) -> Result<RoomResult, Error> {
+    let bundles: Vec<&LabBundle> = room.labs.iter().map(|(b, _)| *b).collect();
+    let learners: Vec<String> = DEMO_LEARNERS.iter().map(|s| s.to_string()).collect();
+    let plan = room.shared_plan(&learners, Source::Demo);
+    let obs: Observed = demo::observed(&bundles)?.planned(plan.queries());
+    let caps = plan.offline_capabilities(&obs);
+    progress.grading(learners.len());
+    let per = room.labs.len().max(1);
+    let mut out = Vec::new();
+    for (l, items) in learners.iter().zip(plan.items.chunks(per)) {
+        let mut results = Vec::new();
+        for item in items {
+            results.push(verify::run(
+                item.bundle,
+                item.verifier,
+                &obs,
+                &item.target,
+                &plan.params,
+                plan.profile,
+                caps.as_ref(),
+            )?);
+        }
+        out.push(LearnerResult {
+            name: l.clone(),
+            context: None,
+            results: Ok(results),
+        });
+        progress.learner_done(l);
+    }
+    let detail = obs.detail.clone();
+    Ok(finish(room, out, SourceKind::Demo, detail, Vec::new()))
+}
+
+/// A room keeps hundreds of graded labs, each with its own copy of the lab. Reports use a
+/// lab's checks and texts, never its quiz, notes or task: those are dropped from the copies
+/// (the room's `labs` keep them whole).
+fn slim(lab: &mut Lab) {
+    let empty = || crate::catalog::Text {
+        ja: String::new(),
+        en: String::new(),
+    };
+    lab.quiz.question = empty();
+    lab.quiz.explanation = empty();
+    for c in [
+        &mut lab.quiz.choices.a,
+        &mut lab.quiz.choices.b,
+        &mut lab.quiz.choices.c,
+        &mut lab.quiz.choices.d,
+    ] {
+        *c = empty();
+    }
+    lab.notes = Vec::new();
+    lab.task = None;
+}
+
+/// Room-wide policies applied to the graded labs, and the room's result.
+fn finish(
+    room: &Room<'_>,
+    mut learners: Vec<LearnerResult>,
+    source: SourceKind,
+    source_detail: String,
+    mut notes: Vec<RoomNote>,
+) -> RoomResult {
+    let mut withheld = BTreeSet::new();
+    for l in &mut learners {
+        if let Ok(results) = &mut l.results {
+            for r in results.iter_mut() {
+                slim(&mut r.lab);
+                for c in withhold_secrets(r) {
+                    withheld.insert(format!("{}/{c}", r.lab.id));
+                }
+            }
+        }
+    }
+    if !withheld.is_empty() {
+        notes.push(RoomNote::SecretsWithheld {
+            checks: withheld.into_iter().collect(),
+        });
+    }
+    RoomResult {
+        labs: room.labs.iter().map(|(b, _)| b.lab.clone()).collect(),
+        learners,
+        source,
+        source_detail,
+        template: room.template_text(),
+        notes,
+        graded_at: SystemTime::now(),
+    }
+}
+
+/// A check that errored only because room grading withholds Secrets is skipped instead, with
+/// that reason: it is neither the learner's fault nor a broken environment. Returns the checks.
+pub fn withhold_secrets(r: &mut LabResult) -> Vec<String> {
+    let mut changed = Vec::new();
+    for o in &mut r.outcomes {
+        let withheld = o.status == Status::Error
+            && matches!(
+                &o.reason,
+                Some(Reason::Unavailable(Unavailable::Forbidden { message, .. }))
+                    if message == SECRETS_WITHHELD
+            );
+        if withheld {
+            *o = Outcome::skipped(&o.check, Reason::Cluster(SECRETS_SKIP_REASON.to_string()));
+            changed.push(o.check.clone());
+        }
+    }
+    changed
+}
+
+/// The reason a Secret check is skipped in a room.
+pub const SECRETS_SKIP_REASON: &str = "workshop grading reads no Secrets: RBAC cannot grant metadata-only reads, so the grader's role has no permission on Secrets; the learner's own `trainlab check` reads Secret metadata only";
+
+/// The exit code of a graded room: it is about grading, not about the learners' scores —
+/// 3 when any learner's cluster could not be read or the environment kept a lab from being
+/// fully graded, else 0.
+pub fn exit_code(room: &RoomResult) -> ExitCode {
+    let incomplete = room.learners.iter().any(|l| l.results.is_err())
+        || room.results().any(LabResult::environment_incomplete);
+    if incomplete {
+        ExitCode::Environment
+    } else {
+        ExitCode::Ok
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn catalog() -> Catalog {
+        Catalog::embedded().unwrap()
+    }
+
+    fn request(learners: Learners) -> RoomRequest {
+        RoomRequest {
+            labs: Vec::new(),
+            all: false,
+            learners,
+            template: None,
+            connect: ConnectOpts::default(),
+            params: Vec::new(),
+            profile: None,
+            concurrency: 4,
+        }
+    }
+
+    #[test]
+    fn no_lab_named_means_every_gradable_lab_from_the_registry() {
+        let c = catalog();
+        let room = Room::resolve(&c, request(Learners::Named(vec!["a".into()]))).unwrap();
+        let ids: Vec<&str> = room.labs.iter().map(|(b, _)| b.lab.id.as_str()).collect();
+        let registered: Vec<&str> = verify::VERIFIERS
+            .iter()
+            .map(|v| v.lab_id())
+            .filter(|id| c.find(id).is_some_and(|b| plan::is_gradable(&b.lab)))
+            .collect();
+        let mut a = ids.clone();
+        let mut b = registered.clone();
+        a.sort_unstable();
+        b.sort_unstable();
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn bad_rooms_are_usage_errors() {
+        let c = catalog();
+        let mut r = request(Learners::Contexts(vec!["x".into()]));
+        r.template = Some("{learner}".into());
+        assert!(matches!(Room::resolve(&c, r), Err(Error::Usage(_))));
+        let r = request(Learners::Contexts(vec!["x".into(), "x".into()]));
+        assert!(matches!(Room::resolve(&c, r), Err(Error::Usage(_))));
+        let mut r = request(Learners::Named(vec!["a".into()]));
+        r.concurrency = 0;
+        assert!(matches!(Room::resolve(&c, r), Err(Error::Usage(_))));
+        let long = "l".repeat(60);
+        let e = Room::resolve(&c, request(Learners::Named(vec![long])))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("not a valid namespace name"), "{e}");
+        let mut r = request(Learners::Named(vec!["a".into()]));
+        r.labs = vec!["no-such-lab".into()];
+        assert!(Room::resolve(&c, r).is_err());
+    }
+
+    #[test]
+    fn learners_are_read_back_from_namespaces_through_the_template() {
+        let c = catalog();
+        let room = Room::resolve(&c, request(Learners::FromNamespaces("x=y".into()))).unwrap();
+        let lab = &room.labs[0].0.lab.id;
+        let names = [
+            format!("alice-{lab}"),
+            format!("bob-{lab}"),
+            "kube-system".to_string(),
+            format!("alice-{}", room.labs[room.labs.len() - 1].0.lab.id),
+        ];
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        assert_eq!(room.learners_from(&refs), ["alice", "bob"]);
+    }
+
+    #[test]
+    fn the_demo_room_has_eight_learners_at_different_stages() {
+        let c = catalog();
+        let room = Room::resolve(&c, request(Learners::Demo)).unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let result = rt.block_on(run(&room, None, &mut Quiet)).unwrap();
+        assert_eq!(result.learners.len(), 8);
+        let board = Scoreboard::new(&result, crate::catalog::Lang::En);
+        let totals: BTreeSet<String> = board
+            .learners
+            .iter()
+            .map(|r| format!("{:?}", r.score.percent))
+            .collect();
+        assert!(
+            totals.len() >= 5,
+            "different stages, different totals: {totals:?}"
+        );
+        let marks: BTreeSet<&str> = board
+            .learners
+            .iter()
+            .flat_map(|r| r.cells.iter().map(|c| c.mark.as_str()))
+            .collect();
+        for m in ["done", "partial", "not-started"] {
+            assert!(marks.contains(m), "{m} in {marks:?}");
+        }
+        // Nothing in the demo room errors: it is complete state.
+        assert!(!marks.contains("error"), "{marks:?}");
+        assert_eq!(exit_code(&result), ExitCode::Ok);
+    }
+
+    #[test]
+    fn a_withheld_secret_read_is_skipped_with_the_reason_not_errored() {
+        let c = catalog();
+        let b = c.labs.iter().find(|b| plan::is_gradable(&b.lab)).unwrap();
+        let check = b.lab.checks[0].id.clone();
+        let q = Query::new(&kinds::SECRETS, "alice-x");
+        let mut r = LabResult {
+            lab: b.lab.clone(),
+            source: SourceKind::Live,
+            source_detail: String::new(),
+            target: verify::Target::for_lab(&b.lab.id),
+            profile: None,
+            outcomes: vec![Outcome::unavailable(&check, &read::withheld(&q))],
+            advice: Vec::new(),
+        };
+        assert_eq!(r.outcomes[0].status, Status::Error);
+        assert_eq!(withhold_secrets(&mut r), vec![check]);
+        assert_eq!(r.outcomes[0].status, Status::Skipped);
+        assert!(!r.environment_incomplete());
+        // Any other forbidden read stays an error.
+        let mut other = r.clone();
+        other.outcomes = vec![Outcome::unavailable(
+            &b.lab.checks[0].id,
+            &Unavailable::Forbidden {
+                verb: "list".into(),
+                resource: "pods".into(),
+                namespace: None,
+                message: "no".into(),
+            },
+        )];
+        assert!(withhold_secrets(&mut other).is_empty());
+        assert_eq!(other.outcomes[0].status, Status::Error);
+    }
+}

@@ -1,0 +1,331 @@
+//! One read plan for a room on a shared cluster: every learner's queries of one kind are merged
+//! into one cluster-wide LIST, and each learner's queries are answered from it locally (by
+//! namespace, label selector and name). The room costs about one LIST per distinct kind plus
+//! discovery, however many learners it has. Where RBAC forbids a kind at cluster scope, that
+//! kind is read per namespace instead, and the room says so.
+//!
+//! Secrets are never read by room grading: the grader's role grants nothing on Secrets (RBAC
+//! cannot grant metadata-only reads), so a check that needs one is skipped with that reason.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::cluster::{gather, Conn, Discovery};
+use crate::observe::kinds::{self, ResourceKind};
+use crate::observe::{Obj, Observed, Query, ReadResult, Selector, Unavailable};
+use crate::Error;
+
+/// The merged queries: one per kind, at cluster scope. When every query of a kind asks for the
+/// same selector and name, the merged query keeps them (the server filters); otherwise it lists
+/// the kind whole and the answers are filtered locally.
+pub fn merge(queries: &[Query]) -> Vec<Query> {
+    let mut order: Vec<&'static ResourceKind> = Vec::new();
+    let mut groups: HashMap<&'static ResourceKind, Vec<&Query>> = HashMap::new();
+    for q in queries {
+        if is_withheld(q) {
+            continue;
+        }
+        let g = groups.entry(q.kind).or_default();
+        if g.is_empty() {
+            order.push(q.kind);
+        }
+        g.push(q);
+    }
+    order
+        .into_iter()
+        .map(|kind| {
+            let g = &groups[kind];
+            let first = g[0];
+            let same = g
+                .iter()
+                .all(|q| q.selector == first.selector && q.name == first.name);
+            let mut m = Query::cluster(kind);
+            if same {
+                m.selector = first.selector.clone();
+                m.name = first.name.clone();
+            }
+            m
+        })
+        .collect()
+}
+
+/// Room grading never reads Secrets (see the module docs).
+pub fn is_withheld(q: &Query) -> bool {
+    *q.kind == kinds::SECRETS
+}
+
+/// Why a withheld read has no answer. Forbidden by design: the grader's role has no rule for
+/// Secrets; the verdict on the check becomes *skipped* (`super::withhold_secrets`).
+pub fn withheld(q: &Query) -> Unavailable {
+    Unavailable::Forbidden {
+        verb: "list".into(),
+        resource: q.kind.resource_name(),
+        namespace: q.namespace.clone(),
+        message: SECRETS_WITHHELD.into(),
+    }
+}
+
+/// The message of a withheld Secret read.
+pub const SECRETS_WITHHELD: &str = "workshop grading reads no Secrets";
+
+/// A kind that RBAC forbids at cluster scope and was read namespace by namespace instead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PerNamespace {
+    /// `pods`, `jobs.batch`.
+    pub resource: String,
+    /// How many namespaces were read.
+    pub namespaces: usize,
+    /// The API server's refusal of the cluster-wide read.
+    pub message: String,
+}
+
+/// What the room read, merged, and the per-namespace fallbacks.
+pub struct RoomReads {
+    merged: HashMap<&'static ResourceKind, Query>,
+    main: Observed,
+    /// For each merged kind, the positions of its objects per namespace, so answering one
+    /// learner's query looks at that learner's objects only (not the whole room's).
+    by_namespace: HashMap<&'static ResourceKind, HashMap<String, Vec<usize>>>,
+    /// Kinds read per namespace after a cluster-wide 403, answered by their own queries.
+    fallback: Option<Observed>,
+    fallback_kinds: HashSet<&'static ResourceKind>,
+    pub per_namespace: Vec<PerNamespace>,
+    context: String,
+}
+
+impl RoomReads {
+    /// Reads what `queries` need: the merged LISTs, then per namespace for any namespaced kind
+    /// whose cluster-wide LIST was forbidden.
+    pub async fn gather(
+        conn: &Conn,
+        discovery: &Discovery,
+        queries: &[Query],
+    ) -> Result<RoomReads, Error> {
+        let merged = merge(queries);
+        let main = gather(conn, discovery, &merged).await?;
+        let mut fallback_kinds = HashSet::new();
+        let mut per_namespace = Vec::new();
+        let mut retry: Vec<Query> = Vec::new();
+        for m in &merged {
+            let Err(Unavailable::Forbidden { message, .. }) = main.list(m) else {
+                continue;
+            };
+            if !m.kind.namespaced {
+                continue;
+            }
+            let mine: Vec<Query> = dedup(
+                queries
+                    .iter()
+                    .filter(|q| q.kind == m.kind && q.namespace.is_some())
+                    .cloned(),
+            );
+            if mine.is_empty() {
+                continue;
+            }
+            fallback_kinds.insert(m.kind);
+            per_namespace.push(PerNamespace {
+                resource: m.kind.resource_name(),
+                namespaces: mine
+                    .iter()
+                    .filter_map(|q| q.namespace.as_deref())
+                    .collect::<HashSet<_>>()
+                    .len(),
+                message,
+            });
+            retry.extend(mine);
+        }
+        let fallback = if retry.is_empty() {
+            None
+        } else {
+            Some(gather(conn, discovery, &retry).await?)
+        };
+        let by_namespace = merged
+            .iter()
+            .filter(|m| m.kind.namespaced)
+            .filter_map(|m| {
+                let objs = main.list(m).ok()?;
+                let mut idx: HashMap<String, Vec<usize>> = HashMap::new();
+                for (i, o) in objs.iter().enumerate() {
+                    idx.entry(o.namespace().unwrap_or_default().to_string())
+                        .or_default()
+                        .push(i);
+                }
+                Some((m.kind, idx))
+            })
+            .collect();
+        Ok(RoomReads {
+            merged: merged.into_iter().map(|q| (q.kind, q)).collect(),
+            main,
+            by_namespace,
+            fallback,
+            fallback_kinds,
+            per_namespace,
+            context: conn.context.clone(),
+        })
+    }
+
+    /// The answer to one learner's query, as if it had been read on its own.
+    pub fn answer(&self, q: &Query) -> ReadResult {
+        if is_withheld(q) {
+            return Err(withheld(q));
+        }
+        if self.fallback_kinds.contains(q.kind) && q.namespace.is_some() {
+            if let Some(f) = &self.fallback {
+                return f.list(q).map(|objs| objs.into_iter().cloned().collect());
+            }
+        }
+        let Some(m) = self.merged.get(q.kind) else {
+            return Err(Unavailable::Failed {
+                message: format!("internal: {} was not planned for the room", q.describe()),
+            });
+        };
+        let objs = self.main.list(m)?;
+        let mine = match (&q.namespace, self.by_namespace.get(q.kind)) {
+            (Some(ns), Some(idx)) => idx
+                .get(ns)
+                .map(|is| is.iter().map(|&i| objs[i]).collect())
+                .unwrap_or_default(),
+            _ => objs,
+        };
+        Ok(filter(q, mine))
+    }
+
+    /// An observation holding exactly the answers to `queries` (one learner's labs), as a live
+    /// gather of those queries would have produced.
+    pub fn observed(&self, queries: &[Query]) -> Observed {
+        let reads: HashMap<Query, ReadResult> = queries
+            .iter()
+            .map(|q| (q.clone(), self.answer(q)))
+            .collect();
+        Observed::live(self.context.clone(), reads)
+    }
+}
+
+fn dedup(queries: impl Iterator<Item = Query>) -> Vec<Query> {
+    let mut seen = HashSet::new();
+    queries.filter(|q| seen.insert(q.clone())).collect()
+}
+
+/// The objects of a cluster-wide answer that `q` selects.
+pub fn filter(q: &Query, objs: Vec<&Obj>) -> Vec<Obj> {
+    let selector = q.selector.as_deref().map(Selector::parse);
+    objs.into_iter()
+        .filter(|o| {
+            q.namespace
+                .as_deref()
+                .is_none_or(|ns| o.namespace() == Some(ns))
+        })
+        .filter(|o| selector.as_ref().is_none_or(|s| s.matches(o)))
+        .filter(|o| q.name.as_deref().is_none_or(|n| o.name() == n))
+        .cloned()
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::observe::Origin;
+
+    fn obj(kind: &str, ns: Option<&str>, name: &str, labels: serde_json::Value) -> Obj {
+        let mut meta = serde_json::json!({"name": name, "labels": labels});
+        if let Some(ns) = ns {
+            meta["namespace"] = ns.into();
+        }
+        Obj::new(
+            serde_json::json!({"apiVersion": "v1", "kind": kind, "metadata": meta}),
+            Origin::Live,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_room_merges_every_learners_queries_into_one_per_kind() {
+        let queries: Vec<Query> = ["alice", "bob", "carol"]
+            .iter()
+            .flat_map(|l| {
+                [
+                    Query::cluster(&kinds::NODES),
+                    Query::new(&kinds::PODS, &format!("{l}-volcano-gang")),
+                    Query::new(&kinds::PODS, &format!("{l}-efa-nccl")).with_selector("app=x"),
+                    Query::new(&kinds::JOBS, &format!("{l}-efa-nccl")),
+                    Query::new(&kinds::SECRETS, &format!("{l}-efa-nccl")),
+                ]
+            })
+            .chain([
+                Query::cluster(&kinds::DEPLOYMENTS).named("volcano-scheduler"),
+                Query::cluster(&kinds::DEPLOYMENTS).named("mpi-operator"),
+            ])
+            .collect();
+        let m = merge(&queries);
+        assert_eq!(
+            m,
+            [
+                Query::cluster(&kinds::NODES),
+                // Different selectors: listed whole, filtered locally.
+                Query::cluster(&kinds::PODS),
+                Query::cluster(&kinds::JOBS),
+                Query::cluster(&kinds::DEPLOYMENTS),
+            ],
+            "one per kind, cluster-wide; Secrets never"
+        );
+        // One name everywhere: the server filters.
+        let one = merge(&[Query::cluster(&kinds::DEPLOYMENTS).named("karpenter")]);
+        assert_eq!(one[0].name.as_deref(), Some("karpenter"));
+    }
+
+    #[test]
+    fn local_filtering_answers_like_the_server_would() {
+        let all = [
+            obj(
+                "Pod",
+                Some("alice-lab"),
+                "p1",
+                serde_json::json!({"app": "x"}),
+            ),
+            obj(
+                "Pod",
+                Some("alice-lab"),
+                "p2",
+                serde_json::json!({"app": "y"}),
+            ),
+            obj(
+                "Pod",
+                Some("bob-lab"),
+                "p3",
+                serde_json::json!({"app": "x"}),
+            ),
+        ];
+        let refs: Vec<&Obj> = all.iter().collect();
+        let names = |q: &Query| -> Vec<String> {
+            filter(q, refs.clone())
+                .iter()
+                .map(|o| o.name().to_string())
+                .collect()
+        };
+        assert_eq!(names(&Query::new(&kinds::PODS, "alice-lab")), ["p1", "p2"]);
+        assert_eq!(
+            names(&Query::new(&kinds::PODS, "alice-lab").with_selector("app=x")),
+            ["p1"]
+        );
+        assert_eq!(
+            names(&Query::new(&kinds::PODS, "bob-lab").named("p3")),
+            ["p3"]
+        );
+        assert_eq!(names(&Query::cluster(&kinds::PODS)).len(), 3);
+        assert!(names(&Query::new(&kinds::PODS, "carol-lab")).is_empty());
+    }
+
+    #[test]
+    fn secrets_are_withheld_as_forbidden_by_design() {
+        let q = Query::new(&kinds::SECRETS, "alice-lab");
+        assert!(is_withheld(&q));
+        match withheld(&q) {
+            Unavailable::Forbidden {
+                resource, message, ..
+            } => {
+                assert_eq!(resource, "secrets");
+                assert_eq!(message, SECRETS_WITHHELD);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}

@@ -1,0 +1,589 @@
+//! `grade --html FILE`: a self-contained scoreboard page — inline CSS and JS, no request to
+//! anywhere — with a learners × labs heatmap (sortable by any column), a click on a cell
+//! showing that learner's outcomes with hints, and the checks the room fails most.
+//!
+//! The heatmap and the summary are plain HTML (readable without JS); the page's script reads
+//! the room from an embedded JSON block and only ever sets `textContent`, so no text from a
+//! cluster is ever parsed as HTML.
+
+use std::fmt::Write;
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::room::{cell_text, percent};
+use super::ui;
+use crate::catalog::Lang;
+use crate::grade::{Mark, Scoreboard};
+use crate::verify::Status;
+
+fn t(key: &str, lang: Lang) -> &'static str {
+    let (ja, en) = match key {
+        "title" => ("trainlab 教室のスコアボード", "trainlab room scoreboard"),
+        "learner" => ("受講者", "Learner"),
+        "total" => ("合計", "Total"),
+        "help" => (
+            "セルをクリックすると、その受講者のチェック結果とヒントを表示します。列見出しで並べ替えできます。",
+            "Click a cell to see that learner's checks and hints. Click a column heading to sort.",
+        ),
+        "most-failed" => ("多くの受講者が不合格のチェック", "Checks the room fails most"),
+        "none-failed" => ("不合格のチェックはありません。", "No check fails."),
+        "of" => ("人中", "of"),
+        "failing" => ("人が不合格", "learners fail"),
+        "graded-at" => ("採点日時", "Graded at"),
+        "source" => ("ソース", "Source"),
+        "room" => ("教室全体", "Room"),
+        "notes" => ("注記", "Notes"),
+        "legend" => ("凡例", "Legend"),
+        "reason" => ("理由", "reason"),
+        "close" => ("閉じる", "Close"),
+        "sort" => ("並べ替え", "Sort by"),
+        _ => ("?", "?"),
+    };
+    match lang {
+        Lang::Ja => ja,
+        Lang::En => en,
+    }
+}
+
+/// HTML-escapes text for element content and attribute values.
+fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The heatmap colour of a cell: red (0 %) through amber to green (100 %); greys and violet
+/// for cells without a percent.
+fn colour(mark: Mark, pct: Option<f64>) -> String {
+    match (mark, pct) {
+        (Mark::Error, _) => "#e4d4f4".into(),
+        (Mark::NotStarted, _) => "#f1f1f1".into(),
+        (_, None) => "#e2e2e2".into(),
+        (_, Some(p)) => format!("hsl({:.0} 70% 80%)", p.clamp(0.0, 100.0) * 1.2),
+    }
+}
+
+/// A typical percent of each mark, to colour the legend.
+fn legend_percent(m: Mark) -> Option<f64> {
+    match m {
+        Mark::Done => Some(100.0),
+        Mark::Pending => Some(80.0),
+        Mark::Partial => Some(50.0),
+        Mark::Failing => Some(0.0),
+        Mark::NotStarted | Mark::NotGraded | Mark::Error => None,
+    }
+}
+
+// The page's data: only what the page shows, so a big room stays a small file.
+#[derive(Serialize)]
+struct Data<'a> {
+    ui: Ui,
+    labs: Vec<LabData<'a>>,
+    cells: Vec<CellData<'a>>,
+}
+
+#[derive(Serialize)]
+struct Ui {
+    expected: &'static str,
+    found: &'static str,
+    hint: &'static str,
+    reason: &'static str,
+    advice: &'static str,
+    score: &'static str,
+    not_graded: &'static str,
+    status: [(&'static str, &'static str); 5],
+}
+
+#[derive(Serialize)]
+struct LabData<'a> {
+    id: &'a str,
+    number: u32,
+    title: &'a str,
+}
+
+#[derive(Serialize)]
+struct CellData<'a> {
+    id: &'a str,
+    learner: &'a str,
+    lab: &'a str,
+    mark: &'static str,
+    mark_label: &'static str,
+    score: Option<String>,
+    namespace: Option<&'a str>,
+    error: Option<&'a str>,
+    outcomes: Vec<OutcomeData<'a>>,
+    advice: Vec<&'a str>,
+}
+
+#[derive(Serialize)]
+struct OutcomeData<'a> {
+    check: &'a str,
+    status: Status,
+    title: &'a str,
+    hint: Option<&'a str>,
+    expected: Option<&'a str>,
+    found: Option<&'a str>,
+    reason: Option<&'a str>,
+}
+
+fn data(board: &Scoreboard) -> Data<'_> {
+    let lang = board.lang;
+    let statuses = [
+        Status::Pass,
+        Status::Fail,
+        Status::Pending,
+        Status::Skipped,
+        Status::Error,
+    ];
+    let mut cells = Vec::new();
+    for r in &board.learners {
+        for c in &r.cells {
+            let rep = c.report.as_ref();
+            cells.push(CellData {
+                id: &c.id,
+                learner: &r.learner,
+                lab: &c.lab,
+                mark: c.mark.as_str(),
+                mark_label: c.mark.label(lang),
+                score: c.score.and_then(|s| {
+                    s.percent.map(|p| {
+                        format!("{}/{} ({}%)", s.passed_weight, s.counted_weight, percent(p))
+                    })
+                }),
+                namespace: rep.map(|r| r.target.namespace.as_str()),
+                error: r.error.as_deref(),
+                outcomes: rep
+                    .map(|r| {
+                        r.outcomes
+                            .iter()
+                            .map(|o| OutcomeData {
+                                check: &o.check,
+                                status: o.status,
+                                title: &o.title,
+                                hint: o.hint.as_deref(),
+                                expected: o.expected.as_deref(),
+                                found: o.found.as_deref(),
+                                reason: o.reason.as_deref(),
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                advice: rep
+                    .map(|r| r.advice.iter().map(|a| a.text.as_str()).collect())
+                    .unwrap_or_default(),
+            });
+        }
+    }
+    Data {
+        ui: Ui {
+            expected: ui("expected", lang),
+            found: ui("found", lang),
+            hint: ui("hint", lang),
+            reason: t("reason", lang),
+            advice: ui("advice", lang),
+            score: ui("score", lang),
+            not_graded: ui("not-graded", lang),
+            status: statuses.map(|s| (s.as_str(), ui(s.as_str(), lang))),
+        },
+        labs: board
+            .labs
+            .iter()
+            .map(|c| LabData {
+                id: &c.lab.id,
+                number: c.lab.number,
+                title: &c.lab.title,
+            })
+            .collect(),
+        cells,
+    }
+}
+
+/// The JSON for a `<script type="application/json">` block: `<` only ever appears inside JSON
+/// strings, where `\u003c` means the same, so no `</script>` or `<!--` can end the block.
+fn script_json<T: Serialize>(v: &T) -> String {
+    serde_json::to_string(v)
+        .unwrap_or_else(|_| "{}".into())
+        .replace('<', "\\u003c")
+}
+
+/// The whole page.
+pub fn render(board: &Scoreboard) -> String {
+    let lang = board.lang;
+    let mut h = String::with_capacity(64 * 1024);
+    let _ = write!(
+        h,
+        "<!DOCTYPE html>\n<html lang=\"{}\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n\
+         <title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
+        lang.code(),
+        esc(t("title", lang))
+    );
+    let _ = writeln!(h, "<header><h1>{}</h1>", esc(t("title", lang)));
+    let room_score = match board.score.percent {
+        Some(p) => format!(
+            "{}/{} ({}%)",
+            board.score.passed_weight,
+            board.score.counted_weight,
+            percent(p)
+        ),
+        None => ui("not-graded", lang).to_string(),
+    };
+    let _ = writeln!(
+        h,
+        "<p class=\"meta\"><span>{}: <b id=\"room-score\">{}</b></span> <span>{}: {} ({})</span> <span>{}: <time>{}</time></span></p>",
+        esc(t("room", lang)),
+        esc(&room_score),
+        esc(t("source", lang)),
+        esc(board.source.kind),
+        esc(&board.source.detail),
+        esc(t("graded-at", lang)),
+        esc(&board.graded_at)
+    );
+    let _ = writeln!(h, "<p class=\"help\">{}</p></header>", esc(t("help", lang)));
+
+    // The heatmap.
+    h.push_str("<main>\n<div class=\"scroll\"><table id=\"heatmap\">\n<thead><tr>");
+    let _ = write!(
+        h,
+        "<th scope=\"col\" data-key=\"learner\" aria-sort=\"ascending\"><button type=\"button\" title=\"{} {}\">{}</button></th>",
+        esc(t("sort", lang)),
+        esc(t("learner", lang)),
+        esc(t("learner", lang))
+    );
+    for c in &board.labs {
+        let _ = write!(
+            h,
+            "<th scope=\"col\" data-key=\"lab:{}\" aria-sort=\"none\"><button type=\"button\" title=\"{}\"><span class=\"num\">{}</span> {}</button></th>",
+            esc(&c.lab.id),
+            esc(&c.lab.title),
+            c.lab.number,
+            esc(&c.lab.id)
+        );
+    }
+    let _ = write!(
+        h,
+        "<th scope=\"col\" data-key=\"total\" aria-sort=\"none\"><button type=\"button\">{}</button></th></tr></thead>\n<tbody>\n",
+        esc(t("total", lang))
+    );
+    for r in &board.learners {
+        let _ = write!(
+            h,
+            "<tr data-learner=\"{}\"><th scope=\"row\" data-value=\"{}\">{}</th>",
+            esc(&r.id),
+            esc(&r.learner),
+            esc(&r.learner)
+        );
+        for c in &r.cells {
+            let pct = c.score.and_then(|s| s.percent);
+            let _ = write!(
+                h,
+                "<td class=\"cell m-{}\" data-cell=\"{}\" data-lab=\"{}\" data-value=\"{}\" data-mark=\"{}\" style=\"background:{}\" tabindex=\"0\" role=\"button\" title=\"{}\">{}</td>",
+                c.mark.as_str(),
+                esc(&c.id),
+                esc(&c.lab),
+                pct.map(|p| p.to_string()).unwrap_or_else(|| "-1".into()),
+                c.mark.as_str(),
+                colour(c.mark, pct),
+                esc(c.mark.label(lang)),
+                esc(&cell_text(c.mark, c.score.as_ref()))
+            );
+        }
+        let total = r.score.percent;
+        let _ = writeln!(
+            h,
+            "<td class=\"total\" data-value=\"{}\">{}</td></tr>",
+            total.map(|p| p.to_string()).unwrap_or_else(|| "-1".into()),
+            total
+                .map(|p| format!("{}%", percent(p)))
+                .unwrap_or_else(|| "–".into())
+        );
+    }
+    h.push_str("</tbody></table></div>\n");
+
+    // Legend.
+    let _ = write!(h, "<p class=\"legend\">{}: ", esc(t("legend", lang)));
+    for m in Mark::ALL {
+        let _ = write!(
+            h,
+            "<span class=\"key\" style=\"background:{}\">{} {}</span> ",
+            colour(m, legend_percent(m)),
+            m.symbol(),
+            esc(m.label(lang))
+        );
+    }
+    h.push_str("</p>\n");
+
+    // The detail panel, filled by the script.
+    let _ = writeln!(
+        h,
+        "<section id=\"detail\" aria-live=\"polite\" hidden><button type=\"button\" id=\"close\">{}</button><div id=\"detail-body\"></div></section>",
+        esc(t("close", lang))
+    );
+
+    // The checks the room fails most.
+    let _ = writeln!(
+        h,
+        "<section id=\"summary\"><h2>{}</h2>",
+        esc(t("most-failed", lang))
+    );
+    if board.most_failed.is_empty() {
+        let _ = writeln!(h, "<p>{}</p>", esc(t("none-failed", lang)));
+    } else {
+        h.push_str("<ol id=\"most-failed\">\n");
+        for f in board.most_failed.iter().take(10) {
+            let share = if f.counted > 0 {
+                f.failed as f64 * 100.0 / f.counted as f64
+            } else {
+                0.0
+            };
+            let count = match lang {
+                Lang::Ja => format!(
+                    "{} {} {} {}",
+                    f.counted,
+                    t("of", lang),
+                    f.failed,
+                    t("failing", lang)
+                ),
+                Lang::En => format!(
+                    "{} {} {} {}",
+                    f.failed,
+                    t("of", lang),
+                    f.counted,
+                    t("failing", lang)
+                ),
+            };
+            let _ = writeln!(
+                h,
+                "<li data-check=\"{}\" data-failed=\"{}\"><div class=\"bar\"><span style=\"width:{share:.0}%\"></span></div><b>{}</b> <code>{}</code> {}<br><small>{}</small></li>",
+                esc(&f.id),
+                f.failed,
+                esc(&count),
+                esc(&f.id),
+                esc(&f.title),
+                esc(&f.learners.join(", "))
+            );
+        }
+        h.push_str("</ol>\n");
+    }
+    h.push_str("</section>\n");
+    if !board.notes.is_empty() {
+        let _ = writeln!(
+            h,
+            "<section id=\"notes\"><h2>{}</h2><ul>",
+            esc(t("notes", lang))
+        );
+        for n in &board.notes {
+            let _ = writeln!(h, "<li>{}</li>", esc(n));
+        }
+        h.push_str("</ul></section>\n");
+    }
+    h.push_str("</main>\n");
+    let _ = writeln!(
+        h,
+        "<script type=\"application/json\" id=\"room-data\">{}</script>",
+        script_json(&data(board))
+    );
+    let _ = writeln!(h, "<script>{JS}</script>\n</body>\n</html>");
+    h
+}
+
+/// Writes the page so that a reader (a browser refreshing it, `--watch` rewriting it) sees
+/// either the old page or the new one, never half of one: a temporary file in the same
+/// folder, then a rename over the target.
+pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "scoreboard.html".into());
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+        // rename(2) replaces the target in one step on the same file system.
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+const CSS: &str = r#"
+:root{color-scheme:light;font-family:system-ui,-apple-system,"Segoe UI","Hiragino Sans","Noto Sans CJK JP",sans-serif;color:#1d1d1f;background:#fafafa}
+body{margin:0 auto;padding:1rem 1.5rem 3rem;max-width:1400px}
+h1{font-size:1.4rem;margin:.2rem 0}
+h2{font-size:1.1rem;margin:1.2rem 0 .5rem}
+.meta span{margin-right:1.2rem}.meta,.help,.legend{color:#444;font-size:.9rem}
+.scroll{overflow-x:auto}
+table{border-collapse:separate;border-spacing:2px;font-variant-numeric:tabular-nums}
+th,td{padding:.3rem .45rem;white-space:nowrap}
+thead th{position:sticky;top:0;background:#fafafa;font-weight:600;font-size:.85rem;vertical-align:bottom;white-space:normal;max-width:6.5rem;text-align:left}
+thead th button{all:unset;cursor:pointer}thead th button:focus-visible{outline:2px solid #0b57d0}
+thead th[aria-sort=ascending] button::after{content:" \25B2"}thead th[aria-sort=descending] button::after{content:" \25BC"}
+.num{color:#666}
+tbody th{text-align:left;font-weight:600;background:#fafafa;position:sticky;left:0}
+td.cell{text-align:right;cursor:pointer;border-radius:4px;min-width:3.8rem;font-size:.92rem}
+td.cell:hover,td.cell:focus-visible{outline:2px solid #333}
+td.cell.selected{outline:3px solid #0b57d0}
+td.total{text-align:right;font-weight:600}
+.legend .key{display:inline-block;padding:.1rem .4rem;border-radius:4px;margin:.1rem}
+#detail{margin-top:1rem;padding:1rem 1.2rem;background:#fff;border:1px solid #ddd;border-radius:8px;position:relative}
+#close{position:absolute;right:1rem;top:1rem}
+#detail ul{list-style:none;padding:0;margin:.5rem 0}
+#detail li{padding:.45rem .6rem;border-left:4px solid #ccc;margin:.35rem 0;background:#fcfcfc}
+#detail li.st-pass{border-color:#2e7d32}#detail li.st-fail{border-color:#c62828}
+#detail li.st-pending{border-color:#f9a825}#detail li.st-skipped{border-color:#9e9e9e}#detail li.st-error{border-color:#8e24aa}
+#detail .status{font-weight:600;margin-right:.5rem}#detail code{color:#555;margin-left:.4rem;font-size:.85em}
+#detail .hint{margin:.3rem 0 0;font-weight:500}#detail .ef,#detail .reason{margin:.2rem 0 0;color:#444;font-size:.9rem;white-space:pre-wrap}
+#detail .error{color:#8e24aa}
+#most-failed li{margin:.45rem 0}
+.bar{display:inline-block;width:7rem;height:.6rem;background:#eee;border-radius:3px;margin-right:.6rem;vertical-align:middle}
+.bar span{display:block;height:100%;background:#c62828;border-radius:3px}
+"#;
+
+const JS: &str = r#"
+(function () {
+  "use strict";
+  var data = JSON.parse(document.getElementById("room-data").textContent);
+  var cells = new Map();
+  data.cells.forEach(function (c) { cells.set(c.id, c); });
+  var labs = new Map();
+  data.labs.forEach(function (l) { labs.set(l.id, l); });
+  var statusWord = new Map(data.ui.status);
+  var detail = document.getElementById("detail");
+  var body = document.getElementById("detail-body");
+  var table = document.getElementById("heatmap");
+
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined && text !== null) e.textContent = text;
+    return e;
+  }
+
+  function show(id) {
+    var c = cells.get(id);
+    if (!c) return;
+    table.querySelectorAll("td.selected").forEach(function (td) { td.classList.remove("selected"); });
+    table.querySelectorAll("td[data-cell]").forEach(function (td) {
+      if (td.dataset.cell === id) td.classList.add("selected");
+    });
+    var lab = labs.get(c.lab);
+    body.replaceChildren();
+    body.append(el("h2", null, c.learner + " \u2014 " + lab.number + " " + lab.title));
+    var line = c.mark_label + " \u00b7 " + data.ui.score + ": " + (c.score || data.ui.not_graded);
+    if (c.namespace) line += " \u00b7 " + c.namespace;
+    body.append(el("p", "cell-score", line));
+    if (c.error) body.append(el("p", "error", c.error));
+    var ul = el("ul", "outcomes");
+    c.outcomes.forEach(function (o) {
+      var li = el("li", "o st-" + o.status);
+      li.dataset.check = o.check;
+      li.dataset.status = o.status;
+      li.append(el("span", "status", statusWord.get(o.status) || o.status));
+      li.append(el("span", "title", o.title));
+      li.append(el("code", null, o.check));
+      if (o.expected) li.append(el("p", "ef", data.ui.expected + ": " + o.expected));
+      if (o.found) li.append(el("p", "ef", data.ui.found + ": " + o.found));
+      if (o.hint) li.append(el("p", "hint", data.ui.hint + ": " + o.hint));
+      if (o.reason) li.append(el("p", "reason", data.ui.reason + ": " + o.reason));
+      ul.append(li);
+    });
+    body.append(ul);
+    c.advice.forEach(function (a) { body.append(el("p", "advice", "\u203b " + data.ui.advice + ": " + a)); });
+    detail.hidden = false;
+    detail.dataset.cell = id;
+  }
+
+  function value(tr, key) {
+    if (key === "learner") return tr.querySelector("th").dataset.value;
+    if (key === "total") return Number(tr.querySelector("td.total").dataset.value);
+    var lab = key.slice(4);
+    var td = Array.prototype.find.call(tr.querySelectorAll("td.cell"), function (d) { return d.dataset.lab === lab; });
+    return td ? Number(td.dataset.value) : -1;
+  }
+
+  function sort(th) {
+    var key = th.dataset.key;
+    var next = th.getAttribute("aria-sort") === "ascending" ? "descending" : "ascending";
+    if (th.getAttribute("aria-sort") === "none" && key !== "learner") next = "descending";
+    table.querySelectorAll("thead th").forEach(function (h) { h.setAttribute("aria-sort", "none"); });
+    th.setAttribute("aria-sort", next);
+    var dir = next === "ascending" ? 1 : -1;
+    var tbody = table.tBodies[0];
+    var rows = Array.prototype.slice.call(tbody.rows);
+    rows.sort(function (a, b) {
+      var va = value(a, key), vb = value(b, key);
+      var d = typeof va === "number" ? va - vb : String(va).localeCompare(String(vb));
+      if (d === 0) d = value(a, "learner").localeCompare(value(b, "learner"));
+      return d * dir;
+    });
+    rows.forEach(function (r) { tbody.append(r); });
+  }
+
+  table.addEventListener("click", function (e) {
+    var td = e.target.closest("td[data-cell]");
+    if (td) { show(td.dataset.cell); return; }
+    var th = e.target.closest("th[data-key]");
+    if (th) sort(th);
+  });
+  table.addEventListener("keydown", function (e) {
+    if (e.key !== "Enter" && e.key !== " ") return;
+    var td = e.target.closest("td[data-cell]");
+    if (td) { e.preventDefault(); show(td.dataset.cell); }
+  });
+  document.getElementById("close").addEventListener("click", function () {
+    detail.hidden = true;
+    table.querySelectorAll("td.selected").forEach(function (td) { td.classList.remove("selected"); });
+  });
+})();
+"#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_is_escaped_and_json_cannot_close_its_script() {
+        assert_eq!(esc("<b a=\"x\">&'"), "&lt;b a=&quot;x&quot;&gt;&amp;&#39;");
+        let s = script_json(&serde_json::json!({"t": "</script><!--"}));
+        assert!(!s.contains('<'), "{s}");
+        let back: serde_json::Value = serde_json::from_str(&s).unwrap();
+        assert_eq!(back["t"], "</script><!--");
+    }
+
+    #[test]
+    fn colours_run_from_red_to_green() {
+        assert_eq!(colour(Mark::Failing, Some(0.0)), "hsl(0 70% 80%)");
+        assert_eq!(colour(Mark::Done, Some(100.0)), "hsl(120 70% 80%)");
+        assert_eq!(colour(Mark::NotGraded, None), "#e2e2e2");
+    }
+
+    #[test]
+    fn a_page_is_replaced_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("room.html");
+        write_atomically(&p, "one").unwrap();
+        write_atomically(&p, "two").unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "two");
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(left.len(), 1, "no temporary file left behind");
+    }
+}

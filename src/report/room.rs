@@ -1,0 +1,242 @@
+//! A graded room ([`Scoreboard`]) as a table for people, one JSON document, or JUnit XML (a
+//! testsuite per learner × lab). CSV and the HTML scoreboard are `csv.rs` and `html.rs`.
+
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
+use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+
+use crate::catalog::Lang;
+use crate::grade::{Mark, Scoreboard};
+use crate::verify::{Score, Status};
+
+/// Output formats of `grade`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RoomFormat {
+    /// Learners × labs, with a mark and a percent per cell.
+    Table,
+    /// One JSON document: every learner's outcomes, stable ids (`learner/lab`).
+    Json,
+    /// JUnit XML: a testsuite per learner × lab, a testcase per check.
+    Junit,
+    /// One row per learner × lab.
+    Csv,
+}
+
+/// Renders a room in the chosen format (`width`: the table's, None for a pipe).
+pub fn render(board: &Scoreboard, format: RoomFormat, width: Option<usize>) -> String {
+    match format {
+        RoomFormat::Table => table(board, width),
+        RoomFormat::Json => json(board),
+        RoomFormat::Junit => junit(board),
+        RoomFormat::Csv => super::csv::render(board),
+    }
+}
+
+fn t(key: &str, lang: Lang) -> &'static str {
+    let (ja, en) = match key {
+        "learner" => ("受講者", "learner"),
+        "total" => ("合計", "total"),
+        "legend" => ("凡例", "legend"),
+        "most-failed" => (
+            "多くの受講者が不合格のチェック",
+            "Checks the room fails most",
+        ),
+        "room" => ("教室", "room"),
+        "learners" => ("受講者", "learners"),
+        "labs" => ("lab", "labs"),
+        "notes" => ("注記", "notes"),
+        "not-graded-row" => ("採点できませんでした", "could not be graded"),
+        _ => ("?", "?"),
+    };
+    match lang {
+        Lang::Ja => ja,
+        Lang::En => en,
+    }
+}
+
+/// `✔ 100%`, `◐ 53.8%`, `!`.
+pub fn cell_text(mark: Mark, score: Option<&Score>) -> String {
+    match score.and_then(|s| s.percent) {
+        Some(p) => format!("{} {}%", mark.symbol(), percent(p)),
+        None => mark.symbol().to_string(),
+    }
+}
+
+/// A percent without a needless `.0`.
+pub fn percent(p: f64) -> String {
+    if p.fract() == 0.0 {
+        format!("{p:.0}")
+    } else {
+        format!("{p:.1}")
+    }
+}
+
+fn score_text(s: &Score) -> String {
+    match s.percent {
+        Some(p) => format!("{}/{} ({}%)", s.passed_weight, s.counted_weight, percent(p)),
+        None => "–".to_string(),
+    }
+}
+
+pub fn table(board: &Scoreboard, width: Option<usize>) -> String {
+    let lang = board.lang;
+    let mut tb = Table::new();
+    tb.load_preset(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic);
+    let mut header = vec![Cell::new(t("learner", lang))];
+    header.extend(
+        board
+            .labs
+            .iter()
+            .map(|c| Cell::new(format!("{} {}", c.lab.number, c.lab.id))),
+    );
+    header.push(Cell::new(t("total", lang)));
+    tb.set_header(header);
+    for r in &board.learners {
+        let mut row = vec![Cell::new(&r.learner)];
+        row.extend(r.cells.iter().map(|c| {
+            Cell::new(cell_text(c.mark, c.score.as_ref())).set_alignment(CellAlignment::Right)
+        }));
+        let total = match r.score.percent {
+            Some(p) => format!("{}%", percent(p)),
+            None => "–".to_string(),
+        };
+        row.push(Cell::new(total).set_alignment(CellAlignment::Right));
+        tb.add_row(row);
+    }
+    if let Some(w) = width {
+        tb.set_width(u16::try_from(w).unwrap_or(u16::MAX));
+    }
+    // Learner names and cells are never split; lab headers may wrap.
+    if let Some(c) = tb.column_mut(0) {
+        c.set_constraint(comfy_table::ColumnConstraint::ContentWidth);
+    }
+    let mut out = format!("{tb}\n");
+    let legend: Vec<String> = Mark::ALL
+        .iter()
+        .map(|m| format!("{} {}", m.symbol(), m.label(lang)))
+        .collect();
+    out.push_str(&format!("{}: {}\n", t("legend", lang), legend.join("  ")));
+    for r in &board.learners {
+        if let Some(e) = &r.error {
+            out.push_str(&format!(
+                "! {} {}: {}\n",
+                r.learner,
+                t("not-graded-row", lang),
+                e.lines().next().unwrap_or_default()
+            ));
+        }
+    }
+    if !board.most_failed.is_empty() {
+        out.push_str(&format!("\n{}:\n", t("most-failed", lang)));
+        for f in board.most_failed.iter().take(5) {
+            out.push_str(&format!(
+                "  {}/{}  {}  {} ({})\n",
+                f.failed,
+                f.counted,
+                f.id,
+                f.title,
+                f.learners.join(", ")
+            ));
+        }
+    }
+    for n in &board.notes {
+        out.push_str(&format!("\n※ {}: {n}\n", t("notes", lang)));
+    }
+    out.push_str(&format!(
+        "\n{}: {} · {} {} × {} {} · {} ({})\n",
+        t("room", lang),
+        score_text(&board.score),
+        board.learners.len(),
+        t("learners", lang),
+        board.labs.len(),
+        t("labs", lang),
+        board.source.kind,
+        board.source.detail
+    ));
+    out
+}
+
+/// The room as one JSON document: [`Scoreboard`] (`schema_version` 1), each cell holding the
+/// learner's lab report in the schema of `check -o json`.
+pub fn json(board: &Scoreboard) -> String {
+    let mut s =
+        serde_json::to_string_pretty(board).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    s.push('\n');
+    s
+}
+
+/// JUnit XML: a testsuite per learner × lab (`learner/lab`), a testcase per check (classname
+/// `learner.lab`). A learner whose cluster could not be read gets one errored testcase per lab.
+pub fn junit(board: &Scoreboard) -> String {
+    let mut report = Report::new("trainlab-room");
+    for r in &board.learners {
+        for c in &r.cells {
+            let mut suite = TestSuite::new(c.id.as_str());
+            suite.add_property(("learner", r.learner.as_str()));
+            suite.add_property(("lab", c.lab.as_str()));
+            suite.add_property(("mark", c.mark.as_str()));
+            let classname = format!("{}.{}", r.learner, c.lab);
+            let Some(rep) = &c.report else {
+                let mut s = TestCaseStatus::non_success(NonSuccessKind::Error);
+                s.set_message(r.error.clone().unwrap_or_else(|| "not graded".into()));
+                s.set_type("error");
+                let mut case = TestCase::new("grading", s);
+                case.set_classname(classname.as_str());
+                suite.add_test_case(case);
+                report.add_test_suite(suite);
+                continue;
+            };
+            suite.add_property(("namespace", rep.target.namespace.as_str()));
+            let score = match rep.score.percent {
+                Some(p) => format!("{p:.1}"),
+                None => "not graded".to_string(),
+            };
+            suite.add_property(("score", score.as_str()));
+            for o in &rep.outcomes {
+                let mut body = Vec::new();
+                for (k, v) in [
+                    ("expected", &o.expected),
+                    ("found", &o.found),
+                    ("hint", &o.hint),
+                    ("reason", &o.reason),
+                ] {
+                    if let Some(v) = v {
+                        body.push(format!("{k}: {v}"));
+                    }
+                }
+                let message = o
+                    .hint
+                    .clone()
+                    .or_else(|| o.reason.clone())
+                    .unwrap_or_else(|| o.title.clone());
+                let status = match o.status {
+                    Status::Pass => TestCaseStatus::success(),
+                    Status::Skipped => {
+                        let mut s = TestCaseStatus::skipped();
+                        s.set_message(message);
+                        s
+                    }
+                    Status::Fail | Status::Pending | Status::Error => {
+                        let kind = if o.status == Status::Error {
+                            NonSuccessKind::Error
+                        } else {
+                            NonSuccessKind::Failure
+                        };
+                        let mut s = TestCaseStatus::non_success(kind);
+                        s.set_message(message);
+                        s.set_type(o.status.as_str());
+                        s.set_description(body.join("\n"));
+                        s
+                    }
+                };
+                let mut case = TestCase::new(o.check.as_str(), status);
+                case.set_classname(classname.as_str());
+                suite.add_test_case(case);
+            }
+            report.add_test_suite(suite);
+        }
+    }
+    report
+        .to_string()
+        .unwrap_or_else(|e| format!("<!-- cannot serialize JUnit: {e} -->\n"))
+}

@@ -1,0 +1,751 @@
+//! Lab 7 `optimum-neuron`: Job `neuron-finetune` takes a whole Trainium node, is placed on
+//! Trainium only, runs the Neuron training container and an optimum-neuron script (from a
+//! ConfigMap) with a TP that divides the pod's NeuronCores.
+
+mod support;
+
+use serde_json::{json, Value};
+use support::state::*;
+use trainlab::verify::{LabResult, Outcome, Reason, Status};
+
+const LAB: &str = "optimum-neuron";
+const JOB: &str = "neuron-finetune";
+const POD: &str = "neuron-finetune-m2x9v";
+const SCRIPT_CM: &str = "neuron-finetune-script";
+const SPEC_CHECKS: [&str; 5] = [
+    "neuron-devices",
+    "trn-placement",
+    "neuron-image",
+    "uses-optimum-neuron",
+    "tp-divides-cores",
+];
+const STATE_CHECKS: [&str; 2] = ["pod-on-trainium", "pods-running"];
+
+fn solved() -> State {
+    State::load("optimum-neuron/solution-state").and("kind-nodes")
+}
+
+fn files(folder: &str) -> State {
+    State::load(&format!("../../labs/07-optimum-neuron/{folder}")).into_files()
+}
+
+fn outcome<'a>(r: &'a LabResult, check: &str) -> &'a Outcome {
+    r.outcomes
+        .iter()
+        .find(|o| o.check == check)
+        .expect("outcome present")
+}
+
+fn message_id(o: &Outcome) -> &str {
+    match &o.reason {
+        Some(Reason::Message(id)) => id,
+        other => panic!("{}: expected a lab message, found {other:?}", o.check),
+    }
+}
+
+fn spec(v: &mut Value) -> &mut Value {
+    &mut v["spec"]["template"]["spec"]
+}
+
+fn container(v: &mut Value) -> &mut Value {
+    &mut v["spec"]["template"]["spec"]["containers"][0]
+}
+
+fn edit_job(s: State, f: impl FnOnce(&mut Value)) -> State {
+    s.edit("Job", JOB, f)
+}
+
+/// Sets the container's Neuron limits (and the requests the API server defaulted from them).
+fn neuron(limits: Value) -> impl FnOnce(&mut Value) {
+    move |v| {
+        let r = &mut container(v)["resources"];
+        for res in ["aws.amazon.com/neuron", "aws.amazon.com/neuroncore"] {
+            r["limits"].as_object_mut().unwrap().remove(res);
+            r["requests"].as_object_mut().unwrap().remove(res);
+        }
+        for (k, n) in limits.as_object().unwrap() {
+            r["limits"][k] = n.clone();
+            r["requests"][k] = n.clone();
+        }
+    }
+}
+
+/// Replaces the argument starting with `prefix` (or removes it when `new` is None).
+fn set_arg(prefix: &'static str, new: Option<&'static str>) -> impl FnOnce(&mut Value) {
+    move |v| {
+        let a = container(v)["args"].as_array_mut().unwrap();
+        let i = a
+            .iter()
+            .position(|w| w.as_str().is_some_and(|s| s.starts_with(prefix)))
+            .unwrap_or_else(|| panic!("no argument {prefix}"));
+        match new {
+            Some(n) => a[i] = json!(n),
+            None => {
+                a.remove(i);
+            }
+        }
+    }
+}
+
+fn placement(node_selector: Value, affinity: Value) -> impl FnOnce(&mut Value) {
+    move |v| {
+        let s = spec(v);
+        s["nodeSelector"] = node_selector;
+        s["affinity"] = affinity;
+    }
+}
+
+fn required(terms: Value) -> Value {
+    json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": terms}}})
+}
+
+fn script(text: &'static str) -> impl FnOnce(&mut Value) {
+    move |cm| cm["data"]["finetune.py"] = json!(text)
+}
+
+const PLAIN_SCRIPT: &str =
+    "from transformers import AutoModelForCausalLM, Trainer, TrainingArguments\n\
+    args = TrainingArguments(output_dir='o')\n\
+    Trainer(model=AutoModelForCausalLM.from_pretrained('m'), args=args).train()\n";
+
+const EKS_NODE: &str = r#"
+apiVersion: v1
+kind: Node
+metadata:
+  name: ip-10-0-3-41.us-west-2.compute.internal
+  labels:
+    node.kubernetes.io/instance-type: trn1.32xlarge
+spec:
+  providerID: aws:///us-west-2d/i-0fed987cba6543210
+status:
+  allocatable: {aws.amazon.com/neuron: "16", aws.amazon.com/neuroncore: "32", pods: "247"}
+  capacity: {aws.amazon.com/neuron: "16", aws.amazon.com/neuroncore: "32", pods: "247"}
+"#;
+
+// ---------------------------------------------------------------------------------------------
+// The reference answer.
+
+#[test]
+fn the_solved_cluster_passes_every_check() {
+    let r = solved().grade(LAB);
+    assert_all_pass(&r);
+    let o = outcome(&r, "neuron-devices");
+    assert_eq!(o.found.as_deref(), Some("aws.amazon.com/neuron: 16"));
+    assert_eq!(
+        o.expected.as_deref(),
+        Some("aws.amazon.com/neuron: 16 | aws.amazon.com/neuroncore: 32 (trn1.32xlarge)")
+    );
+    assert_eq!(
+        outcome(&r, "uses-optimum-neuron").found.as_deref(),
+        Some("/opt/train/finetune.py (ConfigMap neuron-finetune-script, key finetune.py): NeuronTrainer, NeuronTrainingArguments")
+    );
+    assert_eq!(
+        outcome(&r, "tp-divides-cores").found.as_deref(),
+        Some("TP 8 (--tensor_parallel_size 8)")
+    );
+    assert_eq!(
+        outcome(&r, "pod-on-trainium").found.as_deref(),
+        Some("neuron-finetune-m2x9v → trainlab-worker4 (trn1.32xlarge)")
+    );
+    assert!(r.advice.is_empty(), "{:?}", r.advice);
+}
+
+#[test]
+fn the_solution_passes_static_mode_and_state_checks_are_skipped() {
+    // The instance type the placement pins is enough: no --param needed.
+    let r = files("solution").grade(LAB);
+    for c in SPEC_CHECKS {
+        assert_eq!(status(&r, c), Status::Pass, "{c}: {:?}", outcome(&r, c));
+    }
+    for c in STATE_CHECKS {
+        assert_eq!(status(&r, c), Status::Skipped, "{c}");
+    }
+}
+
+#[test]
+fn the_draft_fails_what_it_leaves_as_todo() {
+    let r = files("draft")
+        .param("instance_type", "trn1.32xlarge")
+        .grade(LAB);
+    assert_eq!(
+        outcome(&r, "neuron-devices").hint.as_deref(),
+        Some("partial")
+    );
+    let o = outcome(&r, "trn-placement");
+    assert_eq!((o.status, o.hint.as_deref()), (Status::Fail, None));
+    assert_eq!(
+        o.found.as_deref(),
+        Some("node.kubernetes.io/instance-type: *")
+    );
+    // The TODO comment names optimum.neuron; only code counts.
+    assert_eq!(
+        outcome(&r, "uses-optimum-neuron").hint.as_deref(),
+        Some("plain-trainer")
+    );
+    let o = outcome(&r, "tp-divides-cores");
+    assert_eq!(o.hint.as_deref(), Some("too-large"));
+    assert_eq!(o.evidence["cores"], "2");
+    assert_eq!(status(&r, "neuron-image"), Status::Pass);
+}
+
+#[test]
+fn static_mode_without_a_pinned_type_asks_for_the_instance_type() {
+    let r = files("solution")
+        .edit("Job", JOB, placement(Value::Null, Value::Null))
+        .grade(LAB);
+    assert_eq!(
+        outcome(&r, "neuron-devices").reason,
+        Some(Reason::NeedsParam("instance_type".into()))
+    );
+    let r = files("solution")
+        .edit("Job", JOB, placement(Value::Null, Value::Null))
+        .param("instance_type", "trn1.32xlarge")
+        .grade(LAB);
+    assert_eq!(status(&r, "neuron-devices"), Status::Pass);
+    assert_eq!(status(&r, "tp-divides-cores"), Status::Pass);
+}
+
+#[test]
+fn a_missing_job_or_another_api_version_fails_every_check_once_with_the_missing_text() {
+    let r = solved().remove(|o| o.kind() == "Job").grade(LAB);
+    for o in &r.outcomes {
+        assert_eq!(o.status, Status::Fail, "{}", o.check);
+        assert_eq!(o.hint.as_deref(), Some("missing"));
+    }
+    let r = files("solution")
+        .edit("Job", JOB, |v| v["apiVersion"] = json!("batch/v1beta1"))
+        .grade(LAB);
+    let o = outcome(&r, "trn-placement");
+    assert_eq!(o.hint.as_deref(), Some("missing"));
+    assert_eq!(
+        o.found.as_deref(),
+        Some("batch/v1beta1 Job neuron-finetune")
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// neuron-devices
+
+#[test]
+fn part_of_the_node_fails_only_neuron_devices() {
+    let r = edit_job(solved(), |v| {
+        neuron(json!({"aws.amazon.com/neuron": 8}))(v);
+        // 8 devices = 16 cores, still divisible by TP 8.
+    })
+    .grade(LAB);
+    let o = assert_only_fails(&r, "neuron-devices", Some("partial"));
+    assert_eq!(o.found.as_deref(), Some("aws.amazon.com/neuron: 8"));
+    assert_eq!(o.evidence["neuron"], "16");
+    assert_eq!(o.evidence["neuroncores"], "32");
+}
+
+#[test]
+fn more_than_the_node_has_or_nothing_fails_with_its_hint() {
+    let r = edit_job(solved(), neuron(json!({"aws.amazon.com/neuron": 32}))).grade(LAB);
+    let o = outcome(&r, "neuron-devices");
+    assert_eq!(
+        (o.status, o.hint.as_deref()),
+        (Status::Fail, Some("too-many"))
+    );
+    let r = edit_job(solved(), neuron(json!({}))).grade(LAB);
+    let o = outcome(&r, "neuron-devices");
+    assert_eq!((o.status, o.hint.as_deref()), (Status::Fail, None));
+    assert_eq!(
+        o.found.as_deref(),
+        Some("aws.amazon.com/neuron: —, aws.amazon.com/neuroncore: —")
+    );
+    // Nothing to divide: the TP check says why it cannot judge.
+    assert_eq!(message_id(outcome(&r, "tp-divides-cores")), "no-cores");
+}
+
+#[test]
+fn every_core_instead_of_every_device_passes() {
+    let r = edit_job(solved(), neuron(json!({"aws.amazon.com/neuroncore": 32}))).grade(LAB);
+    assert_all_pass(&r);
+    assert_eq!(
+        outcome(&r, "tp-divides-cores").expected.as_deref(),
+        Some("32 % TP == 0 (aws.amazon.com/neuroncore per pod: 32)")
+    );
+}
+
+#[test]
+fn neuron_in_requests_only_is_refused_by_the_api_server() {
+    let r = files("solution")
+        .edit("Job", JOB, |v| {
+            container(v)["resources"] = json!({"requests": {"aws.amazon.com/neuron": 16}})
+        })
+        .grade(LAB);
+    let o = outcome(&r, "neuron-devices");
+    assert_eq!(o.hint.as_deref(), Some("rejected"));
+    assert!(
+        o.found.as_deref().unwrap().contains("Required value"),
+        "{o:?}"
+    );
+}
+
+#[test]
+fn a_fraction_of_a_device_is_refused_not_bad_input() {
+    let r = files("solution")
+        .edit("Job", JOB, |v| {
+            container(v)["resources"]["limits"]["aws.amazon.com/neuron"] = json!("500m")
+        })
+        .grade(LAB);
+    let o = outcome(&r, "neuron-devices");
+    assert_eq!(
+        (o.status, o.hint.as_deref()),
+        (Status::Fail, Some("rejected"))
+    );
+    assert!(
+        o.evidence["field"].contains("aws.amazon.com/neuron"),
+        "{o:?}"
+    );
+}
+
+#[test]
+fn two_trainium_types_with_the_same_device_count_pass() {
+    let r = edit_job(
+        solved(),
+        placement(
+            Value::Null,
+            required(
+                json!([{"matchExpressions": [{"key": "node.kubernetes.io/instance-type",
+                "operator": "In", "values": ["trn1.32xlarge", "trn1n.32xlarge"]}]}]),
+            ),
+        ),
+    )
+    .grade(LAB);
+    assert_all_pass(&r);
+    assert_eq!(
+        outcome(&r, "neuron-devices").expected.as_deref(),
+        Some("aws.amazon.com/neuron: 16 | aws.amazon.com/neuroncore: 32 (trn1.32xlarge); aws.amazon.com/neuron: 16 | aws.amazon.com/neuroncore: 32 (trn1n.32xlarge)")
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// trn-placement
+
+#[test]
+fn no_placement_fails_only_trn_placement() {
+    // The live cluster's only Neuron node is the trn1: the devices are still judged against it.
+    let r = edit_job(solved(), placement(Value::Null, Value::Null)).grade(LAB);
+    let o = assert_only_fails(&r, "trn-placement", None);
+    assert_eq!(
+        o.found.as_deref(),
+        Some("node.kubernetes.io/instance-type: *")
+    );
+    assert_eq!(o.evidence["instance"], "trn1.32xlarge");
+    assert_eq!(o.evidence["path"], "spec.template.spec.nodeSelector");
+}
+
+#[test]
+fn inferentia_or_a_gpu_type_fails_with_not_trainium() {
+    let r = edit_job(
+        solved(),
+        placement(
+            json!({"node.kubernetes.io/instance-type": "inf2.48xlarge"}),
+            Value::Null,
+        ),
+    )
+    .grade(LAB);
+    let o = outcome(&r, "trn-placement");
+    assert_eq!(
+        (o.status, o.hint.as_deref()),
+        (Status::Fail, Some("not-trainium"))
+    );
+    assert_eq!(o.evidence["values"], "inf2.48xlarge");
+    // One term on Trainium, another anywhere: the scheduler may take the second.
+    let r = edit_job(
+        solved(),
+        placement(
+            Value::Null,
+            required(json!([
+                {"matchExpressions": [{"key": "node.kubernetes.io/instance-type",
+                    "operator": "In", "values": ["trn1.32xlarge"]}]},
+                {"matchExpressions": [{"key": "node.kubernetes.io/instance-type",
+                    "operator": "In", "values": ["p5.48xlarge"]}]}
+            ])),
+        ),
+    )
+    .grade(LAB);
+    assert_eq!(
+        outcome(&r, "trn-placement").hint.as_deref(),
+        Some("not-trainium")
+    );
+}
+
+#[test]
+fn contradicting_constraints_fail_with_no_node() {
+    let r = edit_job(
+        solved(),
+        placement(
+            json!({"node.kubernetes.io/instance-type": "trn1.32xlarge"}),
+            required(
+                json!([{"matchExpressions": [{"key": "node.kubernetes.io/instance-type",
+                "operator": "In", "values": ["trn2.48xlarge"]}]}]),
+            ),
+        ),
+    )
+    .grade(LAB);
+    assert_eq!(
+        outcome(&r, "trn-placement").hint.as_deref(),
+        Some("no-node")
+    );
+}
+
+#[test]
+fn karpenter_family_or_accelerator_labels_limit_to_trainium_too() {
+    for (key, value) in [
+        ("karpenter.k8s.aws/instance-family", "trn1"),
+        ("karpenter.k8s.aws/instance-accelerator-name", "trainium"),
+        ("karpenter.k8s.aws/instance-category", "trn"),
+    ] {
+        let label = |n: &mut Value| n["metadata"]["labels"][key] = json!(value);
+        let r = edit_job(
+            solved().edit("Node", "trainlab-worker4", label),
+            placement(
+                Value::Null,
+                required(json!([{"matchExpressions": [{"key": key, "operator": "In",
+                    "values": [value]}]}])),
+            ),
+        )
+        .grade(LAB);
+        assert_all_pass(&r);
+        assert_eq!(
+            outcome(&r, "trn-placement").found.as_deref(),
+            Some(format!("{key}: {value}").as_str())
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// neuron-image
+
+#[test]
+fn the_neuron_training_containers_pass_on_every_profile() {
+    for img in [
+        "public.ecr.aws/neuron/pytorch-training-neuronx:2.9.0-neuronx-py312-sdk2.27.1-ubuntu24.04",
+        "763104351884.dkr.ecr.us-west-2.amazonaws.com/pytorch-training-neuronx:2.8.0-neuronx-py311-sdk2.26.1-ubuntu22.04",
+        "763104351884.dkr.ecr.us-east-1.amazonaws.com/huggingface-pytorch-training-neuronx:2.1.2-transformers4.43.2-neuronx-py310-sdk2.20.0-ubuntu20.04-v1.0",
+    ] {
+        let r = edit_job(solved(), move |v| container(v)["image"] = json!(img)).grade(LAB);
+        assert_all_pass(&r);
+        let r = edit_job(solved().add(EKS_NODE), move |v| container(v)["image"] = json!(img))
+            .grade(LAB);
+        assert_eq!(r.profile, Some(trainlab::profile::Profile::Eks));
+        assert_all_pass(&r);
+    }
+}
+
+#[test]
+fn an_inference_or_gpu_container_fails_only_neuron_image() {
+    let r = edit_job(solved(), |v| {
+        container(v)["image"] =
+            json!("public.ecr.aws/neuron/pytorch-inference-neuronx:2.8.0-neuronx-py311-sdk2.26.1-ubuntu22.04")
+    })
+    .grade(LAB);
+    assert_only_fails(&r, "neuron-image", Some("inference"));
+    let r = edit_job(solved(), |v| {
+        container(v)["image"] = json!("763104351884.dkr.ecr.us-west-2.amazonaws.com/pytorch-training:2.6.0-gpu-py312-cu126-ubuntu22.04-ec2")
+    })
+    .grade(LAB);
+    let o = assert_only_fails(&r, "neuron-image", Some("standin"));
+    assert_eq!(o.evidence["standin"], "python:3.13-slim");
+    // On EKS the stand-in image is not a Neuron container.
+    let r = solved().add(EKS_NODE).grade(LAB);
+    assert_only_fails(&r, "neuron-image", None);
+}
+
+// ---------------------------------------------------------------------------------------------
+// uses-optimum-neuron
+
+#[test]
+fn a_script_with_the_plain_trainer_fails_only_uses_optimum_neuron() {
+    let r = solved()
+        .edit("ConfigMap", SCRIPT_CM, script(PLAIN_SCRIPT))
+        .grade(LAB);
+    let o = assert_only_fails(&r, "uses-optimum-neuron", Some("plain-trainer"));
+    assert_eq!(
+        o.found.as_deref(),
+        Some("/opt/train/finetune.py (ConfigMap neuron-finetune-script, key finetune.py)")
+    );
+    let r = solved()
+        .edit(
+            "ConfigMap",
+            SCRIPT_CM,
+            script("import torch\nprint(torch.__version__)\n"),
+        )
+        .grade(LAB);
+    assert_only_fails(&r, "uses-optimum-neuron", None);
+}
+
+#[test]
+fn a_script_the_manifests_do_not_show_fails_with_unseen() {
+    let r = solved().remove(|o| o.kind() == "ConfigMap").grade(LAB);
+    let o = assert_only_fails(&r, "uses-optimum-neuron", Some("unseen"));
+    assert_eq!(o.evidence["script"], "/opt/train/finetune.py");
+    // Baked into the image: not mounted from anywhere.
+    let r = edit_job(
+        solved(),
+        set_arg("/opt/train/", Some("/workspace/train.py")),
+    )
+    .grade(LAB);
+    assert_only_fails(&r, "uses-optimum-neuron", Some("unseen"));
+}
+
+#[test]
+fn a_command_that_starts_no_script_fails_with_no_command() {
+    let r = edit_job(solved(), |v| {
+        container(v)["command"] = json!(["sleep"]);
+        container(v)["args"] = json!(["3600"]);
+    })
+    .grade(LAB);
+    let o = outcome(&r, "uses-optimum-neuron");
+    assert_eq!(o.hint.as_deref(), Some("no-command"));
+    assert_eq!(message_id(outcome(&r, "tp-divides-cores")), "no-command");
+}
+
+#[test]
+fn other_ways_to_run_optimum_neuron_pass() {
+    // The script from a subPath mount, started by a relative path from the working directory.
+    let r = edit_job(solved(), |v| {
+        container(v)["workingDir"] = json!("/workspace");
+        set_arg("/opt/train/", Some("finetune.py"))(v);
+        for m in container(v)["volumeMounts"].as_array_mut().unwrap() {
+            if m["name"] == "script" {
+                *m = json!({"name": "script", "mountPath": "/workspace/finetune.py",
+                            "subPath": "finetune.py"});
+            }
+        }
+    })
+    .grade(LAB);
+    assert_all_pass(&r);
+    // A ConfigMap key mapped to another file name with `items`.
+    let r = edit_job(solved(), |v| {
+        set_arg("/opt/train/", Some("/opt/train/run.py"))(v);
+        let vols = spec(v)["volumes"].as_array_mut().unwrap();
+        for vol in vols {
+            if vol["name"] == "script" {
+                vol["configMap"]["items"] = json!([{"key": "finetune.py", "path": "run.py"}]);
+            }
+        }
+    })
+    .grade(LAB);
+    assert_all_pass(&r);
+    // A shell that installs optimum-neuron first, then precompiles and trains.
+    let r = edit_job(solved(), |v| {
+        let args: Vec<String> = container(v)["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap().to_string())
+            .collect();
+        container(v)["command"] = json!(["/bin/bash", "-c"]);
+        container(v)["args"] = json!([format!(
+            "pip install optimum-neuron && neuron_parallel_compile torchrun {} && torchrun {}",
+            args.join(" "),
+            args.join(" ")
+        )]);
+    })
+    .grade(LAB);
+    assert_all_pass(&r);
+    // optimum-cli neuron in the command.
+    let r = solved()
+        .edit("ConfigMap", SCRIPT_CM, script(PLAIN_SCRIPT))
+        .edit("Job", JOB, |v| {
+            let args: Vec<String> = container(v)["args"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| a.as_str().unwrap().to_string())
+                .collect();
+            container(v)["command"] = json!(["sh", "-c"]);
+            container(v)["args"] = json!([format!(
+                "torchrun {} && optimum-cli neuron consolidate /tmp/neuron-finetune /tmp/merged",
+                args.join(" ")
+            )]);
+        })
+        .grade(LAB);
+    assert_eq!(status(&r, "uses-optimum-neuron"), Status::Pass);
+    assert_eq!(
+        outcome(&r, "uses-optimum-neuron").found.as_deref(),
+        Some("optimum-cli neuron consolidate /tmp/neuron-finetune /tmp/merged")
+    );
+}
+
+#[test]
+fn inline_python_code_is_read_too() {
+    let r = edit_job(solved(), |v| {
+        container(v)["command"] = json!(["python3", "-c"]);
+        container(v)["args"] = json!([
+            "from optimum.neuron import NeuronTrainer, NeuronTrainingArguments\n\
+             args = NeuronTrainingArguments(output_dir='/tmp/o', tensor_parallel_size=8, bf16=True)\n\
+             NeuronTrainer(model=None, args=args).train()\n"
+        ]);
+    })
+    .grade(LAB);
+    let o = outcome(&r, "uses-optimum-neuron");
+    assert_eq!(o.status, Status::Pass, "{o:?}");
+    assert_eq!(
+        o.found.as_deref(),
+        Some("python -c: NeuronTrainer, NeuronTrainingArguments")
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// tp-divides-cores
+
+#[test]
+fn a_tp_that_does_not_divide_the_cores_fails_only_tp_divides_cores() {
+    let r = edit_job(
+        solved(),
+        set_arg("--tensor_parallel_size", Some("--tensor_parallel_size=6")),
+    )
+    .grade(LAB);
+    let o = assert_only_fails(&r, "tp-divides-cores", None);
+    assert_eq!(o.evidence["tp"], "6");
+    assert_eq!(o.evidence["cores"], "32");
+    let r = edit_job(
+        solved(),
+        set_arg("--tensor_parallel_size", Some("--tensor_parallel_size=64")),
+    )
+    .grade(LAB);
+    assert_only_fails(&r, "tp-divides-cores", Some("too-large"));
+}
+
+#[test]
+fn an_unset_variable_or_unreadable_tp_fails_with_its_hint() {
+    let r = edit_job(solved(), set_arg("--tensor_parallel_size", None)).grade(LAB);
+    assert_only_fails(&r, "tp-divides-cores", Some("unset"));
+    let r = edit_job(
+        solved(),
+        set_arg(
+            "--tensor_parallel_size",
+            Some("--tensor_parallel_size=$(TP)"),
+        ),
+    )
+    .grade(LAB);
+    let o = assert_only_fails(&r, "tp-divides-cores", Some("variable"));
+    assert_eq!(o.evidence["tp_written"], "--tensor_parallel_size $(TP)");
+    let r = edit_job(
+        solved(),
+        set_arg(
+            "--tensor_parallel_size",
+            Some("--tensor_parallel_size=eight"),
+        ),
+    )
+    .grade(LAB);
+    let o = assert_only_fails(&r, "tp-divides-cores", Some("bad-flag"));
+    assert_eq!(o.evidence["written"], "--tensor_parallel_size eight");
+}
+
+#[test]
+fn other_divisors_spellings_and_a_tp_in_the_script_pass() {
+    for arg in [
+        "--tensor_parallel_size=4",
+        "--tensor_parallel_size=32",
+        "--tensor-parallel-size=8",
+    ] {
+        let r = edit_job(solved(), set_arg("--tensor_parallel_size", Some(arg))).grade(LAB);
+        assert_all_pass(&r);
+    }
+    // Written in the script's NeuronTrainingArguments(...) instead of on the command line.
+    let r = solved()
+        .edit("Job", JOB, set_arg("--tensor_parallel_size", None))
+        .edit(
+            "ConfigMap",
+            SCRIPT_CM,
+            script(
+                "from optimum.neuron import NeuronTrainer, NeuronTrainingArguments\n\
+                 args = NeuronTrainingArguments(output_dir='o', tensor_parallel_size=8, bf16=True)\n\
+                 NeuronTrainer(model=m, args=args).train()\n",
+            ),
+        )
+        .grade(LAB);
+    assert_all_pass(&r);
+    assert_eq!(
+        outcome(&r, "tp-divides-cores").found.as_deref(),
+        Some("TP 8 (script: tensor_parallel_size=8)")
+    );
+}
+
+#[test]
+fn no_bf16_is_advice_not_a_failure() {
+    let r = edit_job(solved(), set_arg("--bf16", None)).grade(LAB);
+    assert_all_pass(&r);
+    assert_eq!(r.advice.len(), 1);
+    assert_eq!(r.advice[0].id, "no-bf16");
+}
+
+// ---------------------------------------------------------------------------------------------
+// State.
+
+#[test]
+fn a_pod_on_a_gpu_node_fails_only_pod_on_trainium() {
+    let r = solved()
+        .edit("Pod", POD, |p| {
+            p["spec"]["nodeName"] = json!("trainlab-worker")
+        })
+        .grade(LAB);
+    let o = assert_only_fails(&r, "pod-on-trainium", None);
+    assert_eq!(o.evidence["instance_type"], "p5.48xlarge");
+    assert_eq!(
+        o.found.as_deref(),
+        Some("neuron-finetune-m2x9v → trainlab-worker (node.kubernetes.io/instance-type: p5.48xlarge)")
+    );
+}
+
+#[test]
+fn pods_not_placed_yet_are_pending_and_gone_pods_of_a_finished_job_are_skipped() {
+    let r = solved()
+        .edit("Pod", POD, |p| {
+            p["spec"]["nodeName"] = Value::Null;
+            p["status"] = json!({"phase": "Pending"});
+        })
+        .grade(LAB);
+    let o = outcome(&r, "pod-on-trainium");
+    assert_eq!((o.status, message_id(o)), (Status::Pending, "scheduling"));
+    assert_eq!(outcome(&r, "pods-running").status, Status::Pending);
+    assert_eq!(r.count(Status::Fail), 0);
+
+    let r = solved()
+        .remove(|o| o.kind() == "Pod")
+        .edit(
+            "Job",
+            JOB,
+            |v| {
+                v["status"] =
+                    json!({"succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]})
+            },
+        )
+        .grade(LAB);
+    let o = outcome(&r, "pod-on-trainium");
+    assert_eq!((o.status, message_id(o)), (Status::Skipped, "pods-gone"));
+    assert_eq!(status(&r, "pods-running"), Status::Pass);
+}
+
+#[test]
+fn a_command_the_stand_in_refused_fails_pods_running_with_its_words() {
+    let says = "trainlab stand-in: error: argument --per_device_train_batch_size: invalid int value: 'one'";
+    let r = solved()
+        .edit("Pod", POD, move |p| {
+            p["status"]["phase"] = json!("Failed");
+            p["status"]["containerStatuses"][0]["state"] =
+                json!({"terminated": {"exitCode": 2, "reason": "Error", "message": says}});
+        })
+        .grade(LAB);
+    let o = assert_only_fails(&r, "pods-running", Some("crashed"));
+    assert_eq!(
+        o.found.as_deref(),
+        Some(format!("{POD}/neuron: Error (exit 2): {says}").as_str())
+    );
+    let r = solved()
+        .edit("Pod", POD, |p| {
+            p["status"]["phase"] = json!("Pending");
+            p["status"]["containerStatuses"][0]["state"] = json!({"waiting": {
+                "reason": "ImagePullBackOff",
+                "message": "Back-off pulling image \"public.ecr.aws/neuron/pytorch-training-neuronx:latest\""}});
+        })
+        .grade(LAB);
+    assert_only_fails(&r, "pods-running", Some("stuck"));
+}
