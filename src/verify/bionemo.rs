@@ -14,7 +14,8 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{Container, Volume};
 
-use super::bf16::{pod_states, rejections, wrong_version, PodState, Rejection, STUCK};
+use crate::verify::kit::pods::{pod_states, PodState, STUCK};
+use crate::verify::kit::training::{rejections, wrong_version, Rejection};
 use crate::facts::instances::GPU;
 use crate::observe::kinds::{JOBS, PODS, SECRETS};
 use crate::observe::{InputError, Obj};

@@ -17,10 +17,9 @@
 
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, PodSpec};
 
-use super::bf16::{main_container, training_command};
-use super::zero3_offload::{
-    absolute, first_rejection, pods_running_of, rejected, volume_at, volume_kind,
-};
+use super::zero3_offload::{first_rejection, pods_running_of, rejected};
+use crate::verify::kit::mounts::{absolute, volume_at, volume_kind};
+use crate::verify::kit::training::{main_container, training_command};
 use crate::observe::kinds::{JOBS, PODS, PVCS, STORAGECLASSES};
 use crate::observe::InputError;
 use crate::verify::kit::cmdline::{

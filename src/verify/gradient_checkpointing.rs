@@ -10,10 +10,8 @@
 //! the Job's uid to its pods and read each container's `state` and `lastState`: a restart in
 //! place (`restartPolicy: OnFailure`) hides an OOM kill in `lastState`.
 
-use super::bf16::{
-    main_container, pod_states, rejections, training_command, wrong_version, ContainerEnd,
-    PodState, STUCK,
-};
+use crate::verify::kit::pods::{pod_states, ContainerEnd, PodState, STUCK};
+use crate::verify::kit::training::{main_container, rejections, training_command, wrong_version};
 use crate::observe::kinds::{JOBS, PODS};
 use crate::observe::{InputError, Obj};
 use crate::verify::kit::cmdline::{

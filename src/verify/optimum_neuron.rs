@@ -11,10 +11,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1::{
-    Affinity, ConfigMapVolumeSource, Container, NodeAffinity, NodeSelector, PodSpec,
+    Affinity, Container, NodeAffinity, NodeSelector, PodSpec,
 };
 
-use super::bf16::{pod_states, rejections, training_command, wrong_version, PodState};
+use crate::verify::kit::mounts::{config_map_at, config_map_file};
+use crate::verify::kit::pods::{pod_states, PodState};
+use crate::verify::kit::training::{rejections, training_command, wrong_version};
 use super::bionemo::{job_pods_running, no_container, ImageRef};
 use crate::facts::instances::{self, INSTANCE_TYPE_LABEL, NEURON, NEURONCORE};
 use crate::facts::NodeFacts;
@@ -633,7 +635,7 @@ impl Uses {
                     let path = resolve(&e.script, c);
                     let text = match config_maps {
                         Ok(cms) => config_map_file(&path, spec, c, cms),
-                        Err(why) if mounted_from_config_map(&path, spec, c) => {
+                        Err(why) if config_map_at(&path, spec, c).is_some() => {
                             verdict.get_or_insert(Uses::Unavailable(why.clone()));
                             continue;
                         }
@@ -734,53 +736,6 @@ fn resolve(script: &str, c: &Container) -> String {
     let dir = c.working_dir.as_deref().unwrap_or("/");
     let rel = script.trim_start_matches("./");
     format!("{}/{rel}", dir.trim_end_matches('/'))
-}
-
-/// The ConfigMap volume mounted where `path` is, with the file's path inside the volume
-/// (core/v1 `VolumeMount.subPath`, `ConfigMapVolumeSource.items`).
-fn mounted_at<'a>(
-    path: &str,
-    spec: &'a PodSpec,
-    c: &Container,
-) -> Option<(&'a ConfigMapVolumeSource, String)> {
-    for m in c.volume_mounts.iter().flatten() {
-        let Some(vol) = spec.volumes.iter().flatten().find(|v| v.name == m.name) else {
-            continue;
-        };
-        let Some(src) = &vol.config_map else { continue };
-        let mount = m.mount_path.trim_end_matches('/');
-        let inner = match m.sub_path.as_deref().filter(|s| !s.is_empty()) {
-            Some(sub) if path == mount => sub.to_string(),
-            Some(_) => continue,
-            None => match path.strip_prefix(mount).and_then(|r| r.strip_prefix('/')) {
-                Some(rel) => rel.to_string(),
-                None => continue,
-            },
-        };
-        let key = match &src.items {
-            Some(items) => items.iter().find(|i| i.path == inner)?.key.clone(),
-            None => inner,
-        };
-        return Some((src, key));
-    }
-    None
-}
-
-fn mounted_from_config_map(path: &str, spec: &PodSpec, c: &Container) -> bool {
-    mounted_at(path, spec, c).is_some()
-}
-
-/// The ConfigMap key mounted at `path` in container `c`: (ConfigMap, key, text).
-fn config_map_file(
-    path: &str,
-    spec: &PodSpec,
-    c: &Container,
-    config_maps: &[&Obj],
-) -> Option<(String, String, String)> {
-    let (src, key) = mounted_at(path, spec, c)?;
-    let cm = config_maps.iter().find(|o| o.name() == src.name)?;
-    let text = cm.value["data"][key.as_str()].as_str()?;
-    Some((src.name.clone(), key, text.to_string()))
 }
 
 /// One token of Python source: names (dotted names kept whole), numbers, operators, and the end

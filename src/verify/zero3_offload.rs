@@ -13,10 +13,12 @@
 //! Shared with lab `checkpoint-strategy`: which volume a path in a container lies on, the
 //! API server's volume-mount rules, and `pods-running` for either job kind.
 
-use k8s_openapi::api::core::v1::{ConfigMap, Container, KeyToPath, PodSpec, Volume, VolumeMount};
+use k8s_openapi::api::core::v1::{ConfigMap, Container, KeyToPath, Volume};
 use serde_json::Value;
 
-use super::bf16::{self, main_container, pod_states, training_command, PodState, Training, STUCK};
+use crate::verify::kit::mounts::{absolute, clean, volume_at, volume_kind};
+use crate::verify::kit::pods::{pod_states, ContainerEnd, PodState, STUCK};
+use crate::verify::kit::training::{self, main_container, training_command, Training};
 use crate::observe::kinds::{CONFIGMAPS, JOBS, PODS, PYTORCHJOBS};
 use crate::observe::{InputError, Obj, Unavailable};
 use crate::verify::kit::cmdline::{
@@ -253,114 +255,6 @@ fn missing_config_map(check: &str) -> Outcome {
         .with("api_version", "v1")
 }
 
-// ---------------------------------------------------------------------------------------------
-// Which volume a path in a container lies on (core/v1 `VolumeMount`: the mount at `mountPath`
-// shows the volume's `subPath`; a deeper mount shadows a shallower one).
-
-/// A path made absolute and lexically clean (`/a/./b/../c` → `/a/c`). A relative path is taken
-/// from the container's `workingDir`; None when it has none (the image's working directory is
-/// not in the manifest).
-pub(super) fn absolute(path: &str, c: &Container) -> Option<String> {
-    let joined = if path.starts_with('/') {
-        path.to_string()
-    } else {
-        let wd = c.working_dir.as_deref().filter(|w| w.starts_with('/'))?;
-        format!("{wd}/{path}")
-    };
-    Some(clean(&joined))
-}
-
-fn clean(path: &str) -> String {
-    let mut parts: Vec<&str> = Vec::new();
-    for p in path.split('/') {
-        match p {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
-            p => parts.push(p),
-        }
-    }
-    format!("/{}", parts.join("/"))
-}
-
-/// The volume an absolute path lies on.
-pub(super) struct OnVolume<'a> {
-    pub mount: &'a VolumeMount,
-    /// The mount's field path (`spec.template.spec.containers[0].volumeMounts[1]`).
-    pub mount_field: String,
-    /// None when the mount names no volume of the pod (the API server refuses that).
-    pub volume: Option<&'a Volume>,
-    /// The path inside the volume (`subPath` joined), without a leading slash.
-    pub inner: String,
-}
-
-/// The mount a path lies under, if any: the longest `mountPath` that is the path or a parent.
-pub(super) fn volume_at<'a>(
-    path: &str,
-    c: &'a Container,
-    container_field: &str,
-    spec: &'a PodSpec,
-) -> Option<OnVolume<'a>> {
-    let (i, m, rel) = c
-        .volume_mounts
-        .iter()
-        .flatten()
-        .enumerate()
-        .filter_map(|(i, m)| {
-            let mp = clean(&m.mount_path);
-            let rel = if path == mp {
-                Some(String::new())
-            } else if mp == "/" {
-                Some(path.trim_start_matches('/').to_string())
-            } else {
-                path.strip_prefix(&format!("{mp}/")).map(str::to_string)
-            };
-            rel.map(|r| (i, m, r, mp.len()))
-        })
-        .max_by_key(|(_, _, _, len)| *len)
-        .map(|(i, m, r, _)| (i, m, r))?;
-    let base = m
-        .sub_path
-        .as_deref()
-        .filter(|s| !s.is_empty())
-        .or(m.sub_path_expr.as_deref().filter(|s| !s.is_empty()))
-        .unwrap_or("");
-    let inner = clean(&format!("{base}/{rel}"))
-        .trim_start_matches('/')
-        .to_string();
-    Some(OnVolume {
-        mount: m,
-        mount_field: format!("{container_field}.volumeMounts[{i}]"),
-        volume: spec.volumes.iter().flatten().find(|v| v.name == m.name),
-        inner,
-    })
-}
-
-/// The volume source's field name, for messages (`persistentVolumeClaim`, `emptyDir`).
-pub(super) fn volume_kind(v: &Volume) -> &'static str {
-    let kinds: [(bool, &str); 14] = [
-        (v.persistent_volume_claim.is_some(), "persistentVolumeClaim"),
-        (v.empty_dir.is_some(), "emptyDir"),
-        (v.host_path.is_some(), "hostPath"),
-        (v.ephemeral.is_some(), "ephemeral"),
-        (v.config_map.is_some(), "configMap"),
-        (v.secret.is_some(), "secret"),
-        (v.projected.is_some(), "projected"),
-        (v.downward_api.is_some(), "downwardAPI"),
-        (v.nfs.is_some(), "nfs"),
-        (v.csi.is_some(), "csi"),
-        (v.image.is_some(), "image"),
-        (v.aws_elastic_block_store.is_some(), "awsElasticBlockStore"),
-        (v.fc.is_some(), "fc"),
-        (v.iscsi.is_some(), "iscsi"),
-    ];
-    kinds
-        .iter()
-        .find(|(set, _)| *set)
-        .map_or("volume", |(_, k)| k)
-}
-
 /// The ConfigMap file at `inner` of a `configMap` or `projected` volume: the ConfigMap and the
 /// key it comes from. With `items` only the listed paths exist, each from its key; without, every
 /// key is a file of its name (core/v1 `ConfigMapVolumeSource.items`, `ConfigMapProjection`). The
@@ -447,14 +341,14 @@ pub(super) fn volume_mount_rejections(w: &Workload) -> Vec<(String, String)> {
 
 /// The first thing the API server (or the training-operator's webhook) refuses in the job:
 /// the PyTorchJob rules ([`parallel::pytorchjob_rejections`]) or a Job's (`restartPolicy`, pod
-/// validation: [`bf16::rejections`]), then the volume mounts.
+/// validation: [`training::rejections`]), then the volume mounts.
 pub(super) fn first_rejection(w: &Workload) -> Option<(String, String)> {
     let kind = match w.pytorch() {
         Some(job) => parallel::pytorchjob_rejections(w, job)
             .into_iter()
             .next()
             .map(|r| (r.field, r.text)),
-        None => bf16::rejections(w).map(|r| (r.field, r.text)),
+        None => training::rejections(w).map(|r| (r.field, r.text)),
     };
     kind.or_else(|| volume_mount_rejections(w).into_iter().next())
 }
@@ -883,7 +777,7 @@ fn job_end(obj: &Obj, w: &Workload) -> Result<JobEnd, InputError> {
 
 /// The container that failed: terminated with a non-zero exit now, or waiting to restart after
 /// one (`lastState`, as in `CrashLoopBackOff`).
-fn crash(p: &PodState) -> Option<&bf16::ContainerEnd> {
+fn crash(p: &PodState) -> Option<&ContainerEnd> {
     p.ends.iter().find(|e| {
         e.exit_code != 0 && (!e.earlier || p.waiting.iter().any(|(c, _, _)| *c == e.container))
     })
@@ -1019,7 +913,7 @@ pub(super) fn pods_running_of(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use k8s_openapi::api::core::v1::ConfigMapVolumeSource;
+    use k8s_openapi::api::core::v1::{ConfigMapVolumeSource, PodSpec, VolumeMount};
 
     fn container(mounts: &[(&str, &str, Option<&str>)], wd: Option<&str>) -> Container {
         Container {

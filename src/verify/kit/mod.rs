@@ -9,15 +9,23 @@
 //! - [`placement`]: which nodes a pod template may use.
 //! - [`conditions`]: status conditions.
 //! - [`selector`]: label selectors.
+//! - [`pods`]: pod status (terminations, waiting reasons, the scheduler's message).
+//! - [`mounts`]: which volume a path in a container lies on.
+//! - [`training`]: training jobs: served version, API-server and webhook refusals, the training
+//!   command and its DeepSpeed config.
+//! - [`parallel`]: TP/PP/DP degrees, world size and GPU nodes of a PyTorchJob.
 //! - [`cmdline`]: command lines inside containers (shell, mpirun, torchrun, Megatron-LM,
 //!   Hugging Face, DeepSpeed).
 
 pub mod cmdline;
 pub mod conditions;
+pub mod mounts;
 pub mod owned;
 pub mod parallel;
 pub mod placement;
+pub mod pods;
 pub mod quantity;
 pub mod resources;
 pub mod selector;
+pub mod training;
 pub mod workload;
