@@ -108,3 +108,96 @@ fn malformed_metadata_is_bad_input_naming_the_field_not_a_missing_object() {
         assert!(stderr.contains("document 1"), "{stderr}");
     }
 }
+
+#[test]
+fn a_symlink_loop_in_a_snapshot_folder_is_walked_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    write(&sub, "job.yaml", JOB);
+    std::os::unix::fs::symlink("..", sub.join("up")).unwrap();
+    std::os::unix::fs::symlink(".", dir.path().join("self")).unwrap();
+    // A second name for the same file is read once too.
+    std::os::unix::fs::symlink("sub/job.yaml", dir.path().join("again.yaml")).unwrap();
+    let files = trainlab::observe::manifest_files(dir.path()).unwrap();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let obs = sources::snapshot(dir.path()).unwrap();
+    assert_eq!(obs.objects().len(), 1);
+}
+
+fn mkfifo(path: &Path) {
+    let ok = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "mkfifo {}", path.display());
+}
+
+#[test]
+fn a_fifo_named_like_a_manifest_is_refused_by_name_never_opened() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "job.yaml", JOB);
+    mkfifo(&dir.path().join("pipe.yaml"));
+    let out = trainlab()
+        .args(["check", "volcano-gang", "--snapshot"])
+        .arg(dir.path())
+        .timeout(std::time::Duration::from_secs(20))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("pipe.yaml") && err.contains("named pipe"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_fifo_given_directly_is_refused_and_one_without_a_manifest_name_is_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("notes");
+    mkfifo(&fifo);
+    let out = trainlab()
+        .args(["check", "volcano-gang", "--files"])
+        .arg(&fifo)
+        .timeout(std::time::Duration::from_secs(20))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("notes") && err.contains("not a regular file or folder"),
+        "{err}"
+    );
+    assert!(!err.contains("Not a directory"), "{err}");
+    // In a folder, a FIFO that is not named like a manifest is ignored like a README.
+    write(dir.path(), "job.yaml", JOB);
+    let obs = sources::snapshot(dir.path()).unwrap();
+    assert_eq!(obs.objects().len(), 1);
+}
+
+#[test]
+fn a_snapshot_without_the_pods_says_they_were_not_saved_and_how_to_save_them() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/mpijob-slots/solution-state");
+    let dir = tempfile::tempdir().unwrap();
+    for f in std::fs::read_dir(&src).unwrap() {
+        let f = f.unwrap();
+        if f.file_name() != "pods.yaml" {
+            std::fs::copy(f.path(), dir.path().join(f.file_name())).unwrap();
+        }
+    }
+    let out = trainlab()
+        .args(["check", "mpijob-slots", "--snapshot"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    // Not the learner's cleanPodPolicy: the instructor's folder simply lacks the pods.
+    assert!(!text.contains("cleanPodPolicy"), "{text}");
+    assert!(text.contains("the snapshot holds no pods"), "{text}");
+    assert!(
+        text.contains("trainlab snapshot LAB DIR") && text.contains("kubectl get pods -A -o yaml"),
+        "{text}"
+    );
+}

@@ -220,7 +220,7 @@ fn dry_run_prints_the_whole_plan_and_touches_nothing() {
 }
 
 #[test]
-fn dry_run_with_from_names_the_folder() {
+fn dry_run_with_from_checks_the_folder_holds_every_pinned_file() {
     let out = trainlab()
         .args([
             "setup",
@@ -228,14 +228,112 @@ fn dry_run_with_from_names_the_folder() {
             "--dry-run",
             "--skip-create",
             "--from",
-            "/srv/pins",
+            "/nonexistent/pins",
         ])
         .output()
         .unwrap();
-    let text = String::from_utf8(out.stdout).unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
-        text.contains("from /srv/pins") && text.contains("use the existing cluster"),
+        err.contains("--from /nonexistent/pins: not a folder"),
+        "{err}"
+    );
+
+    let pins = root().join("tests/data/setup/pins-wait.yaml");
+    let from = root().join("tests/data/pins");
+    let out = trainlab()
+        .args(["setup", "kind", "--dry-run", "--skip-create", "--pins"])
+        .arg(&pins)
+        .arg("--from")
+        .arg(&from)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains(&format!("from {}", from.display()))
+            && text.contains("use the existing cluster")
+            && text.contains("2 pinned file(s) found, sizes and sha256 match"),
         "{text}"
+    );
+
+    // The default pins are not in that folder: the first missing one is named.
+    let out = trainlab()
+        .args(["setup", "kind", "--dry-run", "--skip-create", "--from"])
+        .arg(&from)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("volcano-development.yaml"), "{err}");
+}
+
+#[test]
+fn dry_run_with_slinky_names_every_chart_and_version_in_install_order() {
+    let out = trainlab()
+        .args(["setup", "kind", "--dry-run", "--with", "slinky"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let at = |needle: &str| {
+        text.find(needle)
+            .unwrap_or_else(|| panic!("{needle} missing from:\n{text}"))
+    };
+    let cert = at("helm upgrade --install cert-manager oci://quay.io/jetstack/charts/cert-manager --kube-context kind-trainlab");
+    let crds = at("slurm-operator-crds oci://ghcr.io/slinkyproject/charts/slurm-operator-crds");
+    let op = at("--install slurm-operator oci://ghcr.io/slinkyproject/charts/slurm-operator ");
+    assert!(cert < crds && crds < op, "{text}");
+    for c in trainlab::profile::charts::SLINKY {
+        assert!(
+            text.contains(&format!("{} {}", c.component, c.version)),
+            "{text}"
+        );
+        assert!(text.contains(&format!("--version {}", c.version)), "{text}");
+    }
+}
+
+#[test]
+fn slinky_from_a_folder_without_the_chart_archives_names_the_missing_one() {
+    let pins = root().join("tests/data/setup/pins-wait.yaml");
+    let from = root().join("tests/data/pins");
+    let out = trainlab()
+        .args(["setup", "kind", "--dry-run", "--with", "slinky", "--pins"])
+        .arg(&pins)
+        .arg("--from")
+        .arg(&from)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("cert-manager-1.19.4.tgz") && err.contains("helm pull"),
+        "{err}"
+    );
+}
+
+#[test]
+fn slinky_without_helm_is_an_environment_error_with_the_install_link_before_any_change() {
+    let empty = tempfile::tempdir().unwrap();
+    let out = trainlab()
+        .args(["setup", "kind", "--skip-create", "--with", "slinky"])
+        .env("PATH", empty.path())
+        .env("KUBECONFIG", "/nonexistent/kubeconfig")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("needs helm") && err.contains("https://helm.sh/docs/intro/install/"),
+        "{err}"
     );
 }
 

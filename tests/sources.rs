@@ -169,7 +169,13 @@ fn kinds_match_by_group_so_a_volcano_job_is_not_a_batch_job() {
         list(&obs, Query::new(&kinds::VOLCANO_JOBS, NS)),
         ["trainlab-volcano-gang/gang-train"]
     );
-    assert!(list(&obs, Query::new(&kinds::JOBS, NS)).is_empty());
+    // The Volcano Job is no batch/v1 Job: the snapshot holds none, so none were saved.
+    assert_eq!(
+        obs.list(&Query::new(&kinds::JOBS, NS)).unwrap_err(),
+        Unavailable::NotCaptured {
+            resource: "jobs.batch".into()
+        }
+    );
     assert_eq!(
         list(&obs, Query::new(&kinds::PODGROUPS, NS)),
         ["trainlab-volcano-gang/gang-train-5f1c2a7e-0b3d-4e8a-9c61-2d4b7a9e0f13"]
@@ -199,11 +205,38 @@ fn a_snapshot_without_nodes_reports_them_not_captured_rather_than_an_empty_clust
             resource: "nodes".into()
         }
     );
-    // Other kinds are simply empty: no Pods is a fact, not a gap.
-    assert!(obs.list(&Query::new(&kinds::PODS, NS)).unwrap().is_empty());
+    // A kind the folder holds no object of was not saved either (kubectl writes nothing for an
+    // empty read): "no pods" would otherwise grade as "the pods were deleted".
+    assert_eq!(
+        obs.list(&Query::new(&kinds::PODS, NS)).unwrap_err(),
+        Unavailable::NotCaptured {
+            resource: "pods".into()
+        }
+    );
     assert_eq!(
         list(&obs, Query::new(&kinds::JOBS, NS)),
         ["trainlab-volcano-gang/pi"]
+    );
+}
+
+#[test]
+fn an_empty_read_saved_by_trainlab_snapshot_is_captured_and_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let pods = Query::new(&kinds::PODS, NS);
+    let jobs = Query::new(&kinds::VOLCANO_JOBS, NS);
+    std::fs::write(
+        dir.path()
+            .join(trainlab::observe::save::file_name(0, &pods)),
+        trainlab::observe::save::to_list_json(&pods, &[]),
+    )
+    .unwrap();
+    let obs = sources::snapshot(dir.path()).expect("an empty but marked read loads");
+    assert!(obs.list(&pods).unwrap().is_empty());
+    assert_eq!(
+        obs.list(&jobs).unwrap_err(),
+        Unavailable::NotCaptured {
+            resource: "jobs.batch.volcano.sh".into()
+        }
     );
 }
 

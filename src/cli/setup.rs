@@ -16,6 +16,7 @@ use super::{print, Global};
 use crate::cluster::{connect, gather, probe, Discovery};
 use crate::exit::ExitCode;
 use crate::observe::{kinds, parse_text, Query};
+use crate::profile::charts::{self, Extra};
 use crate::profile::kind::{self, apply_objects, capacity_patches, patch_capacity, KindConfig};
 use crate::profile::pins::{default_pins, fetch, load_pins, Pin, Source};
 use crate::profile::Profile;
@@ -40,6 +41,8 @@ Steps (each idempotent; re-run after a Docker restart to repair faked capacity):
   5. install Volcano, MPI Operator, the training-operator (PyTorchJob only, a manifest built
      into trainlab) and the Karpenter CRDs
   6. wait for the operators' Deployments to be available
+  7. with --with slinky: helm installs cert-manager, the Slinky CRDs and slurm-operator
+     (pinned chart versions; needs helm on PATH)
 
 Every step after 3 runs only against the context kind-<name>; anything else is refused.")]
     Kind(KindArgs),
@@ -62,6 +65,11 @@ pub struct KindArgs {
     /// Use an existing cluster; do not call docker or kind
     #[arg(long)]
     pub skip_create: bool,
+    /// Also install an optional component with helm (repeatable): `slinky` for labs 3 and 4
+    /// (cert-manager, the Slinky CRDs and slurm-operator, pinned chart versions). With --from,
+    /// the chart archives `helm pull` writes are read from that folder
+    #[arg(long = "with", value_name = "COMPONENT", value_enum)]
+    pub with: Vec<Extra>,
     /// Pins to install instead of the built-in ones (YAML list of component, version, url, bytes, sha256 or embedded, deployments)
     #[arg(long, value_name = "FILE")]
     pub pins: Option<PathBuf>,
@@ -105,8 +113,41 @@ fn kind_setup(a: &KindArgs) -> Result<ExitCode, Error> {
         None => default_pins(),
     };
     if a.dry_run {
-        print(&dry_run_plan(a, &config, &config_name, &pins)?);
+        let mut plan = dry_run_plan(a, &config, &config_name, &pins)?;
+        // A dry run with --from proves the folder would do: every pinned file present with
+        // its size and hash, every chart archive present; nothing is applied.
+        if let Some(dir) = &a.from {
+            if !dir.is_dir() {
+                return Err(Error::Usage(format!(
+                    "--from {}: not a folder (give the folder holding the pinned files)",
+                    dir.display()
+                )));
+            }
+            let rt = runtime()?;
+            let mut n = 0;
+            for pin in pins
+                .iter()
+                .filter(|p| matches!(p.source, Source::Download { .. }))
+            {
+                rt.block_on(fetch(pin, Some(dir)))?;
+                n += 1;
+            }
+            let archives = charts::archives_in(dir, &a.with)?;
+            let _ = writeln!(
+                plan,
+                "\n--from {}: {n} pinned file(s) found, sizes and sha256 match; {} chart archive(s) found",
+                dir.display(),
+                archives.len()
+            );
+        }
+        print(&plan);
         return Ok(ExitCode::Ok);
+    }
+    if !a.with.is_empty() {
+        helm_preflight()?;
+        if let Some(dir) = &a.from {
+            charts::archives_in(dir, &a.with)?;
+        }
     }
     let steps = Steps::new();
     // Every pinned file is read (or downloaded), size- and hash-checked and parsed before the
@@ -200,9 +241,57 @@ fn kind_setup(a: &KindArgs) -> Result<ExitCode, Error> {
             }
             steps.done(pb, "operator Deployments available");
         }
+        let timeout = humantime::format_duration(a.wait_timeout).to_string();
+        for extra in &a.with {
+            for c in extra.charts() {
+                let what = format!("{} {} (helm)", c.component, c.version);
+                let pb = steps.start(&what);
+                helm_install(c, &context, a.from.as_deref(), &timeout)?;
+                steps.done(pb, &what);
+                let _ = writeln!(summary, "  installed {} {} with helm (release {} in {})", c.component, c.version, c.release, c.namespace);
+            }
+        }
         print(&format!("\nkind profile ready on {}:\n{summary}next: trainlab doctor, then trainlab start 9\n", conn.describe()));
         Ok(ExitCode::Ok)
     })
+}
+
+/// `--with` needs helm; checked before anything is changed.
+fn helm_preflight() -> Result<(), Error> {
+    match Process::new("helm").args(["version", "--short"]).output() {
+        Ok(o) if o.status.success() => Ok(()),
+        Ok(o) => Err(Error::Environment(format!(
+            "`helm version` failed: {}",
+            String::from_utf8_lossy(&o.stderr).trim()
+        ))),
+        Err(_) => Err(Error::Environment(format!(
+            "--with needs helm, which is not on PATH; install it ({}) and re-run",
+            charts::HELM_INSTALL
+        ))),
+    }
+}
+
+fn helm_install(
+    c: &charts::Chart,
+    context: &str,
+    from: Option<&std::path::Path>,
+    timeout: &str,
+) -> Result<(), Error> {
+    let args = c.helm_args(context, from, timeout);
+    let out = Process::new("helm")
+        .args(&args)
+        .output()
+        .map_err(|e| Error::Environment(format!("running helm: {e}")))?;
+    if !out.status.success() {
+        return Err(Error::Environment(format!(
+            "`helm {}` failed: {}\n(re-run setup to continue; `helm -n {} status {}` shows the release)",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim(),
+            c.namespace,
+            c.release
+        )));
+    }
+    Ok(())
 }
 
 fn preflight() -> Result<(), Error> {
@@ -332,6 +421,31 @@ pub fn dry_run_plan(
         }
         if !p.deployments.is_empty() {
             let _ = writeln!(s, "    waits for: {}", p.deployments.join(", "));
+        }
+    }
+    if a.with.is_empty() {
+        let _ = writeln!(
+            s,
+            "\noptional, not selected: --with slinky (labs 3 and 4) adds {}",
+            Extra::Slinky
+                .charts()
+                .iter()
+                .map(|c| format!("{} {}", c.release, c.version))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    for extra in &a.with {
+        let _ = writeln!(
+            s,
+            "\n--with {}: helm charts, installed in this order (helm must be on PATH):",
+            extra.name()
+        );
+        for c in extra.charts() {
+            let _ = writeln!(s, "  {} {}", c.component, c.version);
+            let timeout = humantime::format_duration(a.wait_timeout).to_string();
+            let args = c.helm_args(&format!("kind-{}", a.name), a.from.as_deref(), &timeout);
+            let _ = writeln!(s, "    helm {}", args.join(" "));
         }
     }
     Ok(s)

@@ -84,7 +84,7 @@ pub fn run(g: &Global, a: &SnapshotArgs) -> Result<ExitCode, crate::Error> {
                 path.display()
             )));
         }
-        std::fs::write(&path, save::to_list_json(objs))
+        std::fs::write(&path, save::to_list_json(q, objs))
             .map_err(|e| crate::Error::Usage(format!("cannot write {}: {e}", path.display())))?;
         print(&format!(
             "wrote {} ({} objects)\n",

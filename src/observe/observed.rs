@@ -205,6 +205,9 @@ pub struct Observed {
     /// Paths or the context name, for the report's `source` field.
     pub detail: String,
     inner: Inner,
+    /// Snapshots: the resources known to be captured even when empty (see
+    /// `save::CAPTURED_FIELD`). None: no kind is ever "not captured" (files, demo, live).
+    captured: Option<std::collections::HashSet<String>>,
 }
 
 #[derive(Debug, Clone)]
@@ -223,7 +226,15 @@ impl Observed {
             source,
             detail: detail.into(),
             inner: Inner::Bag(objects, None),
+            captured: None,
         }
+    }
+
+    /// A saved snapshot: a kind with no object in it counts as captured only when one of
+    /// these resources names it; any other is "not captured".
+    pub fn captured(mut self, resources: impl IntoIterator<Item = String>) -> Observed {
+        self.captured = Some(resources.into_iter().collect());
+        self
     }
 
     /// Answers only these queries from now on, as a live gather does: a read a verifier did not
@@ -241,6 +252,7 @@ impl Observed {
             source: SourceKind::Live,
             detail: detail.into(),
             inner: Inner::Reads(reads),
+            captured: None,
         }
     }
 
@@ -261,9 +273,15 @@ impl Observed {
                 }
                 let selector = q.selector.as_deref().map(Selector::parse);
                 let is_nodes = q.kind.group.is_empty() && q.kind.kind == "Node";
-                // "No nodes saved" is about the snapshot as a whole, not about this query's filters.
-                if is_nodes
-                    && !self.source.is_static()
+                // "Not saved" is about the snapshot as a whole, not about this query's filters:
+                // every cluster has nodes, and a snapshot's Lists say what else they captured.
+                let resource = q.kind.resource_name();
+                let unsaved = is_nodes && !self.source.is_static()
+                    || self
+                        .captured
+                        .as_ref()
+                        .is_some_and(|c| !c.contains(&resource));
+                if unsaved
                     && !objects
                         .iter()
                         .any(|o| q.kind.matches(o.api_version(), o.kind()))

@@ -10,6 +10,16 @@ use super::InputError;
 
 /// Parses every object in one file's text. `path` is only used for messages.
 pub fn parse_text(text: &str, path: &str) -> Result<Vec<Obj>, InputError> {
+    parse_marked(text, path, &mut Vec::new())
+}
+
+/// [`parse_text`], also collecting the resources that `trainlab snapshot` Lists say they
+/// captured (see [`super::save::CAPTURED_FIELD`]).
+fn parse_marked(
+    text: &str,
+    path: &str,
+    captured: &mut Vec<String>,
+) -> Result<Vec<Obj>, InputError> {
     let trimmed = text.trim_start();
     // JSON first when it looks like JSON; YAML (a superset, incl. flow style and `---`
     // separated documents) otherwise or when that fails.
@@ -25,7 +35,7 @@ pub fn parse_text(text: &str, path: &str) -> Result<Vec<Obj>, InputError> {
         };
         let mut out = Vec::new();
         for (i, v) in docs.into_iter().enumerate() {
-            push_doc(v, path, i + 1, &mut out)?;
+            push_doc(v, path, i + 1, &mut out, captured)?;
         }
         return Ok(out);
     }
@@ -49,7 +59,7 @@ pub fn parse_text(text: &str, path: &str) -> Result<Vec<Obj>, InputError> {
     // the file's documents, not the ones that hold something.
     for spanned in docs {
         let doc = document_of(&starts, spanned.referenced.line() as usize);
-        push_doc(spanned.value, path, doc, &mut out)?;
+        push_doc(spanned.value, path, doc, &mut out, captured)?;
     }
     Ok(out)
 }
@@ -129,13 +139,25 @@ fn document_of(starts: &[usize], line: usize) -> usize {
     starts.partition_point(|&s| s <= line).max(1)
 }
 
-fn push_doc(value: Value, path: &str, doc: usize, out: &mut Vec<Obj>) -> Result<(), InputError> {
+fn push_doc(
+    value: Value,
+    path: &str,
+    doc: usize,
+    out: &mut Vec<Obj>,
+    captured: &mut Vec<String>,
+) -> Result<(), InputError> {
     let is_list = value
         .get("kind")
         .and_then(Value::as_str)
         .is_some_and(|k| k.ends_with("List"))
         && value.get("items").is_some();
     if is_list {
+        if let Some(r) = value
+            .get(super::save::CAPTURED_FIELD)
+            .and_then(Value::as_str)
+        {
+            captured.push(r.to_string());
+        }
         let Some(items) = value["items"].as_array() else {
             return Err(InputError::NotAnObject {
                 origin: format!("{path}, document {doc} (`items` is not a list)"),
@@ -171,16 +193,26 @@ fn strip_location(msg: &str) -> String {
 
 /// Reads one file from disk.
 pub fn parse_file(path: &Path) -> Result<Vec<Obj>, InputError> {
+    parse_file_marked(path, &mut Vec::new())
+}
+
+/// [`parse_file`], also collecting the resources its Lists say they captured.
+pub fn parse_file_marked(path: &Path, captured: &mut Vec<String>) -> Result<Vec<Obj>, InputError> {
     let shown = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| InputError::Unreadable {
         path: shown.clone(),
         message: e.to_string(),
     })?;
-    parse_text(&text, &shown)
+    parse_marked(&text, &shown, captured)
 }
 
 /// The manifest files a path stands for: the file itself, or every `.yaml`/`.yml`/`.json` file
 /// in a folder (recursively, in name order). Other files in a folder (READMEs, notes) are ignored.
+///
+/// Symlinks are followed, but every real folder and file is read once: a link back up the tree
+/// (`ln -s .. up`) or to itself would otherwise make the walk endless or count objects many
+/// times. A FIFO, socket or device is refused rather than opened, since reading one can block
+/// forever.
 pub fn manifest_files(path: &Path) -> Result<Vec<PathBuf>, InputError> {
     let meta = std::fs::metadata(path).map_err(|e| InputError::Unreadable {
         path: path.display().to_string(),
@@ -189,29 +221,90 @@ pub fn manifest_files(path: &Path) -> Result<Vec<PathBuf>, InputError> {
     if meta.is_file() {
         return Ok(vec![path.to_path_buf()]);
     }
-    let mut files = Vec::new();
-    walk(path, &mut files)?;
-    files.sort();
-    Ok(files)
+    if !meta.is_dir() {
+        return Err(not_a_file(path, &meta));
+    }
+    let mut walk = Walk::default();
+    walk.dir(path)?;
+    walk.files.sort();
+    Ok(walk.files)
 }
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), InputError> {
-    let unreadable = |e: std::io::Error| InputError::Unreadable {
-        path: dir.display().to_string(),
-        message: e.to_string(),
+fn not_a_file(path: &Path, meta: &std::fs::Metadata) -> InputError {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    let what = if t.is_fifo() {
+        "a named pipe (FIFO)"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_block_device() || t.is_char_device() {
+        "a device"
+    } else {
+        "not a regular file"
     };
-    for entry in std::fs::read_dir(dir).map_err(unreadable)? {
-        let p = entry.map_err(unreadable)?.path();
-        if p.is_dir() {
-            walk(&p, out)?;
-        } else if matches!(
-            p.extension().and_then(|e| e.to_str()),
-            Some("yaml" | "yml" | "json")
-        ) {
-            out.push(p);
-        }
+    InputError::NotAFile {
+        path: path.display().to_string(),
+        what: what.into(),
     }
-    Ok(())
+}
+
+fn is_manifest(p: &Path) -> bool {
+    matches!(
+        p.extension().and_then(|e| e.to_str()),
+        Some("yaml" | "yml" | "json")
+    )
+}
+
+#[derive(Default)]
+struct Walk {
+    /// Canonical paths of the folders and files already taken.
+    seen: std::collections::HashSet<PathBuf>,
+    files: Vec<PathBuf>,
+}
+
+impl Walk {
+    fn first_visit(&mut self, p: &Path) -> Result<bool, InputError> {
+        let real = std::fs::canonicalize(p).map_err(|e| InputError::Unreadable {
+            path: p.display().to_string(),
+            message: e.to_string(),
+        })?;
+        Ok(self.seen.insert(real))
+    }
+
+    fn dir(&mut self, dir: &Path) -> Result<(), InputError> {
+        if !self.first_visit(dir)? {
+            return Ok(());
+        }
+        let unreadable = |e: std::io::Error| InputError::Unreadable {
+            path: dir.display().to_string(),
+            message: e.to_string(),
+        };
+        for entry in std::fs::read_dir(dir).map_err(unreadable)? {
+            let p = entry.map_err(unreadable)?.path();
+            // `metadata` follows symlinks; a dangling link is only an error when it looks like
+            // a manifest (a stale editor lock file is not the learner's problem).
+            let meta = match std::fs::metadata(&p) {
+                Ok(m) => m,
+                Err(_) if !is_manifest(&p) => continue,
+                Err(e) => {
+                    return Err(InputError::Unreadable {
+                        path: p.display().to_string(),
+                        message: e.to_string(),
+                    })
+                }
+            };
+            if meta.is_dir() {
+                self.dir(&p)?;
+            } else if !is_manifest(&p) {
+                continue;
+            } else if !meta.is_file() {
+                return Err(not_a_file(&p, &meta));
+            } else if self.first_visit(&p)? {
+                self.files.push(p);
+            }
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -17,9 +17,14 @@ pub fn file_name(index: usize, q: &Query) -> String {
     name
 }
 
+/// The List field that records which resource a file captured, so an empty read ("the learner
+/// has no pods yet") reads back as *captured and empty*, not as *never saved*.
+pub const CAPTURED_FIELD: &str = "trainlabCaptured";
+
 /// The objects of one read as a `kind: List`, as `kubectl get -o json` writes it (managedFields
-/// dropped: they are noise for grading and for people reading the file).
-pub fn to_list_json(objects: &[Obj]) -> String {
+/// dropped: they are noise for grading and for people reading the file), marked with the
+/// resource it captured ([`CAPTURED_FIELD`]; kubectl and the snapshot reader ignore other fields).
+pub fn to_list_json(q: &Query, objects: &[Obj]) -> String {
     let items: Vec<Value> = objects
         .iter()
         .map(|o| {
@@ -30,7 +35,12 @@ pub fn to_list_json(objects: &[Obj]) -> String {
             v
         })
         .collect();
-    let list = json!({"apiVersion": "v1", "kind": "List", "items": items});
+    let list = json!({
+        "apiVersion": "v1",
+        "kind": "List",
+        CAPTURED_FIELD: q.kind.resource_name(),
+        "items": items,
+    });
     let mut out = serde_json::to_string_pretty(&list).unwrap_or_default();
     out.push('\n');
     out

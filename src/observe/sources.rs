@@ -12,19 +12,28 @@ static DEMO: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/manifests/demo");
 
 /// Saved cluster state: every `.yaml`/`.yml`/`.json` under `dir` (Lists, multi-document YAML,
 /// JSON, in any mix). Objects unrelated to the labs are kept and simply never asked for.
+///
+/// A kind of which the snapshot holds no object at all was either never saved or saved empty;
+/// only `trainlab snapshot`'s Lists say which (they name the resource they captured), so for
+/// any other kind the read answers "not captured" with the command that saves it, instead of a
+/// grade built on a missing file.
 pub fn snapshot(dir: &Path) -> Result<Observed, InputError> {
     let files = manifest_files(dir)?;
-    let objects = read_all(&files)?;
-    if objects.is_empty() {
+    let mut captured = Vec::new();
+    let mut objects = Vec::new();
+    for f in &files {
+        objects.extend(super::parse::parse_file_marked(f, &mut captured)?);
+    }
+    let objects = dedupe(objects)?;
+    if objects.is_empty() && captured.is_empty() {
         return Err(InputError::Empty {
             path: dir.display().to_string(),
         });
     }
-    Ok(Observed::offline(
-        SourceKind::Snapshot,
-        dir.display().to_string(),
-        objects,
-    ))
+    Ok(
+        Observed::offline(SourceKind::Snapshot, dir.display().to_string(), objects)
+            .captured(captured),
+    )
 }
 
 /// The learner's manifests (static mode): files or folders.

@@ -1,5 +1,6 @@
 //! Profiles (`kind`, `eks`), per-instance accelerator facts, and cluster capabilities.
 
+pub mod charts;
 pub mod detect;
 pub mod doctor;
 pub use crate::facts::instances;

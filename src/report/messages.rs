@@ -112,9 +112,9 @@ fn unavailable_text(u: &Unavailable, lang: Lang) -> String {
         }
         Unavailable::NotCaptured { resource } => {
             if ja {
-                format!("スナップショットに {resource} が含まれていません（`kubectl get {resource} -o yaml` で保存してください）")
+                format!("スナップショットに {resource} が保存されていません（ラボが読むものをまとめて `trainlab snapshot LAB DIR` で、または `kubectl get {resource} -A -o yaml > DIR/{resource}.yaml` で保存してください）")
             } else {
-                format!("the snapshot holds no {resource} (save them with `kubectl get {resource} -o yaml`)")
+                format!("the snapshot holds no {resource}: it was not saved (save what the labs read with `trainlab snapshot LAB DIR`, or this kind with `kubectl get {resource} -A -o yaml > DIR/{resource}.yaml`)")
             }
         }
         Unavailable::NotServed {
