@@ -6,7 +6,10 @@
 //! - reset waits for the namespace to finish terminating, or says it still is (exit 4), and
 //!   `start` refuses a terminating namespace instead of racing it;
 //! - `start` applies without force: a starter field the learner changed is a conflict naming the
-//!   field and its manager, and nothing is written; only `solve` forces.
+//!   field and its manager, and nothing is written; only `solve` forces;
+//! - `--learner NAME` puts a learner's copy where `grade --learners NAME` looks: their namespace,
+//!   and the task's cluster-scoped objects (the draft's too) named `NAME-<name>`; reset
+//!   `--learner` removes only theirs.
 
 #[path = "support/emulator.rs"]
 mod emulator;
@@ -345,7 +348,7 @@ fn in_a_workshop_the_prefix_names_the_learners_objects_and_spares_other_learners
         "the task's name with the prefix: {stdout}"
     );
     assert!(
-        stdout.contains("kept (labelled for this lab, but without your --name-prefix): NodePool/bob-gpu-training"),
+        stdout.contains("kept (labelled for this lab, but not yours: without your prefix alice-, or another learner's): NodePool/bob-gpu-training"),
         "{stdout}"
     );
     assert!(c.has("NodePool", None, "bob-gpu-training"));
@@ -719,4 +722,302 @@ fn start_keeps_fields_the_starter_does_not_set_and_only_solve_takes_the_learners
             ),
         ]
     );
+}
+
+// --- 4. a workshop learner: start/solve/reset --learner NAME ------------------------------------
+
+/// `check → status` of one learner's cell of lab `lab` in `grade -o json`.
+fn graded(board: &Value, learner: &str, lab: &str) -> Vec<(String, String)> {
+    let row = board["learners"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == learner)
+        .unwrap_or_else(|| panic!("no learner {learner}: {board}"));
+    let cell = row["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["lab"] == lab)
+        .unwrap();
+    cell["report"]["outcomes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            (
+                o["check"].as_str().unwrap().to_string(),
+                o["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn solve_as_a_learner_puts_the_lab_where_grade_looks_and_grade_finds_it() {
+    let c = Cluster::new(nodes(), true);
+    let (code, stdout, stderr) = c.run(&["solve", "15", "--learner", "alice"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    for line in [
+        "Namespace/alice-karpenter-single-az created",
+        "EC2NodeClass/default created",
+        "NodePool/alice-gpu-training created",
+        "grade it with `trainlab grade karpenter-single-az --learners alice`",
+    ] {
+        assert!(stdout.contains(line), "{line}: {stdout}");
+    }
+    let pool = c.object("NodePool", None, "alice-gpu-training").unwrap();
+    assert_eq!(pool["metadata"]["labels"][LAB_LABEL], "karpenter-single-az");
+    // The shared node class of the starter keeps its name, and the pool still points at it.
+    assert_eq!(
+        pool["spec"]["template"]["spec"]["nodeClassRef"]["name"],
+        "default"
+    );
+    assert!(c.has("EC2NodeClass", None, "default"));
+    assert!(!c.has("NodePool", None, "gpu-training"));
+    assert!(!c.has("Namespace", None, "trainlab-karpenter-single-az"));
+    let writes = real_writes(&c.emu.requests());
+    assert!(
+        writes.contains(&"PATCH /apis/karpenter.sh/v1/nodepools/alice-gpu-training".to_string()),
+        "{writes:?}"
+    );
+    assert!(
+        writes.contains(&"PATCH /api/v1/namespaces/alice-karpenter-single-az".to_string()),
+        "{writes:?}"
+    );
+
+    // The instructor grades the room on the shared cluster: alice's pool is found by its
+    // prefixed name and passes; bob, who did nothing, has no pool.
+    let (code, stdout, stderr) = c.run(&["grade", "15", "--learners", "alice,bob", "-o", "json"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let board: Value = serde_json::from_str(&stdout).unwrap();
+    let alice = graded(&board, "alice", "karpenter-single-az");
+    for check in [
+        "zone-single",
+        "zone-exists",
+        "efa-instance-types",
+        "on-demand",
+        "node-class-ref",
+    ] {
+        assert!(
+            alice.contains(&(check.to_string(), "pass".to_string())),
+            "{check}: {alice:?}"
+        );
+    }
+    assert!(
+        graded(&board, "bob", "karpenter-single-az")
+            .iter()
+            .any(|(check, status)| check == "zone-single" && status == "fail"),
+        "{board}"
+    );
+
+    // --dry-run shows the same names without a cluster.
+    let (code, stdout, _) = c.run(&["solve", "15", "--learner", "carol", "--dry-run"]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("name: carol-gpu-training"), "{stdout}");
+    assert!(
+        stdout.contains("name: carol-karpenter-single-az"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("  name: default"), "{stdout}");
+}
+
+/// Whether the kinds table says a draft object is cluster-scoped (unknown kinds: namespaced).
+fn cluster_scoped(doc: &Value) -> bool {
+    let (api_version, kind) = (
+        doc["apiVersion"].as_str().unwrap(),
+        doc["kind"].as_str().unwrap(),
+    );
+    trainlab::observe::kinds::ALL
+        .iter()
+        .find(|k| k.matches(api_version, kind))
+        .is_some_and(|k| !k.namespaced)
+}
+
+#[test]
+fn start_as_a_learner_writes_every_labs_draft_with_the_prefixed_names_and_its_comments() {
+    let c = Cluster::new(nodes(), false);
+    let mut prefixed = 0;
+    let catalog = trainlab::catalog::Catalog::embedded().unwrap();
+    for lab in catalog.labs.iter().filter(|b| b.lab.is_gradable()) {
+        let Some(draft) = lab.lab.task.as_ref().and_then(|t| t.draft.as_ref()) else {
+            continue;
+        };
+        let id = lab.lab.id.clone();
+        let original = lab.files[draft].clone();
+        let out = c.dir.path().join(format!("{id}.yaml"));
+        let (code, stdout, stderr) = c.run(&[
+            "start",
+            &id,
+            "--draft-only",
+            "--learner",
+            "alice",
+            "--draft",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{id}: {stdout}\n{stderr}");
+        assert!(
+            stdout.contains(&format!("trainlab start {id} --learner alice")),
+            "{id}: {stdout}"
+        );
+        let written = std::fs::read_to_string(&out).unwrap();
+        let before: Vec<Value> = serde_saphyr::from_multiple(&original).unwrap();
+        let after: Vec<Value> = serde_saphyr::from_multiple(&written).unwrap();
+        assert_eq!(before.len(), after.len(), "{id}");
+        let mut renamed = Vec::new();
+        for (b, a) in before.iter().zip(&after).filter(|(b, _)| !b.is_null()) {
+            let name = b["metadata"]["name"].as_str().unwrap();
+            let want = if cluster_scoped(b) {
+                renamed.push(name.to_string());
+                format!("alice-{name}")
+            } else {
+                name.to_string()
+            };
+            assert_eq!(a["metadata"]["name"], want.as_str(), "{id}");
+            assert_eq!(
+                a["metadata"]["labels"], b["metadata"]["labels"],
+                "{id}: the lab label stays"
+            );
+        }
+        prefixed += renamed.len();
+        // Every line but the renamed names (and the fields naming them) is the draft's own.
+        assert_eq!(original.lines().count(), written.lines().count(), "{id}");
+        for (o, w) in original
+            .lines()
+            .zip(written.lines())
+            .filter(|(o, w)| o != w)
+        {
+            assert!(
+                renamed
+                    .iter()
+                    .any(|n| *w == o.replacen(n.as_str(), &format!("alice-{n}"), 1)),
+                "{id}: only a name gets the prefix:\n  {o}\n  {w}"
+            );
+        }
+    }
+    assert!(
+        prefixed >= 1,
+        "a draft with a cluster-scoped object was tried"
+    );
+}
+
+#[test]
+fn start_as_a_learner_on_a_cluster_prints_the_learners_namespace_and_grade_command() {
+    let c = Cluster::new(nodes(), true);
+    let (code, stdout, stderr) = c.run(&["start", "15", "--learner", "alice"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    for line in [
+        "Namespace/alice-karpenter-single-az created",
+        "EC2NodeClass/default created",
+        "kubectl apply -n alice-karpenter-single-az -f nodepool.yaml",
+        "trainlab grade karpenter-single-az --learners alice",
+    ] {
+        assert!(stdout.contains(line), "{line}: {stdout}");
+    }
+    let draft = manifest(&c.dir.path().join("nodepool.yaml"));
+    assert_eq!(draft["metadata"]["name"], "alice-gpu-training");
+    // The learner applies it as written; grade finds it by the learner's prefix.
+    c.kubectl_apply_new(NODEPOOLS, &draft);
+    let (code, stdout, stderr) = c.run(&["grade", "15", "--learners", "alice", "-o", "json"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let board: Value = serde_json::from_str(&stdout).unwrap();
+    assert!(
+        graded(&board, "alice", "karpenter-single-az")
+            .contains(&("node-class-ref".to_string(), "pass".to_string())),
+        "found by its name: {board}"
+    );
+}
+
+#[test]
+fn reset_as_a_learner_deletes_theirs_and_keeps_other_learners_and_the_shared_node_class() {
+    let mut seed = nodes();
+    // Learner `alice-b`'s pool starts with `alice-` too.
+    seed.push(node_pool(
+        "alice-b-gpu-training",
+        json!({LAB_LABEL: "karpenter-single-az"}),
+    ));
+    let c = Cluster::new(seed, true);
+    for learner in ["alice", "bob"] {
+        let (code, stdout, stderr) = c.run(&["solve", "15", "--learner", learner]);
+        assert_eq!(code, 0, "{stdout}\n{stderr}");
+    }
+    c.emu.clear_requests();
+    let (code, stdout, stderr) = c.run(&["reset", "15", "--learner", "alice", "--yes"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert_eq!(
+        real_writes(&c.emu.requests()),
+        [
+            "DELETE /apis/karpenter.sh/v1/nodepools/alice-gpu-training",
+            "DELETE /api/v1/namespaces/alice-karpenter-single-az",
+        ]
+    );
+    assert!(
+        stdout.contains("kept (labelled for this lab, but not yours"),
+        "{stdout}"
+    );
+    for kept in [
+        "NodePool/bob-gpu-training",
+        "NodePool/alice-b-gpu-training",
+        "EC2NodeClass/default",
+    ] {
+        assert!(stdout.contains(kept), "{kept}: {stdout}");
+    }
+    assert!(!c.has("NodePool", None, "alice-gpu-training"));
+    assert!(!c.has("Namespace", None, "alice-karpenter-single-az"));
+    assert!(c.has("NodePool", None, "bob-gpu-training"));
+    assert!(c.has("NodePool", None, "alice-b-gpu-training"));
+    assert!(c.has("Namespace", None, "bob-karpenter-single-az"));
+    assert!(c.has("EC2NodeClass", None, "default"));
+
+    // --learner is --name-prefix NAME- plus the namespace: a different prefix is refused.
+    c.emu.clear_requests();
+    let (code, _, stderr) = c.run(&[
+        "reset",
+        "15",
+        "--learner",
+        "bob",
+        "--name-prefix",
+        "alice-",
+        "--yes",
+    ]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--learner bob"), "{stderr}");
+    assert!(c.emu.requests().is_empty());
+    let (code, stdout, stderr) = c.run(&[
+        "reset",
+        "15",
+        "--learner",
+        "bob",
+        "--name-prefix",
+        "bob-",
+        "--yes",
+    ]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(!c.has("NodePool", None, "bob-gpu-training"));
+}
+
+#[test]
+fn a_learner_name_that_cannot_be_part_of_a_name_is_refused_with_what_is_allowed() {
+    let c = Cluster::new(nodes(), true);
+    let long = "a".repeat(64);
+    for bad in ["Alice", "al_ice", "-alice", long.as_str()] {
+        let flag = format!("--learner={bad}");
+        for args in [
+            vec!["start", "15", &flag, "--draft-only"],
+            vec!["solve", "15", &flag],
+            vec!["reset", "15", &flag, "--yes"],
+        ] {
+            let (code, _, stderr) = c.run(&args);
+            assert_eq!(code, 2, "{args:?}: {stderr}");
+            assert!(
+                stderr.contains("lowercase letters, digits and `-`"),
+                "{args:?}: {stderr}"
+            );
+        }
+    }
+    // A valid name whose namespace would be too long says so, and how to go on.
+    let (code, _, stderr) = c.run(&["solve", "15", "--learner", &"a".repeat(50)]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("63 characters"), "{stderr}");
+    assert!(real_writes(&c.emu.requests()).is_empty());
 }

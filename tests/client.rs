@@ -216,6 +216,36 @@ async fn secrets_are_read_as_metadata_only() {
 }
 
 #[tokio::test]
+async fn what_no_check_reads_and_makes_objects_big_is_dropped_as_objects_arrive() {
+    let mut p = pod("lab", "worker-0");
+    p["metadata"]["managedFields"] = json!([{"manager": "kubectl", "operation": "Apply"}]);
+    p["metadata"]["annotations"] = json!({
+        "kubectl.kubernetes.io/last-applied-configuration": "{\"kind\":\"Pod\"}",
+        "team": "ml",
+    });
+    let mut n = node("worker");
+    n["status"] =
+        json!({"images": [{"names": ["busybox"], "sizeBytes": 1}], "capacity": {"cpu": "8"}});
+    let emu = Emulator::start(vec![namespace("lab"), p, n]);
+    let (conn, _dir) = conn(&emu).await;
+    let pods = Query::new(&kinds::PODS, "lab");
+    let nodes = Query::cluster(&kinds::NODES);
+    let obs = bounded(gather(
+        &conn,
+        &Discovery::new(),
+        &[pods.clone(), nodes.clone()],
+    ))
+    .await
+    .unwrap();
+    let pod = &obs.list(&pods).unwrap()[0].value;
+    assert!(pod["metadata"].get("managedFields").is_none(), "{pod}");
+    assert_eq!(pod["metadata"]["annotations"], json!({"team": "ml"}));
+    let node = &obs.list(&nodes).unwrap()[0].value;
+    assert!(node["status"].get("images").is_none(), "{node}");
+    assert_eq!(node["status"]["capacity"]["cpu"], "8");
+}
+
+#[tokio::test]
 async fn a_named_query_sends_a_field_selector() {
     let emu = Emulator::start(vec![node("n1"), node("n2")]);
     let (conn, _dir) = conn(&emu).await;

@@ -444,9 +444,22 @@ fn a_pod_the_stand_in_refused_fails_pods_running_quoting_it() {
             "message": "ValueError: num_attention_heads (16) must be a multiple of tensor_model_parallel_size (3).\n"}});
     }));
     let o = assert_only_fails(&r, "pods-running", Some("crashed"));
+    // The kit's one rule (`kit::pods::running`): found names the container and its exit; the
+    // tool's own words are the `message` the hint quotes.
     assert_eq!(
         o.found.as_deref(),
-        Some("bf16-train-worker-0/pytorch: Error (exit 1): ValueError: num_attention_heads (16) must be a multiple of tensor_model_parallel_size (3).")
+        Some("bf16-train-worker-0/pytorch: Error (exit 1)")
+    );
+    assert_eq!(
+        o.evidence["message"],
+        "ValueError: num_attention_heads (16) must be a multiple of tensor_model_parallel_size (3)."
+    );
+    assert_eq!(
+        (
+            o.evidence["container"].as_str(),
+            o.evidence["exit_code"].as_str()
+        ),
+        ("pytorch", "1")
     );
 }
 
@@ -464,6 +477,14 @@ fn a_failed_job_and_a_missing_image_fail_pods_running() {
         );
     }));
     assert_only_fails(&r, "pods-running", Some("job-failed"));
+    // Suspended by `runPolicy.suspend` (its pods are being deleted): not running, whatever
+    // the pods still show.
+    let r = grade(&solved().edit("PyTorchJob", "bf16-train", |v| {
+        v["spec"]["runPolicy"] = json!({"suspend": true});
+        v["status"] = json!({});
+    }));
+    let o = assert_only_fails(&r, "pods-running", Some("suspended"));
+    assert_eq!(o.evidence["field"], "spec.runPolicy.suspend");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -478,12 +499,15 @@ fn pods_still_starting_are_pending_not_failed() {
             json!({"waiting": {"reason": "ContainerCreating"}});
     }));
     assert_eq!(outcome(&r, "pods-running").status, Status::Pending);
+    assert!(
+        matches!(&outcome(&r, "pods-running").reason, Some(Reason::Message(m)) if m == "pods-starting")
+    );
     assert_eq!(outcome(&r, "pods-on-bf16-nodes").status, Status::Pending);
     assert_eq!(r.count(Status::Fail), 0);
     let r = grade(&solved().remove(|o| o.kind() == "Pod"));
     assert_eq!(outcome(&r, "pods-running").status, Status::Pending);
     assert!(
-        matches!(&outcome(&r, "pods-running").reason, Some(Reason::Message(m)) if m == "starting")
+        matches!(&outcome(&r, "pods-running").reason, Some(Reason::Message(m)) if m == "no-pods")
     );
     assert_eq!(outcome(&r, "pods-on-bf16-nodes").status, Status::Pending);
 }

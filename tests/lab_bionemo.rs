@@ -549,6 +549,22 @@ fn no_org_next_to_the_key_is_advice_not_a_failure() {
     assert_all_pass(&r);
     assert_eq!(r.advice.len(), 1);
     assert_eq!(r.advice[0].id, "no-ngc-org");
+    // An empty org sets nothing (kit `env`: an empty literal is no setting).
+    let r = edit_job(solved(), |v| {
+        for e in env(v).iter_mut().filter(|e| e["name"] == "NGC_CLI_ORG") {
+            *e = json!({"name": "NGC_CLI_ORG", "value": ""});
+        }
+    })
+    .grade(LAB);
+    assert_eq!(r.advice.len(), 1);
+    assert_eq!(r.advice[0].id, "no-ngc-org");
+    // A whole Secret in envFrom may carry the org: its keys cannot be seen, so no advice.
+    let r = edit_job(solved(), |v| {
+        env(v).retain(|e| e["name"] != "NGC_CLI_ORG");
+        container(v)["envFrom"] = json!([{"secretRef": {"name": "ngc-api-key"}}]);
+    })
+    .grade(LAB);
+    assert!(r.advice.is_empty(), "{:?}", r.advice);
 }
 
 #[test]
@@ -587,7 +603,16 @@ fn a_container_that_failed_fails_pods_running_quoting_its_message() {
     let o = assert_only_fails(&r, "pods-running", Some("crashed"));
     assert_eq!(
         o.found.as_deref(),
-        Some(format!("{POD}/bionemo: Error (exit 1): {message}").as_str())
+        Some(format!("{POD}/bionemo: Error (exit 1)").as_str())
+    );
+    // The hint quotes the tool's own words (kit `pods::running`: evidence, not found).
+    assert_eq!(o.evidence["message"], message);
+    assert_eq!(
+        (
+            o.evidence["container"].as_str(),
+            o.evidence["exit_code"].as_str()
+        ),
+        ("bionemo", "1")
     );
 }
 
@@ -623,7 +648,10 @@ fn a_failed_or_suspended_job_fails_pods_running() {
         })
         .grade(LAB);
     let o = assert_only_fails(&r, "pods-running", Some("job-failed"));
-    assert_eq!(o.evidence["reason"], "BackoffLimitExceeded");
+    assert_eq!(
+        o.evidence["message"],
+        "Job has reached the specified backoff limit"
+    );
     let r = solved()
         .remove(|o| o.kind() == "Pod")
         .edit("Job", JOB, |v| {
@@ -631,7 +659,8 @@ fn a_failed_or_suspended_job_fails_pods_running() {
             v["status"] = json!({});
         })
         .grade(LAB);
-    assert_only_fails(&r, "pods-running", Some("suspended"));
+    let o = assert_only_fails(&r, "pods-running", Some("suspended"));
+    assert_eq!(o.evidence["field"], "spec.suspend");
 }
 
 #[test]
@@ -652,7 +681,11 @@ fn pods_that_are_not_up_yet_are_pending_not_failed() {
         )
         .grade(LAB);
     let o = outcome(&r, "pods-running");
-    assert_eq!((o.status, message_id(o)), (Status::Pending, "starting"));
+    assert_eq!(
+        (o.status, message_id(o)),
+        (Status::Pending, "pods-starting")
+    );
+    assert_eq!(o.evidence["up"], "0");
     let says = "0/5 nodes are available: 5 Insufficient nvidia.com/gpu.";
     let r = solved()
         .edit("Pod", POD, move |p| {

@@ -543,6 +543,28 @@ fn a_pod_the_trainer_refused_fails_only_pods_running_quoting_its_message() {
 }
 
 #[test]
+fn an_evicted_pod_or_a_suspended_job_fails_pods_running() {
+    // The kubelet evicted the pod: a crash without a container, in the kubelet's words.
+    let s = solved().edit("Job", JOB, job_active).edit("Pod", POD, |p| {
+        p["status"] = json!({"phase": "Failed", "reason": "Evicted",
+            "message": "The node was low on resource: ephemeral-storage."});
+    });
+    let o = assert_only_fails(&grade(&s), "pods-running", Some("crashed"));
+    assert_eq!(
+        o.evidence["message"],
+        "The node was low on resource: ephemeral-storage."
+    );
+    let s = solved()
+        .edit("Job", JOB, |v| {
+            v["spec"]["suspend"] = json!(true);
+            v["status"] = json!({});
+        })
+        .remove(|o| o.kind() == "Pod");
+    let o = assert_only_fails(&grade(&s), "pods-running", Some("suspended"));
+    assert_eq!(o.found.as_deref(), Some("spec.suspend: true"));
+}
+
+#[test]
 fn a_missing_job_fails_every_check_with_the_missing_text() {
     for s in [
         solved().remove(|o| o.kind() == "Job"),

@@ -432,6 +432,26 @@ fn fi_provider_from_a_missing_config_map_cannot_be_checked() {
     assert_eq!(o.found.as_deref(), Some("FI_PROVIDER ← ConfigMap/efa-env"));
 }
 
+#[test]
+fn fi_provider_exported_in_the_command_line_counts() {
+    // The quiz writes `export FI_PROVIDER=efa`: a command line that sets it reaches NCCL too.
+    let s = edit_job(solved(), |j| {
+        ctr(j).as_object_mut().unwrap().remove("env");
+        ctr(j)["command"] = json!([
+            "sh",
+            "-c",
+            "export FI_PROVIDER=efa; echo rank $JOB_COMPLETION_INDEX; sleep 5"
+        ]);
+    });
+    assert_all_pass(&s.grade(LAB));
+    // ...and a command line that overrides the env with another provider is wrong.
+    let s = edit_job(solved(), |j| {
+        ctr(j)["command"] = json!(["sh", "-c", "FI_PROVIDER=tcp exec sleep 5"]);
+    });
+    let o = assert_only_fails(&s.grade(LAB), "fi-provider", Some("wrong-value"));
+    assert_eq!(o.found.as_deref(), Some("FI_PROVIDER=tcp"));
+}
+
 // --- efa-instance-type ----------------------------------------------------------------------------
 
 #[test]
@@ -548,6 +568,27 @@ fn a_zone_pod_affinity_on_other_pods_fails_single_zone() {
     });
     let o = assert_only_fails(&s.grade(LAB), "single-zone", Some("affinity-other-pods"));
     assert!(o.evidence["labels"].contains("job-name=nccl-efa"));
+}
+
+#[test]
+fn an_az_id_keeps_the_pods_in_one_zone_too() {
+    // `topology.k8s.aws/zone-id` names one physical zone as well as the zone name does.
+    let s = edit_job(solved().into_files(), |j| {
+        let sel = tpl(j)["nodeSelector"].as_object_mut().unwrap();
+        sel.remove("topology.kubernetes.io/zone");
+        sel.insert("topology.k8s.aws/zone-id".into(), json!("usw2-az1"));
+    });
+    assert_eq!(status(&s.grade(LAB), "single-zone"), Status::Pass);
+    let s = edit_job(solved().into_files(), |j| {
+        tpl(j)["nodeSelector"]
+            .as_object_mut()
+            .unwrap()
+            .remove("topology.kubernetes.io/zone");
+        tpl(j)["affinity"] = json!({"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{
+            "topologyKey": "topology.k8s.aws/zone-id",
+            "labelSelector": {"matchLabels": {"batch.kubernetes.io/job-name": "nccl-efa"}}}]}});
+    });
+    assert_eq!(status(&s.grade(LAB), "single-zone"), Status::Pass);
 }
 
 // --- pods-on-efa-nodes ------------------------------------------------------------------------------
@@ -770,6 +811,22 @@ fn an_image_that_cannot_be_pulled_fails_pods_running() {
             });
     let o = assert_only_fails(&s.grade(LAB), "pods-running", Some("container-waiting"));
     assert_eq!(o.evidence["reason"], "ImagePullBackOff");
+}
+
+#[test]
+fn a_container_that_cannot_be_created_fails_pods_running() {
+    // Rule change (kit `pods::STUCK`): CreateContainerError and RunContainerError do not clear
+    // by themselves either, so they fail like an image that cannot be pulled.
+    let s =
+        State::load("efa-nccl/converging")
+            .and("kind-nodes")
+            .edit("Pod", "nccl-efa-1-m9q4d", |p| {
+                p["status"]["containerStatuses"][0]["state"] = json!({"waiting": {
+            "reason": "CreateContainerError",
+            "message": "failed to create containerd container"}});
+            });
+    let o = assert_only_fails(&s.grade(LAB), "pods-running", Some("container-waiting"));
+    assert_eq!(o.evidence["reason"], "CreateContainerError");
 }
 
 // --- ownership, missing objects, bad input ---------------------------------------------------------

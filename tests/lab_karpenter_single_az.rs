@@ -124,7 +124,9 @@ fn grade_observed(obs: Observed) -> LabResult {
                 api: true,
                 running: c.on_kind || !kind,
                 detail: "not on the kind profile".into(),
-                install: Some(c.install_kind.into()),
+                seen: vec![capabilities::Seen::NotOnKind],
+                profile: Some(trainlab::facts::Profile::Kind),
+                install: Some(c.install_kind.en.into()),
                 installable: false,
             };
             (c.name, d)

@@ -204,6 +204,26 @@ fn static_mode_without_a_pinned_type_asks_for_the_instance_type() {
         .grade(LAB);
     assert_eq!(status(&r, "neuron-devices"), Status::Pass);
     assert_eq!(status(&r, "tp-divides-cores"), Status::Pass);
+    // A listed type without Neuron devices says so, as a pinned one does (kit `neuron`).
+    let r = files("solution")
+        .edit("Job", JOB, placement(Value::Null, Value::Null))
+        .param("instance_type", "p5.48xlarge")
+        .grade(LAB);
+    let o = outcome(&r, "neuron-devices");
+    assert_eq!(
+        (o.status, message_id(o)),
+        (Status::Skipped, "no-neuron-node")
+    );
+    let r = files("solution")
+        .edit("Job", JOB, placement(Value::Null, Value::Null))
+        .param("instance_type", "trn9.huge")
+        .grade(LAB);
+    let o = outcome(&r, "neuron-devices");
+    assert_eq!(
+        (o.status, message_id(o)),
+        (Status::Skipped, "unknown-instance")
+    );
+    assert_eq!(o.evidence["types"], "trn9.huge");
 }
 
 #[test]
@@ -477,6 +497,19 @@ fn a_script_with_the_plain_trainer_fails_only_uses_optimum_neuron() {
         )
         .grade(LAB);
     assert_only_fails(&r, "uses-optimum-neuron", None);
+    // The plain trainer through its module is the plain trainer too (kit `python`).
+    let r = solved()
+        .edit(
+            "ConfigMap",
+            SCRIPT_CM,
+            script(
+                "import transformers as tf
+tf.Trainer(model=m).train()
+",
+            ),
+        )
+        .grade(LAB);
+    assert_only_fails(&r, "uses-optimum-neuron", Some("plain-trainer"));
 }
 
 #[test]
@@ -737,8 +770,9 @@ fn a_command_the_stand_in_refused_fails_pods_running_with_its_words() {
     let o = assert_only_fails(&r, "pods-running", Some("crashed"));
     assert_eq!(
         o.found.as_deref(),
-        Some(format!("{POD}/neuron: Error (exit 2): {says}").as_str())
+        Some(format!("{POD}/neuron: Error (exit 2)").as_str())
     );
+    assert_eq!(o.evidence["message"], says);
     let r = solved()
         .edit("Pod", POD, |p| {
             p["status"]["phase"] = json!("Pending");

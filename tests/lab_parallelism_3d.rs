@@ -429,7 +429,12 @@ fn a_global_batch_that_does_not_split_fails_only_global_batch() {
 #[test]
 fn a_pod_the_stand_in_failed_fails_only_pods_running_quoting_its_message() {
     let msg = "ValueError: num_attention_heads (104) must be a multiple of tensor_model_parallel_size (16).";
+    // The job has not completed (its `Succeeded` condition removed): a job that says it
+    // completed passes whatever a pod did on the way (kit `pods::running`, the one rule).
     let r = solved()
+        .edit("PyTorchJob", JOB, |v| {
+            v["status"]["conditions"].as_array_mut().unwrap().pop();
+        })
         .edit("Pod", "llm-200b-worker-0", |v| {
             v["status"]["phase"] = json!("Failed");
             v["status"]["containerStatuses"][0]["state"] =

@@ -410,6 +410,35 @@ fn pods_asking_a_fraction_of_a_node_let_the_gang_fit() {
     assert!(english_hint(&r, "whole-node-gpus").contains("a node with 8 GPUs holds 2 of them"));
 }
 
+/// The concept is "no node holds two pods of the gang": a required pod anti-affinity on the
+/// hostname that selects the task's own pods does that with fewer GPUs per pod, and the cluster
+/// then holds one pod per GPU node (the labels the job controller adds to its pods count).
+#[test]
+fn a_required_anti_affinity_against_its_own_pods_keeps_one_per_node_too() {
+    let apart = |selector: Value| {
+        move |v: &mut Value| {
+            worker_limits(v)["nvidia.com/gpu"] = json!(1);
+            v["spec"]["tasks"][0]["template"]["spec"]["affinity"] = json!({"podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"topologyKey": "kubernetes.io/hostname", "labelSelector": selector}]}});
+        }
+    };
+    let own = json!({"matchLabels": {"volcano.sh/job-name": "gang-train"}});
+    let r = solved().edit("Job", "gang-train", apart(own)).grade(LAB);
+    assert_all_pass(&r);
+    assert_eq!(
+        outcome(&r, "whole-node-gpus").found.as_deref(),
+        Some("nvidia.com/gpu: 1 (podAntiAffinity: kubernetes.io/hostname)")
+    );
+    assert_eq!(outcome(&r, "gang-size").evidence["gpu_nodes"], "3");
+    // Repelling other pods keeps nothing of the gang apart.
+    let others = json!({"matchLabels": {"app": "web"}});
+    let r = solved().edit("Job", "gang-train", apart(others)).grade(LAB);
+    let o = assert_only_fails(&r, "whole-node-gpus", None);
+    assert_eq!(o.evidence["per_node"], "8");
+    assert!(english_hint(&r, "whole-node-gpus").contains("podAntiAffinity"));
+}
+
 #[test]
 fn a_node_that_joined_after_the_job_is_an_environment_error_not_a_fail() {
     let r = State::load("volcano-gang/cluster-grew")
@@ -956,16 +985,16 @@ fn gpus_in_requests_without_limits_are_refused() {
         (o.status, o.hint.as_deref()),
         (Status::Fail, Some("rejected"))
     );
+    // Expected/found as the kit's one refusal rule (`devices::refused`) shows them in every lab:
+    // the limits field that is required, the request as written.
     let c = "spec.tasks[0].template.spec.containers[0]";
     assert_eq!(
         o.expected.as_deref(),
-        Some(&*format!(
-            "{c}.resources.limits[nvidia.com/gpu] = {c}.resources.requests[nvidia.com/gpu]"
-        ))
+        Some(&*format!("{c}.resources.limits[nvidia.com/gpu]"))
     );
     assert_eq!(
         o.found.as_deref(),
-        Some(&*format!("{c}.resources.limits[nvidia.com/gpu]: —"))
+        Some(&*format!("{c}.resources.requests[nvidia.com/gpu]: 8"))
     );
     let hint = english_hint(&r, "whole-node-gpus");
     assert!(
@@ -991,8 +1020,11 @@ fn gpu_requests_different_from_limits_are_refused() {
         (Status::Fail, Some("rejected"))
     );
     assert_eq!(
-        o.found.as_deref(),
-        Some("spec.tasks[0].template.spec.containers[0].resources.requests[nvidia.com/gpu]: 4")
+        (o.expected.as_deref(), o.found.as_deref()),
+        (
+            Some("nvidia.com/gpu: requests 8, limits 8"),
+            Some("nvidia.com/gpu: requests 4, limits 8")
+        )
     );
     assert!(english_hint(&r, "whole-node-gpus").contains(
         "resources.requests: Invalid value: \"4\": must be equal to nvidia.com/gpu limit of 8"

@@ -700,6 +700,21 @@ fn too_little_host_memory_for_the_offloaded_state_is_advised() {
         ),
         ("361Mi", "256Mi")
     );
+    assert_eq!(a.evidence["bytes"], "18");
+    // Only the optimizer offloaded: 16 bytes per parameter (14M × 16 × 1.5 = 321Mi).
+    let opt = edit_job(
+        zero(json!({"stage": 3, "offload_optimizer": {"device": "cpu"}})),
+        |v| container(v)["resources"] = json!({"requests": {"memory": "256Mi"}}),
+    );
+    let r = grade(&opt);
+    let a = r.advice.iter().find(|a| a.id == "host-memory").unwrap();
+    assert_eq!(
+        (
+            a.evidence["bytes"].as_str(),
+            a.evidence["estimate"].as_str()
+        ),
+        ("16", "321Mi")
+    );
     // A 7.6B model needs far more than the kind solution requests.
     let r = s.clone().param("model_params", "7.6B").grade(LAB);
     assert_eq!(r.advice[0].evidence["estimate"], "192Gi");

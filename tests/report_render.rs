@@ -113,7 +113,7 @@ fn result() -> LabResult {
         .with("count", 3),
     ];
     LabResult {
-        lab: lab(),
+        lab: lab().into(),
         source: SourceKind::Snapshot,
         source_detail: "saved/gang".into(),
         target: Target::for_lab("gang-sample"),

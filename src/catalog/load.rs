@@ -59,7 +59,8 @@ impl LabError {
 /// relative to the lab folder with `/` separators.
 #[derive(Debug, Clone)]
 pub struct LabBundle {
-    pub lab: Lab,
+    /// Shared: every graded copy of the lab (a room grades it once per learner) points here.
+    pub lab: std::sync::Arc<Lab>,
     /// Where the lab came from, for messages: `labs/09-volcano-gang` (embedded) or a real path.
     pub origin: String,
     pub files: BTreeMap<String, String>,
@@ -131,7 +132,9 @@ impl Catalog {
         Catalog::from_raw(raw, &shown)
     }
 
-    fn from_raw(
+    /// Labs from (folder name, files by relative path) pairs, validated as [`Catalog::from_dir`]
+    /// validates them; `root` names them in messages. Public for the fuzz targets (fuzz/).
+    pub fn from_raw(
         mut raw: Vec<(String, BTreeMap<String, String>)>,
         root: &str,
     ) -> Result<Catalog, LabError> {
@@ -145,7 +148,11 @@ impl Catalog {
                 .remove("lab.yaml")
                 .ok_or_else(|| LabError::new(&file, None, "missing lab.yaml"))?;
             let lab = parse_lab(&text, &file)?;
-            let bundle = LabBundle { lab, origin, files };
+            let bundle = LabBundle {
+                lab: std::sync::Arc::new(lab),
+                origin,
+                files,
+            };
             validate(&bundle, &folder)?;
             labs.push(bundle);
         }

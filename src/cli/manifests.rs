@@ -3,7 +3,8 @@
 use super::live::{connect_and_announce, runtime, LiveArgs};
 use super::print;
 use crate::catalog::LabBundle;
-use crate::cluster::{apply_all, prepare, Change, Discovery};
+use crate::cluster::{apply_all, apply_rename, learner_renames, prepare, Change, Discovery};
+use crate::grade::Template;
 use crate::observe::{parse_text, Obj};
 
 pub fn objects(b: &LabBundle, folder: &str) -> Result<Vec<Obj>, crate::Error> {
@@ -109,25 +110,40 @@ pub fn task_objects(b: &LabBundle) -> Result<Vec<(String, String, String)>, crat
     Ok(out)
 }
 
-/// Applies folders of a lab into `namespace` as one set (validated as a whole, so a rejected
-/// object in `solution/` leaves no `starter/` object behind) and prints one line per object.
-/// `force` takes fields other managers own (`solve` only).
+/// Applies folders of a lab into `place.namespace` as one set (validated as a whole, so a
+/// rejected object in `solution/` leaves no `starter/` object behind) and prints one line per
+/// object. The task's folders (all but `starter/`) get the learner prefix. `force` takes fields
+/// other managers own (`solve` only).
 pub fn apply_folders(
     b: &LabBundle,
     folders: &[&str],
-    namespace: &str,
+    place: &Placement,
     live: &LiveArgs,
     force: bool,
 ) -> Result<Applied, crate::Error> {
-    let mut objs = Vec::new();
+    let (mut starter, mut task) = (Vec::new(), Vec::new());
     for folder in folders {
-        objs.extend(objects(b, folder)?);
+        let into = if *folder == "starter" {
+            &mut starter
+        } else {
+            &mut task
+        };
+        into.extend(objects(b, folder)?);
     }
     runtime()?.block_on(async {
         let conn = connect_and_announce(live).await?;
         crate::cluster::probe(&conn).await?;
         let discovery = Discovery::new();
-        let set = prepare(&conn, &discovery, &objs, &b.lab.id, namespace).await?;
+        let set = prepare(
+            &conn,
+            &discovery,
+            &starter,
+            &task,
+            &b.lab.id,
+            &place.namespace,
+            &place.name_prefix,
+        )
+        .await?;
         let changes = apply_all(&conn, &set, force).await?;
         let mut conflicts = Vec::new();
         for (what, change) in &changes {
@@ -158,22 +174,358 @@ pub fn apply_folders(
     })
 }
 
-/// The documents a `--dry-run` would apply, as YAML.
-pub fn render_plan(b: &LabBundle, folder: &str, namespace: &str) -> Result<String, crate::Error> {
+/// Whether an object is namespaced when no cluster can be asked: from the kinds trainlab knows;
+/// others are assumed namespaced, as most lab objects are.
+fn namespaced_offline(o: &Obj) -> bool {
+    crate::observe::kinds::ALL
+        .iter()
+        .find(|k| k.matches(o.api_version(), o.kind()))
+        .map_or(o.kind() != "Namespace", |k| k.namespaced)
+}
+
+/// The documents a `--dry-run` would apply, as YAML (the task's folders with the learner prefix).
+pub fn render_plan(b: &LabBundle, folder: &str, place: &Placement) -> Result<String, crate::Error> {
+    let objs = objects(b, folder)?;
+    let scopes: Vec<bool> = objs.iter().map(|o| !namespaced_offline(o)).collect();
+    let prefix = if folder == "starter" {
+        ""
+    } else {
+        &place.name_prefix
+    };
+    let renames = learner_renames(&objs, &scopes, prefix);
     let mut s = String::new();
-    for o in objects(b, folder)? {
-        let mut v = crate::cluster::label_and_place(&o, &b.lab.id, namespace);
-        // Without a cluster to ask, scope comes from the kinds trainlab knows; others are
-        // assumed namespaced, as most lab objects are.
-        let namespaced = crate::observe::kinds::ALL
-            .iter()
-            .find(|k| k.matches(o.api_version(), o.kind()))
-            .map_or(o.kind() != "Namespace", |k| k.namespaced);
-        if namespaced {
-            v["metadata"]["namespace"] = serde_json::Value::String(namespace.to_string());
+    for (i, o) in objs.iter().enumerate() {
+        let mut v = crate::cluster::label_and_place(o, &b.lab.id, &place.namespace);
+        if !scopes[i] {
+            v["metadata"]["namespace"] = serde_json::Value::String(place.namespace.clone());
+        }
+        for r in renames.iter().filter(|r| r.object == i) {
+            apply_rename(&mut v, r);
         }
         s.push_str(&format!("# from {}\n---\n", o.origin));
         s.push_str(&serde_saphyr::to_string(&v).unwrap_or_default());
     }
     Ok(s)
+}
+
+/// Where a command puts a lab: its namespace and the prefix of the task's cluster-scoped objects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Placement {
+    pub namespace: String,
+    /// `alice-` with `--learner alice`, else empty.
+    pub name_prefix: String,
+    pub learner: Option<String>,
+}
+
+impl Placement {
+    /// `-n` wins; `--learner NAME` puts the lab where `trainlab grade --learners NAME` looks on
+    /// a shared cluster (the default namespace template, `{learner}-{lab}`) and prefixes the
+    /// task's cluster-scoped objects with `NAME-`; else the lab's own namespace, no prefix.
+    pub fn new(
+        lab_id: &str,
+        namespace: Option<&str>,
+        learner: Option<&str>,
+    ) -> Result<Placement, crate::Error> {
+        let Some(learner) = learner else {
+            return Ok(Placement {
+                namespace: namespace.map_or_else(|| format!("trainlab-{lab_id}"), str::to_string),
+                name_prefix: String::new(),
+                learner: None,
+            });
+        };
+        crate::grade::check_learner(learner)?;
+        let target = crate::grade::shared_target(&Template::default(), learner, lab_id);
+        if namespace.is_none() && !crate::grade::is_dns_label(&target.namespace) {
+            return Err(crate::Error::Usage(format!(
+                "--learner {learner}: the namespace {} is longer than the 63 characters a namespace name may have; use a shorter learner name, or give the namespace with -n",
+                target.namespace
+            )));
+        }
+        Ok(Placement {
+            namespace: namespace.map_or(target.namespace, str::to_string),
+            name_prefix: target.name_prefix,
+            learner: Some(learner.to_string()),
+        })
+    }
+
+    /// The `trainlab grade` command that finds the learner's lab here: with the default
+    /// namespace template, or one made from `-n` when it holds the learner's name once.
+    pub fn grade_command(&self, lab_id: &str) -> Option<String> {
+        let learner = self.learner.as_deref()?;
+        let command = format!("trainlab grade {lab_id} --learners {learner}");
+        if Template::default().namespace(learner, lab_id) == self.namespace {
+            return Some(command);
+        }
+        if self.namespace.matches(learner).count() != 1 {
+            return None;
+        }
+        let template = Template::parse(&self.namespace.replace(learner, "{learner}")).ok()?;
+        (template.namespace(learner, lab_id) == self.namespace)
+            .then(|| format!("{command} --namespace-template {}", template.as_str()))
+    }
+}
+
+/// A line that starts or ends a YAML document (`---`, `...`), as the parser reads them (YAML
+/// 1.2.2, 9.1.4: the marker at the start of a line, then a space, a tab or the line's end).
+fn is_marker(line: &str, m: &str) -> bool {
+    line.strip_prefix(m).is_some_and(|rest| {
+        rest.trim_end_matches(['\n', '\r']).is_empty() || rest.starts_with([' ', '\t'])
+    })
+}
+
+/// The draft's text in a workshop: the cluster-scoped objects it names (and the fields that name
+/// them) carry the learner prefix. Only those values change, in place: the comments and layout
+/// are the learner's guide. Every change is proven by reading the result back.
+pub fn prefixed_draft(text: &str, origin: &str, prefix: &str) -> Result<String, crate::Error> {
+    if prefix.is_empty() {
+        return Ok(text.to_string());
+    }
+    // Read whole first, so a syntax error names the document as the file numbers it.
+    parse_text(text, origin)?;
+    // The documents as line ranges, each read on its own so objects map to their lines.
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let mut starts: Vec<usize> = (1..lines.len())
+        .filter(|&i| is_marker(lines[i], "---"))
+        .collect();
+    starts.insert(0, 0);
+    let docs: Vec<std::ops::Range<usize>> = starts
+        .iter()
+        .enumerate()
+        .map(|(d, &start)| start..starts.get(d + 1).copied().unwrap_or(lines.len()))
+        .collect();
+    let mut objs: Vec<Obj> = Vec::new();
+    let mut doc_of: Vec<(usize, bool)> = Vec::new();
+    for (d, range) in docs.iter().enumerate() {
+        let found = parse_text(&lines[range.clone()].concat(), origin)?;
+        let in_list = found.len() > 1;
+        doc_of.extend(found.iter().map(|_| (d, in_list)));
+        objs.extend(found);
+    }
+    let scopes: Vec<bool> = objs.iter().map(|o| !namespaced_offline(o)).collect();
+    let renames = learner_renames(&objs, &scopes, prefix);
+    if renames.is_empty() {
+        return Ok(text.to_string());
+    }
+    let mut out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    let mut expected: Vec<serde_json::Value> = objs.iter().map(|o| o.value.clone()).collect();
+    for r in &renames {
+        let (d, in_list) = doc_of[r.object];
+        let cannot = |why: &str| {
+            crate::Error::Usage(format!(
+                "{origin}: cannot give {} the learner prefix in place ({}: {why}); write the draft without --learner and rename it to {} by hand",
+                objs[r.object].display_name(),
+                r.path.join("."),
+                r.to
+            ))
+        };
+        if in_list {
+            return Err(cannot("an item of a List"));
+        }
+        let range = docs[d].clone();
+        let doc_lines: Vec<&str> = out[range.clone()].iter().map(String::as_str).collect();
+        let at =
+            locate(&doc_lines, r.path).ok_or_else(|| cannot("not found as a block mapping"))?;
+        let edited = replace_scalar(&out[range.start + at], &r.from, &r.to)
+            .ok_or_else(|| cannot("not a plain or quoted value on its line"))?;
+        out[range.start + at] = edited;
+        apply_rename(&mut expected[r.object], r);
+    }
+    let result = out.concat();
+    let back: Vec<serde_json::Value> = parse_text(&result, origin)?
+        .into_iter()
+        .map(|o| o.value)
+        .collect();
+    if back != expected {
+        return Err(crate::Error::Usage(format!(
+            "{origin}: the draft with the learner prefix does not read back as expected; write it without --learner and rename its cluster-scoped objects by hand"
+        )));
+    }
+    Ok(result)
+}
+
+/// The index of the line holding the mapping key at `path` (from the document's root) in
+/// block-style YAML, or None. Lists are walked past, never into: no rename path has one.
+fn locate(lines: &[&str], path: &[&str]) -> Option<usize> {
+    // (indent, key) of the mappings the current line is in; `-` marks a list item.
+    let mut stack: Vec<(usize, String)> = Vec::new();
+    let mut block_under: Option<usize> = None;
+    for (i, raw) in lines.iter().enumerate() {
+        let line = raw.trim_end_matches(['\n', '\r']);
+        let mut indent = line.len() - line.trim_start_matches(' ').len();
+        let mut content = &line[indent..];
+        if let Some(b) = block_under {
+            if content.is_empty() || indent > b {
+                continue; // inside a `|` or `>` scalar
+            }
+            block_under = None;
+        }
+        if content.is_empty()
+            || content.starts_with('#')
+            || is_marker(line, "---")
+            || is_marker(line, "...")
+        {
+            continue;
+        }
+        while content == "-" || content.starts_with("- ") {
+            stack.retain(|(ind, _)| *ind < indent);
+            stack.push((indent, "-".into()));
+            let rest = content[1..].trim_start_matches(' ');
+            indent += content.len() - rest.len();
+            content = rest;
+        }
+        let Some((key, value)) = split_key(content) else {
+            continue;
+        };
+        stack.retain(|(ind, _)| *ind < indent);
+        let here = stack.iter().map(|(_, k)| k.as_str()).chain([key.as_str()]);
+        if here.eq(path.iter().copied()) {
+            return Some(i);
+        }
+        if value.starts_with(['|', '>']) {
+            block_under = Some(indent);
+        }
+        stack.push((indent, key));
+    }
+    None
+}
+
+/// `key: value # comment` → (key, value and comment), the key unquoted.
+fn split_key(content: &str) -> Option<(String, &str)> {
+    let (key, rest) = match content.chars().next()? {
+        q @ ('"' | '\'') => {
+            let end = content[1..].find(q)? + 1;
+            (content[1..end].to_string(), &content[end + 1..])
+        }
+        _ => {
+            let end = content.match_indices(':').map(|(i, _)| i).find(|&i| {
+                content[i + 1..].is_empty() || content[i + 1..].starts_with([' ', '\t'])
+            })?;
+            (content[..end].trim_end().to_string(), &content[end..])
+        }
+    };
+    let rest = rest.strip_prefix(':')?;
+    Some((key, rest.trim_start()))
+}
+
+/// The line with the value after its key changed from `from` to `to`, quotes, spacing and
+/// comment kept; None when the value is not `from` as a plain or quoted scalar.
+fn replace_scalar(line: &str, from: &str, to: &str) -> Option<String> {
+    let indent = line.len() - line.trim_start_matches([' ', '-']).len();
+    let (_, value) = split_key(&line[indent..])?;
+    let start = line.len() - value.len();
+    let end = match value.chars().next()? {
+        q @ ('"' | '\'') => {
+            let close = value[1..].find(q)? + 1;
+            (&value[1..close] == from).then_some(())?;
+            return Some(format!(
+                "{}{q}{to}{q}{}",
+                &line[..start],
+                &value[close + 1..]
+            ));
+        }
+        _ => {
+            let body = value.trim_end_matches(['\n', '\r']);
+            let plain = body.find(" #").map_or(body, |c| &body[..c]).trim_end();
+            plain.len()
+        }
+    };
+    (&value[..end] == from).then(|| format!("{}{to}{}", &line[..start], &value[end..]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DRAFT: &str = "\
+# A PVC on a class of its own; keep the comments.
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  labels:
+    trainlab.dev/lab: x   # keep
+  name: \"fsx\"   # your prefix first
+provisioner: fsx.csi.aws.com
+parameters:
+  script: |
+    name: fsx
+  name: fsx
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: data
+spec:
+  accessModes:
+  - ReadWriteMany
+  # TODO: the class
+  storageClassName: 'fsx'
+  resources:
+    requests: {storage: 1200Gi}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: fsx
+data:
+  storageClassName: fsx
+";
+
+    #[test]
+    fn the_draft_gets_the_prefix_in_place_and_keeps_every_other_line() {
+        let out = prefixed_draft(DRAFT, "draft.yaml", "alice-").unwrap();
+        let changed: Vec<(&str, &str)> = DRAFT
+            .lines()
+            .zip(out.lines())
+            .filter(|(a, b)| a != b)
+            .collect();
+        assert_eq!(DRAFT.lines().count(), out.lines().count());
+        assert_eq!(
+            changed,
+            [
+                (
+                    "  name: \"fsx\"   # your prefix first",
+                    "  name: \"alice-fsx\"   # your prefix first"
+                ),
+                (
+                    "  storageClassName: 'fsx'",
+                    "  storageClassName: 'alice-fsx'"
+                ),
+            ],
+            "the block scalar, the parameter and the namespaced ConfigMap stay"
+        );
+        assert_eq!(prefixed_draft(DRAFT, "draft.yaml", "").unwrap(), DRAFT);
+    }
+
+    #[test]
+    fn a_draft_that_cannot_be_edited_in_place_is_refused_with_the_file_and_field() {
+        let flow = "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: gpu-training}\n";
+        let e = prefixed_draft(flow, "labs/x/draft/pool.yaml", "alice-")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("labs/x/draft/pool.yaml"), "{e}");
+        assert!(e.contains("metadata.name"), "{e}");
+        assert!(e.contains("alice-gpu-training"), "{e}");
+    }
+
+    #[test]
+    fn locate_walks_past_lists_and_block_scalars() {
+        let lines = [
+            "spec:\n",
+            "  tasks:\n",
+            "  - name: a\n",
+            "    template:\n",
+            "      name: b\n",
+            "  script: >-\n",
+            "    queue: no\n",
+            "  queue: yes # here\n",
+        ];
+        assert_eq!(locate(&lines, &["spec", "queue"]), Some(7));
+        assert_eq!(locate(&lines, &["spec", "name"]), None);
+        assert_eq!(locate(&lines, &["spec", "template", "name"]), None);
+        assert_eq!(
+            replace_scalar(lines[7], "yes", "alice-yes").as_deref(),
+            Some("  queue: alice-yes # here\n")
+        );
+        assert_eq!(replace_scalar(lines[7], "no", "x"), None);
+    }
 }

@@ -28,11 +28,11 @@ pub fn run(g: &Global, a: &QuizArgs) -> Result<ExitCode, crate::Error> {
     let catalog = g.catalog()?;
     let lang = g.lang();
     let labs: Vec<&Lab> = if a.labs.is_empty() {
-        catalog.labs.iter().map(|b| &b.lab).collect()
+        catalog.labs.iter().map(|b| &*b.lab).collect()
     } else {
         a.labs
             .iter()
-            .map(|k| catalog.get(k).map(|b| &b.lab))
+            .map(|k| catalog.get(k).map(|b| &*b.lab))
             .collect::<Result<_, _>>()?
     };
     if let Some(answer) = a.answer {
@@ -234,7 +234,7 @@ mod tests {
 
     fn run_with(keys: &[&str], typed: &str) -> (ExitCode, String, String) {
         let catalog = Catalog::embedded().unwrap();
-        let labs: Vec<&Lab> = keys.iter().map(|k| &catalog.get(k).unwrap().lab).collect();
+        let labs: Vec<&Lab> = keys.iter().map(|k| &*catalog.get(k).unwrap().lab).collect();
         let mut input = std::io::Cursor::new(typed.as_bytes().to_vec());
         let (mut out, mut prompts) = (Vec::new(), Vec::new());
         let code = ask(&labs, Lang::En, &mut input, &mut out, &mut prompts);

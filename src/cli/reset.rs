@@ -8,6 +8,9 @@
 //! `solution/`) that exists without the label, with the `kubectl delete` command for it; a kind
 //! the cluster does not serve; a kind that could not be searched. Then reset waits, bounded, for
 //! the namespace to finish terminating, so a following `start` does not race it.
+//!
+//! In a workshop (`--learner NAME`, or `--name-prefix NAME-`) only that learner's cluster-scoped
+//! objects go: those named with the prefix, not another learner's (see [`is_theirs`]).
 
 use std::io::{BufRead, IsTerminal};
 use std::time::{Duration, Instant};
@@ -18,7 +21,7 @@ use kube::api::{Api, DynamicObject};
 use kube::discovery::ApiResource;
 
 use super::live::{connect_and_announce, parse_duration, runtime, LiveArgs};
-use super::manifests::{lab_kinds, task_objects, LabKind};
+use super::manifests::{lab_kinds, task_objects, LabKind, Placement};
 use super::output::eprint;
 use super::{print, Global};
 use crate::cluster::{
@@ -42,12 +45,16 @@ Exit codes:
 pub struct ResetArgs {
     /// The lab: number, id or folder
     pub lab: String,
-    /// Namespace of the lab [default: trainlab-<lab id>]
+    /// Namespace of the lab [default: trainlab-<lab id>, or <learner>-<lab id> with --learner]
     #[arg(short = 'n', long)]
     pub namespace: Option<String>,
     /// Do not ask for confirmation
     #[arg(long, short = 'y')]
     pub yes: bool,
+    /// In a workshop: reset only this learner's copy (e.g. --learner alice: namespace
+    /// alice-<lab id> and cluster-scoped objects named alice-…; other learners' are kept)
+    #[arg(long, value_name = "NAME")]
+    pub learner: Option<String>,
     /// Prefix of your cluster-scoped objects in a workshop (`alice-` for `alice-gpu-training`):
     /// the task's names are looked up with it, and labelled cluster-scoped objects without it
     /// (another learner's) are kept
@@ -112,7 +119,7 @@ struct Survey {
     labelled: Vec<Found>,
     /// Named by the task, present, without the label: reported with the command, never deleted.
     unlabelled: Vec<Found>,
-    /// Labelled cluster-scoped objects without `--name-prefix`: another learner's, kept.
+    /// Labelled cluster-scoped objects that are not the learner's ([`is_theirs`]): kept.
     other_prefix: Vec<Found>,
     /// `NodeClaim (karpenter.sh)`: the cluster does not serve it, so none can exist.
     not_served: Vec<String>,
@@ -124,10 +131,20 @@ pub fn run(g: &Global, a: &ResetArgs) -> Result<ExitCode, crate::Error> {
     let catalog = g.catalog()?;
     let b = crate::plan::select(&catalog, std::slice::from_ref(&a.lab), false)?[0];
     let id = b.lab.id.clone();
-    let namespace = a
-        .namespace
-        .clone()
-        .unwrap_or_else(|| format!("trainlab-{id}"));
+    let place = Placement::new(&id, a.namespace.as_deref(), a.learner.as_deref())?;
+    // `--learner alice` is `--name-prefix alice-` plus alice's namespace.
+    let prefix = match (&a.name_prefix, place.learner.is_some()) {
+        (Some(p), true) if *p != place.name_prefix => {
+            return Err(crate::Error::Usage(format!(
+                "--learner {} names objects with the prefix {}, not --name-prefix {p}; give one of them",
+                a.learner.as_deref().unwrap_or_default(),
+                place.name_prefix
+            )))
+        }
+        (Some(p), _) => p.clone(),
+        (None, _) => place.name_prefix.clone(),
+    };
+    let namespace = place.namespace.clone();
     if !a.yes && !std::io::stdin().is_terminal() {
         return Err(crate::Error::Usage(
             "reset deletes objects; pass --yes to confirm when not on a terminal".into(),
@@ -148,12 +165,21 @@ pub fn run(g: &Global, a: &ResetArgs) -> Result<ExitCode, crate::Error> {
             .as_ref()
             .is_some_and(|(labels, _)| labels.get(LAB_LABEL) == Some(&id));
         let ns_terminating = ns_now.as_ref().is_some_and(|(_, terminating)| *terminating);
-        let prefix = a.name_prefix.as_deref().unwrap_or("");
+        let prefix = prefix.as_str();
         let mut survey = Survey::default();
         let served = resolve_kinds(&conn, &discovery, &kinds, &mut survey).await;
         // Namespaced objects go with a namespace trainlab created; in an absent one there are none.
         let searched_ns = (ns_now.is_some() && !ns_ours).then_some(namespace.as_str());
-        find_labelled(&conn, &served, searched_ns, &id, prefix, &mut survey).await;
+        find_labelled(
+            &conn,
+            &served,
+            &named,
+            searched_ns,
+            &id,
+            prefix,
+            &mut survey,
+        )
+        .await;
         find_unlabelled(
             &conn,
             &served,
@@ -201,7 +227,13 @@ pub fn run(g: &Global, a: &ResetArgs) -> Result<ExitCode, crate::Error> {
                 "kept Namespace/{namespace}: it does not carry {LAB_LABEL}={id}\n"
             ));
         }
-        Ok(report(&survey, &a.live, &namespace, still_terminating))
+        Ok(report(
+            &survey,
+            &a.live,
+            &namespace,
+            prefix,
+            still_terminating,
+        ))
     })
 }
 
@@ -272,11 +304,25 @@ async fn resolve_kinds<'a>(
     served
 }
 
+/// Whether a labelled cluster-scoped object is the one of the learner whose prefix is `prefix`:
+/// it carries the prefix, and is not the task's object of a learner whose name starts like it
+/// (`alice-b-gpu-training` is learner alice-b's, not alice's). Without a prefix, every one is.
+fn is_theirs(name: &str, prefix: &str, task_names: &[&str]) -> bool {
+    let Some(rest) = name.strip_prefix(prefix) else {
+        return false;
+    };
+    prefix.is_empty()
+        || task_names
+            .iter()
+            .all(|base| rest == *base || !rest.ends_with(&format!("-{base}")))
+}
+
 /// The labelled objects of every served kind: cluster-scoped ones, and namespaced ones in
 /// `namespace` (None: namespaced kinds are not searched).
 async fn find_labelled(
     conn: &Conn,
     served: &[Served<'_>],
+    named: &[(String, String, String)],
     namespace: Option<&str>,
     lab_id: &str,
     prefix: &str,
@@ -288,6 +334,11 @@ async fn find_labelled(
             (true, Some(ns)) => Some(ns),
             (false, _) => None,
         };
+        let task_names: Vec<&str> = named
+            .iter()
+            .filter(|(g, k, _)| *g == s.kind.group && *k == s.kind.kind)
+            .map(|(_, _, n)| n.as_str())
+            .collect();
         match labelled(conn, &s.resource, scope, lab_id).await {
             Ok(names) => {
                 for name in names {
@@ -297,7 +348,7 @@ async fn find_labelled(
                         starter: s.kind.starter,
                         name,
                     };
-                    if !s.namespaced && !found.name.starts_with(prefix) {
+                    if !s.namespaced && !is_theirs(&found.name, prefix, &task_names) {
                         survey.other_prefix.push(found);
                     } else {
                         survey.labelled.push(found);
@@ -442,7 +493,13 @@ async fn wait_gone(
 
 /// Says what is left and why, and picks the exit code: 3 when a kind could not be searched,
 /// else 1 when the task's objects were left, else 4 while the namespace still terminates.
-fn report(survey: &Survey, live: &LiveArgs, namespace: &str, still_terminating: bool) -> ExitCode {
+fn report(
+    survey: &Survey,
+    live: &LiveArgs,
+    namespace: &str,
+    prefix: &str,
+    still_terminating: bool,
+) -> ExitCode {
     let mut out = String::new();
     if still_terminating {
         out.push_str(&format!(
@@ -460,7 +517,7 @@ fn report(survey: &Survey, live: &LiveArgs, namespace: &str, still_terminating: 
     if !survey.other_prefix.is_empty() {
         let kept: Vec<String> = survey.other_prefix.iter().map(Found::shown).collect();
         out.push_str(&format!(
-            "kept (labelled for this lab, but without your --name-prefix): {}\n",
+            "kept (labelled for this lab, but not yours: without your prefix {prefix}, or another learner's): {}\n",
             kept.join(", ")
         ));
     }
@@ -485,5 +542,24 @@ fn report(survey: &Survey, live: &LiveArgs, namespace: &str, still_terminating: 
         ExitCode::StillPending
     } else {
         ExitCode::Ok
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_theirs;
+
+    #[test]
+    fn a_learners_objects_carry_their_prefix_and_are_not_a_longer_named_learners() {
+        let task = ["gpu-training"];
+        assert!(is_theirs("alice-gpu-training", "alice-", &task));
+        assert!(is_theirs("alice-scratch", "alice-", &task));
+        assert!(!is_theirs("bob-gpu-training", "alice-", &task));
+        // Learner `alice-b`'s NodePool starts with `alice-` too.
+        assert!(!is_theirs("alice-b-gpu-training", "alice-", &task));
+        assert!(is_theirs("alice-b-gpu-training", "alice-b-", &task));
+        // Without a prefix (one learner per cluster) every labelled object is theirs.
+        assert!(is_theirs("bob-gpu-training", "", &task));
+        assert!(is_theirs("default", "", &task));
     }
 }

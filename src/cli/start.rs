@@ -26,9 +26,13 @@ Exit codes:
 pub struct StartArgs {
     /// The lab: number, id or folder
     pub lab: String,
-    /// Namespace of the lab [default: trainlab-<lab id>]
+    /// Namespace of the lab [default: trainlab-<lab id>, or <learner>-<lab id> with --learner]
     #[arg(short = 'n', long)]
     pub namespace: Option<String>,
+    /// In a workshop: start it as this learner, where `trainlab grade --learners NAME` looks
+    /// (e.g. --learner alice: namespace alice-<lab id>, NodePool alice-gpu-training)
+    #[arg(long, value_name = "NAME")]
+    pub learner: Option<String>,
     /// Where to write the draft manifest [default: ./<lab's draft file name>]
     #[arg(long, value_name = "FILE")]
     pub draft: Option<PathBuf>,
@@ -46,20 +50,21 @@ pub struct StartArgs {
 pub fn run(g: &Global, a: &StartArgs) -> Result<ExitCode, crate::Error> {
     let catalog = g.catalog()?;
     let b = crate::plan::select(&catalog, std::slice::from_ref(&a.lab), false)?[0];
-    let namespace = a
-        .namespace
-        .clone()
-        .unwrap_or_else(|| format!("trainlab-{}", b.lab.id));
+    let place = manifests::Placement::new(&b.lab.id, a.namespace.as_deref(), a.learner.as_deref())?;
+    let namespace = &place.namespace;
     let task = b.lab.task.as_ref();
+    // In a workshop the draft names the learner's cluster-scoped objects as `grade` looks them up.
     let draft = task
         .and_then(|t| t.draft.as_ref())
-        .and_then(|d| b.files.get(d));
+        .and_then(|d| b.files.get(d).map(|text| (d, text)))
+        .map(|(d, text)| manifests::prefixed_draft(text, &b.path_of(d), &place.name_prefix))
+        .transpose()?;
     let draft_path = a
         .draft
         .clone()
         .or_else(|| task.and_then(|t| t.draft_as.clone()).map(PathBuf::from));
     // Refuse before touching the cluster, so nothing is half done.
-    if let (Some(_), Some(path)) = (draft, &draft_path) {
+    if let (Some(_), Some(path)) = (&draft, &draft_path) {
         if path.exists() && !a.force {
             return Err(crate::Error::Usage(format!(
                 "{} already exists; keep editing it, or pass --force to overwrite it with a fresh draft",
@@ -74,32 +79,38 @@ pub fn run(g: &Global, a: &StartArgs) -> Result<ExitCode, crate::Error> {
         )));
     }
     if !a.draft_only {
-        let applied = manifests::apply_folders(b, &["starter"], &namespace, &a.live, false)?;
+        let applied = manifests::apply_folders(b, &["starter"], &place, &a.live, false)?;
         if let manifests::Applied::Conflicts(fields) = applied {
-            eprint(&conflict_report(&b.lab.id, a.namespace.as_deref(), &fields));
+            eprint(&conflict_report(&b.lab.id, &where_flags(a), &fields));
             return Ok(ExitCode::Failed);
         }
     }
     if let (Some(text), Some(path)) = (draft, draft_path) {
         std::fs::write(&path, text)
             .map_err(|e| crate::Error::Usage(format!("cannot write {}: {e}", path.display())))?;
+        let id = &b.lab.id;
+        let p = path.display();
         let next = if a.draft_only {
+            // Static mode has no learner prefix: it checks the task's own names.
+            let check = match &place.learner {
+                None => format!(
+                    "  trainlab check {id} --files {p} --profile kind   (static mode, no cluster)\n"
+                ),
+                Some(_) => String::new(),
+            };
             format!(
-                "  trainlab check {id} --files {p} --profile kind   (static mode, no cluster)\n  trainlab start {id}   (on a cluster: the namespace and the starter objects)\n",
-                p = path.display(),
-                id = b.lab.id
+                "{check}  trainlab start {id}{w}   (on a cluster: the namespace and the starter objects)\n",
+                w = where_flags(a)
             )
         } else {
-            format!(
-                "  kubectl apply -n {namespace} -f {p}\n  trainlab check {id} --wait 2m\n",
-                p = path.display(),
-                id = b.lab.id
-            )
+            let check = match (&place.learner, place.grade_command(id)) {
+                (None, _) => format!("  trainlab check {id}{w} --wait 2m\n", w = where_flags(a)),
+                (Some(_), Some(grade)) => format!("  {grade}\n"),
+                (Some(_), None) => String::new(),
+            };
+            format!("  kubectl apply -n {namespace} -f {p}\n{check}")
         };
-        print(&format!(
-            "\nwrote {p}: complete the TODOs, then\n{next}",
-            p = path.display()
-        ));
+        print(&format!("\nwrote {p}: complete the TODOs, then\n{next}"));
     }
     print(&super::show::render(
         b,
@@ -113,13 +124,25 @@ pub fn run(g: &Global, a: &StartArgs) -> Result<ExitCode, crate::Error> {
 /// What start says when the starter would take fields the learner changed: which fields, whose
 /// they are now, and the two ways on (keep them, or start over). `start --force` is no way on:
 /// it only rewrites the draft file.
-fn conflict_report(lab_id: &str, namespace: Option<&str>, fields: &[String]) -> String {
-    let ns = namespace.map(|n| format!(" -n {n}")).unwrap_or_default();
+fn conflict_report(lab_id: &str, flags: &str, fields: &[String]) -> String {
     format!(
         "error: trainlab start changed nothing: the starter would overwrite fields you changed since it was applied\n  {}\n\
          Your edits are kept. Either keep working with them (nothing to do), or start over from the starter:\n  \
-         trainlab reset {lab_id}{ns} --yes && trainlab start {lab_id}{ns}\n\
+         trainlab reset {lab_id}{flags} --yes && trainlab start {lab_id}{flags}\n\
          (`trainlab start --force` only rewrites the draft file; it never takes your fields.)\n",
         fields.join("\n  ")
     )
+}
+
+/// The flags that say where the lab is, as the user gave them (` -n team-a`, ` --learner alice`),
+/// for the commands printed next.
+fn where_flags(a: &StartArgs) -> String {
+    let mut s = String::new();
+    if let Some(n) = &a.namespace {
+        s.push_str(&format!(" -n {n}"));
+    }
+    if let Some(l) = &a.learner {
+        s.push_str(&format!(" --learner {l}"));
+    }
+    s
 }

@@ -100,17 +100,161 @@ pub fn label_and_place(obj: &Obj, lab_id: &str, namespace: &str) -> Value {
     v
 }
 
-/// Resolves every object's kind and namespace. A kind the cluster does not serve stops
-/// everything before any write.
+/// Where an object's name is.
+const NAME_PATH: &[&str] = &["metadata", "name"];
+
+/// A field of a task object that a learner prefix changes: the object's own `metadata.name`,
+/// or a field by which it names another task object that is renamed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rename {
+    /// The object, by its index in the task's objects.
+    pub object: usize,
+    /// Mapping keys from the document's root (never through a list).
+    pub path: &'static [&'static str],
+    pub from: String,
+    pub to: String,
+}
+
+/// The kind a reference field names.
+enum Referent {
+    /// Always this (group, kind).
+    Kind(&'static str, &'static str),
+    /// The `group` and `kind` fields beside the name (a typed reference).
+    Beside,
+}
+
+/// A field by which an object (group, kind) names a cluster-scoped object. When both are task
+/// objects, the reference follows the rename; a name of anything else (the starter's shared
+/// EC2NodeClass `default`, Volcano's `default` queue) stays as written.
+struct Reference {
+    from: (&'static str, &'static str),
+    path: &'static [&'static str],
+    to: Referent,
+}
+
+const REFERENCES: &[Reference] = &[
+    // "storageClassName is the name of the StorageClass required by the claim" (k8s.io/api
+    // core/v1 PersistentVolumeClaimSpec.StorageClassName; PersistentVolumeSpec likewise).
+    Reference {
+        from: ("", "PersistentVolumeClaim"),
+        path: &["spec", "storageClassName"],
+        to: Referent::Kind("storage.k8s.io", "StorageClass"),
+    },
+    Reference {
+        from: ("", "PersistentVolume"),
+        path: &["spec", "storageClassName"],
+        to: Referent::Kind("storage.k8s.io", "StorageClass"),
+    },
+    // `nodeClassRef` is `{group, kind, name}` (kubernetes-sigs/karpenter v1 NodeClassReference;
+    // upstream-facts 3.1).
+    Reference {
+        from: ("karpenter.sh", "NodePool"),
+        path: &["spec", "template", "spec", "nodeClassRef", "name"],
+        to: Referent::Beside,
+    },
+    // A Volcano Job's and PodGroup's `spec.queue` name a Queue, which is cluster-scoped
+    // (volcano.sh/apis batch/v1alpha1 JobSpec.Queue, scheduling/v1beta1 PodGroupSpec.Queue;
+    // upstream-facts: default "default").
+    Reference {
+        from: ("batch.volcano.sh", "Job"),
+        path: &["spec", "queue"],
+        to: Referent::Kind("scheduling.volcano.sh", "Queue"),
+    },
+    Reference {
+        from: ("scheduling.volcano.sh", "PodGroup"),
+        path: &["spec", "queue"],
+        to: Referent::Kind("scheduling.volcano.sh", "Queue"),
+    },
+];
+
+fn at<'v>(value: &'v Value, path: &[&str]) -> &'v Value {
+    path.iter().fold(value, |v, k| &v[*k])
+}
+
+/// What a learner prefix (`alice-`) changes in a task's objects (`draft/` or `solution/`):
+/// cluster-scoped objects are named `alice-<name>`, so learners sharing a cluster do not take
+/// each other's NodePool, and fields naming one of them follow. `cluster_scoped[i]` is the
+/// scope of `task[i]`. Namespaces are never renamed: the lab namespace is placed on its own.
+pub fn learner_renames(task: &[Obj], cluster_scoped: &[bool], prefix: &str) -> Vec<Rename> {
+    if prefix.is_empty() {
+        return Vec::new();
+    }
+    let renamed: Vec<(usize, &str, &str, &str)> = task
+        .iter()
+        .enumerate()
+        .filter(|(i, o)| cluster_scoped.get(*i) == Some(&true) && o.kind() != "Namespace")
+        .map(|(i, o)| (i, group_of(o.api_version()), o.kind(), o.name()))
+        .collect();
+    let mut out = Vec::new();
+    for (i, o) in task.iter().enumerate() {
+        if let Some(&(_, _, _, name)) = renamed.iter().find(|r| r.0 == i) {
+            out.push(Rename {
+                object: i,
+                path: NAME_PATH,
+                from: name.to_string(),
+                to: format!("{prefix}{name}"),
+            });
+        }
+        let here = (group_of(o.api_version()), o.kind());
+        for r in REFERENCES.iter().filter(|r| r.from == here) {
+            let Some(name) = at(&o.value, r.path).as_str() else {
+                continue;
+            };
+            let beside = |key: &str| {
+                let (_, parent) = r.path.split_last().unwrap_or((&"", &[]));
+                at(&o.value, parent)[key].as_str().map(str::to_string)
+            };
+            let (group, kind) = match r.to {
+                Referent::Kind(g, k) => (Some(g.to_string()), k.to_string()),
+                Referent::Beside => match beside("kind") {
+                    Some(k) => (beside("group"), k),
+                    None => continue,
+                },
+            };
+            let names_a_renamed = renamed.iter().any(|&(_, g, k, n)| {
+                n == name && k == kind && group.as_deref().is_none_or(|want| want == g)
+            });
+            if names_a_renamed {
+                out.push(Rename {
+                    object: i,
+                    path: r.path,
+                    from: name.to_string(),
+                    to: format!("{prefix}{name}"),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Sets the field a rename changes.
+pub fn apply_rename(value: &mut Value, r: &Rename) {
+    let mut v = value;
+    for k in r.path {
+        v = &mut v[*k];
+    }
+    *v = Value::String(r.to.clone());
+}
+
+fn group_of(api_version: &str) -> &str {
+    api_version.rsplit_once('/').map_or("", |(g, _)| g)
+}
+
+/// Resolves every object's kind and namespace: the starter's (shared: a cluster-scoped starter
+/// object such as lab 15's EC2NodeClass `default` is the room's, never prefixed) and the task's,
+/// whose cluster-scoped objects carry `name_prefix` (see [`learner_renames`]). A kind the
+/// cluster does not serve stops everything before any write.
 pub async fn prepare(
     conn: &Conn,
     discovery: &Discovery,
-    objs: &[Obj],
+    starter: &[Obj],
+    task: &[Obj],
     lab_id: &str,
     namespace: &str,
+    name_prefix: &str,
 ) -> Result<Vec<Prepared>, Error> {
     let mut out = Vec::new();
-    for o in objs {
+    for o in starter.iter().chain(task) {
         let (resource, namespaced) = discovery
             .resolve_any(conn, o.api_version(), o.kind())
             .await
@@ -127,6 +271,10 @@ pub async fn prepare(
             namespaced,
             resource,
         });
+    }
+    let scopes: Vec<bool> = out[starter.len()..].iter().map(|p| !p.namespaced).collect();
+    for r in learner_renames(task, &scopes, name_prefix) {
+        apply_rename(&mut out[starter.len() + r.object].value, &r);
     }
     // Namespaces first, then other cluster-scoped objects, then namespaced ones.
     out.sort_by_key(|p| (p.resource.kind != "Namespace", p.namespaced));
@@ -413,5 +561,123 @@ pub async fn delete(
             "deleting {}/{name}: {e}",
             resource.kind
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::observe::parse_text;
+
+    fn objs(yaml: &str) -> Vec<Obj> {
+        parse_text(yaml, "task.yaml").unwrap()
+    }
+
+    const TASK: &str = "\
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: fsx-lustre}
+provisioner: fsx.csi.aws.com
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: training-data}
+spec: {storageClassName: fsx-lustre}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: scratch}
+spec: {storageClassName: gp3}
+---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: gpu-training}
+spec: {template: {spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}}}}
+---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: own-class}
+spec: {template: {spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: mine}}}}
+---
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata: {name: mine}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: extra}
+";
+
+    #[test]
+    fn cluster_scoped_task_objects_and_references_to_them_get_the_prefix() {
+        let task = objs(TASK);
+        // StorageClass, 2 PVCs, 2 NodePools, EC2NodeClass, Namespace.
+        let scoped = [true, false, false, true, true, true, true];
+        let got: Vec<(usize, String, String, String)> = learner_renames(&task, &scoped, "alice-")
+            .into_iter()
+            .map(|r| (r.object, r.path.join("."), r.from, r.to))
+            .collect();
+        let want = [
+            (0, "metadata.name", "fsx-lustre", "alice-fsx-lustre"),
+            // The claim follows its class; the one naming a class of the cluster does not.
+            (1, "spec.storageClassName", "fsx-lustre", "alice-fsx-lustre"),
+            // The NodePool naming the starter's shared `default` keeps that name.
+            (3, "metadata.name", "gpu-training", "alice-gpu-training"),
+            (4, "metadata.name", "own-class", "alice-own-class"),
+            (
+                4,
+                "spec.template.spec.nodeClassRef.name",
+                "mine",
+                "alice-mine",
+            ),
+            (5, "metadata.name", "mine", "alice-mine"),
+        ];
+        let want: Vec<(usize, String, String, String)> = want
+            .iter()
+            .map(|(i, p, f, t)| (*i, p.to_string(), f.to_string(), t.to_string()))
+            .collect();
+        assert_eq!(got, want);
+
+        let mut v = task[4].value.clone();
+        for r in learner_renames(&task, &scoped, "alice-")
+            .iter()
+            .filter(|r| r.object == 4)
+        {
+            apply_rename(&mut v, r);
+        }
+        assert_eq!(v["metadata"]["name"], "alice-own-class");
+        assert_eq!(
+            v["spec"]["template"]["spec"]["nodeClassRef"],
+            serde_json::json!({"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "alice-mine"})
+        );
+    }
+
+    #[test]
+    fn a_reference_to_another_kind_of_the_same_name_does_not_follow_and_no_prefix_changes_nothing()
+    {
+        let task = objs(
+            "\
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: pool}
+spec: {template: {spec: {nodeClassRef: {group: karpenter.kwok.sh, kind: KWOKNodeClass, name: c}}}}
+---
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata: {name: c}
+",
+        );
+        let renames = learner_renames(&task, &[true, true], "bob-");
+        assert_eq!(
+            renames
+                .iter()
+                .map(|r| (r.object, r.path.join(".")))
+                .collect::<Vec<_>>(),
+            [
+                (0, "metadata.name".to_string()),
+                (1, "metadata.name".to_string())
+            ]
+        );
+        assert!(learner_renames(&task, &[true, true], "").is_empty());
     }
 }

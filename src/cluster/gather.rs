@@ -95,10 +95,16 @@ pub async fn list_all(
     api: &Api<DynamicObject>,
     lp: &ListParams,
 ) -> Result<Vec<DynamicObject>, kube::Error> {
-    paged(lp, |p| async move { api.list(&p).await }).await
+    paged(lp, |p| async move { api.list(&p).await }, |o| o).await
 }
 
-async fn paged<T, F, Fut>(lp: &ListParams, mut list: F) -> Result<Vec<T>, kube::Error>
+/// Reads every page, converting each page's items with `convert` as it arrives, so only one
+/// page is ever held in both forms (a room's pods list is thousands of objects).
+async fn paged<T, U, F, Fut>(
+    lp: &ListParams,
+    mut list: F,
+    convert: impl Fn(T) -> U,
+) -> Result<Vec<U>, kube::Error>
 where
     T: Clone,
     F: FnMut(ListParams) -> Fut,
@@ -114,17 +120,39 @@ where
         let page = match with_retry(|| list(page_params.clone())).await {
             Ok(page) => page,
             Err(e) if token.is_some() && api_error(&e).is_some_and(|(code, _)| code == 410) => {
-                return Ok(with_retry(|| list(lp.clone())).await?.items);
+                let all = with_retry(|| list(lp.clone())).await?.items;
+                return Ok(all.into_iter().map(&convert).collect());
             }
             Err(e) => return Err(e),
         };
-        items.extend(page.items);
+        items.extend(page.items.into_iter().map(&convert));
         match page.metadata.continue_.filter(|t| !t.is_empty()) {
             Some(next) => token = Some(next),
             None => return Ok(items),
         }
     }
 }
+
+/// One listed object as JSON, without what no check reads and what makes objects big: a room
+/// holds thousands of them. `metadata.managedFields` is often a third of a pod; kubectl's
+/// `last-applied-configuration` annotation is a second copy of the whole object; a Node's
+/// `status.images` lists every image cached on it (k8s.io/api core/v1 `NodeStatus.Images`).
+fn to_json(mut item: DynamicObject, q: &Query) -> Value {
+    item.metadata.managed_fields = None;
+    if let Some(a) = item.metadata.annotations.as_mut() {
+        a.remove(LAST_APPLIED);
+    }
+    // List items of built-in kinds carry no apiVersion/kind: the query says what they are.
+    if *q.kind == kinds::NODES {
+        if let Some(status) = item.data.get_mut("status").and_then(Value::as_object_mut) {
+            status.remove("images");
+        }
+    }
+    serde_json::to_value(&item).unwrap_or(Value::Null)
+}
+
+/// kubectl's client-side apply annotation (k8s.io/kubectl `corev1.LastAppliedConfigAnnotation`).
+const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
 /// The objects of one query as JSON. Secrets are read as metadata only
 /// (`PartialObjectMetadata`, see `kinds::SECRETS`): their data never leaves the API server.
@@ -134,24 +162,22 @@ async fn list_values(
     q: &Query,
 ) -> Result<Vec<Value>, kube::Error> {
     if *q.kind == kinds::SECRETS {
-        let items = paged(lp, |p| async move { api.list_metadata(&p).await }).await?;
-        return Ok(items
-            .into_iter()
-            .map(|o| {
+        return paged(
+            lp,
+            |p| async move { api.list_metadata(&p).await },
+            |mut o| {
+                o.metadata.managed_fields = None;
                 let metadata = serde_json::to_value(&o.metadata).unwrap_or(Value::Null);
                 serde_json::json!({
                     "apiVersion": q.kind.api_version(),
                     "kind": q.kind.kind,
                     "metadata": metadata,
                 })
-            })
-            .collect());
+            },
+        )
+        .await;
     }
-    let items = list_all(api, lp).await?;
-    Ok(items
-        .into_iter()
-        .map(|item| serde_json::to_value(&item).unwrap_or(Value::Null))
-        .collect())
+    paged(lp, |p| async move { api.list(&p).await }, |o| to_json(o, q)).await
 }
 
 async fn list_one(conn: &Conn, discovery: &Discovery, q: &Query) -> Result<Vec<Obj>, Failure> {

@@ -8,8 +8,8 @@ mod http;
 mod retry;
 
 pub use apply::{
-    apply_all, delete, label_and_place, labelled, prepare, Change, Prepared, FIELD_MANAGER,
-    LAB_LABEL,
+    apply_all, apply_rename, delete, label_and_place, labelled, learner_renames, prepare, Change,
+    Prepared, Rename, FIELD_MANAGER, LAB_LABEL,
 };
 pub use connect::{connect, Conn, ConnectOpts};
 pub use discovery::Discovery;

@@ -25,8 +25,30 @@ pub struct Capability {
     /// cannot provide (the Karpenter controller, FSx) is skipped on kind without blaming the
     /// environment.
     pub on_kind: bool,
-    pub install_kind: &'static str,
-    pub install_eks: &'static str,
+    pub install_kind: Words,
+    pub install_eks: Words,
+}
+
+/// A text of the table in both report languages (commands read the same in both).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Words {
+    pub en: &'static str,
+    pub ja: &'static str,
+}
+
+impl Words {
+    pub fn get(&self, ja: bool) -> &'static str {
+        if ja {
+            self.ja
+        } else {
+            self.en
+        }
+    }
+}
+
+/// The same words in both languages: a command.
+const fn same(cmd: &'static str) -> Words {
+    Words { en: cmd, ja: cmd }
 }
 
 // Controller Deployment names come from each project's install manifest or chart:
@@ -43,8 +65,8 @@ pub static CAPABILITIES: &[Capability] = &[
         controllers: &["volcano-scheduler", "volcano-controllers"],
         device: None,
         on_kind: true,
-        install_kind: "`trainlab setup kind`",
-        install_eks: "`kubectl apply -f https://raw.githubusercontent.com/volcano-sh/volcano/v1.15.1/installer/volcano-development.yaml`",
+        install_kind: same("`trainlab setup kind`"),
+        install_eks: same("`kubectl apply -f https://raw.githubusercontent.com/volcano-sh/volcano/v1.15.1/installer/volcano-development.yaml`"),
     },
     Capability {
         name: "mpi-operator",
@@ -52,8 +74,8 @@ pub static CAPABILITIES: &[Capability] = &[
         controllers: &["mpi-operator"],
         device: None,
         on_kind: true,
-        install_kind: "`trainlab setup kind`",
-        install_eks: "`kubectl apply --server-side -f https://raw.githubusercontent.com/kubeflow/mpi-operator/v0.8.0/deploy/v2beta1/mpi-operator.yaml`",
+        install_kind: same("`trainlab setup kind`"),
+        install_eks: same("`kubectl apply --server-side -f https://raw.githubusercontent.com/kubeflow/mpi-operator/v0.8.0/deploy/v2beta1/mpi-operator.yaml`"),
     },
     Capability {
         name: "training-operator",
@@ -61,8 +83,11 @@ pub static CAPABILITIES: &[Capability] = &[
         controllers: &["training-operator"],
         device: None,
         on_kind: true,
-        install_kind: "`trainlab setup kind`",
-        install_eks: "`kubectl apply --server-side -k \"github.com/kubeflow/training-operator.git/manifests/overlays/standalone?ref=v1.9.4\"` (its v1 MPIJob CRD replaces the MPI Operator's v2beta1 one: install the MPI Operator after it)",
+        install_kind: same("`trainlab setup kind`"),
+        install_eks: Words {
+            en: "`kubectl apply --server-side -k \"github.com/kubeflow/training-operator.git/manifests/overlays/standalone?ref=v1.9.4\"` (its v1 MPIJob CRD replaces the MPI Operator's v2beta1 one: install the MPI Operator after it)",
+            ja: "`kubectl apply --server-side -k \"github.com/kubeflow/training-operator.git/manifests/overlays/standalone?ref=v1.9.4\"`（その v1 MPIJob CRD は MPI Operator の v2beta1 のものを置き換えます: MPI Operator はその後にインストールしてください）",
+        },
     },
     Capability {
         name: "karpenter-crds",
@@ -70,8 +95,14 @@ pub static CAPABILITIES: &[Capability] = &[
         controllers: &[],
         device: None,
         on_kind: true,
-        install_kind: "`trainlab setup kind` (CRDs only)",
-        install_eks: "the Karpenter Helm chart `oci://public.ecr.aws/karpenter/karpenter` v1.14.1",
+        install_kind: Words {
+            en: "`trainlab setup kind` (CRDs only)",
+            ja: "`trainlab setup kind`（CRD のみ）",
+        },
+        install_eks: Words {
+            en: "the Karpenter Helm chart `oci://public.ecr.aws/karpenter/karpenter` v1.14.1",
+            ja: "Karpenter の Helm チャート `oci://public.ecr.aws/karpenter/karpenter` v1.14.1",
+        },
     },
     Capability {
         name: "karpenter",
@@ -79,8 +110,14 @@ pub static CAPABILITIES: &[Capability] = &[
         controllers: &["karpenter"],
         device: None,
         on_kind: false,
-        install_kind: "kind has the Karpenter CRDs but no controller (it launches EC2 instances): these checks need EKS",
-        install_eks: "the Karpenter Helm chart `oci://public.ecr.aws/karpenter/karpenter` v1.14.1",
+        install_kind: Words {
+            en: "kind has the Karpenter CRDs but no controller (it launches EC2 instances): these checks need EKS",
+            ja: "kind には Karpenter の CRD はありますがコントローラーはありません（EC2 インスタンスを起動するため）: これらのチェックには EKS が必要です",
+        },
+        install_eks: Words {
+            en: "the Karpenter Helm chart `oci://public.ecr.aws/karpenter/karpenter` v1.14.1",
+            ja: "Karpenter の Helm チャート `oci://public.ecr.aws/karpenter/karpenter` v1.14.1",
+        },
     },
     Capability {
         name: "slinky",
@@ -88,8 +125,11 @@ pub static CAPABILITIES: &[Capability] = &[
         controllers: &["slurm-operator"],
         device: None,
         on_kind: true,
-        install_kind: "`trainlab setup kind --with slinky`",
-        install_eks: "cert-manager, then the Slinky Helm charts `oci://ghcr.io/slinkyproject/charts/slurm-operator-crds` and `slurm-operator` 1.2.1",
+        install_kind: same("`trainlab setup kind --with slinky`"),
+        install_eks: Words {
+            en: "cert-manager, then the Slinky Helm charts `oci://ghcr.io/slinkyproject/charts/slurm-operator-crds` and `slurm-operator` 1.2.1",
+            ja: "cert-manager の後に Slinky の Helm チャート `oci://ghcr.io/slinkyproject/charts/slurm-operator-crds` と `slurm-operator` 1.2.1",
+        },
     },
     Capability {
         name: "fsx-csi",
@@ -97,8 +137,14 @@ pub static CAPABILITIES: &[Capability] = &[
         controllers: &["fsx-csi-controller"],
         device: None,
         on_kind: false,
-        install_kind: "FSx for Lustre needs AWS (kind nodes have no Lustre client): these checks need EKS",
-        install_eks: "the aws-fsx-csi-driver Helm chart (`helm install aws-fsx-csi-driver aws-fsx-csi-driver/aws-fsx-csi-driver -n kube-system`)",
+        install_kind: Words {
+            en: "FSx for Lustre needs AWS (kind nodes have no Lustre client): these checks need EKS",
+            ja: "FSx for Lustre には AWS が必要です（kind のノードには Lustre クライアントがありません）: これらのチェックには EKS が必要です",
+        },
+        install_eks: Words {
+            en: "the aws-fsx-csi-driver Helm chart (`helm install aws-fsx-csi-driver aws-fsx-csi-driver/aws-fsx-csi-driver -n kube-system`)",
+            ja: "aws-fsx-csi-driver の Helm チャート（`helm install aws-fsx-csi-driver aws-fsx-csi-driver/aws-fsx-csi-driver -n kube-system`）",
+        },
     },
     Capability {
         name: "efa-device-plugin",
@@ -106,8 +152,14 @@ pub static CAPABILITIES: &[Capability] = &[
         controllers: &[],
         device: Some(EFA),
         on_kind: true,
-        install_kind: "`trainlab setup kind` (fakes EFA capacity)",
-        install_eks: "the `eks/aws-efa-k8s-device-plugin` Helm chart",
+        install_kind: Words {
+            en: "`trainlab setup kind` (fakes EFA capacity)",
+            ja: "`trainlab setup kind`（EFA の容量を模擬します）",
+        },
+        install_eks: Words {
+            en: "the `eks/aws-efa-k8s-device-plugin` Helm chart",
+            ja: "Helm チャート `eks/aws-efa-k8s-device-plugin`",
+        },
     },
     Capability {
         name: "nvidia-device-plugin",
@@ -115,8 +167,14 @@ pub static CAPABILITIES: &[Capability] = &[
         controllers: &[],
         device: Some(GPU),
         on_kind: true,
-        install_kind: "`trainlab setup kind` (fakes GPU capacity)",
-        install_eks: "the NVIDIA device plugin Helm chart `nvdp/nvidia-device-plugin` 0.20.0",
+        install_kind: Words {
+            en: "`trainlab setup kind` (fakes GPU capacity)",
+            ja: "`trainlab setup kind`（GPU の容量を模擬します）",
+        },
+        install_eks: Words {
+            en: "the NVIDIA device plugin Helm chart `nvdp/nvidia-device-plugin` 0.20.0",
+            ja: "NVIDIA device plugin の Helm チャート `nvdp/nvidia-device-plugin` 0.20.0",
+        },
     },
     Capability {
         name: "neuron-device-plugin",
@@ -124,8 +182,14 @@ pub static CAPABILITIES: &[Capability] = &[
         controllers: &[],
         device: Some(NEURON),
         on_kind: true,
-        install_kind: "`trainlab setup kind` (fakes Neuron capacity)",
-        install_eks: "the Neuron Helm chart `oci://public.ecr.aws/neuron/neuron-helm-chart`",
+        install_kind: Words {
+            en: "`trainlab setup kind` (fakes Neuron capacity)",
+            ja: "`trainlab setup kind`（Neuron の容量を模擬します）",
+        },
+        install_eks: Words {
+            en: "the Neuron Helm chart `oci://public.ecr.aws/neuron/neuron-helm-chart`",
+            ja: "Neuron の Helm チャート `oci://public.ecr.aws/neuron/neuron-helm-chart`",
+        },
     },
 ];
 
@@ -141,14 +205,110 @@ pub fn names() -> Vec<&'static str> {
 
 /// The command (or page) that installs a capability on a profile (both when unknown).
 pub fn install_hint(name: &str, profile: Option<Profile>) -> String {
+    install_hint_in(name, profile, false)
+}
+
+/// [`install_hint`] in the report's language (`ja`: Japanese).
+pub fn install_hint_in(name: &str, profile: Option<Profile>, ja: bool) -> String {
     let Some(c) = get(name) else {
-        return format!("the {name} components");
+        return if ja {
+            format!("{name} のコンポーネント")
+        } else {
+            format!("the {name} components")
+        };
     };
+    let (kind, eks) = (c.install_kind.get(ja), c.install_eks.get(ja));
     match profile {
-        Some(Profile::Kind) => c.install_kind.to_string(),
-        Some(Profile::Eks) => c.install_eks.to_string(),
-        None if c.install_kind == c.install_eks => c.install_kind.to_string(),
-        None => format!("kind: {}; EKS: {}", c.install_kind, c.install_eks),
+        Some(Profile::Kind) => kind.to_string(),
+        Some(Profile::Eks) => eks.to_string(),
+        None if kind == eks => kind.to_string(),
+        None => format!("kind: {kind}; EKS: {eks}"),
+    }
+}
+
+/// One thing detection saw, rendered in the report's language.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "seen", rename_all = "kebab-case")]
+pub enum Seen {
+    CrdServed {
+        crd: String,
+    },
+    CrdNotFound {
+        crd: String,
+    },
+    ControllerAvailable {
+        deployment: &'static str,
+    },
+    ControllerNotAvailable {
+        deployment: &'static str,
+    },
+    /// The cluster could not say (a read failed): its own words.
+    Unknown {
+        message: String,
+    },
+    Device {
+        resource: &'static str,
+        faked: bool,
+        nodes: usize,
+    },
+    /// Offline kind state: the profile cannot provide it.
+    NotOnKind,
+}
+
+impl Seen {
+    pub fn text(&self, ja: bool) -> String {
+        match (self, ja) {
+            (Seen::CrdServed { crd }, false) => format!("CRD {crd} served"),
+            (Seen::CrdServed { crd }, true) => format!("CRD {crd} あり"),
+            (Seen::CrdNotFound { crd }, false) => format!("CRD {crd} not found"),
+            (Seen::CrdNotFound { crd }, true) => format!("CRD {crd} なし"),
+            (Seen::ControllerAvailable { deployment }, false) => {
+                format!("controller {deployment} available")
+            }
+            (Seen::ControllerAvailable { deployment }, true) => {
+                format!("コントローラー {deployment} 稼働中")
+            }
+            (Seen::ControllerNotAvailable { deployment }, false) => {
+                format!("controller {deployment} not available")
+            }
+            (Seen::ControllerNotAvailable { deployment }, true) => {
+                format!("コントローラー {deployment} が利用できません")
+            }
+            (Seen::Unknown { message }, _) => message.clone(),
+            (
+                Seen::Device {
+                    resource,
+                    faked,
+                    nodes,
+                },
+                false,
+            ) => {
+                let how = if *faked { "faked" } else { "advertised" };
+                format!("{resource} {how} on {nodes} node(s)")
+            }
+            (
+                Seen::Device {
+                    resource,
+                    faked,
+                    nodes,
+                },
+                true,
+            ) => {
+                let how = if *faked { "模擬" } else { "提供" };
+                format!("{resource} を {nodes} ノードで{how}")
+            }
+            (Seen::NotOnKind, false) => "not on the kind profile".into(),
+            (Seen::NotOnKind, true) => "kind プロファイルにはありません".into(),
+        }
+    }
+
+    /// Several notes as one line.
+    pub fn join(seen: &[Seen], ja: bool) -> String {
+        let sep = if ja { "、" } else { "; " };
+        seen.iter()
+            .map(|n| n.text(ja))
+            .collect::<Vec<_>>()
+            .join(sep)
     }
 }
 
@@ -160,8 +320,14 @@ pub struct Detected {
     pub api: bool,
     /// Its controller runs and its device is advertised: state checks can be graded.
     pub running: bool,
-    /// What was seen (`CRD nodepools.karpenter.sh served; controller karpenter not available`).
+    /// What was seen (`CRD nodepools.karpenter.sh served; controller karpenter not available`),
+    /// in English (doctor's JSON); [`Detected::seen`] renders it in a report's language.
     pub detail: String,
+    #[serde(skip)]
+    pub seen: Vec<Seen>,
+    /// The profile it was detected for (the install command depends on it).
+    #[serde(skip)]
+    pub profile: Option<Profile>,
     /// How to install it on this cluster's profile; None when present.
     pub install: Option<String>,
     /// Missing although the profile could provide it: the environment is incomplete.
@@ -198,12 +364,14 @@ pub fn detect(cap: &'static Capability, ev: &Evidence) -> Detected {
         for k in cap.kinds {
             match (ev.served)(k) {
                 Ok(true) => served_any = true,
-                Ok(false) => why.push(format!("CRD {} not found", crd_name(k))),
-                Err(e) => why.push(e),
+                Ok(false) => why.push(Seen::CrdNotFound { crd: crd_name(k) }),
+                Err(message) => why.push(Seen::Unknown { message }),
             }
         }
         if served_any {
-            notes.push(format!("CRD {} served", crd_name(cap.kinds[0])));
+            notes.push(Seen::CrdServed {
+                crd: crd_name(cap.kinds[0]),
+            });
         } else {
             api = false;
             notes.extend(why);
@@ -211,25 +379,24 @@ pub fn detect(cap: &'static Capability, ev: &Evidence) -> Detected {
     }
     for d in cap.controllers {
         match (ev.deployment_available)(d) {
-            Ok(true) => notes.push(format!("controller {d} available")),
+            Ok(true) => notes.push(Seen::ControllerAvailable { deployment: d }),
             Ok(false) => {
                 running = false;
-                notes.push(format!("controller {d} not available"));
+                notes.push(Seen::ControllerNotAvailable { deployment: d });
             }
-            Err(e) => {
+            Err(message) => {
                 running = false;
-                notes.push(e);
+                notes.push(Seen::Unknown { message });
             }
         }
     }
     if let Some(res) = cap.device {
         let n = ev.nodes.iter().filter(|n| n.allocatable(res) > 0).count();
-        let how = if ev.profile == Some(Profile::Kind) {
-            "faked"
-        } else {
-            "advertised"
-        };
-        notes.push(format!("{res} {how} on {n} node(s)"));
+        notes.push(Seen::Device {
+            resource: res,
+            faked: ev.profile == Some(Profile::Kind),
+            nodes: n,
+        });
         if n == 0 {
             running = false;
         }
@@ -243,7 +410,9 @@ pub fn detect(cap: &'static Capability, ev: &Evidence) -> Detected {
         name: cap.name,
         api,
         running,
-        detail: notes.join("; "),
+        detail: Seen::join(&notes, false),
+        seen: notes,
+        profile: ev.profile,
         install: (!present).then(|| install_hint(cap.name, ev.profile)),
         installable: !present && on_profile,
     }
@@ -262,9 +431,15 @@ pub fn absent_on_kind(wanted: &[&'static Capability]) -> Capabilities {
                 detail: if c.on_kind {
                     String::new()
                 } else {
-                    "not on the kind profile".to_string()
+                    Seen::NotOnKind.text(false)
                 },
-                install: (!c.on_kind).then(|| c.install_kind.to_string()),
+                seen: if c.on_kind {
+                    Vec::new()
+                } else {
+                    vec![Seen::NotOnKind]
+                },
+                profile: Some(Profile::Kind),
+                install: (!c.on_kind).then(|| c.install_kind.en.to_string()),
                 installable: false,
             };
             (c.name, d)

@@ -3,6 +3,7 @@
 //! view of a Node, the profiles, and the capabilities checks need. Kept apart so `verify` and `profile` do not import each other.
 
 pub mod capabilities;
+pub mod fsx;
 pub mod instances;
 pub mod nodes;
 pub mod precision;

@@ -231,7 +231,7 @@ pub enum RoomNote {
 /// A graded room.
 #[derive(Debug, Clone)]
 pub struct RoomResult {
-    pub labs: Vec<Lab>,
+    pub labs: Vec<std::sync::Arc<Lab>>,
     pub learners: Vec<LearnerResult>,
     pub source: SourceKind,
     pub source_detail: String,
@@ -406,7 +406,7 @@ async fn shared_round(
             for item in items {
                 let mut target = item.target.clone();
                 target.context = Some(conn.context.clone());
-                let mut r = verify::run(
+                let r = verify::run(
                     item.bundle,
                     item.verifier,
                     &obs,
@@ -415,7 +415,6 @@ async fn shared_round(
                     plan.profile,
                     Some(&caps),
                 )?;
-                slim(&mut r.lab);
                 results.push(r);
             }
             out.push(LearnerResult {
@@ -582,28 +581,6 @@ fn demo_round(room: &Room<'_>, progress: &mut dyn RoomProgress) -> Result<RoomRe
     Ok(finish(room, out, SourceKind::Demo, detail, Vec::new()))
 }
 
-/// A room keeps hundreds of graded labs, each with its own copy of the lab. Reports use a
-/// lab's checks and texts, never its quiz, notes or task: those are dropped from the copies
-/// (the room's `labs` keep them whole).
-fn slim(lab: &mut Lab) {
-    let empty = || crate::catalog::Text {
-        ja: String::new(),
-        en: String::new(),
-    };
-    lab.quiz.question = empty();
-    lab.quiz.explanation = empty();
-    for c in [
-        &mut lab.quiz.choices.a,
-        &mut lab.quiz.choices.b,
-        &mut lab.quiz.choices.c,
-        &mut lab.quiz.choices.d,
-    ] {
-        *c = empty();
-    }
-    lab.notes = Vec::new();
-    lab.task = None;
-}
-
 /// Room-wide policies applied to the graded labs, and the room's result.
 fn finish(
     room: &Room<'_>,
@@ -616,7 +593,6 @@ fn finish(
     for l in &mut learners {
         if let Ok(results) = &mut l.results {
             for r in results.iter_mut() {
-                slim(&mut r.lab);
                 for c in withhold_secrets(r) {
                     withheld.insert(format!("{}/{c}", r.lab.id));
                 }
@@ -651,15 +627,12 @@ pub fn withhold_secrets(r: &mut LabResult) -> Vec<String> {
                     if message == SECRETS_WITHHELD
             );
         if withheld {
-            *o = Outcome::skipped(&o.check, Reason::Cluster(SECRETS_SKIP_REASON.to_string()));
+            *o = Outcome::skipped(&o.check, Reason::SecretsWithheld);
             changed.push(o.check.clone());
         }
     }
     changed
 }
-
-/// The reason a Secret check is skipped in a room.
-pub const SECRETS_SKIP_REASON: &str = "workshop grading reads no Secrets: RBAC cannot grant metadata-only reads, so the grader's role has no permission on Secrets; the learner's own `trainlab check` reads Secret metadata only";
 
 /// The exit code of a graded room: it is about grading, not about the learners' scores —
 /// 3 when any learner's cluster could not be read or the environment kept a lab from being
@@ -800,6 +773,18 @@ mod tests {
         assert_eq!(r.outcomes[0].status, Status::Error);
         assert_eq!(withhold_secrets(&mut r), vec![check]);
         assert_eq!(r.outcomes[0].status, Status::Skipped);
+        assert_eq!(r.outcomes[0].reason, Some(Reason::SecretsWithheld));
+        // Said in the report's language, as every reason built in Rust is.
+        let ja = crate::report::messages::reason_text(
+            &Reason::SecretsWithheld,
+            &r.lab,
+            &Default::default(),
+            crate::catalog::Lang::Ja,
+        );
+        assert!(
+            ja.starts_with("ワークショップの採点は Secret を読みません"),
+            "{ja}"
+        );
         assert!(!r.environment_incomplete());
         // Any other forbidden read stays an error.
         let mut other = r.clone();

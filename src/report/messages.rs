@@ -83,19 +83,34 @@ pub fn reason_text(
                 format!("static mode cannot read this from a cluster; supply it with `--param {name}=<value>`")
             }
         }
+        Reason::SecretsWithheld => {
+            if ja {
+                "ワークショップの採点は Secret を読みません。RBAC ではメタデータだけの読み取りを許可できないため、採点ロールには Secret の権限がありません。学習者自身の `trainlab check` は Secret のメタデータだけを読みます".into()
+            } else {
+                "workshop grading reads no Secrets: RBAC cannot grant metadata-only reads, so the grader's role has no permission on Secrets; the learner's own `trainlab check` reads Secret metadata only".into()
+            }
+        }
         Reason::MissingCapability {
             capability,
-            detail,
-            install,
+            seen,
+            profile,
             installable,
-        } => match (ja, installable) {
-            (true, true) => format!("{capability} が必要です（{detail}）— インストール: {install}"),
-            (false, true) => format!("requires {capability} ({detail}) — install with {install}"),
-            (true, false) => format!(
+        } => {
+            let detail = crate::facts::capabilities::Seen::join(seen, ja);
+            let install = crate::facts::capabilities::install_hint_in(capability, *profile, ja);
+            match (ja, installable) {
+                (true, true) => {
+                    format!("{capability} が必要です（{detail}）— インストール: {install}")
+                }
+                (false, true) => {
+                    format!("requires {capability} ({detail}) — install with {install}")
+                }
+                (true, false) => format!(
                 "{capability} が必要です（{detail}）— このプロファイルでは用意できません: {install}"
             ),
-            (false, false) => format!("requires {capability} ({detail}) — {install}"),
-        },
+                (false, false) => format!("requires {capability} ({detail}) — {install}"),
+            }
+        }
         Reason::Unavailable(u) => unavailable_text(u, lang),
     }
 }
@@ -124,7 +139,7 @@ fn unavailable_text(u: &Unavailable, lang: Lang) -> String {
         } => {
             let install = capability
                 .as_deref()
-                .map(|c| crate::facts::capabilities::install_hint(c, None))
+                .map(|c| crate::facts::capabilities::install_hint_in(c, None, ja))
                 .unwrap_or_default();
             match (ja, capability) {
                 (true, Some(c)) => {

@@ -4,7 +4,7 @@
 pub mod human;
 pub mod json;
 pub mod junit;
-mod messages;
+pub(crate) mod messages;
 // The room's outputs (`grade`): table, JSON and JUnit; CSV; the HTML scoreboard.
 pub mod csv;
 pub mod html;

@@ -8,31 +8,25 @@
 //! template's `nodeSelector` and required node affinity against the BF16 table
 //! ([`crate::facts::precision`]). State checks follow the PyTorchJob's uid to its pods.
 //!
-//! The training-command and pod-status helpers it uses live in the kit (`kit::training`,
-//! `kit::pods`), shared with the other training labs.
+//! The precision a command asks for is the kit's (`training::precision`); `pods-running` is the
+//! kit's rule (`pods::running`).
 
-use k8s_openapi::api::core::v1::{Container, PodSpec};
+use k8s_openapi::api::core::v1::{NodeSelectorTerm, PodSpec};
 
 use crate::facts::instances::INSTANCE_TYPE_LABEL;
 use crate::facts::precision::{self, BF16_LABELS, GPU_COMPUTE_MAJOR_LABEL};
 use crate::observe::kinds::{CONFIGMAPS, PODS, PYTORCHJOBS};
 use crate::observe::{InputError, Obj};
-use crate::verify::kit::cmdline::{
-    command_line, DsValue, FlagError, Known,
-    Launch, Overrides, ParallelPlan, Precision, Setting,
-};
-use crate::verify::kit::owned::{self, NoUid};
+use crate::verify::kit::cmdline::{command_line, FlagError};
 use crate::verify::kit::placement::{self, Allowed};
-use crate::verify::kit::pods::{pod_states, PodState, STUCK};
+use crate::verify::kit::pods::{self, JobEnd, PodState};
 use crate::verify::kit::training::{
-    deepspeed_config, main_container, rejections, training_command, wrong_version, DsFound,
-    Training,
+    bad_flag, first_rejection, main_container, no_command, precision, training_command,
+    wrong_version, PrecisionFacts,
 };
 use crate::verify::kit::workload::{PodTemplate, Workload};
-use crate::verify::views::pytorch::{self, COND_FAILED, COND_SUCCEEDED};
-use crate::verify::{
-    Advice, JudgeCtx, Judgement, Named, Outcome, Read, Reason, Verifier,
-};
+use crate::verify::views::pytorch;
+use crate::verify::{Advice, JudgeCtx, Judgement, Named, Outcome, Read, Reason, Verifier};
 
 pub struct Bf16;
 
@@ -88,7 +82,7 @@ impl Verifier for Bf16 {
         let mut j = Judgement::default();
 
         // Spec: what the API server or the operator refuses first, then each command line.
-        let rejected = rejections(&job);
+        let rejected = first_rejection(&job);
         let commands: Vec<(&PodTemplate, Judged)> = job
             .templates
             .iter()
@@ -102,8 +96,8 @@ impl Verifier for Bf16 {
             j.push(o.with("job", JOB).with("namespace", ns));
         }
         for (_, judged) in &commands {
-            if let Judged::Read(f) = judged {
-                if let Some(origin) = &f.ds_unseen {
+            if let Judged::Read { facts, .. } = judged {
+                if let Some(origin) = &facts.ds_unseen {
                     j.advise(Advice::new("ds-config-unseen").with("path", origin));
                 }
             }
@@ -120,14 +114,15 @@ impl Verifier for Bf16 {
                 return Ok(j);
             }
         };
-        let states = match owned::owned_by(obj, &pods) {
-            Ok(o) => pod_states(&o.current)?,
-            Err(NoUid::NotFromACluster) => Vec::new(),
-        };
-        let view = job.pytorch().cloned().unwrap_or_default();
-        let finished = view.is_true(COND_SUCCEEDED) || view.is_true(COND_FAILED);
-        j.push(ev(on_bf16_nodes(ctx, &states, finished)));
-        j.push(ev(pods_running(&view, &states, job.total_replicas())));
+        let states = pods::owned_states(obj, &pods)?;
+        let end = JobEnd::of(&job)?;
+        j.push(ev(on_bf16_nodes(ctx, &states, end.is_finished())));
+        j.push(ev(pods::running(
+            RUNNING,
+            &end,
+            &states,
+            job.total_replicas(),
+        )));
         Ok(j)
     }
 }
@@ -136,191 +131,55 @@ impl Verifier for Bf16 {
 // Command-line checks.
 
 /// What one template's command line says about precision.
-pub(super) struct Facts {
-    pub role: String,
-    pub container: String,
-    pub display: String,
-    /// Settings that turn BF16 on / FP16 on, as written.
-    pub bf16: Vec<String>,
-    pub fp16: Vec<String>,
-    /// Precision settings given as variables the manifest does not resolve.
-    pub unknown: Vec<String>,
-    /// Other precisions (`trainer.precision=32`), as written.
-    pub other: Vec<String>,
-    /// Loss-scaling settings in effect, as written.
-    pub loss_scaling: Vec<String>,
-    pub ds_unseen: Option<String>,
-}
-
-pub(super) enum Judged {
-    Read(Box<Facts>),
-    /// No container, or no command that reaches a training script.
-    NoCommand {
+enum Judged {
+    Read {
         role: String,
-        line: String,
+        container: String,
+        command: String,
+        facts: PrecisionFacts,
     },
+    /// No container, or no command that reaches a training script: (role, the command).
+    NoCommand(String, String),
     /// A value the tool refuses at startup.
-    BadFlag {
-        role: String,
-        flag: String,
-        value: String,
-    },
+    BadFlag(String, FlagError),
 }
 
 fn judge_template(t: &PodTemplate, config_maps: &[&Obj]) -> Judged {
     let role = t.role.clone();
     let Some((c, _)) = main_container(t) else {
-        return Judged::NoCommand {
-            role,
-            line: "—".into(),
-        };
+        return Judged::NoCommand(role, "—".into());
     };
     let Some(training) = training_command(c) else {
-        return Judged::NoCommand {
+        return Judged::NoCommand(role, command_line(c, 160));
+    };
+    match precision(&training, &t.spec, c, config_maps) {
+        Ok(facts) => Judged::Read {
             role,
-            line: command_line(c, 160),
-        };
-    };
-    match precision_facts(&training, &t.spec, c, config_maps) {
-        Ok(mut f) => {
-            f.role = role;
-            Judged::Read(Box::new(f))
-        }
-        Err(e) => {
-            let (flag, value) = match &e {
-                FlagError::Invalid { flag, value, .. } => (flag.clone(), value.clone()),
-                FlagError::MissingValue { flag } => (flag.clone(), String::new()),
-            };
-            Judged::BadFlag { role, flag, value }
-        }
+            container: c.name.clone(),
+            command: training.display,
+            facts,
+        },
+        Err(e) => Judged::BadFlag(role, e),
     }
-}
-
-fn precision_facts(
-    t: &Training,
-    spec: &PodSpec,
-    c: &Container,
-    config_maps: &[&Obj],
-) -> Result<Facts, FlagError> {
-    let mut plan = ParallelPlan::from_args(&t.args)?;
-    let ds = deepspeed_config(t, spec, c, config_maps)?;
-    let mut facts = Facts {
-        role: String::new(),
-        container: c.name.clone(),
-        display: t.display.clone(),
-        bf16: vec![],
-        fp16: vec![],
-        unknown: vec![],
-        other: vec![],
-        loss_scaling: vec![],
-        ds_unseen: None,
-    };
-    match &ds {
-        DsFound::Read { origin, config } => plan.add_deepspeed(config, origin),
-        DsFound::Unseen { origin } => facts.ds_unseen = Some(origin.clone()),
-        DsFound::None => {}
-    }
-    let mut push = |p: &Known<Precision>, written: String| match p {
-        Known::Value(Precision::Bf16) => facts.bf16.push(written),
-        Known::Value(Precision::Fp16) => facts.fp16.push(written),
-        Known::Variable(_) => facts.unknown.push(written),
-        Known::Value(_) => facts.other.push(written),
-    };
-    for s in &plan.precision.settings {
-        push(&s.value, s.as_written());
-    }
-    // NeMo 2 recipes set precision with `trainer.plugins=bf16_mixed()` / `fp16_mixed()`
-    // (NVIDIA/NeMo `nemo/collections/llm/recipes/precision/mixed_precision.py`).
-    if let Some(o) = Overrides::parse(t.args.words()).get("trainer.plugins") {
-        let v = o.value.clone().unwrap_or_default();
-        if v.contains("bf16_mixed") {
-            push(&Known::Value(Precision::Bf16), o.written.clone());
-        } else if v.contains("fp16_mixed") {
-            push(&Known::Value(Precision::Fp16), o.written.clone());
-        }
-    }
-    // `accelerate launch --mixed_precision {no,fp16,bf16,fp8}` (accelerate `commands/launch.py`).
-    for l in &t.launchers {
-        if let Launch::Accelerate(a) = l {
-            if let Some(s) = a.mixed_precision()? {
-                let p = match s.known().map(String::as_str) {
-                    Some("bf16") => Known::Value(Precision::Bf16),
-                    Some("fp16") => Known::Value(Precision::Fp16),
-                    Some(_) => continue,
-                    None => Known::Variable(s.as_written()),
-                };
-                push(&p, s.as_written());
-            }
-        }
-    }
-    // Megatron-LM: `--loss-scale` makes a constant grad scaler under fp16 *and* bf16;
-    // `--initial-loss-scale` starts fp16's dynamic scaler (megatron/core/optimizer/__init__.py
-    // `get_megatron_optimizer`: "if loss-scale is provided, instantiate the constant scaler").
-    for names in [["loss-scale"], ["initial-loss-scale"]] {
-        if let Some(s) = t.args.float(&names)? {
-            facts.loss_scaling.push(s.as_written());
-        }
-    }
-    // DeepSpeed scales the loss only in fp16 mode (`fp16.loss_scale`: 0 dynamic, else static;
-    // `initial_scale_power`). `"auto"` takes the HF Trainer's `--fp16`.
-    if let DsFound::Read { origin, config } = &ds {
-        if let Some(fp16) = &config.fp16 {
-            let hf_fp16 = t
-                .args
-                .lenient_bool(&["fp16"])?
-                .as_ref()
-                .and_then(Setting::known)
-                .copied()
-                .unwrap_or(false);
-            let on = match fp16.enabled {
-                Some(DsValue::Value(b)) => b,
-                Some(DsValue::Auto) => hf_fp16,
-                None => false,
-            };
-            if on {
-                if let Some(v) = fp16.loss_scale {
-                    facts
-                        .loss_scaling
-                        .push(format!("{origin}:fp16.loss_scale={v}"));
-                }
-                if let Some(v) = fp16.initial_scale_power {
-                    facts
-                        .loss_scaling
-                        .push(format!("{origin}:fp16.initial_scale_power={v}"));
-                }
-            }
-        }
-    }
-    Ok(facts)
 }
 
 /// One outcome for a command-line check over every template: the first template that fails it.
 fn command_outcome(check: &str, commands: &[(&PodTemplate, Judged)]) -> Outcome {
     for (_, judged) in commands {
-        let f = match judged {
-            Judged::NoCommand { role, line } => {
-                return Outcome::fail(
-                    check,
-                    "python|torchrun|deepspeed|accelerate …",
-                    line.clone(),
-                )
-                .hint("no-command")
-                .with("role", role)
-                .with("line", line)
-            }
-            Judged::BadFlag { role, flag, value } => {
-                return Outcome::fail(check, flag.clone(), format!("{flag}={value}"))
-                    .hint("bad-flag")
-                    .with("role", role)
-                    .with("flag", flag)
-                    .with("value", value)
-            }
-            Judged::Read(f) => f,
+        let (role, container, command, f) = match judged {
+            Judged::NoCommand(role, line) => return no_command(check, line).with("role", role),
+            Judged::BadFlag(role, e) => return bad_flag(check, e).with("role", role),
+            Judged::Read {
+                role,
+                container,
+                command,
+                facts,
+            } => (role, container, command, facts),
         };
         let ev = |o: Outcome| {
-            o.with("role", &f.role)
-                .with("container", &f.container)
-                .with("command", &f.display)
+            o.with("role", role)
+                .with("container", container)
+                .with("command", command)
         };
         let fail = match check {
             BF16_ON if f.bf16.is_empty() && !f.unknown.is_empty() => Some(
@@ -358,10 +217,7 @@ fn command_outcome(check: &str, commands: &[(&PodTemplate, Judged)]) -> Outcome 
         }
     }
     if commands.is_empty() {
-        return Outcome::fail(check, "spec.pytorchReplicaSpecs", "—")
-            .hint("no-command")
-            .with("role", "—")
-            .with("line", "—");
+        return no_command(check, "—").with("role", "—");
     }
     let o = Outcome::pass(check);
     match check {
@@ -369,7 +225,9 @@ fn command_outcome(check: &str, commands: &[(&PodTemplate, Judged)]) -> Outcome 
             let on: Vec<String> = commands
                 .iter()
                 .filter_map(|(_, j)| match j {
-                    Judged::Read(f) => Some(format!("{}: {}", f.role, f.bf16.join(", "))),
+                    Judged::Read { role, facts, .. } => {
+                        Some(format!("{role}: {}", facts.bf16.join(", ")))
+                    }
                     _ => None,
                 })
                 .collect();
@@ -465,7 +323,7 @@ fn limits(spec: &PodSpec) -> Vec<Limit> {
     }
 }
 
-fn limit_of(spec: &PodSpec, term: Option<&k8s_openapi::api::core::v1::NodeSelectorTerm>) -> Limit {
+fn limit_of(spec: &PodSpec, term: Option<&NodeSelectorTerm>) -> Limit {
     let mut result = Limit::Open;
     for label in BF16_LABELS {
         let values = match placement::allowed_values(spec, label) {
@@ -592,65 +450,4 @@ fn on_bf16_nodes(ctx: &JudgeCtx, pods: &[PodState], finished: bool) -> Outcome {
             .with("pods", pods.len());
     }
     Outcome::pass(ON_BF16_NODES).expected_found("BF16", placed.join(", "))
-}
-
-fn pods_running(view: &pytorch::PyTorchJob, pods: &[PodState], expected: i64) -> Outcome {
-    for p in pods {
-        if let Some(e) = p.failure() {
-            return Outcome::fail(RUNNING, "Running", e.describe(&p.name))
-                .hint("crashed")
-                .with("pod", &p.name)
-                .with("reason", &e.reason)
-                .with("message", e.describe(&p.name));
-        }
-        if let Some((c, reason, message)) = p
-            .waiting
-            .iter()
-            .find(|(_, r, _)| STUCK.contains(&r.as_str()))
-        {
-            let found = format!("{}/{c}: {reason}", p.name);
-            return Outcome::fail(RUNNING, "Running", found.clone())
-                .hint("stuck")
-                .with("pod", &p.name)
-                .with("reason", reason)
-                .with(
-                    "message",
-                    if message.is_empty() {
-                        found
-                    } else {
-                        message.clone()
-                    },
-                );
-        }
-    }
-    if let Some(c) = view.condition(COND_FAILED).filter(|c| c.status == "True") {
-        let found = format!("Failed: {}", c.reason.clone().unwrap_or_default());
-        return Outcome::fail(RUNNING, "Running", found)
-            .hint("job-failed")
-            .with("reason", c.reason.clone().unwrap_or_default())
-            .with("message", c.message.clone().unwrap_or_default());
-    }
-    let ok: Vec<&PodState> = pods
-        .iter()
-        .filter(|p| p.phase == "Running" || p.phase == "Succeeded")
-        .collect();
-    let shown = |v: &[&PodState]| {
-        v.iter()
-            .map(|p| format!("{} {}", p.name, p.phase))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    if view.is_true(COND_SUCCEEDED) || (ok.len() as i64 >= expected && expected > 0) {
-        return Outcome::pass(RUNNING).expected_found(format!("{expected} Running"), shown(&ok));
-    }
-    if let Some(p) = pods.iter().find(|p| p.unschedulable.is_some()) {
-        return Outcome::pending(
-            RUNNING,
-            Reason::Cluster(p.unschedulable.clone().unwrap_or_default()),
-        )
-        .with("pod", &p.name);
-    }
-    Outcome::pending(RUNNING, Reason::Message("starting".into()))
-        .with("ready", ok.len())
-        .with("pods", expected)
 }

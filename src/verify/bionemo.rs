@@ -7,23 +7,23 @@
 //! uid to its pods, and look the referenced Secret up by name in a metadata-only list
 //! (`kinds::SECRETS` is only ever read as `PartialObjectMetadata`): Secret data is never read.
 //! Texts live in lab.yaml; this file decides and reports values.
-//!
-//! The image reference and the Job's pods-running rule are shared with lab `optimum-neuron`.
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{Container, Volume};
 
-use crate::verify::kit::pods::{pod_states, PodState, STUCK};
-use crate::verify::kit::training::{rejections, wrong_version, Rejection};
 use crate::facts::instances::GPU;
 use crate::observe::kinds::{JOBS, PODS, SECRETS};
 use crate::observe::{InputError, Obj};
-use crate::verify::kit::conditions;
-use crate::verify::kit::owned::{self, NoUid};
+use crate::verify::kit::container::{asks_for, is_about_resources, no_container, pick};
+use crate::verify::kit::env::{env_settings, EnvSetting, EnvSource};
+use crate::verify::kit::image::ImageRef;
+use crate::verify::kit::mounts::volume_kind;
 use crate::verify::kit::parallel::{GpuNodes, Unknown};
+use crate::verify::kit::pods::running_of;
 use crate::verify::kit::quantity::Quantity;
 use crate::verify::kit::resources;
+use crate::verify::kit::training::{rejections, wrong_version};
 use crate::verify::kit::workload::{PodTemplate, Workload};
 use crate::verify::{Advice, JudgeCtx, Judgement, Named, Outcome, Read, Reason, Verifier};
 
@@ -91,18 +91,24 @@ impl Verifier for Bionemo {
         let ev = |o: Outcome| o.with("job", JOB).with("namespace", ns);
         let mut j = Judgement::default();
         let rejected = rejections(&w);
-        let main = main_container(t);
+        // The training container: the one asking for GPUs, else the one running BioNeMo, else
+        // the first.
+        let gpus = |c: &Container| asks_for(c, GPU);
+        let bionemo = |c: &Container| {
+            ImageRef::parse(c.image.as_deref().unwrap_or_default()).repository == BIONEMO_REPOSITORY
+        };
+        let main = pick(t, &[&gpus, &bionemo]);
 
         // Spec.
         let standin = ctx.params.get("standin_image");
         let image = match (&rejected, main) {
-            (Some(r), _) if !is_resources(r) => r.outcome(IMAGE),
+            (Some(r), _) if !is_about_resources(r) => r.outcome(IMAGE),
             (_, Some((c, path))) => image_outcome(c, path, standin, &mut j),
             (_, None) => no_container(IMAGE, t),
         };
         j.push(ev(image));
         j.push(ev(match (&rejected, main) {
-            (Some(r), _) if is_resources(r) => r.outcome(GPU_REQUEST),
+            (Some(r), _) if is_about_resources(r) => r.outcome(GPU_REQUEST),
             (_, Some((c, path))) => match (gpu_request(ctx, obj, t, c, path), &rejected) {
                 (Ok(o), _) => o,
                 // A quantity the API server refuses is its rejection, whatever it names first.
@@ -115,198 +121,29 @@ impl Verifier for Bionemo {
             Some((c, path)) => shm_memory(obj, t, c, path)?,
             None => no_container(SHM, t),
         }));
-        let key = ngc_key(t);
+        let key = env_settings(t, KEY_VARIABLES);
+        let secrets = secret_refs(&key);
         let secret_name = ctx.params.get("secret").unwrap_or("ngc-api-key");
-        j.push(ev(key.outcome(secret_name)));
-        let from_secret = key.settings.iter().all(|s| s.source == Source::Secret);
-        if !key.secrets.is_empty() && from_secret && !key.sets_org {
+        j.push(ev(ngc_key(&key, secret_name)));
+        let from_secret = key
+            .iter()
+            .all(|s| matches!(s.source, EnvSource::Secret { .. }));
+        // A whole Secret in envFrom may carry NGC_CLI_ORG too (kit `env`): its keys cannot be
+        // seen.
+        let sets_org = !env_settings(t, &[ORG_VARIABLE]).is_empty();
+        if !secrets.is_empty() && from_secret && !sets_org {
             j.advise(Advice::new("no-ngc-org"));
         }
 
         // State: the Secret by name (metadata only), then the Job's pods by uid.
-        j.push(ev(secret_exists(ctx, &key.secrets)));
-        let pods = match ctx.list(&PODS_READ) {
-            Ok(p) => p,
-            Err(why) => {
-                j.push(ev(Outcome::unavailable(RUNNING, &why)));
-                return Ok(j);
-            }
-        };
-        let states = match owned::owned_by(obj, &pods) {
-            Ok(o) => pod_states(&o.current)?,
-            Err(NoUid::NotFromACluster) => Vec::new(),
-        };
-        j.push(ev(job_pods_running(RUNNING, &w, &states)?));
+        j.push(ev(secret_exists(ctx, &secrets)));
+        j.push(ev(running_of(ctx, &PODS_READ, RUNNING, &w)?));
         Ok(j)
     }
 }
 
 // ---------------------------------------------------------------------------------------------
-// Shared with lab `optimum-neuron`.
-
-/// An image reference split the way the distribution reference grammar does
-/// (distribution/reference `reference.go`: `name[:tag][@digest]`, the tag after the last `:`
-/// that follows the last `/`, so a registry port is not a tag).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct ImageRef {
-    /// Everything before the tag and digest (`nvcr.io/nvidia/clara/bionemo-framework`).
-    pub repository: String,
-    pub tag: Option<String>,
-    pub digest: Option<String>,
-}
-
-impl ImageRef {
-    pub fn parse(image: &str) -> ImageRef {
-        let image = image.trim();
-        let (name, digest) = match image.split_once('@') {
-            Some((n, d)) => (n, Some(d.to_string())),
-            None => (image, None),
-        };
-        let slash = name.rfind('/').map_or(0, |i| i + 1);
-        let (repository, tag) = match name[slash..].rfind(':') {
-            Some(i) => (&name[..slash + i], Some(name[slash + i + 1..].to_string())),
-            None => (name, None),
-        };
-        ImageRef {
-            repository: repository.to_string(),
-            tag: tag.filter(|t| !t.is_empty()),
-            digest,
-        }
-    }
-
-    /// The last path component (`bionemo-framework`, `pytorch-training-neuronx`).
-    pub fn name(&self) -> &str {
-        self.repository
-            .rsplit('/')
-            .next()
-            .unwrap_or(&self.repository)
-    }
-
-    /// Pinned to a version: a digest, or a tag other than `latest` (no tag means `latest`:
-    /// distribution/reference `normalize.go` `TagNameOnly`).
-    pub fn is_pinned(&self) -> bool {
-        self.digest.is_some() || self.tag.as_deref().is_some_and(|t| t != "latest")
-    }
-}
-
-/// `pods-running` for a batch/v1 Job: its pods (by uid) Running or Succeeded, or the Job
-/// `Complete`. Fail hints: `crashed` (a container exited non-zero; found quotes its termination
-/// message, the stand-in's or the real tool's words), `stuck` (a waiting reason that does not
-/// clear by itself, evidence `message`), `job-failed` (`Failed=True`, evidence `reason`,
-/// `message`), `suspended` (`spec.suspend`). Pending messages: `pods-unschedulable` (evidence
-/// `pod`, `message`), `no-pods`, `starting` (evidence `found`).
-pub(super) fn job_pods_running(
-    check: &str,
-    w: &Workload,
-    pods: &[PodState],
-) -> Result<Outcome, InputError> {
-    let conds = conditions::from_object(&w.obj.value)
-        .map_err(|e| w.obj.field_error("status.conditions", e))?;
-    let expected = "Running|Succeeded";
-    // batch/v1 JobConditionType `Complete` (SuccessCriteriaMet comes just before it).
-    if conditions::is_true(&conds, "Complete") {
-        return Ok(Outcome::pass(check).expected_found(expected, "Complete=True"));
-    }
-    for p in pods {
-        if let Some(e) = p.failure() {
-            let found = e.describe(&p.name);
-            return Ok(Outcome::fail(check, expected, found.clone())
-                .hint("crashed")
-                .with("pod", &p.name)
-                .with("found", found));
-        }
-        if let Some((c, reason, message)) = p
-            .waiting
-            .iter()
-            .find(|(_, r, _)| STUCK.contains(&r.as_str()))
-        {
-            let found = format!("{}/{c}: {reason}", p.name);
-            return Ok(Outcome::fail(check, expected, found.clone())
-                .hint("stuck")
-                .with("pod", &p.name)
-                .with("found", found)
-                .with("message", message));
-        }
-    }
-    if let Some(c) = conditions::find(&conds, "Failed").filter(|c| c.is_true()) {
-        let reason = c.reason.clone().unwrap_or_default();
-        return Ok(
-            Outcome::fail(check, expected, format!("Failed=True ({reason})"))
-                .hint("job-failed")
-                .with("reason", reason)
-                .with("message", c.message.clone().unwrap_or_default()),
-        );
-    }
-    let suspended = w
-        .batch_job()
-        .and_then(|b| b.spec.as_ref())
-        .and_then(|s| s.suspend)
-        .unwrap_or(false);
-    if suspended {
-        return Ok(Outcome::fail(check, expected, "spec.suspend: true").hint("suspended"));
-    }
-    let shown = |ps: &[&PodState]| {
-        ps.iter()
-            .map(|p| format!("{} {}", p.name, p.phase))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let up: Vec<&PodState> = pods
-        .iter()
-        .filter(|p| p.phase == "Running" || p.phase == "Succeeded")
-        .collect();
-    if !up.is_empty() {
-        return Ok(Outcome::pass(check).expected_found(expected, shown(&up)));
-    }
-    if let Some(p) = pods.iter().find(|p| p.unschedulable.is_some()) {
-        return Ok(
-            Outcome::pending(check, Reason::Message("pods-unschedulable".into()))
-                .with("pod", &p.name)
-                .with("message", p.unschedulable.clone().unwrap_or_default()),
-        );
-    }
-    if pods.is_empty() {
-        return Ok(Outcome::pending(check, Reason::Message("no-pods".into())));
-    }
-    let all: Vec<&PodState> = pods.iter().collect();
-    Ok(Outcome::pending(check, Reason::Message("starting".into())).with("found", shown(&all)))
-}
-
-/// Whether a rejection is about container resources (it then belongs to the resource check).
-pub(super) fn is_resources(r: &Rejection) -> bool {
-    r.field.contains(".resources")
-}
-
-/// The one template of the Job has no container: the API server refuses it
-/// (`spec.template.spec.containers: Required value`).
-pub(super) fn no_container(check: &str, t: &PodTemplate) -> Outcome {
-    let field = t.field("containers");
-    Outcome::fail(check, "—", format!("{field}: Required value"))
-        .hint("rejected")
-        .with("error", format!("{field}: Required value"))
-        .with("field", field)
-}
-
-// ---------------------------------------------------------------------------------------------
 // Spec.
-
-/// The training container: the one asking for GPUs, else the one running BioNeMo, else the
-/// first.
-fn main_container(t: &PodTemplate) -> Option<(&Container, &str)> {
-    let gpus = |c: &Container| {
-        resources::limit(c, GPU)
-            .ok()
-            .flatten()
-            .is_some_and(|q| !q.is_zero())
-    };
-    let bionemo = |c: &Container| {
-        ImageRef::parse(c.image.as_deref().unwrap_or_default()).repository == BIONEMO_REPOSITORY
-    };
-    t.containers()
-        .find(|(c, _)| gpus(c))
-        .or_else(|| t.containers().find(|(c, _)| bionemo(c)))
-        .or_else(|| t.containers().next())
-}
 
 /// `bionemo-image`: the BioNeMo Framework repository with a tag other than `latest` (or a
 /// digest); on kind, the stand-in image the profile names passes too.
@@ -441,9 +278,9 @@ fn shm_memory(
     };
     let ev = |o: Outcome| ev(o).with("volume", &v.name);
     let Some(dir) = &v.empty_dir else {
-        let kind = volume_type(v);
+        let kind = volume_kind(v);
         let found = format!("{}: {kind} → {DEV_SHM}", v.name);
-        let o = Outcome::fail(SHM, expected, found).with("type", &kind);
+        let o = Outcome::fail(SHM, expected, found).with("type", kind);
         return Ok(ev(if v.host_path.is_some() {
             o.hint("host-path")
         } else {
@@ -498,169 +335,56 @@ fn is_memory(v: &Volume) -> bool {
         .is_some_and(|d| d.medium.as_deref() == Some("Memory"))
 }
 
-/// The volume source's field name (`hostPath`, `persistentVolumeClaim`, …).
-fn volume_type(v: &Volume) -> String {
-    serde_json::to_value(v)
-        .ok()
-        .and_then(|j| {
-            j.as_object()
-                .and_then(|m| m.keys().find(|k| *k != "name").cloned())
-        })
-        .unwrap_or_else(|| "—".into())
-}
-
-/// Where a container gets the NGC API key from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Source {
-    Literal,
-    Secret,
-    ConfigMap,
-    Other,
-}
-
-/// One place the key is set.
-#[derive(Debug, Clone)]
-struct KeySetting {
-    container: String,
-    variable: String,
-    /// The field path (`spec.template.spec.containers[0].env[0].value`), never the value.
-    field: String,
-    source: Source,
-}
-
-/// What the pod template says about the NGC API key.
-#[derive(Debug, Default)]
-struct NgcKey {
-    settings: Vec<KeySetting>,
-    /// Secrets the key is read from: (name, key), the key `—` for a whole-Secret `envFrom`.
-    secrets: Vec<(String, String)>,
-    sets_org: bool,
-}
-
-/// Every container and init container's `env` and `envFrom` (an explicit `env` entry wins over
-/// `envFrom` for the same name: core/v1 `Container.envFrom` docs).
-fn ngc_key(t: &PodTemplate) -> NgcKey {
-    let mut k = NgcKey::default();
-    let init = t
-        .spec
-        .init_containers
+/// The Secrets the key is read from: (name, key), the key `—` for a whole-Secret `envFrom`.
+fn secret_refs(key: &[EnvSetting]) -> Vec<(String, String)> {
+    let mut refs: Vec<(String, String)> = key
         .iter()
-        .flatten()
-        .enumerate()
-        .map(|(i, c)| (c, format!("{}.initContainers[{i}]", t.path)));
-    let app = t.containers().map(|(c, p)| (c, p.to_string()));
-    let mut from_env_from = Vec::new();
-    for (c, path) in init.chain(app) {
-        let mut named = false;
-        for (i, e) in c.env.iter().flatten().enumerate() {
-            if e.name == ORG_VARIABLE {
-                k.sets_org = true;
+        .filter_map(|s| match &s.source {
+            EnvSource::Secret { name, key } => {
+                Some((name.clone(), key.clone().unwrap_or_else(|| "—".into())))
             }
-            if !KEY_VARIABLES.contains(&e.name.as_str()) {
-                continue;
-            }
-            let field = format!("{path}.env[{i}]");
-            let setting = |source: Source, field: String| KeySetting {
-                container: c.name.clone(),
-                variable: e.name.clone(),
-                field,
-                source,
-            };
-            match &e.value_from {
-                None if e.value.as_deref().unwrap_or_default().is_empty() => continue,
-                None => k
-                    .settings
-                    .push(setting(Source::Literal, format!("{field}.value"))),
-                Some(vf) => {
-                    if let Some(s) = &vf.secret_key_ref {
-                        k.secrets.push((s.name.clone(), s.key.clone()));
-                        k.settings.push(setting(
-                            Source::Secret,
-                            format!("{field}.valueFrom.secretKeyRef"),
-                        ));
-                    } else if vf.config_map_key_ref.is_some() {
-                        k.settings.push(setting(
-                            Source::ConfigMap,
-                            format!("{field}.valueFrom.configMapKeyRef"),
-                        ));
-                    } else {
-                        k.settings
-                            .push(setting(Source::Other, format!("{field}.valueFrom")));
-                    }
-                }
-            }
-            named = true;
-        }
-        if named {
-            continue;
-        }
-        for (i, ef) in c.env_from.iter().flatten().enumerate() {
-            // A prefix renames every variable, so the key is not NGC_CLI_API_KEY any more.
-            if ef.prefix.as_deref().is_some_and(|p| !p.is_empty()) {
-                continue;
-            }
-            if let Some(s) = &ef.secret_ref {
-                from_env_from.push((
-                    (s.name.clone(), "—".to_string()),
-                    KeySetting {
-                        container: c.name.clone(),
-                        variable: KEY_VARIABLES[0].into(),
-                        field: format!("{path}.envFrom[{i}].secretRef"),
-                        source: Source::Secret,
-                    },
-                ));
-            }
-        }
-    }
-    // A whole Secret in envFrom counts only when no container names the key itself.
-    if k.settings.is_empty() {
-        for (secret, setting) in from_env_from {
-            k.secrets.push(secret);
-            k.settings.push(setting);
-        }
-        if !k.settings.is_empty() {
-            // envFrom may carry NGC_CLI_ORG too; its keys cannot be seen (metadata only).
-            k.sets_org = true;
-        }
-    }
-    k.secrets.sort();
-    k.secrets.dedup();
-    k
+            _ => None,
+        })
+        .collect();
+    refs.sort();
+    refs.dedup();
+    refs
 }
 
-impl NgcKey {
-    /// `ngc-key-from-secret`: every place that sets the key reads a Secret, and one does.
-    fn outcome(&self, secret_name: &str) -> Outcome {
-        let expected = format!("{}: valueFrom.secretKeyRef", KEY_VARIABLES[0]);
-        let ev = |o: Outcome| o.with("secret", secret_name);
-        for (source, hint) in [
-            (Source::Literal, "literal"),
-            (Source::ConfigMap, "configmap"),
-            (Source::Other, "other-source"),
-        ] {
-            if let Some(s) = self.settings.iter().find(|s| s.source == source) {
-                return ev(Outcome::fail(NGC_KEY, expected, s.field.clone())
-                    .hint(hint)
-                    .with("container", &s.container)
-                    .with("variable", &s.variable)
-                    .with("field", &s.field));
-            }
+/// `ngc-key-from-secret`: every place that sets the key (kit `env::env_settings`) reads a
+/// Secret, and one does.
+fn ngc_key(key: &[EnvSetting], secret_name: &str) -> Outcome {
+    let expected = format!("{}: valueFrom.secretKeyRef", KEY_VARIABLES[0]);
+    let ev = |o: Outcome| o.with("secret", secret_name);
+    let hint = |s: &EnvSource| match s {
+        EnvSource::Literal => Some("literal"),
+        EnvSource::ConfigMap { .. } => Some("configmap"),
+        EnvSource::Other => Some("other-source"),
+        EnvSource::Secret { .. } => None,
+    };
+    // The worst source is reported: a literal key first, it is leaked.
+    for want in ["literal", "configmap", "other-source"] {
+        if let Some(s) = key.iter().find(|s| hint(&s.source) == Some(want)) {
+            return ev(Outcome::fail(NGC_KEY, expected, s.field.clone())
+                .hint(want)
+                .with("container", &s.container)
+                .with("variable", &s.variable)
+                .with("field", &s.field));
         }
-        if self.settings.is_empty() {
-            return ev(Outcome::fail(
-                NGC_KEY,
-                expected,
-                format!("{}: —", KEY_VARIABLES[0]),
-            ));
-        }
-        let found = self
-            .settings
-            .iter()
-            .map(|s| s.field.clone())
-            .collect::<Vec<_>>()
-            .join(", ");
-        ev(Outcome::pass(NGC_KEY).expected_found(expected, found))
     }
+    if key.is_empty() {
+        return ev(Outcome::fail(
+            NGC_KEY,
+            expected,
+            format!("{}: —", KEY_VARIABLES[0]),
+        ));
+    }
+    let found = key
+        .iter()
+        .map(|s| s.field.clone())
+        .collect::<Vec<_>>()
+        .join(", ");
+    ev(Outcome::pass(NGC_KEY).expected_found(expected, found))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -689,42 +413,4 @@ fn secret_exists(ctx: &JudgeCtx, refs: &[(String, String)]) -> Outcome {
             .with("key", key);
     }
     Outcome::pass(SECRET_EXISTS).expected_found(expected.clone(), expected)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn image_references_split_into_repository_tag_and_digest() {
-        let r = ImageRef::parse("nvcr.io/nvidia/clara/bionemo-framework:2.6");
-        assert_eq!(r.repository, BIONEMO_REPOSITORY);
-        assert_eq!(r.tag.as_deref(), Some("2.6"));
-        assert!(r.is_pinned());
-        assert_eq!(r.name(), "bionemo-framework");
-
-        let r = ImageRef::parse("nvcr.io/nvidia/clara/bionemo-framework");
-        assert_eq!((r.tag.as_deref(), r.is_pinned()), (None, false));
-        assert!(!ImageRef::parse("nvcr.io/nvidia/clara/bionemo-framework:latest").is_pinned());
-
-        let r = ImageRef::parse("nvcr.io/nvidia/clara/bionemo-framework@sha256:0123abcd");
-        assert_eq!(r.repository, BIONEMO_REPOSITORY);
-        assert_eq!(r.digest.as_deref(), Some("sha256:0123abcd"));
-        assert!(r.is_pinned());
-
-        // A registry port is not a tag.
-        let r = ImageRef::parse("registry.local:5000/team/trainer");
-        assert_eq!(r.repository, "registry.local:5000/team/trainer");
-        assert_eq!(r.tag, None);
-        let r = ImageRef::parse("registry.local:5000/team/trainer:1.2@sha256:ff");
-        assert_eq!(
-            (r.repository.as_str(), r.tag.as_deref(), r.digest.as_deref()),
-            (
-                "registry.local:5000/team/trainer",
-                Some("1.2"),
-                Some("sha256:ff")
-            )
-        );
-        assert_eq!(ImageRef::parse("python:3.13-slim").name(), "python");
-    }
 }

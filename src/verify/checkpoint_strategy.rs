@@ -15,15 +15,18 @@
 //! unset or ≤ 0 keeps every checkpoint (`trainer.py` `_rotate_checkpoints`). Without
 //! `--output_dir` transformers 5 writes to `trainer_output` in the working directory.
 
-use k8s_openapi::api::core::v1::{PersistentVolumeClaim, PodSpec};
+use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 
-use super::zero3_offload::{first_rejection, pods_running_of, rejected};
-use crate::verify::kit::mounts::{absolute, volume_at, volume_kind};
-use crate::verify::kit::training::{main_container, training_command};
 use crate::observe::kinds::{JOBS, PODS, PVCS, STORAGECLASSES};
 use crate::observe::InputError;
 use crate::verify::kit::cmdline::{
-    command_line, FlagError, HfTrainingArgs, Known, SaveSteps, SaveStrategy, Setting,
+    command_line, HfTrainingArgs, Known, SaveSteps, SaveStrategy, Setting,
+};
+use crate::verify::kit::mounts::{absolute, claim_names, volume_at, volume_kind};
+use crate::verify::kit::parallel::find_job;
+use crate::verify::kit::pods;
+use crate::verify::kit::training::{
+    self, bad_flag, first_rejection, main_container, training_command,
 };
 use crate::verify::kit::workload::{PodTemplate, Workload};
 use crate::verify::{Advice, JudgeCtx, Judgement, Named, Outcome, Read, Reason, Verifier};
@@ -69,7 +72,7 @@ impl Verifier for CheckpointStrategy {
     }
 
     fn judge(&self, ctx: &JudgeCtx) -> Result<Judgement, InputError> {
-        let obj = match crate::verify::kit::parallel::find_job(ctx, &JOBS_READ, JOB, CHECKS) {
+        let obj = match find_job(ctx, &JOBS_READ, JOB, CHECKS) {
             Named::Found(o) => o,
             Named::Absent(j) => return Ok(j),
         };
@@ -100,7 +103,7 @@ impl Verifier for CheckpointStrategy {
         }
         let output = read.as_ref().ok().and_then(|a| output_on(t, a));
         let durable = match (first_rejection(&w), &read, &output) {
-            (Some(r), _, _) => rejected(DURABLE, &r),
+            (Some(r), _, _) => r.outcome(DURABLE),
             (None, Err(o), _) => as_check((**o).clone(), DURABLE),
             (None, Ok(_), Some(on)) => durable(on),
             (None, Ok(_), None) => as_check(no_command("—"), DURABLE),
@@ -121,7 +124,7 @@ impl Verifier for CheckpointStrategy {
 
         // State: the claim the checkpoints go to, then the Job's pods (by uid).
         j.push(ev(pvc_bound(ctx, t, output.as_ref())?));
-        j.push(ev(pods_running_of(ctx, &PODS_READ, RUNNING, obj, &w)?));
+        j.push(ev(pods::running_of(ctx, &PODS_READ, RUNNING, &w)?));
         Ok(j)
     }
 }
@@ -138,18 +141,8 @@ fn read_args(t: &PodTemplate) -> Result<HfTrainingArgs, Box<Outcome>> {
     let Some(training) = training_command(c) else {
         return Err(Box::new(no_command(&command_line(c, 160))));
     };
-    let args = HfTrainingArgs::parse(&training.args).map_err(|e| {
-        let (flag, value) = match &e {
-            FlagError::Invalid { flag, value, .. } => (flag.clone(), value.clone()),
-            FlagError::MissingValue { flag } => (flag.clone(), String::new()),
-        };
-        Box::new(
-            Outcome::fail(EVERY_N, flag.clone(), format!("{flag}={value}"))
-                .hint("bad-flag")
-                .with("flag", flag)
-                .with("value", value),
-        )
-    })?;
+    let args =
+        HfTrainingArgs::parse(&training.args).map_err(|e| Box::new(bad_flag(EVERY_N, &e)))?;
     if let Some(file) = &args.config_file {
         return Err(Box::new(
             Outcome::fail(EVERY_N, "--save_steps …", file.clone())
@@ -167,9 +160,7 @@ fn as_check(mut o: Outcome, check: &str) -> Outcome {
 }
 
 fn no_command(line: &str) -> Outcome {
-    Outcome::fail(EVERY_N, "python|torchrun|deepspeed|accelerate …", line)
-        .hint("no-command")
-        .with("line", line)
+    training::no_command(EVERY_N, line)
 }
 
 /// The setting as written, or `<flag> — (default <value>)`.
@@ -405,16 +396,7 @@ fn claims(t: &PodTemplate, output: Option<&Output>) -> Vec<String> {
     {
         return vec![c.clone()];
     }
-    pod_claims(&t.spec)
-}
-
-fn pod_claims(spec: &PodSpec) -> Vec<String> {
-    spec.volumes
-        .iter()
-        .flatten()
-        .filter_map(|v| v.persistent_volume_claim.as_ref())
-        .map(|p| p.claim_name.clone())
-        .collect()
+    claim_names(&t.spec)
 }
 
 fn pvc_bound(

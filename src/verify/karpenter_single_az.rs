@@ -2,12 +2,9 @@
 //! on-demand, EFA-capable GPU instances in exactly one Availability Zone.
 //!
 //! The concept graded is "the pool's requirements leave exactly one AZ". Karpenter intersects
-//! requirements key by key (the kit's `placement::allowed_by_requirements`), so every arrangement
-//! that leaves one zone passes: `In [a]`, `In [a, b]` with `NotIn [b]`, two `In` lists meeting in
-//! one zone, or the AZ ID on `topology.k8s.aws/zone-id`. That label is well known to the AWS
-//! provider (aws/karpenter-provider-aws `pkg/apis/v1/labels.go` `LabelTopologyZoneID`): its
-//! offerings carry it (`pkg/providers/instancetype/offering/provider.go`) and it labels the
-//! NodeClaims it launches (`pkg/cloudprovider/cloudprovider.go`, `instanceToNodeClaim`).
+//! requirements key by key, as the kit's `zones::one_zone` does, so every arrangement that leaves
+//! one zone passes: `In [a]`, `In [a, b]` with `NotIn [b]`, two `In` lists meeting in one zone,
+//! or the AZ ID on `topology.k8s.aws/zone-id` (kit `zones`, with its upstream).
 //!
 //! Spec checks read the NodePool as written; `zone-exists` also reads the nodes, so static mode
 //! skips it. State checks read what the controller wrote; where the controller is absent (kind,
@@ -15,12 +12,11 @@
 
 use std::collections::BTreeSet;
 
-use k8s_openapi::api::core::v1::NodeSelectorRequirement;
-
 use super::kit::conditions::{self, Condition, Status as CondStatus};
-use super::kit::owned;
 use super::kit::placement::{allowed_by_requirements, Allowed};
-use super::views::karpenter::{NodePool, Requirement};
+use super::kit::zones::{self, OnNodes, Pin, ZoneProblem, ZONE_ID_LABEL, ZONE_KEYS};
+use super::kit::{nodepool, owned, version};
+use super::views::karpenter::NodePool;
 use super::{Advice, JudgeCtx, Judgement, Named, Outcome, Read, Reason, Status, Verifier};
 use crate::facts::instances::{self, CAPACITY_TYPE_LABEL, INSTANCE_TYPE_LABEL, ZONE_LABEL};
 use crate::facts::Profile;
@@ -55,11 +51,6 @@ const CHECKS: &[&str] = &[
 /// The NodePool the task asks for; workshops prefix cluster-scoped names.
 const POOL_BASE: &str = "gpu-training";
 
-/// The AZ ID label (see the module docs). AZ IDs are a Region code part, `-az` and a number
-/// (`usw2-az1`), the same physical zone in every account (AWS docs, "AZ IDs").
-const ZONE_ID_LABEL: &str = "topology.k8s.aws/zone-id";
-const ZONE_KEYS: [&str; 2] = [ZONE_LABEL, ZONE_ID_LABEL];
-
 /// AWS node-class reference (aws/karpenter-provider-aws v1.14.1 pkg/apis/v1).
 const NODE_CLASS_GROUP: &str = "karpenter.k8s.aws";
 const NODE_CLASS_KIND: &str = "EC2NodeClass";
@@ -69,10 +60,6 @@ const NODE_CLASS_KIND: &str = "EC2NodeClass";
 /// instance type, so such a requirement cannot be mapped to an exact set of types.
 const AWS_INSTANCE_LABEL_PREFIX: &str = "karpenter.k8s.aws/instance-";
 
-/// Capacity types Karpenter offers (kubernetes-sigs/karpenter pkg/apis/v1/labels.go). Without a
-/// requirement any of them may be chosen ("If a requirement is not defined for a well known
-/// label, any value available to the cloud provider may be chosen", karpenter.sh NodePools).
-const CAPACITY_TYPES: &[&str] = &["spot", "on-demand", "reserved"];
 const ON_DEMAND_VALUE: &str = "on-demand";
 
 impl Verifier for KarpenterSingleAz {
@@ -97,7 +84,7 @@ impl Verifier for KarpenterSingleAz {
         let pool = NodePool::from_obj(obj)?;
         let conds = conditions::from_object(&obj.value)
             .map_err(|e| obj.field_error("status.conditions", e))?;
-        let zone = single_zone(&pool);
+        let zone = zones::one_zone(&pool.selector_requirements());
 
         let mut j = Judgement::default();
         j.push(zone_single(obj, &pool, &zone));
@@ -135,70 +122,11 @@ fn set_text<'a>(key: &str, values: impl IntoIterator<Item = &'a String>) -> Stri
 // ---------------------------------------------------------------------------------------------
 // zone-single (also the apiVersion: the first spec check that reads the pool)
 
-/// The one AZ a pool leaves, by zone name or by AZ ID (both when both are pinned).
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Pin {
-    key: &'static str,
-    value: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum ZoneProblem {
-    NoRequirement,
-    /// The requirements on this key leave no zone (contradicting lists, DoesNotExist).
-    NoZone(&'static str),
-    Several(Vec<String>),
-    /// Only `NotIn`: every other zone stays allowed.
-    NotIn(Vec<String>),
-    /// Exists, Gt, …: names no zone.
-    Operator(String),
-}
-
-fn single_zone(pool: &NodePool) -> Result<Vec<Pin>, ZoneProblem> {
-    let reqs = pool.selector_requirements();
-    let (mut pins, mut several) = (Vec::new(), None);
-    for key in ZONE_KEYS {
-        match allowed_by_requirements(&reqs, key) {
-            Allowed::None => return Err(ZoneProblem::NoZone(key)),
-            Allowed::Only(s) if s.len() == 1 => {
-                pins.extend(s.into_iter().map(|value| Pin { key, value }))
-            }
-            Allowed::Only(s) => several = several.or(Some(s.into_iter().collect())),
-            Allowed::Any => {}
-        }
-    }
-    if !pins.is_empty() {
-        return Ok(pins);
-    }
-    if let Some(values) = several {
-        return Err(ZoneProblem::Several(values));
-    }
-    let reqs: Vec<&Requirement> = ZONE_KEYS
-        .iter()
-        .flat_map(|k| pool.requirements_on(k))
-        .collect();
-    match reqs.iter().find(|r| r.operator != "NotIn") {
-        Some(r) => Err(ZoneProblem::Operator(r.operator.clone())),
-        None if reqs.is_empty() => Err(ZoneProblem::NoRequirement),
-        None => Err(ZoneProblem::NotIn(
-            reqs.iter().flat_map(|r| r.values.clone()).collect(),
-        )),
-    }
-}
-
 fn zone_single(obj: &Obj, pool: &NodePool, zone: &Result<Vec<Pin>, ZoneProblem>) -> Outcome {
     // Karpenter v1.1 stopped serving v1beta1 (karpenter.sh docs, "v1 Migration"): an object of
     // another version is refused by the API server.
-    let served = NODEPOOLS.api_version();
-    if obj.api_version() != served {
-        return Outcome::fail(
-            ZONE_SINGLE,
-            format!("apiVersion: {served}"),
-            format!("apiVersion: {}", obj.api_version()),
-        )
-        .hint("api-version")
-        .with("api_version", obj.api_version())
-        .with("served", served);
+    if let Some(o) = version::unserved(ZONE_SINGLE, obj, &NODEPOOLS.api_version()) {
+        return o.hint("api-version");
     }
     let expected = format!("{ZONE_LABEL} In [<zone>] | {ZONE_ID_LABEL} In [<zone-id>]");
     let found = pool.written(&ZONE_KEYS);
@@ -225,28 +153,22 @@ fn zone_single(obj: &Obj, pool: &NodePool, zone: &Result<Vec<Pin>, ZoneProblem>)
 // zone-exists
 
 fn zone_exists(zone: &Result<Vec<Pin>, ZoneProblem>, ctx: &JudgeCtx) -> Outcome {
+    let no_zone = || Outcome::skipped(ZONE_EXISTS, Reason::Message("no-single-zone".into()));
     let Ok(pins) = zone else {
-        return Outcome::skipped(ZONE_EXISTS, Reason::Message("no-single-zone".into()));
+        return no_zone();
     };
     let nodes = match ctx.nodes_read() {
         Ok(n) => n,
         Err(why) => return Outcome::unavailable(ZONE_EXISTS, &why),
     };
     // Both a zone name and an AZ ID pinned: the nodes show whether they are the same AZ.
-    if let [name, id] = pins.as_slice() {
-        let ids: BTreeSet<&str> = nodes
-            .iter()
-            .filter(|n| n.label(name.key) == Some(name.value.as_str()))
-            .filter_map(|n| n.label(id.key))
-            .collect();
-        if !ids.is_empty() && !ids.contains(id.value.as_str()) {
-            let node_ids = list(ids);
-            return Outcome::fail(ZONE_EXISTS, format!("{}: {node_ids}", id.key), pin_text(id))
-                .hint("mismatch")
-                .with("zone", &name.value)
-                .with("zone_id", &id.value)
-                .with("zone_ids", node_ids);
-        }
+    if let (Some(ids), [name, id]) = (zones::name_and_id_disagree(pins, &nodes), &pins[..]) {
+        let node_ids = list(ids.iter().map(String::as_str));
+        return Outcome::fail(ZONE_EXISTS, format!("{}: {node_ids}", id.key), id.text())
+            .hint("mismatch")
+            .with("zone", &name.value)
+            .with("zone_id", &id.value)
+            .with("zone_ids", node_ids);
     }
     // A fail decides, then a pass (an AZ ID kind nodes lack does not hide a checked name).
     let all: Vec<Outcome> = pins
@@ -255,69 +177,41 @@ fn zone_exists(zone: &Result<Vec<Pin>, ZoneProblem>, ctx: &JudgeCtx) -> Outcome 
         .collect();
     let by = |s: Status| all.iter().find(|o| o.status == s);
     let o = by(Status::Fail).or(by(Status::Pass)).or(all.first());
-    o.cloned()
-        .unwrap_or_else(|| Outcome::skipped(ZONE_EXISTS, Reason::Message("no-single-zone".into())))
-}
-
-fn pin_text(p: &Pin) -> String {
-    format!("{}: {}", p.key, p.value)
+    o.cloned().unwrap_or_else(no_zone)
 }
 
 fn pin_exists(pin: &Pin, nodes: &[&Obj], profile: Profile) -> Outcome {
-    let values: BTreeSet<&str> = nodes.iter().filter_map(|n| n.label(pin.key)).collect();
-    if values.is_empty() {
-        return Outcome::skipped(ZONE_EXISTS, Reason::Message("no-node-zones".into()))
-            .with("key", pin.key);
-    }
-    let listed = list(values.iter().copied());
-    if values.contains(pin.value.as_str()) {
-        return Outcome::pass(ZONE_EXISTS)
-            .expected_found(format!("{}: {listed}", pin.key), pin.value.clone());
-    }
+    let seen = zones::on_nodes(pin, nodes);
+    let listed = list(seen.zones.iter().map(String::as_str));
     let fail = |expected: String| {
         Outcome::fail(ZONE_EXISTS, expected, pin.value.clone())
             .with("zone", &pin.value)
             .with("zones", &listed)
             .with("key", pin.key)
     };
-    if profile != Profile::Eks {
-        return fail(format!("{}: {listed}", pin.key));
-    }
-    // On EKS a pool may name a zone of the cluster's Region where no node runs yet (a Local
-    // Zone's Region part extends its parent's: `us-west-2-lax-1`, `usw2-lax1`).
-    let regions: BTreeSet<&str> = values
-        .iter()
-        .filter_map(|v| region_of(pin.key, v))
-        .collect();
+    // On EKS a pool may name a zone of the cluster's Region where no node runs yet.
     let tail = if pin.key == ZONE_LABEL {
         "<letter>"
     } else {
         "-az<n>"
     };
-    let expected = format!("{}: {}{tail}", pin.key, list(regions.iter().copied()));
-    let region = region_of(pin.key, &pin.value);
-    if region.is_some_and(|r| {
-        regions
-            .iter()
-            .any(|n| r == *n || r.starts_with(&format!("{n}-")))
-    }) {
-        return Outcome::pass(ZONE_EXISTS).expected_found(expected, pin.value.clone());
+    let regions = list(seen.regions.iter().map(String::as_str));
+    let in_region = format!("{}: {regions}{tail}", pin.key);
+    match (seen.on_nodes, profile) {
+        (OnNodes::Unlabelled, _) => {
+            Outcome::skipped(ZONE_EXISTS, Reason::Message("no-node-zones".into()))
+                .with("key", pin.key)
+        }
+        (OnNodes::Present, _) => Outcome::pass(ZONE_EXISTS)
+            .expected_found(format!("{}: {listed}", pin.key), pin.value.clone()),
+        (_, p) if p != Profile::Eks => fail(format!("{}: {listed}", pin.key)),
+        (OnNodes::InRegion, _) => {
+            Outcome::pass(ZONE_EXISTS).expected_found(in_region, pin.value.clone())
+        }
+        (OnNodes::Elsewhere, _) => fail(in_region)
+            .hint("other-region")
+            .with("regions", regions),
     }
-    fail(expected)
-        .hint("other-region")
-        .with("regions", list(regions))
-}
-
-/// The Region part of a zone name (`us-west-2a` → `us-west-2`: the Region code and a letter) or
-/// of an AZ ID (`usw2-az1` → `usw2`: a Region code part, `-az` and a number), AWS docs "AWS
-/// Availability Zones". None when the value has neither shape.
-fn region_of<'a>(key: &str, zone: &'a str) -> Option<&'a str> {
-    if key == ZONE_LABEL {
-        let stem = zone.strip_suffix(|c: char| c.is_ascii_lowercase())?;
-        return stem.ends_with(|c: char| c.is_ascii_digit()).then_some(stem);
-    }
-    let (stem, n) = zone.rsplit_once("-az")?;
-    (!n.is_empty() && n.chars().all(|c| c.is_ascii_digit())).then_some(stem)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -378,17 +272,8 @@ fn efa_instance_types(pool: &NodePool) -> Outcome {
 
 fn on_demand(pool: &NodePool) -> Outcome {
     let expected = format!("{CAPACITY_TYPE_LABEL} ∈ {{{ON_DEMAND_VALUE}}}");
-    // The capacity types on offer are what the pool's requirements narrow.
-    let mut reqs = pool.selector_requirements();
-    reqs.push(NodeSelectorRequirement {
-        key: CAPACITY_TYPE_LABEL.into(),
-        operator: "In".into(),
-        values: Some(CAPACITY_TYPES.iter().map(|s| s.to_string()).collect()),
-    });
-    let allowed = match allowed_by_requirements(&reqs, CAPACITY_TYPE_LABEL) {
-        Allowed::Only(s) => s,
-        _ => BTreeSet::new(),
-    };
+    // The capacity types on offer are what the pool's requirements narrow (kit `nodepool`).
+    let allowed = nodepool::capacity_types(pool);
     let found = set_text(CAPACITY_TYPE_LABEL, &allowed);
     if allowed.len() == 1 && allowed.contains(ON_DEMAND_VALUE) {
         return Outcome::pass(ON_DEMAND).expected_found(expected, found);
@@ -487,21 +372,11 @@ fn nodepool_ready(name: &str, pool: &NodePool, conds: &[Condition]) -> Outcome {
             Outcome::pass(NODEPOOL_READY).expected_found("Ready=True", short(ready))
         }
         CondStatus::False => {
-            // Ready is the root condition (operatorpkg status/condition_set.go): the dependents
-            // that are False say why.
-            let causes: Vec<&Condition> = conds
-                .iter()
-                .filter(|c| c.type_ != "Ready" && c.is_false())
-                .collect();
-            let found: Vec<String> = std::iter::once(ready)
-                .chain(causes.iter().copied())
-                .map(short)
-                .collect();
-            let why = if causes.is_empty() {
-                vec![ready]
-            } else {
-                causes.clone()
-            };
+            // Ready is the root condition: the dependents that are False say why (kit
+            // `nodepool`).
+            let why = nodepool::not_ready_causes(ready, conds);
+            let causes = why.iter().copied().filter(|c| c.type_ != ready.type_);
+            let found: Vec<String> = std::iter::once(ready).chain(causes).map(short).collect();
             let details: Vec<String> = why.iter().map(|c| c.describe()).collect();
             let node_class = pool.spec.template.spec.node_class_ref.as_ref();
             Outcome::fail(NODEPOOL_READY, "Ready=True", found.join("; "))
@@ -534,7 +409,7 @@ fn nodeclaims_in_zone(
     let Ok(owned) = owned::owned_by(pool_obj, &claims) else {
         return Outcome::unavailable(CLAIMS_IN_ZONE, &Unavailable::NeedsLiveCluster);
     };
-    let expected = pin_text(pin);
+    let expected = pin.text();
     if owned.is_empty() {
         if conds.is_empty() {
             return Outcome::pending(CLAIMS_IN_ZONE, Reason::Message("not-reconciled".into()))
@@ -578,56 +453,9 @@ fn nodeclaims_in_zone(
 // ---------------------------------------------------------------------------------------------
 // Advice
 
-/// Keeps a long training running without keeping idle GPU nodes: `WhenEmpty` (busy nodes are
-/// never consolidated), an always-active zero budget for `Drifted` (drift would replace a busy
-/// node), and none that also covers `Empty`: a budget without `reasons` applies to every reason
-/// (kubernetes-sigs/karpenter v1 `pkg/apis/v1/nodepool.go`, `Budget.Reasons`), so empty nodes
-/// would never be removed.
+/// Advice when the pool's disruption settings can stop a long training (kit `nodepool`).
 fn keep_training_alive(pool: &NodePool) -> Option<Advice> {
-    let d = &pool.spec.disruption;
-    // An absent policy is the CRD default.
-    let policy = d
-        .consolidation_policy
-        .as_deref()
-        .unwrap_or("WhenEmptyOrUnderutilized");
-    let budgets = d.budgets.as_deref().unwrap_or_default();
-    let zero = |reason: &str| {
-        budgets
-            .iter()
-            .any(|b| b.always_zero() && b.applies_to(reason))
-    };
-    if policy == "WhenEmpty" && zero("Drifted") && !zero("Empty") {
-        return None;
-    }
-    let shown: Vec<String> = budgets.iter().map(|b| b.describe()).collect();
-    let budgets_text = if shown.is_empty() {
-        "{nodes: \"10%\"}".to_string()
-    } else {
-        shown.join(", ")
-    };
-    Some(
-        Advice::new("keep-training-alive")
-            .with("policy", policy)
-            .with("budgets", budgets_text),
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_region_part_of_zone_names_and_az_ids() {
-        assert_eq!(region_of(ZONE_LABEL, "us-west-2a"), Some("us-west-2"));
-        assert_eq!(
-            region_of(ZONE_LABEL, "us-west-2-lax-1a"),
-            Some("us-west-2-lax-1")
-        );
-        assert_eq!(region_of(ZONE_LABEL, "us-west-2"), None);
-        assert_eq!(region_of(ZONE_LABEL, "usw2-az1"), None);
-        assert_eq!(region_of(ZONE_ID_LABEL, "usw2-az4"), Some("usw2"));
-        assert_eq!(region_of(ZONE_ID_LABEL, "usw2-lax1-az1"), Some("usw2-lax1"));
-        assert_eq!(region_of(ZONE_ID_LABEL, "usw2-az"), None);
-        assert_eq!(region_of(ZONE_ID_LABEL, "us-west-2a"), None);
-    }
+    let (policy, budgets) = nodepool::disrupts_training(pool)?;
+    let a = Advice::new("keep-training-alive").with("policy", policy);
+    Some(a.with("budgets", budgets))
 }

@@ -20,9 +20,12 @@ macro_rules! registry {
 registry! {
     tensor_parallelism::TensorParallelism,
     parallelism_3d::Parallelism3d,
+    slurm_accounting::SlurmAccounting,
+    slinky_nodeset::SlinkyNodeset,
     efa_nccl::EfaNccl,
     bionemo::Bionemo,
     optimum_neuron::OptimumNeuron,
+    fsx_lustre::FsxLustre,
     volcano_gang::VolcanoGang,
     bf16::Bf16,
     gradient_checkpointing::GradientCheckpointing,

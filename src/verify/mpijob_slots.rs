@@ -12,22 +12,20 @@
 //! The right per-host count is the worker's GPUs: when `slotsPerWorker` disagrees with them only
 //! the slots check fails, and mpirun's count is judged against the GPUs.
 //!
-//! State checks follow ownerReferences from the MPIJob's uid (worker pods; launcher Job → its
-//! pods), never names or labels.
+//! `bind-map` takes the policies however Open MPI reads them (options, `--mca`, `OMPI_MCA_*`).
+//! State checks follow ownerReferences from the MPIJob's uid, never names or labels (kit
+//! `mpi_launcher`).
 
-use std::collections::BTreeSet;
-
-use k8s_openapi::api::core::v1::Container;
-
-use super::kit::cmdline::{self, EnvLookup, FlagError, Invocation, Mpirun, ShellError};
 use super::kit::conditions::{self, Condition};
+use super::kit::mpi_launcher::{self, Found, Launch, MpiPods};
+use super::kit::parallel::flag_written;
 use super::kit::workload::{PodTemplate, Workload};
-use super::kit::{owned, resources};
+use super::kit::{capacity, devices, resources, version};
 use super::views::mpi::{self, MpiJob, COND_FAILED, COND_RUNNING, COND_SUCCEEDED, COND_SUSPENDED};
-use super::views::pods::PodFacts;
 use super::{Advice, JudgeCtx, Judgement, Named, Outcome, Params, Read, Reason, Verifier};
+use crate::facts::instances::GPU;
 use crate::observe::kinds::{JOBS, MPIJOBS, PODS};
-use crate::observe::{InputError, Obj};
+use crate::observe::InputError;
 
 pub struct MpijobSlots;
 
@@ -37,7 +35,6 @@ static JOBS_READ: Read = Read::lab(&JOBS);
 static READS: &[&Read] = &[&MPIJOBS_READ, &PODS_READ, &JOBS_READ];
 
 const JOB_NAME: &str = "nccl-allreduce";
-const GPU: &str = "nvidia.com/gpu";
 const API: &str = "api-v2beta1";
 const SLOTS: &str = "slots-match-gpus";
 const NP: &str = "np-matches";
@@ -49,6 +46,7 @@ const CHECKS: &[&str] = &[API, SLOTS, NP, ONE_LAUNCHER, BIND_MAP, SPREAD, RUNNIN
 /// Shown for a field, option or list that is not written or empty.
 const UNSET: &str = "—";
 const WORKER_REPLICAS: &str = "spec.mpiReplicaSpecs.Worker.replicas";
+const LAUNCHER_CONTAINERS: &str = "spec.mpiReplicaSpecs.Launcher.template.spec.containers";
 
 impl Verifier for MpijobSlots {
     fn lab_id(&self) -> &'static str {
@@ -85,7 +83,7 @@ impl Verifier for MpijobSlots {
         let conds = conditions::from_object(&obj.value)
             .map_err(|e| obj.field_error("status.conditions", e))?;
         let (pods, jobs) = (ctx.list(&PODS_READ), ctx.list(&JOBS_READ));
-        let state = State::gather(obj, &s, pods.as_deref().ok(), jobs.as_deref().ok())?;
+        let state = MpiPods::of(obj, s.as_worker, pods.as_deref().ok(), jobs.as_deref().ok())?;
         j.push(ev(match (&pods, &jobs) {
             (Err(why), _) => Outcome::unavailable(SPREAD, why),
             (_, Err(why)) if s.as_worker => Outcome::unavailable(SPREAD, why),
@@ -97,17 +95,16 @@ impl Verifier for MpijobSlots {
 }
 
 fn or_unset(s: String) -> String {
-    if s.is_empty() {
-        UNSET.to_string()
-    } else {
-        s
-    }
+    Some(s)
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| UNSET.into())
 }
 
 // ---------------------------------------------------------------------------------------------
 // What the MPIJob asks for, computed once for all spec checks.
 
 struct Spec<'a> {
+    w: &'a Workload<'a>,
     job: &'a MpiJob,
     slots: i64,
     slots_set: bool,
@@ -122,40 +119,28 @@ struct Spec<'a> {
     launcher_gpus: Option<i64>,
     /// Ranks each host should run: one per worker GPU (slotsPerWorker when workers ask for none).
     per_host: i64,
-    launch: Launch,
-}
-
-/// What the Launcher runs.
-enum Launch {
-    NoTemplate,
-    /// No container runs mpirun: the first container's command line as written.
-    NoMpirun(String),
-    /// A launcher container's shell script cannot be split (the shell would refuse it too).
-    Shell(ShellError),
-    Found(Box<Found>),
-}
-
-struct Found {
-    mpirun: Mpirun,
-    /// The command it came from (its environment), in this container.
-    invocation: Invocation,
-    container: Container,
+    /// What the Launcher runs (kit `mpi_launcher`); None without a Launcher.
+    launch: Option<Launch>,
 }
 
 impl<'a> Spec<'a> {
     fn of(w: &'a Workload<'a>, job: &'a MpiJob) -> Result<Spec<'a>, InputError> {
         let (slots, slots_set) = job.slots_per_worker();
         let (worker, launcher) = (w.template(mpi::WORKER), w.template(mpi::LAUNCHER));
+        // None when the API server refuses the template's resources (its own fail).
         let gpus = |t: Option<&PodTemplate>| match t {
-            Some(t) if violations(t).is_empty() => resources::pod_count(&t.spec, GPU)
-                .map(Some)
-                .map_err(|e| w.obj.field_error(t.path.clone(), e)),
+            Some(t) if resources::validate_pod_spec(&t.spec, &t.path).is_empty() => {
+                let n = resources::pod_count(&t.spec, GPU);
+                n.map(Some)
+                    .map_err(|e| w.obj.field_error(t.path.clone(), e))
+            }
             _ => Ok(None),
         };
         let worker_gpus = gpus(worker)?;
         let workers = worker.map_or(0, |t| t.replicas);
         let as_worker = job.runs_launcher_as_worker();
         Ok(Spec {
+            w,
             job,
             slots,
             slots_set,
@@ -167,7 +152,7 @@ impl<'a> Spec<'a> {
             worker_gpus,
             launcher_gpus: gpus(launcher)?,
             per_host: worker_gpus.filter(|g| *g > 0).unwrap_or(slots),
-            launch: launcher.map_or(Launch::NoTemplate, find_mpirun),
+            launch: launcher.map(mpi_launcher::find),
         })
     }
 
@@ -182,13 +167,12 @@ impl<'a> Spec<'a> {
             _ => "slotsPerWorker",
         };
         let w = format!("Worker.replicas {}", self.workers);
-        let hosts = if self.as_worker {
-            format!("({w} + Launcher 1)")
-        } else {
-            w
+        let hosts = match self.as_worker {
+            true => format!("({w} + Launcher 1)"),
+            false => w,
         };
-        let np = self.expected_np();
-        format!("-np {np} ({basis} {} × {hosts})", self.per_host)
+        let (np, per_host) = (self.expected_np(), self.per_host);
+        format!("-np {np} ({basis} {per_host} × {hosts})")
     }
 
     /// What `spec.mpiReplicaSpecs` has instead of `key`: a miscased key, or the keys written.
@@ -203,50 +187,36 @@ impl<'a> Spec<'a> {
     }
 }
 
-/// The API server's refusals of a template's container resources (it refuses the pods the
-/// operator would make from it).
-fn violations(t: &PodTemplate) -> Vec<resources::Violation> {
-    resources::validate_pod_spec(&t.spec, &t.path)
+/// The API server's first refusal of a template's container resources (it refuses the pods the
+/// operator would make from it), as a fail (kit `devices::refused`).
+fn refused(check: &str, s: &Spec, t: &PodTemplate) -> Option<Outcome> {
+    let v = resources::validate_pod_spec(&t.spec, &t.path)
+        .into_iter()
+        .next()?;
+    Some(devices::refused(check, s.w, &v).hint("api-rejects"))
 }
 
-/// A refusal as a fail: expected/found are field paths and values; the API server's own words
-/// go to the hint (`{api_error}`), quoted as `kubectl apply` prints them.
-fn rejected(check: &str, v: &resources::Violation) -> Outcome {
-    use resources::Rule::*;
-    let found = format!("{}: {}", v.path, v.value.as_deref().unwrap_or(UNSET));
-    let lim = v.path.replace(".requests[", ".limits[");
-    let expected = match v.rule {
-        // Extended resources: the limit is required and a request must equal it.
-        LimitRequired | MustEqualLimit => {
-            format!("{lim} = {}", lim.replace(".limits[", ".requests["))
-        }
-        AboveLimit => format!("{} ≤ {lim}", v.path),
-        NotAContainerResource | NotAnExtendedResourceName => {
-            format!("{} → cpu, memory, <domain>/<name>", v.resource)
-        }
-        Negative | NotInteger | Unreadable => format!("{}: 0, 1, 2, …", v.path),
+/// The mpirun the Launcher runs, or the fail of `check` that says why there is none.
+fn mpirun<'s>(check: &str, expected: &str, s: &'s Spec) -> Result<&'s Found, Box<Outcome>> {
+    let (found, hint) = match &s.launch {
+        Some(Launch::Found(f)) => return Ok(f),
+        None => (s.absent(mpi::LAUNCHER), "no-mpirun"),
+        Some(Launch::Shell(e)) => (mpi_launcher::shell_error_at(e), "shell"),
+        Some(Launch::NoContainer) => (format!("{LAUNCHER_CONTAINERS}: {UNSET}"), "no-mpirun"),
+        Some(Launch::NoMpirun(command)) => (or_unset(command.clone()), "no-mpirun"),
     };
-    let o = Outcome::fail(check, expected, found).hint("api-rejects");
-    o.with("api_error", v.api_server_text())
+    let o = Outcome::fail(check, format!("mpirun {expected}"), found);
+    Err(Box::new(o.hint(hint)))
 }
 
 // ---------------------------------------------------------------------------------------------
 // Spec checks.
 
 fn check_api(w: &Workload) -> Outcome {
-    if w.uses_current_version() {
-        return Outcome::pass(API);
-    }
-    let (want, found) = (mpi::API_VERSION, w.api_version());
-    let o = Outcome::fail(
-        API,
-        format!("apiVersion: {want}"),
-        format!("apiVersion: {found}"),
-    );
-    let o = o.with("found_api", found);
-    match found {
-        mpi::LEGACY_API_VERSION => o.hint("v1"),
-        _ => o,
+    match version::unserved(API, w.obj, mpi::API_VERSION) {
+        None => Outcome::pass(API),
+        Some(o) if w.api_version() == mpi::LEGACY_API_VERSION => o.hint("v1"),
+        Some(o) => o,
     }
 }
 
@@ -255,8 +225,8 @@ fn check_slots(s: &Spec) -> Outcome {
         let o = Outcome::fail(SLOTS, "spec.mpiReplicaSpecs.Worker", s.absent(mpi::WORKER));
         return o.hint("no-worker");
     };
-    if let Some(v) = violations(worker).first() {
-        return rejected(SLOTS, v);
+    if let Some(o) = refused(SLOTS, s, worker) {
+        return o;
     }
     let limit = |t: &PodTemplate| format!("{}.containers[0].resources.limits[{GPU}]", t.path);
     let gpus = s.worker_gpus.unwrap_or(0);
@@ -322,17 +292,14 @@ fn check_np(s: &Spec, j: &mut Judgement) -> Outcome {
         let o = Outcome::fail(NP, format!("{WORKER_REPLICAS}: ≥ 1"), found);
         return facts(o.hint("no-workers"));
     }
-    let m = match &s.launch {
-        Launch::Found(f) => &f.mpirun,
-        other => return facts(no_mpirun(NP, format!("mpirun {}", s.np_text()), other, s)),
+    let m = match mpirun(NP, &s.np_text(), s) {
+        Ok(f) => &f.mpirun,
+        Err(o) => return facts(*o),
     };
     let (np, per_node) = match (m.np(), m.per_node()) {
         (Ok(np), Ok(pn)) => (np, pn),
         (Err(e), _) | (_, Err(e)) => {
-            let written = match &e {
-                FlagError::Invalid { flag, value, .. } => format!("{flag} {value}"),
-                FlagError::MissingValue { flag } => flag.clone(),
-            };
+            let written = flag_written(&e);
             return fail(written.clone(), Some("invalid")).with("np_raw", written);
         }
     };
@@ -372,31 +339,6 @@ fn check_np(s: &Spec, j: &mut Judgement) -> Outcome {
     }
 }
 
-/// No mpirun to judge: no Launcher template, no mpirun in it, or a script the shell refuses.
-fn no_mpirun(check: &str, expected: String, launch: &Launch, s: &Spec) -> Outcome {
-    use cmdline::ShellProblem::*;
-    let (found, hint) = match launch {
-        Launch::Shell(e) => {
-            let at = match &e.problem {
-                UnclosedQuote { quote, line } => format!("{line}: {quote}"),
-                UnclosedSubstitution { open, line } => format!("{line}: {open}"),
-                RedirectWithoutTarget { op, line } => format!("{line}: {op}"),
-                MissingScript { shell } => format!("{shell} -c"),
-                TooDeep { limit } => format!("sh -c × {limit}"),
-            };
-            (format!("{}: {at}", e.container), "shell")
-        }
-        Launch::NoTemplate if s.launcher.is_none() => (s.absent(mpi::LAUNCHER), "no-mpirun"),
-        Launch::NoTemplate => {
-            let path = "spec.mpiReplicaSpecs.Launcher.template.spec.containers";
-            (format!("{path}: {UNSET}"), "no-mpirun")
-        }
-        Launch::NoMpirun(command) => (or_unset(command.clone()), "no-mpirun"),
-        Launch::Found(f) => (f.mpirun.launcher.clone(), "no-mpirun"),
-    };
-    Outcome::fail(check, expected, found).hint(hint)
-}
-
 fn check_one_launcher(s: &Spec) -> Outcome {
     let Some(launcher) = s.launcher else {
         let expected = "spec.mpiReplicaSpecs.Launcher";
@@ -409,32 +351,30 @@ fn check_one_launcher(s: &Spec) -> Outcome {
         let o = Outcome::fail(ONE_LAUNCHER, format!("{path}: 1"), format!("{path}: {n}"));
         return o.with("found_replicas", n);
     }
-    match violations(launcher).first() {
-        Some(v) => rejected(ONE_LAUNCHER, v),
-        None => Outcome::pass(ONE_LAUNCHER),
-    }
+    refused(ONE_LAUNCHER, s, launcher).unwrap_or_else(|| Outcome::pass(ONE_LAUNCHER))
 }
 
+/// Ranks unpinned and each host's slots filled in order, however written (kit `mpi_launcher`:
+/// options, `--mca` or `OMPI_MCA_*`).
 fn check_bind_map(s: &Spec) -> Outcome {
     let expected = "-bind-to none -map-by slot";
-    let m = match &s.launch {
-        Launch::Found(f) => &f.mpirun,
-        other => return no_mpirun(BIND_MAP, format!("mpirun {expected}"), other, s),
+    let f = match mpirun(BIND_MAP, expected, s) {
+        Ok(f) => f,
+        Err(o) => return *o,
     };
-    let (bind, map) = (m.bind_to(), m.map_by());
-    let is = |v: &Option<String>, want: &str| {
-        let head = v.as_deref().and_then(|v| v.split(':').next());
-        head.is_some_and(|h| h.eq_ignore_ascii_case(want))
-    };
+    let (bind, map) = (f.binding(), f.mapping());
+    let is = |p: &Option<mpi_launcher::Policy>, want| p.as_ref().is_some_and(|p| p.is(want));
     // `slot` (also `slot:PE=1`), or a per-node count (`-N 8`, `--map-by ppr:8:node`): both put
     // consecutive ranks on one host until its share is full (mpirun(1): "-npernode 2 …
     // launches processes 0-1 on node aa and processes 2-3 on node bb").
-    let map_ok = is(&map, "slot") || matches!(m.per_node(), Ok(Some(_)));
+    let map_ok = is(&map, "slot") || matches!(f.mpirun.per_node(), Ok(Some(_)));
     if is(&bind, "none") && map_ok {
         return Outcome::pass(BIND_MAP);
     }
-    let found_bind = format!("-bind-to {}", bind.as_deref().unwrap_or(UNSET));
-    let found_map = format!("-map-by {}", map.as_deref().unwrap_or(UNSET));
+    let written = |p: Option<mpi_launcher::Policy>, option: &str| {
+        p.map_or(format!("{option} {UNSET}"), |p| p.written())
+    };
+    let (found_bind, found_map) = (written(bind, "-bind-to"), written(map, "-map-by"));
     let o = Outcome::fail(BIND_MAP, expected, format!("{found_bind} {found_map}"));
     o.with("found_bind", found_bind)
         .with("found_map", found_map)
@@ -457,26 +397,13 @@ fn advise(j: &mut Judgement, s: &Spec, params: &Params) -> Result<(), InputError
     if let (false, Some(g)) = (s.as_worker, s.launcher_gpus.filter(|g| *g > 0)) {
         j.advise(Advice::new("launcher-gpu").with("gpus", g));
     }
-    // Open MPI's mpirun "will refuse to run as root by default" unless given
-    // `--allow-run-as-root` or both OMPI_ALLOW_RUN_AS_ROOT=1 and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-    // (open-mpi/ompi v4.x `orte/tools/orterun/orterun.1in`, section "Running as root").
-    let (true, Launch::Found(f)) = (s.job.is_open_mpi(), &s.launch) else {
+    // Open MPI's mpirun refuses to run as root unless allowed (kit `mpi_launcher`).
+    let (true, Some(Launch::Found(f)), Some(t)) = (s.job.is_open_mpi(), &s.launch, s.launcher)
+    else {
         return Ok(());
     };
-    let env_ok = |n: &str| f.invocation.env(n) == Some("1") || set_elsewhere(&f.container, n);
-    let allowed = f.mpirun.allow_run_as_root()
-        || (env_ok("OMPI_ALLOW_RUN_AS_ROOT") && env_ok("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"));
-    // The container's runAsUser wins over the pod's; neither: the image decides.
-    let pod_user = s
-        .launcher
-        .and_then(|t| t.spec.security_context.as_ref()?.run_as_user);
-    let user = f
-        .container
-        .security_context
-        .as_ref()
-        .and_then(|c| c.run_as_user);
-    let id = match user.or(pod_user) {
-        _ if allowed => return Ok(()),
+    let id = match f.run_as_user(t) {
+        _ if f.root_allowed() => return Ok(()),
         Some(0) => "run-as-root",
         None => "maybe-root",
         Some(_) => return Ok(()),
@@ -485,108 +412,10 @@ fn advise(j: &mut Judgement, s: &Spec, params: &Params) -> Result<(), InputError
     Ok(())
 }
 
-/// An environment variable set from a Secret or ConfigMap: present, its value unseen.
-fn set_elsewhere(c: &Container, name: &str) -> bool {
-    let unread = |_: &str, _: &str| EnvLookup::Unresolved(String::new());
-    matches!(
-        cmdline::container_env(c, name, &unread),
-        EnvLookup::Unresolved(_)
-    )
-}
-
-/// The mpirun a launcher template runs (read with the kit's shell and mpirun parsers): the
-/// first with a process count, else the first one.
-fn find_mpirun(t: &PodTemplate) -> Launch {
-    let mut found: Vec<Found> = Vec::new();
-    for c in &t.spec.containers {
-        let invocations = match cmdline::invocations(c) {
-            Ok(i) => i,
-            Err(e) => return Launch::Shell(e),
-        };
-        for invocation in invocations {
-            if let Some(mpirun) = Mpirun::find(&invocation.expanded) {
-                let container = c.clone();
-                found.push(Found {
-                    mpirun,
-                    invocation,
-                    container,
-                });
-            }
-        }
-    }
-    let counted =
-        |f: &Found| f.mpirun.np_raw().is_some() || !matches!(f.mpirun.per_node(), Ok(None));
-    match found
-        .iter()
-        .position(counted)
-        .or((!found.is_empty()).then_some(0))
-    {
-        Some(i) => Launch::Found(Box::new(found.swap_remove(i))),
-        None => match t.spec.containers.first() {
-            Some(c) => Launch::NoMpirun(cmdline::command_line(c, 160)),
-            None => Launch::NoTemplate,
-        },
-    }
-}
-
 // ---------------------------------------------------------------------------------------------
-// State: what the operator made, found by ownerReferences.
+// State: what the operator made, found by ownerReferences (kit `mpi_launcher::MpiPods`).
 
-struct State {
-    /// The MPIJob has a uid (it was read from a cluster): ownership can be known.
-    has_uid: bool,
-    /// Host pods not being deleted: the workers, plus the launcher's with
-    /// `runLauncherAsWorker`. None when pods could not be read.
-    hosts: Option<Vec<PodFacts>>,
-    /// The launcher Job and its pods' phases. Outer None: unreadable; inner None: not made yet.
-    launcher: Option<Option<(String, Vec<String>)>>,
-}
-
-impl State {
-    fn gather(
-        mpijob: &Obj,
-        s: &Spec,
-        pods: Option<&[&Obj]>,
-        jobs: Option<&[&Obj]>,
-    ) -> Result<State, InputError> {
-        let facts = |objs: &[&Obj]| -> Result<Vec<PodFacts>, InputError> {
-            objs.iter().map(|p| PodFacts::from_obj(p)).collect()
-        };
-        let has_uid = mpijob.uid().is_some_and(|u| !u.is_empty());
-        let (Some(pods), Ok(workers)) = (pods, owned::owned_by(mpijob, pods.unwrap_or_default()))
-        else {
-            return Ok(State {
-                has_uid,
-                hosts: None,
-                launcher: None,
-            });
-        };
-        // Launcher Job → its pods; a Job being deleted is no longer the launcher.
-        let branches = jobs.map(|jobs| owned::owned_two_levels(mpijob, jobs, pods));
-        let branches = branches.map(Result::unwrap_or_default);
-        let current = branches
-            .as_ref()
-            .and_then(|b| b.iter().find(|b| !b.terminating));
-        let mut hosts = facts(&workers.current)?;
-        let mut launcher = branches.as_ref().map(|_| None);
-        if let Some(b) = current {
-            let pods = facts(&b.children.current)?;
-            let unknown = || "Unknown".to_string();
-            let phases = pods.iter().map(|p| p.phase.clone().unwrap_or_else(unknown));
-            launcher = Some(Some((b.obj.name().to_string(), phases.collect())));
-            if s.as_worker {
-                hosts.extend(pods);
-            }
-        }
-        Ok(State {
-            has_uid,
-            hosts: Some(hosts),
-            launcher,
-        })
-    }
-}
-
-fn check_spread(s: &Spec, st: &State, conds: &[Condition]) -> Outcome {
+fn check_spread(s: &Spec, st: &MpiPods, conds: &[Condition]) -> Outcome {
     if !st.has_uid {
         return Outcome::skipped(SPREAD, Reason::Message("no-uid".into()));
     }
@@ -618,23 +447,20 @@ fn check_spread(s: &Spec, st: &State, conds: &[Condition]) -> Outcome {
         };
         return o.with("pod", &p.name);
     }
-    let node = |p: &PodFacts| p.node.clone().unwrap_or_default();
-    let placement: Vec<String> = pods
+    let bound = pods
         .iter()
-        .map(|p| format!("{} → {}", p.name, node(p)))
-        .collect();
-    let placement = placement.join(", ");
-    let nodes: BTreeSet<String> = pods.iter().map(node).collect();
+        .map(|p| (&*p.name, p.node.as_deref().unwrap_or("")));
+    let (placement, nodes) = capacity::placement(bound);
     let expected = format!("nodes: {}", pods.len());
-    if nodes.len() == pods.len() {
+    if nodes == pods.len() {
         return Outcome::pass(SPREAD).expected_found(expected, placement);
     }
-    let found = format!("nodes: {} ({placement})", nodes.len());
+    let found = format!("nodes: {nodes} ({placement})");
     let o = Outcome::fail(SPREAD, expected, found).with("placement", placement);
     o.with("gpus", s.worker_gpus.unwrap_or(0))
 }
 
-fn check_running(conds: &[Condition], s: &Spec, st: &State) -> Outcome {
+fn check_running(conds: &[Condition], s: &Spec, st: &MpiPods) -> Outcome {
     let expected = "Running=True | Succeeded=True";
     if let Some(c) = conditions::find(conds, COND_FAILED).filter(|c| c.is_true()) {
         let reason = c.reason.clone().unwrap_or_default();

@@ -49,13 +49,15 @@ pub enum Reason {
     Cluster(String),
     /// A parameter the check needs in static mode (`--param name=value`).
     NeedsParam(String),
+    /// Workshop grading reads no Secrets (the grader's role has no permission on them).
+    SecretsWithheld,
     /// A capability the check needs is missing (detected once per run, as `doctor` does).
     MissingCapability {
         capability: String,
         /// What detection saw (`controller volcano-scheduler not available`).
-        detail: String,
-        /// The command or chart that installs it on this profile.
-        install: String,
+        seen: Vec<crate::facts::capabilities::Seen>,
+        /// The profile detected: the install command depends on it.
+        profile: Option<crate::facts::Profile>,
         /// The profile could provide it: its absence makes the grade incomplete (exit 3).
         installable: bool,
     },

@@ -29,7 +29,8 @@ impl Score {
 /// A graded lab: outcomes in lab.yaml order. Texts are rendered by `report`.
 #[derive(Debug, Clone)]
 pub struct LabResult {
-    pub lab: crate::catalog::Lab,
+    /// The catalog's lab, shared (a room holds hundreds of results of the same lab).
+    pub lab: std::sync::Arc<crate::catalog::Lab>,
     pub source: SourceKind,
     pub source_detail: String,
     pub target: Target,
@@ -149,8 +150,8 @@ pub fn run(
                     &check.id,
                     Reason::MissingCapability {
                         capability: d.name.to_string(),
-                        detail: d.detail.clone(),
-                        install: d.install.clone().unwrap_or_default(),
+                        seen: d.seen.clone(),
+                        profile: d.profile,
                         installable: d.installable,
                     },
                 ),
@@ -171,7 +172,7 @@ pub fn run(
         outcomes.push(outcome);
     }
     Ok(LabResult {
-        lab: lab.clone(),
+        lab: std::sync::Arc::clone(lab),
         source: obs.source,
         source_detail: obs.detail.clone(),
         target: target.clone(),

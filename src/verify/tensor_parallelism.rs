@@ -111,13 +111,7 @@ impl Verifier for TensorParallelism {
                 }
             }
             Ok(p) => {
-                j.push(ev(check_pods_running(
-                    PODS_RUNNING,
-                    obj,
-                    job,
-                    launch.pods(),
-                    &p,
-                )));
+                j.push(ev(check_pods_running(PODS_RUNNING, obj, launch.pods(), &p)));
                 j.push(ev(check_one_pod_per_node(
                     ONE_PER_NODE,
                     job,

@@ -14,23 +14,21 @@
 //!   (`validateTaskTemplate` → `ValidatePodTemplate`), so a GPU request the API server refuses
 //!   refuses the Job (pkg/webhooks/admission/jobs/validate/admit_job.go);
 //! - a task template's own `schedulerName` wins over the Job's (pkg/controllers/job/job_controller_util.go);
-//! - PodGroup `minMember` = Job `minAvailable`; pods are created once the PodGroup is `Inqueue`,
-//!   and none is bound until `minMember` of them fit (pkg/controllers/job/job_controller_actions.go,
-//!   pkg/scheduler/plugins/gang/gang.go);
+//! - PodGroup `minMember` = Job `minAvailable` (pkg/controllers/job/job_controller_actions.go);
+//!   the gang itself: kit `gang`;
 //! - a `Restarting` Job goes back to `Pending` (or `Running`) once none of its pods is terminating
 //!   (pkg/controllers/job/state/restarting.go).
 
 use crate::facts::instances::GPU;
-use crate::facts::NodeFacts;
 use crate::observe::kinds::{PODGROUPS, PODS, VOLCANO_JOBS};
-use crate::observe::{InputError, Obj, Unavailable};
-use crate::verify::kit::resources::{self, Rule, Violation};
+use crate::observe::InputError;
+use crate::verify::kit::capacity::{self, Member, ParamFact, WholeNodes};
+use crate::verify::kit::gang::{self, GangState, Hold};
+use crate::verify::kit::resources::Violation;
 use crate::verify::kit::workload::Workload;
-use crate::verify::kit::{conditions, owned, placement};
-use crate::verify::views::volcano::{PodGroup, VolcanoJob};
-use crate::verify::{
-    Advice, JudgeCtx, Judgement, Named, Outcome, Params, Read, Reason, Status, Verifier,
-};
+use crate::verify::kit::{devices, version};
+use crate::verify::views::volcano::VolcanoJob;
+use crate::verify::{Advice, JudgeCtx, Judgement, Named, Outcome, Read, Reason, Status, Verifier};
 
 pub struct VolcanoGang;
 
@@ -83,8 +81,8 @@ impl Verifier for VolcanoGang {
         let Some((w, job)) = w.as_ref().and_then(|w| Some((w, w.volcano()?))) else {
             return Err(obj.field_error("kind", "expected a batch.volcano.sh Job"));
         };
-        let gang = Gang::new(w, job)?;
-        let cap = Capacity::find(ctx, &gang)?;
+        let gang = Gang::new(w, job, &ctx.target.namespace)?;
+        let cap = capacity_for(ctx, &gang)?;
         let mut j = Judgement::default();
         check_scheduler(&gang, &mut j);
         check_min_available(&gang, &mut j);
@@ -95,9 +93,9 @@ impl Verifier for VolcanoGang {
             return Ok(j);
         }
         let cause = spec_cause(&j);
-        let made = match Made::find(ctx, &gang)? {
-            Ok(m) => m,
-            Err(why) => {
+        let made = match (ctx.list(&PODGROUPS_READ), ctx.list(&PODS_READ)) {
+            (Ok(pgs), Ok(pods)) => GangState::find(obj, &pgs, &pods, &gang.podgroup_name())?,
+            (Err(why), _) | (_, Err(why)) => {
                 for check in STATE_CHECKS {
                     j.push(Outcome::unavailable(check, &why));
                 }
@@ -129,27 +127,26 @@ struct Gang<'w> {
     replicas: i64,
     /// `spec.minAvailable` after the webhook's default, and whether it was written.
     min_available: (i64, bool),
-    /// GPUs each pod of each task asks the scheduler for (kit: effective pod request).
-    gpus: Vec<i64>,
+    /// Per task: the GPUs each pod asks the scheduler for (kit: effective pod request) and
+    /// whether a required pod anti-affinity keeps its pods one per node.
+    members: Vec<Member<'w>>,
     /// What the API server's rules refuse in the GPU requests of the task templates.
     refused: Vec<Violation>,
 }
 
 impl<'w> Gang<'w> {
-    fn new(w: &'w Workload<'w>, job: &'w VolcanoJob) -> Result<Gang<'w>, InputError> {
-        let mut refused = Vec::new();
-        let mut gpus = Vec::new();
+    fn new(w: &'w Workload<'w>, job: &'w VolcanoJob, ns: &str) -> Result<Gang<'w>, InputError> {
+        let (mut refused, mut members) = (Vec::new(), Vec::new());
         for t in &w.templates {
-            // An unreadable quantity is bad input (exit 2), reported by pod_count below.
-            let bad: Vec<Violation> = resources::validate_pod_spec(&t.spec, &t.path)
-                .into_iter()
-                .filter(|v| v.resource == GPU && v.rule != Rule::Unreadable)
-                .collect();
-            gpus.push(match resources::pod_count(&t.spec, GPU) {
-                Ok(n) => n,
-                Err(_) if !bad.is_empty() => 0,
-                Err(e) => return Err(w.obj.field_error(t.path.clone(), e)),
-            });
+            // The job controller adds these labels to every pod (volcano-sh/volcano
+            // pkg/controllers/job/job_controller_util.go `createJobPod`): an anti-affinity may
+            // select them.
+            let mut labels = t.labels.clone();
+            labels.insert("volcano.sh/job-name".into(), w.obj.name().into());
+            labels.insert("volcano.sh/job-namespace".into(), ns.into());
+            labels.insert("volcano.sh/task-spec".into(), t.role.clone());
+            let (m, bad) = Member::of(w.obj, t, &labels, ns)?;
+            members.push(m);
             refused.extend(bad);
         }
         Ok(Gang {
@@ -157,7 +154,7 @@ impl<'w> Gang<'w> {
             job,
             replicas: w.total_replicas(),
             min_available: job.effective_min_available(),
-            gpus,
+            members,
             refused,
         })
     }
@@ -180,130 +177,22 @@ impl<'w> Gang<'w> {
     }
 }
 
-/// Pods asking for `g` GPUs each take a whole node when no node holds two of them and the
-/// biggest node (`p` GPUs) holds one: p/2 < g ≤ p. Then the cluster holds one pod per node.
-fn takes_whole_node(g: i64, p: i64) -> bool {
-    g <= p && 2 * g > p
+/// How many pods of the gang the cluster holds at once (kit `capacity`): live, the whole GPU
+/// nodes some task may use (kind: the two p5.48xlarge and the p4d.24xlarge workers); static,
+/// `gpus_per_node` from the lab parameters and the node count only from `--param gpu_nodes=N`,
+/// a fact of the learner's cluster.
+fn capacity_for(ctx: &JudgeCtx, gang: &Gang) -> Result<WholeNodes, InputError> {
+    let per_node = ParamFact::read("gpus_per_node", ctx.params.get("gpus_per_node"))?;
+    let count = ParamFact::read("gpu_nodes", ctx.params.given("gpu_nodes"))?;
+    let created = gang.w.obj.value["metadata"]["creationTimestamp"].as_str();
+    WholeNodes::find(ctx, &gang.members, created, per_node, count)
 }
 
-// ---------------------------------------------------------------------------------------------
-// The cluster's capacity for this gang.
-
-/// How many pods of the gang the cluster holds at once.
-///
-/// `per_node` is the most allocatable `nvidia.com/gpu` of a node some task's pods may use (kit
-/// placement: cordon, `nodeSelector`, required node affinity, taints). A *whole GPU node* is such a
-/// node that holds one pod of a task that may use it: the pod's GPUs when its pods take a whole
-/// node, else `per_node` (so `gang-size` is no second blame while the request is wrong). No node
-/// holds two whole-node pods, so the cluster holds `gpu_nodes` of them (tasks placed differently
-/// count over the union of their nodes, an upper bound). Kind: the two p5.48xlarge and the
-/// p4d.24xlarge workers. Static mode has no nodes: `per_node` is the lab parameter and
-/// `gpu_nodes` only what `--param gpu_nodes=N` gives, a fact of the learner's cluster.
-struct Capacity {
-    per_node: Known,
-    gpu_nodes: Known,
-    /// Whole GPU nodes created after the Job (an autoscaler grew the cluster under it).
-    added_after_job: i64,
-    /// Names of the whole GPU nodes (or the `--param` that gave their count), for evidence.
-    node_names: Vec<String>,
-}
-
-/// A figure, or the outcome (check id left blank) of any check that needs it when it is unknown.
-type Known = Result<i64, Box<Outcome>>;
-
-fn unknown(why: &Outcome, check: &str) -> Outcome {
-    let mut o = why.clone();
-    o.check = check.to_string();
-    o
-}
-
-fn created(o: &Obj) -> Option<&str> {
-    o.value["metadata"]["creationTimestamp"].as_str()
-}
-
-impl Capacity {
-    fn unknown(why: Outcome) -> Capacity {
-        let why = Box::new(why);
-        let (per_node, gpu_nodes) = (Err(why.clone()), Err(why));
-        Capacity {
-            per_node,
-            gpu_nodes,
-            added_after_job: 0,
-            node_names: Vec::new(),
-        }
-    }
-
-    fn find(ctx: &JudgeCtx, gang: &Gang) -> Result<Capacity, InputError> {
-        let given = Params::number(ctx.params.given("gpu_nodes"), "gpu_nodes")?;
-        let per_node = Params::number(ctx.params.get("gpus_per_node"), "gpus_per_node")?;
-        let param = |v: Option<u32>, name: &str| {
-            v.map(i64::from)
-                .ok_or_else(|| Box::new(Outcome::skipped("", Reason::NeedsParam(name.to_string()))))
-        };
-        let from_params = || Capacity {
-            per_node: param(per_node, "gpus_per_node"),
-            gpu_nodes: param(given, "gpu_nodes"),
-            added_after_job: 0,
-            node_names: given
-                .iter()
-                .map(|n| format!("--param gpu_nodes={n}"))
-                .collect(),
-        };
-        if ctx.is_static() {
-            return Ok(from_params());
-        }
-        let nodes = match ctx.nodes_read() {
-            Ok(nodes) => nodes,
-            // A snapshot without nodes can still be graded with --param gpu_nodes=N.
-            Err(_) if given.is_some() => return Ok(from_params()),
-            Err(why) => return Ok(Capacity::unknown(Outcome::unavailable("", &why))),
-        };
-        // Each node some task may use, with those tasks.
-        let mut usable = Vec::new();
-        for o in nodes {
-            let n = NodeFacts::from_obj(o)?;
-            let tasks: Vec<usize> = (0..gang.w.templates.len())
-                .filter(|&i| placement::may_use(&gang.w.templates[i].spec, &n))
-                .collect();
-            if !tasks.is_empty() {
-                usable.push((o, n, tasks));
-            }
-        }
-        let p = usable.iter().map(|(_, n, _)| n.allocatable(GPU)).max();
-        let Some(p) = p.filter(|p| *p > 0) else {
-            let why = Outcome::error("", Reason::Message("no-gpus".into())).with("resource", GPU);
-            return Ok(Capacity::unknown(why));
-        };
-        let need = |i: usize| {
-            Some(gang.gpus[i])
-                .filter(|g| takes_whole_node(*g, p))
-                .unwrap_or(p)
-        };
-        let whole: Vec<_> = usable
-            .iter()
-            .filter(|(_, n, tasks)| tasks.iter().any(|&i| n.allocatable(GPU) >= need(i)))
-            .collect();
-        // RFC 3339 timestamps in the API's fixed UTC form (`2026-12-01T09:00:00Z`) sort as text.
-        let job_created = created(gang.w.obj);
-        let added = whole
-            .iter()
-            .filter(|(o, _, _)| matches!((created(o), job_created), (Some(n), Some(j)) if n > j))
-            .count();
-        Ok(Capacity {
-            per_node: Ok(p),
-            gpu_nodes: Ok(whole.len() as i64),
-            added_after_job: added as i64,
-            node_names: whole.iter().map(|(_, n, _)| n.name.clone()).collect(),
-        })
-    }
-
-    /// `(added, before)` when the gang is sized right for the whole GPU nodes that existed when
-    /// the Job was created, and more joined since: the cluster grew under the held gang.
-    fn grew_under(&self, gang: &Gang) -> Option<(i64, i64)> {
-        let before = *self.gpu_nodes.as_ref().ok()? - self.added_after_job;
-        (self.added_after_job > 0 && gang.replicas == before + 1)
-            .then_some((self.added_after_job, before))
-    }
+/// `(added, before)` when the gang is sized right for the whole GPU nodes that existed when the
+/// Job was created, and more joined since: the cluster grew under the held gang.
+fn grew_under(cap: &WholeNodes, gang: &Gang) -> Option<(i64, i64)> {
+    let before = *cap.count.as_ref().ok()? - cap.added_after;
+    (cap.added_after > 0 && gang.replicas == before + 1).then_some((cap.added_after, before))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -312,19 +201,8 @@ impl Capacity {
 fn check_scheduler(gang: &Gang, j: &mut Judgement) {
     let w = gang.w;
     // The CRD serves v1alpha1 only: `kubectl apply` refuses any other version ("no matches").
-    if !w.uses_current_version() {
-        let served = w.kind.api_version();
-        j.push(
-            Outcome::fail(
-                SCHEDULER_CHECK,
-                format!("apiVersion: {served}"),
-                format!("apiVersion: {}", w.api_version()),
-            )
-            .hint("api-version")
-            .with("api_version", served)
-            .with("found_api_version", w.api_version()),
-        );
-        return;
+    if let Some(o) = version::unserved(SCHEDULER_CHECK, w.obj, &w.kind.api_version()) {
+        return j.push(o.hint("api-version"));
     }
     let expected = format!("spec.schedulerName: {SCHEDULER}");
     let written = gang.job.spec.scheduler_name.as_deref();
@@ -335,23 +213,12 @@ fn check_scheduler(gang: &Gang, j: &mut Judgement) {
         return;
     }
     // A task template's schedulerName overrides the Job's: its pods bypass Volcano and the gang.
-    for t in &w.templates {
-        let own = t.spec.scheduler_name.as_deref();
-        if let Some(name) = own.filter(|s| !s.is_empty() && *s != SCHEDULER) {
-            let field = t.field("schedulerName");
-            j.push(
-                Outcome::fail(
-                    SCHEDULER_CHECK,
-                    format!("{field}: {SCHEDULER}"),
-                    format!("{field}: {name}"),
-                )
-                .hint("task-override")
-                .with("task", &t.role)
-                .with("scheduler", name)
-                .with("field", field),
-            );
-            return;
-        }
+    if let Some((t, name)) = gang::bypassing(&w.templates, SCHEDULER) {
+        let field = t.field("schedulerName");
+        let (expected, found) = (format!("{field}: {SCHEDULER}"), format!("{field}: {name}"));
+        let o = Outcome::fail(SCHEDULER_CHECK, expected, found).hint("task-override");
+        let o = o.with("task", &t.role).with("scheduler", name);
+        return j.push(o.with("field", field));
     }
     let found = match written {
         Some(_) => expected.clone(),
@@ -383,10 +250,10 @@ fn check_min_available(gang: &Gang, j: &mut Judgement) {
     j.push(o.with("min_available", m).with("replicas", r));
 }
 
-fn check_gang_size(gang: &Gang, cap: &Capacity) -> Outcome {
-    let n = match &cap.gpu_nodes {
+fn check_gang_size(gang: &Gang, cap: &WholeNodes) -> Outcome {
+    let n = match &cap.count {
         Ok(n) => *n,
-        Err(why) => return unknown(why, GANG_SIZE),
+        Err(why) => return why.outcome(GANG_SIZE),
     };
     let (r, field) = (gang.replicas, gang.replicas_field());
     let expected = format!("{field}: {} ({n} GPU nodes + 1)", n + 1);
@@ -398,13 +265,13 @@ fn check_gang_size(gang: &Gang, cap: &Capacity) -> Outcome {
         o.with("replicas", r)
             .with("gpu_nodes", n)
             .with("expected_replicas", n + 1)
-            .with("nodes", cap.node_names.join(", "))
+            .with("nodes", cap.names.join(", "))
             .with("field", &field)
     };
     if r == n + 1 {
         return out(Outcome::pass(GANG_SIZE).expected_found(expected, found));
     }
-    if let Some((added, before)) = cap.grew_under(gang) {
+    if let Some((added, before)) = grew_under(cap, gang) {
         let o = Outcome::error(GANG_SIZE, Reason::Message("cluster-grew".into()));
         return out(o.with("added", added).with("before", before));
     }
@@ -416,33 +283,33 @@ fn check_gang_size(gang: &Gang, cap: &Capacity) -> Outcome {
     })
 }
 
-fn check_whole_node(gang: &Gang, cap: &Capacity) -> Outcome {
+/// No node holds two pods of a task: each asks for more than half of the biggest usable node's
+/// GPUs, or a required pod anti-affinity on the hostname keeps its pods apart (kit `capacity`).
+fn check_whole_node(gang: &Gang, cap: &WholeNodes) -> Outcome {
     // What the API server refuses (and Volcano's webhook, for every task template) comes first.
     if let Some(v) = gang.refused.first() {
-        let container = v.path.split(".resources.").next().unwrap_or(&v.path);
-        let expected = match v.rule {
-            Rule::LimitRequired | Rule::MustEqualLimit => format!(
-                "{container}.resources.limits[{GPU}] = {container}.resources.requests[{GPU}]"
-            ),
-            _ => format!("{}: 0, 1, 2, …", v.path),
-        };
-        let found = format!("{}: {}", v.path, v.value.as_deref().unwrap_or("—"));
-        return Outcome::fail(WHOLE_NODE, expected, found)
+        return devices::refused(WHOLE_NODE, gang.w, v)
             .hint("rejected")
-            .with("field", &v.path)
-            .with("api_error", v.api_server_text());
+            .with("field", &v.path);
     }
     let p = match &cap.per_node {
         Ok(p) => *p,
-        Err(why) => return unknown(why, WHOLE_NODE),
+        Err(why) => return why.outcome(WHOLE_NODE),
     };
     let low = p / 2 + 1;
     let expected = match low < p {
         true => format!("{GPU}: {low}–{p}"),
         false => format!("{GPU}: {p}"),
     };
-    for (t, &g) in gang.w.templates.iter().zip(&gang.gpus) {
-        if takes_whole_node(g, p) {
+    let mut found = Vec::new();
+    for (t, m) in gang.w.templates.iter().zip(&gang.members) {
+        let g = m.gpus;
+        if m.whole_node_need(p).is_some() {
+            let apart = !capacity::takes_whole_node(g, p);
+            found.push(match apart {
+                true => format!("{GPU}: {g} (podAntiAffinity: {})", capacity::HOSTNAME_LABEL),
+                false => format!("{GPU}: {g}"),
+            });
             continue;
         }
         let o = Outcome::fail(WHOLE_NODE, expected, format!("{GPU}: {g} ({})", t.path))
@@ -456,7 +323,6 @@ fn check_whole_node(gang: &Gang, cap: &Capacity) -> Outcome {
             g => o.with("per_node", p / g),
         };
     }
-    let mut found: Vec<String> = gang.gpus.iter().map(|g| format!("{GPU}: {g}")).collect();
     found.dedup();
     Outcome::pass(WHOLE_NODE)
         .expected_found(expected, found.join(", "))
@@ -466,109 +332,25 @@ fn check_whole_node(gang: &Gang, cap: &Capacity) -> Outcome {
 /// The hint variant state checks use when the gang started because the spec lets it fit:
 /// the first failing spec check decides.
 fn spec_cause(j: &Judgement) -> Option<&'static str> {
-    let failed = |c: &str| j.get(c).is_some_and(|o| o.status == Status::Fail);
-    if failed(SCHEDULER_CHECK) {
-        Some("scheduler")
-    } else if failed(MIN_AVAILABLE) {
-        Some("partial-gang")
-    } else if failed(GANG_SIZE) || failed(WHOLE_NODE) {
-        Some("gang-fits")
-    } else {
-        None
-    }
+    let failed = |c: &&str| j.get(c).is_some_and(|o| o.status == Status::Fail);
+    let causes = [
+        (SCHEDULER_CHECK, "scheduler"),
+        (MIN_AVAILABLE, "partial-gang"),
+        (GANG_SIZE, "gang-fits"),
+        (WHOLE_NODE, "gang-fits"),
+    ];
+    causes.into_iter().find(|(c, _)| failed(c)).map(|(_, h)| h)
 }
 
 // ---------------------------------------------------------------------------------------------
 // State checks.
 
-/// What Volcano made of the Job, found by the Job's uid.
-#[derive(Default)]
-struct Made<'a> {
-    podgroup: Option<Group<'a>>,
-    /// The Job's pods: current, and those whose deletion was asked for (kit `owned`).
-    pods: owned::Owned<'a>,
-}
-
-struct Group<'a> {
-    obj: &'a Obj,
-    pg: PodGroup,
-    /// The message of the gang plugin's `Unschedulable=True` condition, e.g. `4/0 tasks in gang
-    /// unschedulable: pod group is not ready, 4 minAvailable`.
-    unschedulable: Option<String>,
-}
-
-fn node_of(pod: &Obj) -> Option<&str> {
-    pod.value["spec"]["nodeName"]
-        .as_str()
-        .filter(|n| !n.is_empty())
-}
-
-impl<'a> Made<'a> {
-    fn find(ctx: &JudgeCtx<'a>, gang: &Gang) -> Result<Result<Made<'a>, Unavailable>, InputError> {
-        let (pgs, pods) = match (ctx.list(&PODGROUPS_READ), ctx.list(&PODS_READ)) {
-            (Ok(pgs), Ok(pods)) => (pgs, pods),
-            (Err(why), _) | (_, Err(why)) => return Ok(Err(why)),
-        };
-        let job = gang.w.obj;
-        // A Job saved without its uid owns nothing that can be shown.
-        let (Ok(pgs), Ok(pods)) = (owned::owned_by(job, &pgs), owned::owned_by(job, &pods)) else {
-            return Ok(Ok(Made::default()));
-        };
-        // Prefer the `<job>-<uid>` PodGroup over a legacy `<job>` one from Volcano < 1.5.
-        let expected = gang.podgroup_name();
-        let Some(obj) = pgs.all().min_by_key(|pg| pg.name() != expected) else {
-            return Ok(Ok(Made {
-                podgroup: None,
-                pods,
-            }));
-        };
-        let conds = conditions::from_object(&obj.value)
-            .map_err(|e| obj.field_error("status.conditions", e))?;
-        let unschedulable = conds
-            .iter()
-            .find(|c| c.type_ == "Unschedulable" && c.is_true());
-        let podgroup = Some(Group {
-            obj,
-            pg: obj.parse()?,
-            unschedulable: unschedulable.and_then(|c| c.message.clone()),
-        });
-        Ok(Ok(Made { podgroup, pods }))
-    }
-
-    /// How many pods are bound to a node: current ones, or those being deleted.
-    fn bound(&self, terminating: bool) -> usize {
-        let pods = if terminating {
-            &self.pods.terminating
-        } else {
-            &self.pods.current
-        };
-        pods.iter().filter(|p| node_of(p).is_some()).count()
-    }
-
-    /// `Pods 4/4, spec.nodeName: gang-train-worker-0 → trainlab-worker, …`
-    fn describe_pods(&self, replicas: i64) -> String {
-        let mut bound: Vec<String> = (self.pods.all())
-            .filter_map(|p| {
-                let leaving = owned::is_terminating(p).then_some(" (metadata.deletionTimestamp)");
-                node_of(p).map(|n| format!("{} → {n}{}", p.name(), leaving.unwrap_or_default()))
-            })
-            .collect();
-        bound.sort();
-        let nodes = Some(bound.join(", ")).filter(|b| !b.is_empty());
-        let created = self.pods.current.len();
-        format!(
-            "Pods {created}/{replicas}, spec.nodeName: {}",
-            nodes.as_deref().unwrap_or("—")
-        )
-    }
-}
-
 /// What the state checks look at: the Job, what Volcano made of it, the cluster, and the first
 /// failing spec check's hint variant (the cause when the gang started).
 struct Seen<'s, 'w> {
     gang: &'s Gang<'w>,
-    made: &'s Made<'s>,
-    cap: &'s Capacity,
+    made: &'s GangState<'s>,
+    cap: &'s WholeNodes,
     cause: Option<&'static str>,
 }
 
@@ -583,7 +365,7 @@ impl Seen<'_, '_> {
             .with("min_available", gang.min_available.0)
             .with("bound", made.bound(false))
             .with("created", made.pods.current.len());
-        match &self.cap.gpu_nodes {
+        match &self.cap.count {
             Ok(n) => o.with("gpu_nodes", n),
             Err(_) => o,
         }
@@ -597,7 +379,7 @@ impl Seen<'_, '_> {
         let env = |id: &str| {
             Outcome::error(check, Reason::Message(id.into())).expected_found(&expected, &found)
         };
-        if let Some((added, before)) = self.cap.grew_under(self.gang) {
+        if let Some((added, before)) = grew_under(self.cap, self.gang) {
             let o = env("cluster-grew")
                 .with("added", added)
                 .with("before", before);
@@ -616,7 +398,7 @@ impl Seen<'_, '_> {
 }
 
 fn check_pg_min_member(seen: &Seen) -> Outcome {
-    let Some(g) = &seen.made.podgroup else {
+    let Some(g) = &seen.made.group else {
         return seen.no_podgroup(PG_MIN_MEMBER);
     };
     let (m, min_member) = (seen.gang.min_available.0, g.pg.spec.min_member.unwrap_or(0));
@@ -646,27 +428,23 @@ fn check_pg_min_member(seen: &Seen) -> Outcome {
 /// environment error, not the learner's fault (as is a cluster that grew under the Job). Bound
 /// pods that are all terminating are on their way out (the Job restarts, or was changed): pending.
 fn check_gang_held(seen: &Seen) -> Outcome {
-    let Some(g) = &seen.made.podgroup else {
+    let Some(g) = &seen.made.group else {
         return seen.no_podgroup(GANG_HELD);
     };
     let (phase, pg) = (g.pg.phase(), g.obj.name());
     let expected = format!("PodGroup {pg}: Pending | Inqueue; spec.nodeName: —");
     let pods = seen.made.describe_pods(seen.gang.replicas);
     let found = format!("PodGroup {pg}: {}; {pods}", phase.unwrap_or("—"));
-    let leaving = seen.made.bound(true);
-    let ran = matches!(phase, Some("Running" | "Unknown" | "Completed"));
-    let o = if seen.made.bound(false) > 0 || (ran && leaving == 0) {
-        seen.started(GANG_HELD, expected, found)
-    } else {
-        let o = match phase {
-            _ if leaving > 0 => {
-                Outcome::pending(GANG_HELD, Reason::Message("pods-terminating".into()))
-                    .with("terminating", leaving)
-            }
-            Some("Pending" | "Inqueue") => Outcome::pass(GANG_HELD),
-            _ => Outcome::pending(GANG_HELD, Reason::Message("podgroup-no-phase".into())),
-        };
-        o.expected_found(expected, found)
+    let message = |id: &str| Outcome::pending(GANG_HELD, Reason::Message(id.into()));
+    let o = match seen.made.hold() {
+        Hold::Started => seen.started(GANG_HELD, expected, found),
+        Hold::Leaving(n) => message("pods-terminating")
+            .with("terminating", n)
+            .expected_found(expected, found),
+        Hold::Held => Outcome::pass(GANG_HELD).expected_found(expected, found),
+        Hold::NoPhase | Hold::NoGroup => {
+            message("podgroup-no-phase").expected_found(expected, found)
+        }
     };
     let o = seen.evidence(o).with("phase", phase.unwrap_or(""));
     match &g.unschedulable {
@@ -702,37 +480,15 @@ fn check_job_pending(seen: &Seen) -> Outcome {
 
 /// Non-scoring notes that show the learner what Volcano says while it holds the gang.
 fn advise_from_podgroup(j: &mut Judgement, seen: &Seen) {
-    let Some(g) = &seen.made.podgroup else {
+    let Some(g) = &seen.made.group else {
         return;
     };
-    let pg = g.obj.name();
+    let advice = |id: &str| Advice::new(id).with("podgroup", g.obj.name());
     if let Some(msg) = &g.unschedulable {
-        j.advise(
-            Advice::new("scheduler-says")
-                .with("podgroup", pg)
-                .with("message", msg),
-        );
+        j.advise(advice("scheduler-says").with("message", msg));
     }
     if g.pg.phase() == Some("Inqueue") {
-        let created = seen.made.pods.current.len();
-        let a = Advice::new("inqueue")
-            .with("podgroup", pg)
-            .with("created", created);
+        let a = advice("inqueue").with("created", seen.made.pods.current.len());
         j.advise(a.with("min_available", seen.gang.min_available.0));
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::takes_whole_node;
-
-    #[test]
-    fn a_pod_takes_a_whole_node_when_no_node_holds_two() {
-        assert!(takes_whole_node(8, 8));
-        assert!(takes_whole_node(5, 8));
-        assert!(!takes_whole_node(4, 8), "two fit on an 8-GPU node");
-        assert!(!takes_whole_node(9, 8), "no node holds one");
-        assert!(!takes_whole_node(0, 8));
-        assert!(takes_whole_node(1, 1));
     }
 }

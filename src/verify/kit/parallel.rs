@@ -28,25 +28,20 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::core::v1::{ContainerStateTerminated, Pod, PodSpec};
-
 use super::cmdline::{
     command_line, invocations, FlagError, Launch, MegatronArgs, Merged, MergedState, Nnodes,
     NprocPerNode, Overrides, ParallelPlan, RemovedFlag, Setting, Torchrun,
 };
 use super::owned;
-use super::placement;
+use super::pods::{self, JobEnd, PodState};
 use super::resources;
 use super::workload::{PodTemplate, Workload};
 use crate::facts::instances::GPU;
-use crate::facts::NodeFacts;
-use crate::observe::{InputError, Obj, Unavailable};
+use crate::observe::{InputError, Obj};
 use crate::verify::views::pytorch::{self, NprocPerNode as SpecNproc, PyTorchJob};
-use crate::verify::{JudgeCtx, Judgement, Named, Outcome, Params, Read, Reason, MISSING_HINT};
+use crate::verify::{JudgeCtx, Judgement, Named, Outcome, Read, Reason, MISSING_HINT};
 
-/// The label GPU feature discovery puts on a node: the memory of one GPU in MiB
-/// (NVIDIA/k8s-device-plugin `docs/gpu-feature-discovery/README.md`, research notes §5).
-pub const GPU_MEMORY_LABEL: &str = "nvidia.com/gpu.memory";
+pub use super::capacity::{GpuNodes, Unknown, GPU_MEMORY_LABEL};
 
 // ---------------------------------------------------------------------------------------------
 // The object.
@@ -630,115 +625,7 @@ impl Degrees {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The GPU nodes the pods may use.
-
-/// Why a cluster fact is unknown.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Unknown {
-    /// Static mode: the fact is this `--param` (or the profile's value with `--profile`).
-    Param(&'static str),
-    /// The nodes could not be read.
-    Unavailable(Unavailable),
-    /// No node the pods may use has a GPU (message `no-gpus`, evidence `resource`).
-    NoGpus,
-}
-
-impl Unknown {
-    /// The outcome of a check that needs this fact.
-    pub fn outcome(&self, check: &str) -> Outcome {
-        match self {
-            Unknown::Param(name) => Outcome::skipped(check, Reason::NeedsParam(name.to_string())),
-            Unknown::Unavailable(why) => Outcome::unavailable(check, why),
-            Unknown::NoGpus => {
-                Outcome::error(check, Reason::Message("no-gpus".into())).with("resource", GPU)
-            }
-        }
-    }
-}
-
-/// The nodes a pod template may be placed on that have the most GPUs ("whole GPU nodes").
-#[derive(Debug, Clone, PartialEq)]
-pub struct GpuNodes {
-    /// The largest allocatable `nvidia.com/gpu` among the nodes the pods may use; static mode:
-    /// `--param gpus_per_node`.
-    pub gpus_per_node: Result<i64, Unknown>,
-    /// How many of those nodes have that many GPUs; static mode: `--param nodes`.
-    pub nodes: Result<i64, Unknown>,
-    /// Their names (or the `--param` that gave the facts), for evidence.
-    pub names: Vec<String>,
-    /// The smallest [`GPU_MEMORY_LABEL`] among them, when every one has it.
-    pub gpu_memory_mib: Option<i64>,
-}
-
-impl GpuNodes {
-    /// Live: from the cluster's nodes that `spec` may use (nodeSelector, required affinity,
-    /// taints, cordons: [`placement::may_use`]). Static, or a snapshot without nodes: from
-    /// `--param gpus_per_node` and `--param nodes` (or the profile's, with `--profile`).
-    pub fn find(ctx: &JudgeCtx, spec: &PodSpec) -> Result<GpuNodes, InputError> {
-        let per = Params::number(ctx.params.given("gpus_per_node"), "gpus_per_node")?;
-        let count = Params::number(ctx.params.given("nodes"), "nodes")?;
-        let from_params = || GpuNodes {
-            gpus_per_node: per.map(i64::from).ok_or(Unknown::Param("gpus_per_node")),
-            nodes: count.map(i64::from).ok_or(Unknown::Param("nodes")),
-            names: per
-                .map(|p| format!("--param gpus_per_node={p}"))
-                .into_iter()
-                .chain(count.map(|n| format!("--param nodes={n}")))
-                .collect(),
-            gpu_memory_mib: None,
-        };
-        if ctx.is_static() {
-            return Ok(from_params());
-        }
-        let nodes = match ctx.nodes_read() {
-            Ok(n) => n,
-            Err(_) if per.is_some() => return Ok(from_params()),
-            Err(why) => {
-                return Ok(GpuNodes {
-                    gpus_per_node: Err(Unknown::Unavailable(why.clone())),
-                    nodes: Err(Unknown::Unavailable(why)),
-                    names: Vec::new(),
-                    gpu_memory_mib: None,
-                })
-            }
-        };
-        let mut usable = Vec::new();
-        for o in nodes {
-            let facts = NodeFacts::from_obj(o)?;
-            if placement::may_use(spec, &facts) {
-                usable.push(facts);
-            }
-        }
-        Ok(GpuNodes::from_usable(&usable))
-    }
-
-    /// The facts from the nodes a template may use.
-    pub fn from_usable(usable: &[NodeFacts]) -> GpuNodes {
-        let per = usable.iter().map(|n| n.allocatable(GPU)).max().unwrap_or(0);
-        if per <= 0 {
-            return GpuNodes {
-                gpus_per_node: Err(Unknown::NoGpus),
-                nodes: Err(Unknown::NoGpus),
-                names: Vec::new(),
-                gpu_memory_mib: None,
-            };
-        }
-        let whole: Vec<&NodeFacts> = usable
-            .iter()
-            .filter(|n| n.allocatable(GPU) == per)
-            .collect();
-        let memory: Option<Vec<i64>> = whole
-            .iter()
-            .map(|n| n.labels.get(GPU_MEMORY_LABEL)?.trim().parse::<i64>().ok())
-            .collect();
-        GpuNodes {
-            gpus_per_node: Ok(per),
-            nodes: Ok(whole.len() as i64),
-            names: whole.iter().map(|n| n.name.clone()).collect(),
-            gpu_memory_mib: memory.and_then(|m| m.into_iter().min()),
-        }
-    }
-}
+// The GPU nodes the pods may use: [`GpuNodes`] (kit `capacity`).
 
 /// `tp-within-node`: TP ≤ GPUs per node and TP divides it, so no tensor-parallel group spans
 /// two nodes. Hints: default (TP does not divide the node's GPUs), `spans-nodes` (TP larger than
@@ -768,56 +655,12 @@ pub fn check_tp_within_node(check: &str, d: &Degrees, nodes: &GpuNodes) -> Outco
 }
 
 // ---------------------------------------------------------------------------------------------
-// How the pods ran.
-
-/// A container that exited with an error.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Crash {
-    pub container: String,
-    pub exit_code: i32,
-    pub reason: Option<String>,
-    /// The termination message (`/dev/termination-log`, or the log tail with
-    /// `FallbackToLogsOnError`).
-    pub message: Option<String>,
-}
-
-impl Crash {
-    /// What the container said: its termination message, else the reason, else the exit code.
-    pub fn says(&self) -> String {
-        self.message
-            .as_deref()
-            .map(str::trim)
-            .filter(|m| !m.is_empty())
-            .or(self.reason.as_deref())
-            .map(str::to_string)
-            .unwrap_or_else(|| format!("exitCode {}", self.exit_code))
-    }
-}
-
-/// One pod of the job.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PodRun {
-    pub name: String,
-    pub node: Option<String>,
-    /// `status.phase` (`Pending`, `Running`, `Succeeded`, `Failed`; empty when not reported).
-    pub phase: String,
-    /// The first container that failed: terminated with a non-zero exit code, or waiting to
-    /// restart after one (`lastState.terminated`, as in `CrashLoopBackOff`).
-    pub crash: Option<Crash>,
-    /// Why the scheduler could not place it (`PodScheduled=False` message).
-    pub unschedulable: Option<String>,
-}
-
-impl PodRun {
-    pub fn is_up(&self) -> bool {
-        self.crash.is_none() && matches!(self.phase.as_str(), "Running" | "Succeeded")
-    }
-}
+// How the pods ran: kit `pods` reads them and judges `pods-running` (one rule for every lab).
 
 /// The pods a job owns (by uid), terminating ones apart.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct JobPods {
-    pub current: Vec<PodRun>,
+    pub current: Vec<PodState>,
     pub terminating: usize,
 }
 
@@ -827,11 +670,7 @@ impl JobPods {
         let Ok(owned) = owned::owned_by(job, pods) else {
             return Ok(None);
         };
-        let mut current = owned
-            .current
-            .iter()
-            .map(|o| pod_run(o))
-            .collect::<Result<Vec<_>, _>>()?;
+        let mut current = pods::pod_states(&owned.current)?;
         current.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(Some(JobPods {
             current,
@@ -840,168 +679,16 @@ impl JobPods {
     }
 }
 
-fn pod_run(o: &Obj) -> Result<PodRun, InputError> {
-    let pod: Pod = o.parse()?;
-    let spec = pod.spec.unwrap_or_default();
-    let status = pod.status.unwrap_or_default();
-    let failed =
-        |t: &Option<ContainerStateTerminated>| t.as_ref().filter(|t| t.exit_code != 0).cloned();
-    let mut crash = None;
-    for cs in status.container_statuses.iter().flatten() {
-        let state = cs.state.clone().unwrap_or_default();
-        let last = cs.last_state.clone().unwrap_or_default();
-        let t = failed(&state.terminated).or_else(|| {
-            // Restarting after a failure: the failure is in lastState.
-            state
-                .waiting
-                .is_some()
-                .then(|| failed(&last.terminated))
-                .flatten()
-        });
-        if let Some(t) = t {
-            crash = Some(Crash {
-                container: cs.name.clone(),
-                exit_code: t.exit_code,
-                reason: t.reason.filter(|r| !r.is_empty()),
-                message: t.message.filter(|m| !m.trim().is_empty()),
-            });
-            break;
-        }
-    }
-    let phase = status.phase.unwrap_or_default();
-    if crash.is_none() && phase == "Failed" {
-        // Failed without a failed container (evicted, deadline): the pod's own reason.
-        crash = Some(Crash {
-            container: String::new(),
-            exit_code: 0,
-            reason: status.reason.clone().filter(|r| !r.is_empty()),
-            message: status.message.clone().filter(|m| !m.is_empty()),
-        });
-    }
-    let unschedulable = status
-        .conditions
-        .iter()
-        .flatten()
-        .find(|c| c.type_ == "PodScheduled" && c.status == "False")
-        .map(|c| c.message.clone().unwrap_or_default());
-    Ok(PodRun {
-        name: o.name().to_string(),
-        node: spec.node_name.filter(|n| !n.is_empty()),
-        phase,
-        crash,
-        unschedulable,
-    })
-}
-
-/// `pods-running`: every pod of the job Running or Succeeded.
-///
-/// Fail hints: `crashed` (a container exited with an error: evidence `pod`, `container`,
-/// `exit_code`, `message` — the stand-in's or the real tool's own words), `job-failed` (the
-/// PyTorchJob's `Failed` condition, evidence `message`), `suspended` (`runPolicy.suspend`).
-/// Pending messages: `pods-unschedulable` (evidence `pod`, `message`: the scheduler's words),
-/// `pods-starting` (evidence `up`, `replicas`). Always: `job`, `replicas`.
-pub fn check_pods_running(
-    check: &str,
-    job_obj: &Obj,
-    job: &PyTorchJob,
-    replicas: i64,
-    pods: &JobPods,
-) -> Outcome {
-    let expected = format!("pods Running|Succeeded: {replicas}");
-    let ev = |o: Outcome| o.with("job", job_obj.name()).with("replicas", replicas);
-    if let Some((p, c)) = pods
-        .current
-        .iter()
-        .find_map(|p| p.crash.as_ref().map(|c| (p, c)))
-    {
-        let who = if c.container.is_empty() {
-            p.name.clone()
-        } else {
-            format!("{} {}", p.name, c.container)
-        };
-        return ev(Outcome::fail(
-            check,
-            expected,
-            format!(
-                "{who} {} exitCode {}: {}",
-                p.phase_or("Failed"),
-                c.exit_code,
-                c.says()
-            ),
-        )
-        .hint("crashed")
-        .with("pod", &p.name)
-        .with("container", &c.container)
-        .with("exit_code", c.exit_code)
-        .with("message", c.says()));
-    }
-    if let Some(cond) = job
-        .condition(pytorch::COND_FAILED)
-        .filter(|c| c.status == "True")
-    {
-        let says = cond
-            .message
-            .clone()
-            .or(cond.reason.clone())
-            .unwrap_or_default();
-        return ev(Outcome::fail(
-            check,
-            expected,
-            format!("PyTorchJob {} Failed=True: {says}", job_obj.name()),
-        )
-        .hint("job-failed")
-        .with("message", says));
-    }
-    if job.suspended() {
-        return ev(
-            Outcome::fail(check, expected, "spec.runPolicy.suspend: true".to_string())
-                .hint("suspended"),
-        );
-    }
-    let up = pods.current.iter().filter(|p| p.is_up()).count() as i64;
-    let listing = pods
-        .current
-        .iter()
-        .map(|p| format!("{} {}", p.name, p.phase_or("(no phase)")))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let found = if listing.is_empty() {
-        "pods: —".to_string()
-    } else {
-        listing
+/// `pods-running`: the kit's one rule ([`pods::running`]: hints `crashed`, `stuck`,
+/// `job-failed`, `suspended`; messages `no-pods`, `pods-unschedulable`, `pods-starting`), with
+/// how the PyTorchJob says it ended ([`JobEnd::of`]). Every outcome also carries `job`.
+pub fn check_pods_running(check: &str, job_obj: &Obj, replicas: i64, pods: &JobPods) -> Outcome {
+    // The verifier built this workload from the same object before: it reads again.
+    let end = match Workload::from_obj(job_obj) {
+        Ok(Some(w)) => JobEnd::of(&w).unwrap_or(JobEnd::Open),
+        _ => JobEnd::Open,
     };
-    let finished = job.is_true(pytorch::COND_SUCCEEDED);
-    if up >= replicas || (finished && pods.current.is_empty()) {
-        let found = if finished && pods.current.is_empty() {
-            format!("PyTorchJob {} Succeeded=True", job_obj.name())
-        } else {
-            found
-        };
-        return ev(Outcome::pass(check).expected_found(expected, found));
-    }
-    if let Some(p) = pods.current.iter().find(|p| p.unschedulable.is_some()) {
-        return ev(
-            Outcome::pending(check, Reason::Message("pods-unschedulable".into()))
-                .expected_found(expected, found)
-                .with("pod", &p.name)
-                .with("message", p.unschedulable.clone().unwrap_or_default()),
-        );
-    }
-    ev(
-        Outcome::pending(check, Reason::Message("pods-starting".into()))
-            .expected_found(expected, found)
-            .with("up", up),
-    )
-}
-
-impl PodRun {
-    fn phase_or<'a>(&'a self, none: &'a str) -> &'a str {
-        if self.phase.is_empty() {
-            none
-        } else {
-            &self.phase
-        }
-    }
+    pods::running(check, &end, &pods.current, replicas).with("job", job_obj.name())
 }
 
 /// `one-pod-per-node`: the job's pods are bound to distinct nodes.
@@ -1330,44 +1017,6 @@ mod tests {
         assert_eq!(r[0].field, "spec.pytorchReplicaSpecs[Master].replicas");
     }
 
-    fn node(name: &str, gpus: i64, labels: &[(&str, &str)]) -> NodeFacts {
-        NodeFacts {
-            name: name.into(),
-            zone: None,
-            instance_type: None,
-            provider_id: None,
-            allocatable: [(GPU.to_string(), gpus)].into_iter().collect(),
-            capacity: BTreeMap::new(),
-            labels: labels
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-            taints: Vec::new(),
-            unschedulable: false,
-        }
-    }
-
-    #[test]
-    fn whole_gpu_nodes_are_the_usable_nodes_with_the_most_gpus() {
-        let g = GpuNodes::from_usable(&[
-            node("p5-a", 8, &[(GPU_MEMORY_LABEL, "81559")]),
-            node("p5-b", 8, &[(GPU_MEMORY_LABEL, "81559")]),
-            node("g5", 4, &[]),
-            node("cpu", 0, &[]),
-        ]);
-        assert_eq!(g.gpus_per_node, Ok(8));
-        assert_eq!(g.nodes, Ok(2));
-        assert_eq!(g.names, vec!["p5-a", "p5-b"]);
-        assert_eq!(g.gpu_memory_mib, Some(81559));
-        let g = GpuNodes::from_usable(&[
-            node("a", 8, &[(GPU_MEMORY_LABEL, "40960")]),
-            node("b", 8, &[]),
-        ]);
-        assert_eq!(g.gpu_memory_mib, None);
-        let g = GpuNodes::from_usable(&[node("cpu", 0, &[])]);
-        assert_eq!(g.gpus_per_node, Err(Unknown::NoGpus));
-    }
-
     fn degrees(tp: &str) -> Degrees {
         let o = job(json!({}), 1, words(&format!("torchrun x.py {tp}")), "8");
         Degrees::of(&launch(&o).0).unwrap()
@@ -1427,7 +1076,7 @@ mod tests {
         let other = obj(json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x"}}));
         let pods = JobPods::of(&j, &[&a, &b, &other]).unwrap().unwrap();
         assert_eq!(pods.current.len(), 2);
-        let o = check_pods_running("c", &j, &view, 2, &pods);
+        let o = check_pods_running("c", &j, 2, &pods);
         assert_eq!(o.status, crate::verify::Status::Pass);
         let o = check_one_pod_per_node("c", &view, 2, &pods);
         assert_eq!(o.status, crate::verify::Status::Pass);
@@ -1447,7 +1096,7 @@ mod tests {
                         "message": "AssertionError: world size (16) is not divisible by total_model_size (total_model_size=32)\n"}}}]),
         );
         let pods = JobPods::of(&j, &[&a, &crashed]).unwrap().unwrap();
-        let o = check_pods_running("c", &j, &view, 2, &pods);
+        let o = check_pods_running("c", &j, 2, &pods);
         assert_eq!(o.hint.as_deref(), Some("crashed"));
         assert_eq!(
             o.evidence["message"],
@@ -1459,6 +1108,21 @@ mod tests {
         assert_eq!(o.status, crate::verify::Status::Fail);
         assert_eq!(o.evidence["node"], "n1");
 
+        // Waiting on an image that cannot be pulled does not clear: a fail, not pending.
+        let stuck = pod(
+            "tp-llm-worker-0",
+            None,
+            "Pending",
+            json!([{"name": "pytorch", "ready": false, "restartCount": 0, "image": "x", "imageID": "",
+                    "state": {"waiting": {"reason": "ImagePullBackOff", "message": "Back-off pulling image"}}}]),
+        );
+        let pods = JobPods::of(&j, &[&a, &stuck]).unwrap().unwrap();
+        let o = check_pods_running("c", &j, 2, &pods);
+        assert_eq!(
+            (o.hint.as_deref(), o.evidence["job"].as_str()),
+            (Some("stuck"), "tp-llm")
+        );
+
         // Not scheduled yet: pending with the scheduler's words.
         let waiting = obj(json!({"apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": "tp-llm-worker-0", "ownerReferences": [
@@ -1467,7 +1131,7 @@ mod tests {
             "status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False",
                 "reason": "Unschedulable", "message": "0/5 nodes are available: 3 Insufficient nvidia.com/gpu."}]}}));
         let pods = JobPods::of(&j, &[&a, &waiting]).unwrap().unwrap();
-        let o = check_pods_running("c", &j, &view, 2, &pods);
+        let o = check_pods_running("c", &j, 2, &pods);
         assert_eq!(o.status, crate::verify::Status::Pending);
         assert_eq!(o.reason, Some(Reason::Message("pods-unschedulable".into())));
         let o = check_one_pod_per_node("c", &view, 2, &pods);
@@ -1478,7 +1142,7 @@ mod tests {
             json!({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
             "metadata": {"name": "tp-llm"}}),
         );
-        assert_eq!(JobPods::of(&file_job, &[&a]).unwrap(), None);
+        assert!(JobPods::of(&file_job, &[&a]).unwrap().is_none());
     }
 
     #[test]
@@ -1489,8 +1153,7 @@ mod tests {
             "status": {"conditions": [{"type": "Failed", "status": "True", "reason": "PyTorchJobFailed",
                 "message": "PyTorchJob trainlab/tp-llm is failed because 1 Worker replica(s) failed."}]}}),
         );
-        let view: PyTorchJob = j.parse().unwrap();
-        let o = check_pods_running("c", &j, &view, 2, &JobPods::default());
+        let o = check_pods_running("c", &j, 2, &JobPods::default());
         assert_eq!(o.hint.as_deref(), Some("job-failed"));
         let oom = pod(
             "tp-llm-worker-0",
@@ -1500,7 +1163,7 @@ mod tests {
                     "state": {"terminated": {"exitCode": 137, "reason": "OOMKilled"}}}]),
         );
         let pods = JobPods::of(&j, &[&oom]).unwrap().unwrap();
-        let o = check_pods_running("c", &j, &view, 1, &pods);
+        let o = check_pods_running("c", &j, 1, &pods);
         assert_eq!(o.hint.as_deref(), Some("crashed"));
         assert_eq!(o.evidence["message"], "OOMKilled");
     }
