@@ -251,6 +251,26 @@ fn show_prints_a_quiz_only_lab_with_its_question() {
 }
 
 #[test]
+fn show_lists_what_a_snapshot_needs_and_never_advises_saving_secret_data() {
+    let a = trainlab()
+        .args(["show", "slurm-accounting"])
+        .assert()
+        .code(0);
+    let out = stdout_of(&a);
+    assert!(
+        out.contains(
+            "kubectl get accountings.slinky.slurm.net -n trainlab-slurm-accounting -o yaml"
+        ),
+        "{out}"
+    );
+    assert!(!out.contains("kubectl get secrets -n"), "{out}");
+    assert!(
+        out.contains("Secret: trainlab snapshot slurm-accounting DIR (metadata only"),
+        "{out}"
+    );
+}
+
+#[test]
 fn checking_a_quiz_only_lab_says_it_is_quiz_only() {
     let labs = quiz_only_labs();
     trainlab()

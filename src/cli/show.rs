@@ -121,6 +121,16 @@ fn render_reads(s: &mut String, lab: &crate::catalog::Lab, lang: Lang) {
     let target = crate::verify::Target::for_lab(&lab.id);
     let _ = writeln!(s, "\n## {}\n", ui("reads", lang));
     for q in crate::verify::queries(v, &target) {
+        // `kubectl get secrets -o yaml` would write their data to disk; trainlab reads and
+        // saves Secret metadata only.
+        if *q.kind == crate::observe::kinds::SECRETS {
+            let _ = writeln!(
+                s,
+                "  - Secret: trainlab snapshot {} DIR (metadata only; `kubectl get secrets -o yaml` would save their data)",
+                lab.id
+            );
+            continue;
+        }
         let scope = match &q.namespace {
             Some(ns) => format!(" -n {ns}"),
             None if q.kind.namespaced => " -A".to_string(),
