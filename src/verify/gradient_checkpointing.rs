@@ -10,8 +10,6 @@
 //! the Job's uid to its pods and read each container's `state` and `lastState`: a restart in
 //! place (`restartPolicy: OnFailure`) hides an OOM kill in `lastState`.
 
-use crate::verify::kit::pods::{pod_states, ContainerEnd, PodState, STUCK};
-use crate::verify::kit::training::{main_container, rejections, training_command, wrong_version};
 use crate::observe::kinds::{JOBS, PODS};
 use crate::observe::{InputError, Obj};
 use crate::verify::kit::cmdline::{
@@ -20,8 +18,12 @@ use crate::verify::kit::cmdline::{
 };
 use crate::verify::kit::conditions;
 use crate::verify::kit::owned::{self, NoUid};
+use crate::verify::kit::pods::{pod_states, ContainerEnd, PodState, STUCK};
 use crate::verify::kit::quantity::Quantity;
 use crate::verify::kit::resources;
+use crate::verify::kit::training::{
+    bad_flag, main_container, no_command, rejections, training_command, wrong_version,
+};
 use crate::verify::kit::workload::{PodTemplate, Workload};
 use crate::verify::{JudgeCtx, Judgement, Named, Outcome, Params, Read, Reason, Verifier};
 
@@ -132,23 +134,6 @@ fn training(t: &PodTemplate) -> (Command, String) {
         Some(tr) => (Command::Args(tr.args, tr.display), c.name.clone()),
         None => (Command::NoCommand(command_line(c, 160)), c.name.clone()),
     }
-}
-
-fn no_command(check: &str, line: &str) -> Outcome {
-    Outcome::fail(check, "python|torchrun|deepspeed|accelerate …", line)
-        .hint("no-command")
-        .with("line", line)
-}
-
-fn bad_flag(check: &str, e: &FlagError) -> Outcome {
-    let (flag, value) = match e {
-        FlagError::Invalid { flag, value, .. } => (flag.clone(), value.clone()),
-        FlagError::MissingValue { flag } => (flag.clone(), String::new()),
-    };
-    Outcome::fail(check, flag.clone(), format!("{flag}={value}"))
-        .hint("bad-flag")
-        .with("flag", flag)
-        .with("value", value)
 }
 
 fn checkpointing(t: &PodTemplate) -> Outcome {
