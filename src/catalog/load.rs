@@ -417,8 +417,13 @@ fn validate(b: &LabBundle, folder: &str) -> Result<(), LabError> {
         if !seen.insert(c.id.as_str()) {
             return err(&at("id"), format!("duplicate check id `{}`", c.id));
         }
-        if c.weight == 0 {
-            return err(&at("weight"), "expected a weight of at least 1".into());
+        // Scores add weights up as u32 (a lab's checks, then a room's learners and labs): a
+        // bound keeps every sum exact instead of overflowing (found by fuzzing, issue 15).
+        if !(1..=100).contains(&c.weight) {
+            return err(
+                &at("weight"),
+                format!("expected a weight from 1 to 100, found {}", c.weight),
+            );
         }
         for cap in &c.capabilities {
             if crate::facts::capabilities::get(cap).is_none() {

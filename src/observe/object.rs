@@ -101,6 +101,17 @@ pub struct Obj {
 }
 
 impl Obj {
+    /// An object from a test's JSON, as if read from `x.yaml` (unit tests across the kit).
+    #[cfg(test)]
+    pub(crate) fn test(value: Value) -> Obj {
+        let origin = Origin::File {
+            path: "x.yaml".into(),
+            doc: 1,
+            item: None,
+        };
+        Obj::new(value, origin).expect("a valid test object")
+    }
+
     /// Wraps a JSON value; it must be a mapping with string `apiVersion` and `kind`.
     pub fn new(value: Value, origin: Origin) -> Result<Obj, InputError> {
         let ok = value.is_object()

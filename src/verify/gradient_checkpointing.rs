@@ -13,8 +13,8 @@
 use crate::observe::kinds::{JOBS, PODS};
 use crate::observe::{InputError, Obj};
 use crate::verify::kit::cmdline::{
-    command_line, Args, FlagError, HfTrainingArgs, Known, MegatronArgs, MergedState, NemoArgs,
-    ParallelPlan, Setting,
+    command_line, Args, HfTrainingArgs, Known, MegatronArgs, MergedState, NemoArgs, ParallelPlan,
+    Setting,
 };
 use crate::verify::kit::conditions;
 use crate::verify::kit::owned::{self, NoUid};

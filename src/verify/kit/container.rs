@@ -53,24 +53,11 @@ mod tests {
     use super::*;
     use crate::verify::Status;
     use k8s_openapi::api::core::v1::PodSpec;
-    use std::collections::BTreeMap;
 
     fn template(containers: serde_json::Value) -> PodTemplate {
         let spec: PodSpec =
             serde_json::from_value(serde_json::json!({ "containers": containers })).unwrap();
-        let n = spec.containers.len();
-        PodTemplate {
-            role: "Job".into(),
-            replicas: 1,
-            replicas_set: false,
-            replicas_path: "spec.parallelism".into(),
-            spec,
-            labels: BTreeMap::new(),
-            path: "spec.template.spec".into(),
-            container_paths: (0..n)
-                .map(|i| format!("spec.template.spec.containers[{i}]"))
-                .collect(),
-        }
+        PodTemplate::job_for_test(spec)
     }
 
     #[test]

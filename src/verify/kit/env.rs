@@ -129,25 +129,12 @@ mod tests {
     use super::*;
     use k8s_openapi::api::core::v1::PodSpec;
     use serde_json::json;
-    use std::collections::BTreeMap;
 
     const KEY: &[&str] = &["NGC_CLI_API_KEY", "NGC_API_KEY"];
 
     fn template(spec: serde_json::Value) -> PodTemplate {
         let spec: PodSpec = serde_json::from_value(spec).unwrap();
-        let n = spec.containers.len();
-        PodTemplate {
-            role: "Job".into(),
-            replicas: 1,
-            replicas_set: false,
-            replicas_path: "spec.parallelism".into(),
-            spec,
-            labels: BTreeMap::new(),
-            path: "spec.template.spec".into(),
-            container_paths: (0..n)
-                .map(|i| format!("spec.template.spec.containers[{i}]"))
-                .collect(),
-        }
+        PodTemplate::job_for_test(spec)
     }
 
     fn sources(t: &PodTemplate) -> Vec<(String, EnvSource)> {

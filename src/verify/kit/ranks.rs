@@ -266,16 +266,10 @@ pub fn shape_problem(wl: &Workload, ranks: i64) -> Option<ShapeProblem> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::observe::Origin;
     use serde_json::{json, Value};
 
     fn obj(v: Value) -> Obj {
-        let origin = Origin::File {
-            path: "x.yaml".into(),
-            doc: 1,
-            item: None,
-        };
-        Obj::new(v, origin).unwrap()
+        Obj::test(v)
     }
 
     fn job(spec: Value) -> Obj {

@@ -327,18 +327,12 @@ fn in_namespace(t: &PodAffinityTerm, namespace: &str) -> Result<bool, SelectorEr
 mod tests {
     use super::*;
     use crate::facts::instances::ZONE_LABEL;
-    use crate::observe::Origin;
     use crate::verify::kit::pods::pod_states;
     use crate::verify::kit::zones::ZONE_ID_LABEL;
     use serde_json::{json, Value};
 
     fn obj(v: Value) -> Obj {
-        let origin = Origin::File {
-            path: "x.yaml".into(),
-            doc: 1,
-            item: None,
-        };
-        Obj::new(v, origin).unwrap()
+        Obj::test(v)
     }
 
     fn node(name: &str, zone: Option<&str>, efa: &str) -> Obj {

@@ -429,16 +429,10 @@ pub fn precision(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::observe::Origin;
     use serde_json::{json, Value};
 
     fn obj(v: Value) -> Obj {
-        let origin = Origin::File {
-            path: "x.yaml".into(),
-            doc: 1,
-            item: None,
-        };
-        Obj::new(v, origin).unwrap()
+        Obj::test(v)
     }
 
     fn first(v: Value) -> Option<String> {

@@ -163,6 +163,24 @@ pub struct PodTemplate {
 }
 
 impl PodTemplate {
+    /// A batch/v1 Job's template around `spec` (unit tests across the kit).
+    #[cfg(test)]
+    pub(crate) fn job_for_test(spec: PodSpec) -> PodTemplate {
+        let n = spec.containers.len();
+        PodTemplate {
+            role: "Job".into(),
+            replicas: 1,
+            replicas_set: false,
+            replicas_path: "spec.parallelism".into(),
+            spec,
+            labels: BTreeMap::new(),
+            path: "spec.template.spec".into(),
+            container_paths: (0..n)
+                .map(|i| format!("spec.template.spec.containers[{i}]"))
+                .collect(),
+        }
+    }
+
     /// The template's containers with their field paths.
     pub fn containers(&self) -> impl Iterator<Item = (&Container, &str)> {
         self.spec
