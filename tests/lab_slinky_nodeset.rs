@@ -124,6 +124,20 @@ fn daemonset_scaling_mode_passes_replicas_match() {
 }
 
 #[test]
+fn a_scaling_mode_the_crd_refuses_fails_replicas_match_in_every_mode() {
+    let r = solved()
+        .edit("NodeSet", NODESET, |v| {
+            v["spec"]["scalingMode"] = json!("Daemonset");
+        })
+        .grade(LAB);
+    let o = assert_only_fails(&r, "replicas-match", Some("bad-scaling-mode"));
+    assert_eq!(o.found.as_deref(), Some("spec.scalingMode: Daemonset"));
+    assert!(hint(&r, "replicas-match", Lang::En)
+        .contains("`spec.scalingMode: Daemonset` is not a value the CRD accepts"));
+    assert!(hint(&r, "replicas-match", Lang::Ja).contains("CRD が受け付けない値"));
+}
+
+#[test]
 fn gpus_in_a_template_container_named_slurmd_count_as_slurmds() {
     let r = edit_spec(solved(), |s| {
         s["slurmd"].as_object_mut().unwrap().remove("resources");

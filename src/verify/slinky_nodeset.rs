@@ -29,7 +29,7 @@ use crate::verify::kit::resources::{self, Rule};
 use crate::verify::kit::rollout::{self, Rollout};
 use crate::verify::kit::workload::{PodTemplate, Workload};
 use crate::verify::kit::{owned, pods, slinky};
-use crate::verify::views::slinky::NodeSet;
+use crate::verify::views::slinky::{NodeSet, SCALING_DAEMONSET, SCALING_STATEFULSET};
 use crate::verify::{JudgeCtx, Judgement, Named, Outcome, Params, Read, Reason, Verifier};
 
 pub struct SlinkyNodeset;
@@ -373,6 +373,15 @@ fn gpus(obj: &Obj, t: &PodTemplate, gpu: &GpuType) -> Result<Outcome, InputError
 }
 
 fn replicas(ns: &NodeSet, gpu: &GpuType) -> Outcome {
+    // The CRD's enum (`ScalingModeType`): the API server refuses any other value.
+    if let Some(m) = ns.spec.scaling_mode.as_deref() {
+        if ![SCALING_STATEFULSET, SCALING_DAEMONSET].contains(&m) {
+            let expected = "spec.scalingMode: StatefulSet|DaemonSet";
+            return Outcome::fail(REPLICAS, expected, format!("spec.scalingMode: {m}"))
+                .hint("bad-scaling-mode")
+                .with("value", m);
+        }
+    }
     if ns.is_daemonset_mode() {
         let mode = "spec.scalingMode: DaemonSet";
         return Outcome::pass(REPLICAS).expected_found(mode, mode);
