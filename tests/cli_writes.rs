@@ -820,6 +820,31 @@ fn solve_as_a_learner_puts_the_lab_where_grade_looks_and_grade_finds_it() {
         "{stdout}"
     );
     assert!(stdout.contains("  name: default"), "{stdout}");
+
+    // The learner checks their own lab as grade does: live, and their files in static mode.
+    let (code, stdout, stderr) = c.run(&["check", "15", "--learner", "alice", "-o", "json"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let own: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(own["target"]["namespace"], "alice-karpenter-single-az");
+    assert_eq!(own["target"]["name_prefix"], "alice-");
+    let carol = c.dir.path().join("carol.yaml");
+    let (_, plan, _) = c.run(&["solve", "15", "--learner", "carol", "--dry-run"]);
+    std::fs::write(&carol, plan).unwrap();
+    let files = [
+        "check",
+        "15",
+        "--profile",
+        "kind",
+        "--files",
+        carol.to_str().unwrap(),
+    ];
+    let (code, stdout, stderr) =
+        c.run(&[&["--lang", "en"][..], &files[..], &["--learner", "carol"]].concat());
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    // Without --learner the task's own name is looked for, and carol's pool is not it.
+    let (code, stdout, _) = c.run(&[&["--lang", "en"][..], &files[..]].concat());
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("gpu-training"), "{stdout}");
 }
 
 /// Whether the kinds table says a draft object is cluster-scoped (unknown kinds: namespaced).
@@ -858,6 +883,10 @@ fn start_as_a_learner_writes_every_labs_draft_with_the_prefixed_names_and_its_co
         assert_eq!(code, 0, "{id}: {stdout}\n{stderr}");
         assert!(
             stdout.contains(&format!("trainlab start {id} --learner alice")),
+            "{id}: {stdout}"
+        );
+        assert!(
+            stdout.contains(&format!("trainlab check {id} --learner alice --files")),
             "{id}: {stdout}"
         );
         let written = std::fs::read_to_string(&out).unwrap();

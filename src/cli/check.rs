@@ -44,9 +44,14 @@ pub struct CheckArgs {
     /// Profile whose parameters apply [default: detected from node providerIDs, else kind]
     #[arg(long, value_enum)]
     pub profile: Option<Profile>,
-    /// Namespace of the lab [default: trainlab-<lab id>]; only with one lab
+    /// Namespace of the lab [default: trainlab-<lab id>, or <learner>-<lab id> with --learner];
+    /// only with one lab
     #[arg(short = 'n', long)]
     pub namespace: Option<String>,
+    /// In a workshop: check your lab where `start --learner NAME` put it and `trainlab grade`
+    /// looks (e.g. --learner alice: namespace alice-<lab id>, NodePool alice-gpu-training)
+    #[arg(long, value_name = "NAME")]
+    pub learner: Option<String>,
     #[command(flatten)]
     pub live: super::live::LiveArgs,
     /// Live: re-check until nothing is pending or DURATION (e.g. 90s, 5m) runs out (exit 4)
@@ -95,6 +100,7 @@ pub fn run(g: &Global, a: &CheckArgs) -> Result<ExitCode, crate::Error> {
             all: a.all,
             source,
             namespace: a.namespace.clone(),
+            learner: a.learner.clone(),
             params: a.params.clone(),
             profile: a.profile,
             repeat,

@@ -58,6 +58,7 @@ pub fn run(g: &Global, a: &SnapshotArgs) -> Result<ExitCode, crate::Error> {
             all: a.all,
             source: Source::Live(a.live.opts()),
             namespace: a.namespace.clone(),
+            learner: None,
             params: Vec::new(),
             profile: None,
             repeat: Repeat::Once,

@@ -91,23 +91,22 @@ pub fn run(g: &Global, a: &StartArgs) -> Result<ExitCode, crate::Error> {
         let id = &b.lab.id;
         let p = path.display();
         let next = if a.draft_only {
-            // Static mode has no learner prefix: it checks the task's own names.
-            let check = match &place.learner {
-                None => format!(
-                    "  trainlab check {id} --files {p} --profile kind   (static mode, no cluster)\n"
-                ),
-                Some(_) => String::new(),
+            let learner = match &place.learner {
+                Some(l) => format!(" --learner {l}"),
+                None => String::new(),
             };
+            let check = format!(
+                "  trainlab check {id}{learner} --files {p} --profile kind   (static mode, no cluster)\n"
+            );
             format!(
                 "{check}  trainlab start {id}{w}   (on a cluster: the namespace and the starter objects)\n",
                 w = where_flags(a)
             )
         } else {
-            let check = match (&place.learner, place.grade_command(id)) {
-                (None, _) => format!("  trainlab check {id}{w} --wait 2m\n", w = where_flags(a)),
-                (Some(_), Some(grade)) => format!("  {grade}\n"),
-                (Some(_), None) => String::new(),
-            };
+            let mut check = format!("  trainlab check {id}{w} --wait 2m\n", w = where_flags(a));
+            if let Some(grade) = place.grade_command(id) {
+                check.push_str(&format!("  {grade}   (what the instructor runs)\n"));
+            }
             format!("  kubectl apply -n {namespace} -f {p}\n{check}")
         };
         print(&format!("\nwrote {p}: complete the TODOs, then\n{next}"));

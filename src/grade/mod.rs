@@ -93,6 +93,7 @@ impl<'c> Room<'c> {
                 all,
                 source: Source::Demo,
                 namespace: None,
+                learner: None,
                 params: req.params.clone(),
                 profile: req.profile,
                 repeat: Repeat::Once,

@@ -53,6 +53,9 @@ pub struct Request {
     pub all: bool,
     pub source: Source,
     pub namespace: Option<String>,
+    /// A workshop learner: each lab's namespace from grade's default template, and the
+    /// learner's prefix on the task's cluster-scoped names (`-n` still names the namespace).
+    pub learner: Option<String>,
     pub params: Vec<(String, String)>,
     pub profile: Option<Profile>,
     pub repeat: Repeat,
@@ -107,7 +110,13 @@ impl<'c> Plan<'c> {
         let mut items = Vec::new();
         for b in bundles {
             let verifier = verifier_for(&b.lab.id).ok_or_else(|| quiz_only(b))?;
-            let mut target = Target::for_lab(&b.lab.id);
+            let mut target = match &req.learner {
+                Some(l) => {
+                    crate::grade::check_learner(l)?;
+                    crate::grade::shared_target(&crate::grade::Template::default(), l, &b.lab.id)
+                }
+                None => Target::for_lab(&b.lab.id),
+            };
             if let Some(ns) = &req.namespace {
                 target.namespace = ns.clone();
             }
