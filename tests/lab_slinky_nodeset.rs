@@ -4,7 +4,6 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::{json, Value};
 use support::emulator::Emulator;
@@ -490,38 +489,6 @@ fn a_non_number_node_count_is_bad_input_naming_the_parameter() {
 
 // ---------------------------------------------------------------------------------------------
 // The command line and a live (emulated) cluster.
-
-fn trainlab(dir: &Path, kubeconfig: Option<&Path>, args: &[&str]) -> (i32, String, String) {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_trainlab"));
-    c.env("NO_COLOR", "1")
-        .env("LANG", "C.UTF-8")
-        .current_dir(dir);
-    match kubeconfig {
-        Some(k) => c.env("KUBECONFIG", k),
-        None => c.env("KUBECONFIG", "/nonexistent"),
-    };
-    let out = c.args(args).output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
-
-fn statuses(report: &str) -> Vec<(String, String)> {
-    let v: Value = serde_json::from_str(report).unwrap();
-    v["outcomes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|o| {
-            (
-                o["check"].as_str().unwrap().into(),
-                o["status"].as_str().unwrap().into(),
-            )
-        })
-        .collect()
-}
 
 #[test]
 fn files_with_the_kind_profile_and_a_snapshot_from_the_command_line() {

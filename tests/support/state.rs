@@ -198,3 +198,38 @@ impl State {
         self
     }
 }
+
+/// Runs the real binary in `dir` against `kubeconfig` (none: a path that does not exist, so no
+/// cluster is reachable): exit code, stdout, stderr.
+pub fn trainlab(dir: &Path, kubeconfig: Option<&Path>, args: &[&str]) -> (i32, String, String) {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_trainlab"));
+    c.env("NO_COLOR", "1")
+        .env("LANG", "C.UTF-8")
+        .current_dir(dir);
+    match kubeconfig {
+        Some(k) => c.env("KUBECONFIG", k),
+        None => c.env("KUBECONFIG", "/nonexistent"),
+    };
+    let out = c.args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// (check, status) of every outcome of a one-lab JSON report.
+pub fn statuses(report: &str) -> Vec<(String, String)> {
+    let v: Value = serde_json::from_str(report).unwrap();
+    v["outcomes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            (
+                o["check"].as_str().unwrap().into(),
+                o["status"].as_str().unwrap().into(),
+            )
+        })
+        .collect()
+}
