@@ -6,6 +6,7 @@
 #
 #   fuzz/seed.sh            # all targets
 #   fuzz/seed.sh shell argv # some
+#   FUZZ_CORPUS=/tmp/seeds fuzz/seed.sh   # into another folder
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,7 +22,8 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(".")
-OUT = ROOT / "fuzz" / "corpus"
+# FUZZ_CORPUS: another folder for the corpora (CI seeds a temporary one to replay).
+OUT = Path(os.environ["FUZZ_CORPUS"]) if os.environ.get("FUZZ_CORPUS") else ROOT / "fuzz" / "corpus"
 
 def put(target, data):
     if isinstance(data, str):

@@ -366,7 +366,7 @@ fn training_operator() -> Vec<serde_json::Value> {
     trainlab::observe::parse_text(m.text, m.path)
         .unwrap()
         .into_iter()
-        .map(|o| o.value)
+        .map(|o| std::sync::Arc::unwrap_or_clone(o.value))
         .collect()
 }
 

@@ -297,7 +297,7 @@ pub fn observe(data: &[u8]) -> Verdict {
                     .unwrap_or_else(|e| panic!("a saved read does not read back: {e}\n{saved}"));
                 assert_eq!(back.len(), owned.len(), "objects lost saving\n{saved}");
                 for (a, b) in owned.iter().zip(&back) {
-                    let mut a = a.value.clone();
+                    let mut a = a.value.as_ref().clone();
                     if let Some(m) = a.get_mut("metadata").and_then(Value::as_object_mut) {
                         m.remove("managedFields");
                     }
@@ -1084,7 +1084,7 @@ fn read_folder(dir: &Path) -> Vec<Value> {
         .iter()
         .filter_map(|f| trainlab::observe::parse_file(f).ok())
         .flatten()
-        .map(|o| o.value)
+        .map(|o| std::sync::Arc::unwrap_or_clone(o.value))
         .collect()
 }
 

@@ -53,14 +53,25 @@ impl Text {
         }
     }
 
-    pub fn render(&self, lang: Lang, vars: &BTreeMap<String, String>) -> String {
+    pub fn render(&self, lang: Lang, vars: &impl Vars) -> String {
         fill(self.get(lang), vars)
+    }
+}
+
+/// Something `{placeholders}` are filled from: parameters, an outcome's evidence.
+pub trait Vars {
+    fn var(&self, name: &str) -> Option<&str>;
+}
+
+impl Vars for BTreeMap<String, String> {
+    fn var(&self, name: &str) -> Option<&str> {
+        self.get(name).map(String::as_str)
     }
 }
 
 /// Replaces `{name}` with `vars[name]`. Unknown names stay as written, so a missing value is
 /// visible rather than silently empty; `lint` catches them for the shipped labs.
-pub fn fill(template: &str, vars: &BTreeMap<String, String>) -> String {
+pub fn fill(template: &str, vars: &impl Vars) -> String {
     let mut out = String::with_capacity(template.len());
     let mut rest = template;
     while let Some(start) = rest.find('{') {
@@ -69,7 +80,7 @@ pub fn fill(template: &str, vars: &BTreeMap<String, String>) -> String {
         match after.find('}') {
             Some(end) if is_placeholder(&after[..end]) => {
                 let name = &after[..end];
-                match vars.get(name) {
+                match vars.var(name) {
                     Some(v) => out.push_str(v),
                     None => {
                         out.push('{');

@@ -132,14 +132,23 @@ pub fn run(g: &Global, a: &GradeArgs) -> Result<ExitCode, crate::Error> {
     let mut view = RoomScreen::new(g.lang(), a.output, a.watch, a.html.clone());
     let result =
         runtime()?.block_on(grade::run(&room, a.watch.then_some(a.interval), &mut view))?;
+    let code = grade::exit_code(&result);
     if !a.watch {
         let board = Scoreboard::new(&result, g.lang());
-        print(&room::render(&board, a.output, width(a.output)));
+        // The board holds every report; the room's results are not needed beside it.
+        drop(result);
+        if a.output == RoomFormat::Json {
+            // Streamed: a room's document is megabytes, never held whole as a string.
+            let out = std::io::BufWriter::new(std::io::stdout().lock());
+            let _ = room::write_json(&board, out);
+        } else {
+            print(&room::render(&board, a.output, width(a.output)));
+        }
         if let Some(p) = &a.html {
             write_html(p, &board)?;
         }
     }
-    Ok(grade::exit_code(&result))
+    Ok(code)
 }
 
 /// The page's folder must exist before grading starts, not after.

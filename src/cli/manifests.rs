@@ -307,7 +307,8 @@ pub fn prefixed_draft(text: &str, origin: &str, prefix: &str) -> Result<String, 
         return Ok(text.to_string());
     }
     let mut out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
-    let mut expected: Vec<serde_json::Value> = objs.iter().map(|o| o.value.clone()).collect();
+    let mut expected: Vec<serde_json::Value> =
+        objs.iter().map(|o| o.value.as_ref().clone()).collect();
     for r in &renames {
         let (d, in_list) = doc_of[r.object];
         let cannot = |why: &str| {
@@ -333,7 +334,7 @@ pub fn prefixed_draft(text: &str, origin: &str, prefix: &str) -> Result<String, 
     let result = out.concat();
     let back: Vec<serde_json::Value> = parse_text(&result, origin)?
         .into_iter()
-        .map(|o| o.value)
+        .map(|o| std::sync::Arc::unwrap_or_clone(o.value))
         .collect();
     if back != expected {
         return Err(crate::Error::Usage(format!(

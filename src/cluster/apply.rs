@@ -88,7 +88,7 @@ enum Refusal {
 /// Labels an object and places it in the lab namespace. A Namespace manifest named like the
 /// lab's default namespace is renamed to the target namespace.
 pub fn label_and_place(obj: &Obj, lab_id: &str, namespace: &str) -> Value {
-    let mut v = obj.value.clone();
+    let mut v = obj.value.as_ref().clone();
     let default_ns = format!("trainlab-{lab_id}");
     if obj.kind() == "Namespace" && obj.api_version() == "v1" && obj.name() == default_ns {
         v["metadata"]["name"] = Value::String(namespace.to_string());
@@ -638,7 +638,7 @@ metadata: {name: extra}
             .collect();
         assert_eq!(got, want);
 
-        let mut v = task[4].value.clone();
+        let mut v = task[4].value.as_ref().clone();
         for r in learner_renames(&task, &scoped, "alice-")
             .iter()
             .filter(|r| r.object == 4)

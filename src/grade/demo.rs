@@ -187,9 +187,9 @@ fn move_to(
     objs.iter_mut()
         .map(|o| {
             if is_namespaced(o) && o.namespace().is_none() {
-                o.value["metadata"]["namespace"] = Value::String(default_ns.clone());
+                o.value_mut()["metadata"]["namespace"] = Value::String(default_ns.clone());
             }
-            rewrite(&mut o.value, &default_ns, namespace, &renames);
+            rewrite(o.value_mut(), &default_ns, namespace, &renames);
             let origin = match &o.origin {
                 Origin::File { path, doc, item } => Origin::File {
                     path: format!("demo room: {learner}, {path}"),

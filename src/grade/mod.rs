@@ -10,6 +10,7 @@
 
 mod board;
 mod demo;
+mod judge;
 pub mod rbac;
 mod read;
 mod room;
@@ -389,48 +390,17 @@ async fn shared_round(
     let caps = detect(conn, discovery, &wanted, &reads, &facts, profile).await;
 
     progress.grading(learners.len());
-    let per = room.labs.len().max(1);
-    let mut out = Vec::with_capacity(learners.len());
-    // Learners are judged a batch at a time from one observation holding the batch's answers:
-    // a batch's own objects are copied once, and objects every learner reads (nodes, the
-    // room's NodePools) once per batch rather than once per learner.
-    for (names, batch) in learners.chunks(BATCH).zip(plan.items.chunks(per * BATCH)) {
-        let mut seen = HashSet::new();
-        let queries: Vec<Query> = batch
-            .iter()
-            .flat_map(|i| verify::queries(i.verifier, &i.target))
-            .filter(|q| seen.insert(q.clone()))
-            .collect();
-        let obs = reads.observed(&queries);
-        for (l, items) in names.iter().zip(batch.chunks(per)) {
-            let mut results = Vec::with_capacity(items.len());
-            for item in items {
-                let mut target = item.target.clone();
-                target.context = Some(conn.context.clone());
-                let r = verify::run(
-                    item.bundle,
-                    item.verifier,
-                    &obs,
-                    &target,
-                    &plan.params,
-                    plan.profile,
-                    Some(&caps),
-                )?;
-                results.push(r);
-            }
-            out.push(LearnerResult {
-                name: l.clone(),
-                context: Some(conn.context.clone()),
-                results: Ok(results),
-            });
-            progress.learner_done(l);
-        }
-    }
+    let out = judge::shared(
+        &learners,
+        &plan,
+        room.labs.len(),
+        &reads,
+        &caps,
+        &conn.context,
+        progress,
+    )?;
     Ok(finish(room, out, SourceKind::Live, conn.describe(), notes))
 }
-
-/// Learners judged from one observation (see `shared_round`).
-const BATCH: usize = 20;
 
 /// Capability detection for the room from what the room already read: CRDs through (cached)
 /// discovery, controller Deployments from the room's one Deployment LIST, devices from the

@@ -8,10 +8,13 @@
 //! cannot grant metadata-only reads), so a check that needs one is skipped with that reason.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
 
-use crate::cluster::{gather, Conn, Discovery};
+use serde_json::value::RawValue;
+
+use crate::cluster::{compact, gather, gather_as, Conn, Discovery};
 use crate::observe::kinds::{self, ResourceKind};
-use crate::observe::{Obj, Observed, Query, ReadResult, Selector, Unavailable};
+use crate::observe::{Obj, Observed, Origin, Query, ReadResult, Selector, Unavailable};
 use crate::Error;
 
 /// The merged queries: one per kind, at cluster scope. When every query of a kind asks for the
@@ -78,18 +81,54 @@ pub struct PerNamespace {
     pub message: String,
 }
 
+/// One object of the room's cluster-wide reads, kept as compressed JSON text until a batch of
+/// learners is judged: a room holds thousands of objects; as trees of values they take about
+/// five times the bytes of their text, and LZ4 packs their text to about 60%.
+struct Stored {
+    namespace: Option<Box<str>>,
+    name: Box<str>,
+    packed: Box<[u8]>,
+}
+
+impl Stored {
+    /// A listed object, read as [`compact`] text.
+    fn read(raw: &RawValue, q: &Query) -> Result<Stored, String> {
+        let c = compact(raw, q)?;
+        Ok(Stored {
+            namespace: c.header.namespace().map(Box::from),
+            name: c.header.name().into(),
+            packed: lz4_flex::compress_prepend_size(c.text.as_bytes()).into_boxed_slice(),
+        })
+    }
+
+    /// The object again; it passed `Obj::new` when it was read, so this cannot fail unless
+    /// memory was damaged.
+    fn obj(&self) -> Result<Obj, Unavailable> {
+        lz4_flex::decompress_size_prepended(&self.packed)
+            .map_err(|e| e.to_string())
+            .and_then(|text| serde_json::from_slice(&text).map_err(|e| e.to_string()))
+            .and_then(|v| Obj::new(v, Origin::Live).map_err(|e| e.to_string()))
+            .map_err(|message| Unavailable::Failed {
+                message: format!("internal: a stored object no longer reads: {message}"),
+            })
+    }
+}
+
 /// What the room read, merged, and the per-namespace fallbacks.
 pub struct RoomReads {
-    merged: HashMap<&'static ResourceKind, Query>,
-    main: Observed,
+    /// Per merged kind: its query and the answer, objects kept as [`Stored`].
+    main: HashMap<&'static ResourceKind, (Query, Result<Vec<Stored>, Unavailable>)>,
     /// For each merged kind, the positions of its objects per namespace, so answering one
     /// learner's query looks at that learner's objects only (not the whole room's).
-    by_namespace: HashMap<&'static ResourceKind, HashMap<String, Vec<usize>>>,
+    by_namespace: HashMap<&'static ResourceKind, HashMap<Box<str>, Vec<usize>>>,
     /// Kinds read per namespace after a cluster-wide 403, answered by their own queries.
     fallback: Option<Observed>,
     fallback_kinds: HashSet<&'static ResourceKind>,
     pub per_namespace: Vec<PerNamespace>,
     context: String,
+    /// Answers to cluster-wide queries (nodes, NodePools, StorageClasses): the same for every
+    /// learner, so parsed once and shared by every batch (objects share their values).
+    shared: Mutex<HashMap<Query, ReadResult>>,
 }
 
 impl RoomReads {
@@ -101,12 +140,12 @@ impl RoomReads {
         queries: &[Query],
     ) -> Result<RoomReads, Error> {
         let merged = merge(queries);
-        let main = gather(conn, discovery, &merged).await?;
+        let main = gather_as(conn, discovery, &merged, Stored::read).await?;
         let mut fallback_kinds = HashSet::new();
         let mut per_namespace = Vec::new();
         let mut retry: Vec<Query> = Vec::new();
-        for m in &merged {
-            let Err(Unavailable::Forbidden { message, .. }) = main.list(m) else {
+        for (m, answer) in &main {
+            let Err(Unavailable::Forbidden { message, .. }) = answer else {
                 continue;
             };
             if !m.kind.namespaced {
@@ -129,7 +168,7 @@ impl RoomReads {
                     .filter_map(|q| q.namespace.as_deref())
                     .collect::<HashSet<_>>()
                     .len(),
-                message,
+                message: message.clone(),
             });
             retry.extend(mine);
         }
@@ -138,14 +177,14 @@ impl RoomReads {
         } else {
             Some(gather(conn, discovery, &retry).await?)
         };
-        let by_namespace = merged
+        let by_namespace = main
             .iter()
-            .filter(|m| m.kind.namespaced)
-            .filter_map(|m| {
-                let objs = main.list(m).ok()?;
-                let mut idx: HashMap<String, Vec<usize>> = HashMap::new();
+            .filter(|(m, _)| m.kind.namespaced)
+            .filter_map(|(m, answer)| {
+                let objs = answer.as_ref().ok()?;
+                let mut idx: HashMap<Box<str>, Vec<usize>> = HashMap::new();
                 for (i, o) in objs.iter().enumerate() {
-                    idx.entry(o.namespace().unwrap_or_default().to_string())
+                    idx.entry(o.namespace.clone().unwrap_or_default())
                         .or_default()
                         .push(i);
                 }
@@ -153,18 +192,31 @@ impl RoomReads {
             })
             .collect();
         Ok(RoomReads {
-            merged: merged.into_iter().map(|q| (q.kind, q)).collect(),
-            main,
+            main: main.into_iter().map(|(q, a)| (q.kind, (q, a))).collect(),
             by_namespace,
             fallback,
             fallback_kinds,
             per_namespace,
             context: conn.context.clone(),
+            shared: Mutex::new(HashMap::new()),
         })
     }
 
     /// The answer to one learner's query, as if it had been read on its own.
     pub fn answer(&self, q: &Query) -> ReadResult {
+        if q.namespace.is_some() {
+            return self.answer_now(q);
+        }
+        let lock = || self.shared.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(r) = lock().get(q) {
+            return r.clone();
+        }
+        let r = self.answer_now(q);
+        lock().insert(q.clone(), r.clone());
+        r
+    }
+
+    fn answer_now(&self, q: &Query) -> ReadResult {
         if is_withheld(q) {
             return Err(withheld(q));
         }
@@ -173,24 +225,30 @@ impl RoomReads {
                 return f.list(q).map(|objs| objs.into_iter().cloned().collect());
             }
         }
-        let Some(m) = self.merged.get(q.kind) else {
+        let Some((_, answer)) = self.main.get(q.kind) else {
             return Err(Unavailable::Failed {
                 message: format!("internal: {} was not planned for the room", q.describe()),
             });
         };
-        let objs = self.main.list(m)?;
-        let mine = match (&q.namespace, self.by_namespace.get(q.kind)) {
+        let objs = answer.as_ref().map_err(Clone::clone)?;
+        let mine: Vec<&Stored> = match (&q.namespace, self.by_namespace.get(q.kind)) {
             (Some(ns), Some(idx)) => idx
-                .get(ns)
-                .map(|is| is.iter().map(|&i| objs[i]).collect())
+                .get(ns.as_str())
+                .map(|is| is.iter().map(|&i| &objs[i]).collect())
                 .unwrap_or_default(),
-            _ => objs,
+            _ => objs.iter().collect(),
         };
-        Ok(filter(q, mine))
+        // Names are kept beside the text, so a named read parses only what it names.
+        let parsed = mine
+            .into_iter()
+            .filter(|s| q.name.as_deref().is_none_or(|n| &*s.name == n))
+            .map(Stored::obj)
+            .collect::<Result<Vec<Obj>, Unavailable>>()?;
+        Ok(filter(q, parsed))
     }
 
-    /// An observation holding exactly the answers to `queries` (one learner's labs), as a live
-    /// gather of those queries would have produced.
+    /// An observation holding exactly the answers to `queries` (one batch of learners' labs), as
+    /// a live gather of those queries would have produced.
     pub fn observed(&self, queries: &[Query]) -> Observed {
         let reads: HashMap<Query, ReadResult> = queries
             .iter()
@@ -206,7 +264,7 @@ fn dedup(queries: impl Iterator<Item = Query>) -> Vec<Query> {
 }
 
 /// The objects of a cluster-wide answer that `q` selects.
-pub fn filter(q: &Query, objs: Vec<&Obj>) -> Vec<Obj> {
+pub fn filter(q: &Query, objs: impl IntoIterator<Item = Obj>) -> Vec<Obj> {
     let selector = q.selector.as_deref().map(Selector::parse);
     objs.into_iter()
         .filter(|o| {
@@ -216,14 +274,12 @@ pub fn filter(q: &Query, objs: Vec<&Obj>) -> Vec<Obj> {
         })
         .filter(|o| selector.as_ref().is_none_or(|s| s.matches(o)))
         .filter(|o| q.name.as_deref().is_none_or(|n| o.name() == n))
-        .cloned()
         .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::observe::Origin;
 
     fn obj(kind: &str, ns: Option<&str>, name: &str, labels: serde_json::Value) -> Obj {
         let mut meta = serde_json::json!({"name": name, "labels": labels});
@@ -294,9 +350,8 @@ mod tests {
                 serde_json::json!({"app": "x"}),
             ),
         ];
-        let refs: Vec<&Obj> = all.iter().collect();
         let names = |q: &Query| -> Vec<String> {
-            filter(q, refs.clone())
+            filter(q, all.iter().cloned())
                 .iter()
                 .map(|o| o.name().to_string())
                 .collect()
@@ -312,6 +367,33 @@ mod tests {
         );
         assert_eq!(names(&Query::cluster(&kinds::PODS)).len(), 3);
         assert!(names(&Query::new(&kinds::PODS, "carol-lab")).is_empty());
+    }
+
+    #[test]
+    fn a_stored_object_reads_back_as_it_was_listed_and_takes_less_room() {
+        let pod = serde_json::json!({
+            "metadata": {"name": "w-0", "namespace": "alice-lab", "labels": {"app": "x"}},
+            "spec": {"containers": (0..8).map(|i| serde_json::json!({
+                "name": format!("c{i}"), "image": "nvcr.io/nvidia/pytorch:24.07-py3",
+                "resources": {"limits": {"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": "4"}}}))
+                .collect::<Vec<_>>()},
+        });
+        let raw = serde_json::value::to_raw_value(&pod).unwrap();
+        let q = Query::new(&kinds::PODS, "alice-lab");
+        let s = Stored::read(&raw, &q).unwrap();
+        assert_eq!(
+            (s.namespace.as_deref(), &*s.name),
+            (Some("alice-lab"), "w-0")
+        );
+        assert!(
+            s.packed.len() * 2 < raw.get().len(),
+            "{} of {}",
+            s.packed.len(),
+            raw.get().len()
+        );
+        let o = s.obj().unwrap();
+        assert_eq!(o.kind(), "Pod");
+        assert_eq!(o.value["spec"], pod["spec"]);
     }
 
     #[test]

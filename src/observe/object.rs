@@ -1,6 +1,7 @@
 //! One Kubernetes object as read from any source, with where it came from.
 
 use std::fmt;
+use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -93,10 +94,11 @@ fn shown(v: &Value) -> String {
 }
 
 /// A Kubernetes object kept as JSON: sources stay schema-free and verifiers parse the part they
-/// judge into a typed view with [`Obj::parse`].
+/// judge into a typed view with [`Obj::parse`]. The value is shared, so copying an object (into
+/// an answer, a batch's observation) never copies its tree.
 #[derive(Debug, Clone)]
 pub struct Obj {
-    pub value: Value,
+    pub value: Arc<Value>,
     pub origin: Origin,
 }
 
@@ -123,7 +125,15 @@ impl Obj {
             });
         }
         check_metadata(&value, &origin)?;
-        Ok(Obj { value, origin })
+        Ok(Obj {
+            value: Arc::new(value),
+            origin,
+        })
+    }
+
+    /// The value to change, copied first if another object shares it.
+    pub fn value_mut(&mut self) -> &mut Value {
+        Arc::make_mut(&mut self.value)
     }
 
     pub fn api_version(&self) -> &str {
@@ -172,7 +182,7 @@ impl Obj {
 
     /// Deserializes into a typed view; a type mismatch names the origin and the field path.
     pub fn parse<T: DeserializeOwned>(&self) -> Result<T, InputError> {
-        serde_path_to_error::deserialize::<_, T>(&self.value).map_err(|e| InputError::Field {
+        serde_path_to_error::deserialize::<_, T>(&*self.value).map_err(|e| InputError::Field {
             origin: self.origin.to_string(),
             object: self.display_name(),
             field: e.path().to_string(),

@@ -28,7 +28,7 @@ pub fn to_list_json(q: &Query, objects: &[Obj]) -> String {
     let items: Vec<Value> = objects
         .iter()
         .map(|o| {
-            let mut v = o.value.clone();
+            let mut v = o.value.as_ref().clone();
             if let Some(meta) = v.get_mut("metadata").and_then(Value::as_object_mut) {
                 meta.remove("managedFields");
             }

@@ -173,7 +173,7 @@ async fn apply_object(conn: &Conn, discovery: &Discovery, o: &Obj) -> Result<(),
         (false, _) => Api::all_with(conn.client.clone(), &ar),
     };
     let pp = PatchParams::apply(FIELD_MANAGER).force();
-    let patch = Patch::Apply(&o.value);
+    let patch = Patch::Apply(o.value.as_ref());
     crate::cluster::with_retry(|| api.patch(o.name(), &pp, &patch))
         .await
         .map(|_| ())

@@ -1,8 +1,6 @@
 //! Framework texts in both languages: outcome reasons and the labels of the human report. Lab
 //! specific texts live in lab.yaml; these are the few the framework itself says.
 
-use std::collections::BTreeMap;
-
 use crate::catalog::{Lab, Lang};
 use crate::observe::Unavailable;
 use crate::verify::Reason;
@@ -65,7 +63,7 @@ pub fn ui(key: &str, lang: Lang) -> &'static str {
 pub fn reason_text(
     reason: &Reason,
     lab: &Lab,
-    evidence: &BTreeMap<String, String>,
+    evidence: &crate::verify::Evidence,
     lang: Lang,
 ) -> String {
     let ja = lang == Lang::Ja;

@@ -46,7 +46,7 @@ pub struct OutcomeReport {
     pub found: Option<String>,
     /// Why a check was skipped, errored or is pending.
     pub reason: Option<String>,
-    pub evidence: std::collections::BTreeMap<String, String>,
+    pub evidence: crate::verify::Evidence,
     /// The failure is "the object the lab is about is missing": human output says it once.
     #[serde(skip)]
     pub missing: bool,

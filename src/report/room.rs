@@ -159,10 +159,17 @@ pub fn table(board: &Scoreboard, width: Option<usize>) -> String {
 /// The room as one JSON document: [`Scoreboard`] (`schema_version` 1), each cell holding the
 /// learner's lab report in the schema of `check -o json`.
 pub fn json(board: &Scoreboard) -> String {
-    let mut s =
-        serde_json::to_string_pretty(board).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
-    s.push('\n');
-    s
+    let mut out = Vec::new();
+    // Writing to memory fails only if serialising fails, and a Scoreboard always serialises.
+    let _ = write_json(board, &mut out);
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// [`json`], written to `out` as it is serialised (a room's document is megabytes).
+pub fn write_json(board: &Scoreboard, mut out: impl std::io::Write) -> std::io::Result<()> {
+    serde_json::to_writer_pretty(&mut out, board)?;
+    out.write_all(b"\n")?;
+    out.flush()
 }
 
 /// JUnit XML: a testsuite per learner × lab (`learner/lab`), a testcase per check (classname

@@ -2,6 +2,7 @@
 //! observed). The framework fetches, and [`run`] turns a judgement into a graded [`LabResult`].
 
 mod context;
+mod evidence;
 mod lint;
 mod outcome;
 mod read;
@@ -44,6 +45,7 @@ pub mod kit;
 pub mod views;
 
 pub use context::{JudgeCtx, Named, Params, Target, MISSING_HINT};
+pub use evidence::Evidence;
 pub use lint::lint_lab;
 pub use outcome::{Advice, Judgement, Outcome, Reason, Status};
 pub use read::{Read, Scope};

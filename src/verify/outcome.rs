@@ -1,6 +1,6 @@
 //! The outcome vocabulary (DESIGN.md "Outcomes"): every check yields exactly one outcome.
 
-use std::collections::BTreeMap;
+use super::evidence::Evidence;
 
 use serde::Serialize;
 
@@ -73,7 +73,7 @@ pub struct Outcome {
     /// A key of the check's `hints:` in lab.yaml, for a specific way of failing.
     pub hint: Option<String>,
     /// Facts that fill `{placeholders}` in the check's hint and in messages.
-    pub evidence: BTreeMap<String, String>,
+    pub evidence: Evidence,
 }
 
 impl Outcome {
@@ -85,7 +85,7 @@ impl Outcome {
             found: None,
             reason: None,
             hint: None,
-            evidence: BTreeMap::new(),
+            evidence: Evidence::new(),
         }
     }
 
@@ -158,14 +158,14 @@ impl Outcome {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Advice {
     pub id: String,
-    pub evidence: BTreeMap<String, String>,
+    pub evidence: Evidence,
 }
 
 impl Advice {
     pub fn new(id: &str) -> Advice {
         Advice {
             id: id.to_string(),
-            evidence: BTreeMap::new(),
+            evidence: Evidence::new(),
         }
     }
 

@@ -118,14 +118,15 @@ pub fn run(
         declared: verifier.reads(),
     };
     let judgement = verifier.judge(&ctx)?;
+    // Moved, not copied, into the result: a room keeps thousands of them.
+    let mut judged: Vec<Option<Outcome>> = judgement.outcomes.into_iter().map(Some).collect();
 
     let mut outcomes = Vec::with_capacity(lab.checks.len());
     for check in &lab.checks {
-        let from_verifier = judgement
-            .outcomes
-            .iter()
-            .find(|o| o.check == check.id)
-            .cloned();
+        let from_verifier = judged
+            .iter_mut()
+            .find(|o| o.as_ref().is_some_and(|o| o.check == check.id))
+            .and_then(Option::take);
         // A spec check needs the capability's API; a state check needs its controller too.
         let missing_cap = capabilities.and_then(|caps| {
             check.capabilities.iter().find_map(|c| {

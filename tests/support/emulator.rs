@@ -1667,17 +1667,33 @@ impl Inner {
     }
 
     fn selected(&self, filter: &Filter) -> Vec<(Key, Value)> {
-        self.store
-            .iter()
-            .filter(|(k, o)| filter.matches(k, o))
+        self.selected_refs(filter)
+            .into_iter()
             .map(|(k, o)| (k.clone(), o.clone()))
+            .collect()
+    }
+
+    /// The selected objects in key order, borrowed: a LIST walks only its own kind's keys (the
+    /// store is ordered by group and kind first) and copies only the page it sends, as an API
+    /// server's watch cache answers a paged LIST without copying the whole collection.
+    fn selected_refs(&self, filter: &Filter) -> Vec<(&Key, &Value)> {
+        let start = Key {
+            group: filter.group.clone(),
+            kind: filter.kind.clone(),
+            namespace: String::new(),
+            name: String::new(),
+        };
+        self.store
+            .range(start..)
+            .take_while(|(k, _)| k.group == filter.group && k.kind == filter.kind)
+            .filter(|(k, o)| filter.matches(k, o))
             .collect()
     }
 
     /// LIST with selectors and `limit`/`continue` paging (the token is the offset).
     fn list(&mut self, req: &Request, t: &Target) -> Outcome {
         let filter = Filter::from_request(req, t)?;
-        let all = self.selected(&filter);
+        let all = self.selected_refs(&filter);
         let offset: usize = match req.query.get("continue").filter(|c| !c.is_empty()) {
             Some(token) => token
                 .strip_prefix("emulator-")
@@ -1695,7 +1711,7 @@ impl Inner {
             .iter()
             .skip(offset)
             .take(limit)
-            .map(|(_, o)| o)
+            .map(|&(_, o)| o)
             .collect();
         let mut metadata = json!({"resourceVersion": self.rv.to_string()});
         let next = offset.saturating_add(page.len());

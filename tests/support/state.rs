@@ -59,14 +59,14 @@ impl State {
             .iter_mut()
             .find(|o| o.kind() == kind && o.name() == name)
             .unwrap_or_else(|| panic!("no {kind}/{name} in the state"));
-        f(&mut o.value);
+        f(o.value_mut());
         self
     }
 
     /// Edits every object of a kind.
     pub fn edit_all(mut self, kind: &str, mut f: impl FnMut(&mut Value)) -> State {
         for o in self.objects.iter_mut().filter(|o| o.kind() == kind) {
-            f(&mut o.value);
+            f(o.value_mut());
         }
         self
     }

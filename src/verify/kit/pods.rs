@@ -677,7 +677,7 @@ mod tests {
             "spec": {"template": {"spec": {"containers": []}}}}));
         let mine = running_pod("mine");
         let mut other = running_pod("other");
-        other.value["metadata"]["ownerReferences"][0]["uid"] = json!("u-2");
+        other.value_mut()["metadata"]["ownerReferences"][0]["uid"] = json!("u-2");
         let s = owned_states(&job, &[&mine, &other]).unwrap();
         assert_eq!(
             s.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(),
@@ -685,7 +685,7 @@ mod tests {
         );
         // A job from a manifest (no uid) owns nothing yet.
         let mut manifest = job.clone();
-        manifest.value["metadata"]
+        manifest.value_mut()["metadata"]
             .as_object_mut()
             .unwrap()
             .remove("uid");

@@ -356,14 +356,14 @@ mod tests {
         let j = job(json!({}));
         let wl = Workload::from_obj(&j).unwrap().unwrap();
         let mut p = pod("j-0-a", "0", "Pending", "u-1");
-        p.value["status"]["conditions"] = json!([{"type": "PodScheduled", "status": "False",
+        p.value_mut()["status"]["conditions"] = json!([{"type": "PodScheduled", "status": "False",
             "reason": "Unschedulable", "message": "0/3 nodes are available"}]);
         let refs = [&p];
         let rp = &rank_pods(&wl, &refs).unwrap()[0];
         let said = "0/3 nodes are available".to_string();
         assert_eq!(rp.standing(|_| true), Standing::Unschedulable(said.clone()));
         assert_eq!(rp.standing(|_| false), Standing::WaitingCapacity(said));
-        p.value["status"] = json!({"phase": "Pending", "containerStatuses": [{"name": "c",
+        p.value_mut()["status"] = json!({"phase": "Pending", "containerStatuses": [{"name": "c",
             "ready": false, "restartCount": 3, "image": "i", "imageID": "",
             "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off"}}}]});
         let refs = [&p];

@@ -86,7 +86,7 @@ impl Rollout {
 
 /// A whole number at `path` of `o` (absent: `default`); another type is bad input.
 fn count(o: &Obj, path: &[&str], default: i64) -> Result<i64, InputError> {
-    let mut v = &o.value;
+    let mut v: &serde_json::Value = &o.value;
     for p in path {
         v = &v[*p];
     }

@@ -165,7 +165,7 @@ pub fn refusal_outcome(check: &str, o: &Obj, r: &Refusal) -> Outcome {
 pub fn missing_images(o: &Obj, wrappers: &[&str]) -> Result<Vec<String>, InputError> {
     let mut out = Vec::new();
     for w in wrappers {
-        let mut v = &o.value;
+        let mut v: &serde_json::Value = &o.value;
         for p in w.split('.') {
             v = &v[p];
         }

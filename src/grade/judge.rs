@@ -1,0 +1,130 @@
+//! Judging a room on a shared cluster from what it read: each learner from an observation
+//! holding only their answers, learners spread over the machine's cores.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
+
+use super::{LearnerResult, RoomProgress, RoomReads};
+use crate::facts::capabilities::Capabilities;
+use crate::observe::Query;
+use crate::plan::{Item, Plan};
+use crate::verify;
+use crate::Error;
+
+/// Learners judged from one observation. One: a learner's objects are held as trees of values
+/// (about five times their text) only while that learner is judged, and what every learner
+/// reads (nodes, the room's NodePools) is parsed once for the room and shared
+/// (`RoomReads::answer`), so a bigger batch would save nothing.
+const BATCH: usize = 1;
+
+/// At most this many batches judged at once (one per core, up to this).
+const MAX_WORKERS: usize = 4;
+
+/// Every learner's results, in the order of `learners`. `per` is the number of labs each
+/// learner has in `plan` (items are laid out learner by learner).
+pub fn shared(
+    learners: &[String],
+    plan: &Plan<'_>,
+    per: usize,
+    reads: &RoomReads,
+    caps: &Capabilities,
+    context: &str,
+    progress: &mut dyn RoomProgress,
+) -> Result<Vec<LearnerResult>, Error> {
+    let per = per.max(1);
+    let batches: Vec<(&[String], &[Item<'_>])> = learners
+        .chunks(BATCH)
+        .zip(plan.items.chunks(per * BATCH))
+        .collect();
+    let workers = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .clamp(1, MAX_WORKERS)
+        .min(batches.len().max(1));
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let (tx, rx) = mpsc::channel::<(usize, Result<Vec<LearnerResult>, Error>)>();
+    let mut done: Vec<Option<Vec<LearnerResult>>> = Vec::new();
+    done.resize_with(batches.len(), || None);
+    let mut failed: Option<Error> = None;
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            let tx = tx.clone();
+            let (batches, next, stop) = (&batches, &next, &stop);
+            s.spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some((names, items)) = batches.get(i) else {
+                        break;
+                    };
+                    let r = batch(names, items, per, plan, reads, caps, context);
+                    if tx.send((i, r)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        // Progress is drawn here, on the caller's thread, as batches finish.
+        for (i, r) in rx {
+            match r {
+                Ok(results) => {
+                    for l in &results {
+                        progress.learner_done(&l.name);
+                    }
+                    done[i] = Some(results);
+                }
+                Err(e) => {
+                    stop.store(true, Ordering::Relaxed);
+                    failed.get_or_insert(e);
+                }
+            }
+        }
+    });
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    Ok(done.into_iter().flatten().flatten().collect())
+}
+
+/// One batch of learners, judged from one observation holding exactly the batch's answers.
+fn batch(
+    names: &[String],
+    items: &[Item<'_>],
+    per: usize,
+    plan: &Plan<'_>,
+    reads: &RoomReads,
+    caps: &Capabilities,
+    context: &str,
+) -> Result<Vec<LearnerResult>, Error> {
+    let mut seen = std::collections::HashSet::new();
+    let queries: Vec<Query> = items
+        .iter()
+        .flat_map(|i| verify::queries(i.verifier, &i.target))
+        .filter(|q| seen.insert(q.clone()))
+        .collect();
+    let obs = reads.observed(&queries);
+    let mut out = Vec::with_capacity(names.len());
+    for (l, mine) in names.iter().zip(items.chunks(per)) {
+        let mut results = Vec::with_capacity(mine.len());
+        for item in mine {
+            let mut target = item.target.clone();
+            target.context = Some(context.to_string());
+            results.push(verify::run(
+                item.bundle,
+                item.verifier,
+                &obs,
+                &target,
+                &plan.params,
+                plan.profile,
+                Some(caps),
+            )?);
+        }
+        out.push(LearnerResult {
+            name: l.clone(),
+            context: Some(context.to_string()),
+            results: Ok(results),
+        });
+    }
+    Ok(out)
+}
