@@ -280,6 +280,7 @@ pub fn filter(q: &Query, objs: impl IntoIterator<Item = Obj>) -> Vec<Obj> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
 
     fn obj(kind: &str, ns: Option<&str>, name: &str, labels: serde_json::Value) -> Obj {
         let mut meta = serde_json::json!({"name": name, "labels": labels});
@@ -394,6 +395,95 @@ mod tests {
         let o = s.obj().unwrap();
         assert_eq!(o.kind(), "Pod");
         assert_eq!(o.value["spec"], pod["spec"]);
+    }
+
+    /// A room's reads as `gather` would leave them: each kind's objects stored.
+    fn room_reads(objects: &[(&'static ResourceKind, serde_json::Value)]) -> RoomReads {
+        let mut main: HashMap<&'static ResourceKind, (Query, Result<Vec<Stored>, Unavailable>)> =
+            HashMap::new();
+        for (kind, v) in objects {
+            let q = Query::cluster(kind);
+            let raw = serde_json::value::to_raw_value(v).unwrap();
+            let stored = Stored::read(&raw, &q).unwrap();
+            main.entry(*kind)
+                .or_insert_with(|| (q, Ok(Vec::new())))
+                .1
+                .as_mut()
+                .unwrap()
+                .push(stored);
+        }
+        let by_namespace = main
+            .iter()
+            .filter(|(k, _)| k.namespaced)
+            .map(|(k, (_, objs))| {
+                let mut idx: HashMap<Box<str>, Vec<usize>> = HashMap::new();
+                for (i, o) in objs.as_ref().unwrap().iter().enumerate() {
+                    idx.entry(o.namespace.clone().unwrap_or_default())
+                        .or_default()
+                        .push(i);
+                }
+                (*k, idx)
+            })
+            .collect();
+        RoomReads {
+            main,
+            by_namespace,
+            fallback: None,
+            fallback_kinds: HashSet::new(),
+            per_namespace: Vec::new(),
+            context: "room".into(),
+            shared: Mutex::new(HashMap::new()),
+        }
+    }
+
+    #[test]
+    fn every_learner_shares_one_parse_of_the_cluster_wide_answers_and_sees_only_their_namespace() {
+        let pod = |ns: &str, name: &str| serde_json::json!({"metadata": {"name": name, "namespace": ns, "labels": {"app": "x"}}});
+        let reads = room_reads(&[
+            (
+                &kinds::NODES,
+                serde_json::json!({"metadata": {"name": "n1"}}),
+            ),
+            (
+                &kinds::NODES,
+                serde_json::json!({"metadata": {"name": "n2"}}),
+            ),
+            (&kinds::PODS, pod("alice-lab", "a-0")),
+            (&kinds::PODS, pod("alice-lab", "a-1")),
+            (&kinds::PODS, pod("bob-lab", "b-0")),
+        ]);
+        let nodes = Query::cluster(&kinds::NODES);
+        let first = reads.answer(&nodes).unwrap();
+        let again = reads.observed(std::slice::from_ref(&nodes));
+        let again = again.list(&nodes).unwrap();
+        assert_eq!(first.len(), 2);
+        assert!(
+            first
+                .iter()
+                .zip(&again)
+                .all(|(a, b)| Arc::ptr_eq(&a.value, &b.value)),
+            "the second learner gets the same parsed nodes, not a copy"
+        );
+        let names = |q: &Query| -> Vec<String> {
+            reads
+                .answer(q)
+                .unwrap()
+                .iter()
+                .map(|o| o.name().to_string())
+                .collect()
+        };
+        assert_eq!(
+            names(&Query::new(&kinds::PODS, "alice-lab")),
+            ["a-0", "a-1"]
+        );
+        assert_eq!(names(&Query::new(&kinds::PODS, "bob-lab")), ["b-0"]);
+        assert_eq!(
+            names(&Query::new(&kinds::PODS, "alice-lab").named("a-1")),
+            ["a-1"]
+        );
+        assert!(names(&Query::new(&kinds::PODS, "carol-lab")).is_empty());
+        // A namespaced answer is parsed for its learner: no sharing needed, none kept.
+        assert_eq!(reads.shared.lock().unwrap().len(), 1);
     }
 
     #[test]
