@@ -75,13 +75,8 @@ pub fn find_job<'a>(ctx: &JudgeCtx<'a>, read: &Read, name: &str, checks: &[&str]
 // ---------------------------------------------------------------------------------------------
 // What the API server (and the training-operator's validating webhook) refuses.
 
-/// One reason the API server would refuse the object or the pods made from it, as `kubectl`
-/// prints it (`<field>: <type>: <detail>`, k8s.io/apimachinery `field.Error`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Rejection {
-    pub field: String,
-    pub text: String,
-}
+/// The kit's one type for what the API server refuses (k8s.io/apimachinery `field.Error`).
+pub use super::training::Rejection;
 
 /// Everything the API server would refuse in a PyTorchJob: the CRD's schema for
 /// `spec.nprocPerNode` (a string), the training-operator's validating webhook

@@ -92,8 +92,10 @@ pub fn find_one_of<'a>(
 
 /// The first error the API server (pod validation) or, for a PyTorchJob, the training-operator's
 /// validating webhook would answer `kubectl apply` or pod creation with.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rejection {
-    /// `<field path>: <error>` as the API server prints it.
+    /// `<field path>: <error>` as the API server prints it (`<field>: <type>: <detail>`,
+    /// k8s.io/apimachinery `field.Error`).
     pub text: String,
     pub field: String,
 }
