@@ -186,26 +186,13 @@ fn mounts(
     c.volume_mounts.iter().flatten().enumerate()
 }
 
-/// A mount naming no volume of the pod, as the API server refuses it:
+/// A mount the API server refuses for the volume it names (none of the pod's, or no name): the
+/// first such rejection of [`super::mounts::mount_rejections`], as
 /// `(field, "<field>: Not found: \"name\"")`.
 pub fn unknown_mount(t: &PodTemplate) -> Option<(String, String)> {
-    let volumes = t.spec.volumes.as_deref().unwrap_or_default();
-    let inits = t.spec.init_containers.iter().flatten().enumerate();
-    let init_paths = inits.map(|(i, c)| (c, t.field(&format!("initContainers[{i}]"))));
-    let all = t
-        .containers()
-        .map(|(c, p)| (c, p.to_string()))
-        .chain(init_paths);
-    for (c, c_path) in all {
-        for (j, m) in mounts(c) {
-            if !volumes.iter().any(|v| v.name == m.name) {
-                let field = format!("{c_path}.volumeMounts[{j}].name");
-                let text = format!("{field}: Not found: \"{}\"", m.name);
-                return Some((field, text));
-            }
-        }
-    }
-    None
+    super::mounts::mount_rejections(t)
+        .into_iter()
+        .find(|(field, _)| field.ends_with(".name"))
 }
 
 /// A StorageClass parameter as written: a string, or another JSON type the API server refuses.
@@ -435,6 +422,12 @@ mod tests {
         assert_eq!(
             unknown_mount(&t).unwrap().0,
             "spec.template.spec.initContainers[0].volumeMounts[0].name"
+        );
+        // No name at all is refused as the API server words it, not as "not found".
+        let t = template("{containers: [{name: a, volumeMounts: [{name: '', mountPath: /x}]}]}");
+        assert_eq!(
+            unknown_mount(&t).unwrap().1,
+            "spec.template.spec.containers[0].volumeMounts[0].name: Required value"
         );
     }
 
