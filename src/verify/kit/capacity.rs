@@ -173,19 +173,7 @@ pub fn repels_itself_per_node(
         {
             continue;
         }
-        let listed = t.namespaces.as_deref().unwrap_or_default();
-        let own_ns = match &t.namespace_selector {
-            None => listed.is_empty() || listed.iter().any(|n| n == namespace),
-            Some(sel) => {
-                let ns = BTreeMap::from([(
-                    "kubernetes.io/metadata.name".to_string(),
-                    namespace.to_string(),
-                )]);
-                listed.iter().any(|n| n == namespace)
-                    || Selector::from_label_selector(Some(sel))?.matches(&ns)
-            }
-        };
-        if own_ns {
+        if super::spread::in_namespace(t, namespace)? {
             return Ok(true);
         }
     }

@@ -310,7 +310,7 @@ pub fn one_zone(
 /// core/v1 PodAffinityTerm: no namespaces and no namespaceSelector mean the pod's own
 /// namespace; a namespaceSelector is matched against the namespace's
 /// `kubernetes.io/metadata.name` label, which the API server sets on every namespace.
-fn in_namespace(t: &PodAffinityTerm, namespace: &str) -> Result<bool, SelectorError> {
+pub fn in_namespace(t: &PodAffinityTerm, namespace: &str) -> Result<bool, SelectorError> {
     let listed = t.namespaces.as_deref().unwrap_or_default();
     let Some(ns_sel) = &t.namespace_selector else {
         return Ok(listed.is_empty() || listed.iter().any(|n| n == namespace));
