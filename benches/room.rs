@@ -5,6 +5,7 @@
 //!   cargo bench --bench room                       # 5 ms per request, 5 runs each
 //!   LATENCY_MS=20 LEARNERS=200 RUNS=3 cargo bench --bench room
 //!   TRAINLAB=/path/to/other/trainlab cargo bench --bench room
+//!   CHUNK_SIZE=0 cargo bench --bench room          # `--chunk-size 0`: each kind in one response
 //!
 //! Runs the built binary as an instructor does (`grade --all --learners … -o json`); wall time
 //! includes process start. Peak RSS is the child's VmHWM (/proc/PID/status), sampled every
@@ -161,6 +162,9 @@ fn scenario(name: &str, learners: usize, labs: &[&str], latency: Duration, runs:
         "-o".into(),
         "json".into(),
     ]);
+    if let Ok(n) = std::env::var("CHUNK_SIZE") {
+        args.extend(["--chunk-size".into(), n]);
+    }
     run_once(&binary, &kubeconfig, &args, &emu); // warm-up (page cache, first connection)
     let mut all: Vec<Run> = (0..runs)
         .map(|_| run_once(&binary, &kubeconfig, &args, &emu))

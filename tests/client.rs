@@ -149,6 +149,33 @@ async fn a_big_namespace_is_read_in_pages_of_500() {
 }
 
 #[tokio::test]
+async fn chunk_size_sets_the_page_and_zero_reads_each_list_in_one_response() {
+    let mut seed = vec![namespace("big")];
+    seed.extend((0..1200).map(|i| pod("big", &format!("p{i:04}"))));
+    let emu = Emulator::start(seed);
+    let dir = tempfile::tempdir().unwrap();
+    let path = emu.kubeconfig(dir.path(), "emulator");
+    let q = Query::new(&kinds::PODS, "big");
+    for (chunk, requests, limit) in [(1000, 2, Some("1000")), (0, 1, None)] {
+        let before = lists_of(&emu, "/api/v1/namespaces/big/pods").len();
+        let opts = ConnectOpts {
+            kubeconfig: Some(path.clone()),
+            chunk_size: chunk,
+            ..ConnectOpts::default()
+        };
+        let conn = connect(&opts).await.unwrap();
+        let obs = bounded(gather(&conn, &Discovery::new(), std::slice::from_ref(&q)))
+            .await
+            .unwrap();
+        assert_eq!(obs.list(&q).unwrap().len(), 1200, "--chunk-size {chunk}");
+        let lists = lists_of(&emu, "/api/v1/namespaces/big/pods");
+        let mine = &lists[before..];
+        assert_eq!(mine.len(), requests, "--chunk-size {chunk}: {mine:?}");
+        assert_eq!(param(&mine[0], "limit").as_deref(), limit, "{mine:?}");
+    }
+}
+
+#[tokio::test]
 async fn an_expired_continue_token_falls_back_to_one_full_list() {
     let mut seed = vec![namespace("big")];
     seed.extend((0..700).map(|i| pod("big", &format!("p{i:04}"))));

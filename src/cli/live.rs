@@ -25,6 +25,10 @@ pub struct LiveArgs {
     /// Bound on connecting and on each API response
     #[arg(long, global = true, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
     pub request_timeout: Duration,
+    /// Read big lists N objects per request, as kubectl's --chunk-size; 0 reads each list in one
+    /// response (fewer requests, bigger answers)
+    #[arg(long, global = true, value_name = "N", default_value_t = crate::cluster::PAGE_SIZE)]
+    pub chunk_size: u32,
 }
 
 impl LiveArgs {
@@ -33,6 +37,7 @@ impl LiveArgs {
             kubeconfig: self.kubeconfig.clone(),
             context: self.context.clone(),
             request_timeout: self.request_timeout,
+            chunk_size: self.chunk_size,
         }
     }
 }

@@ -15,6 +15,8 @@ pub struct ConnectOpts {
     pub context: Option<String>,
     /// Bound on connecting and on each response.
     pub request_timeout: Duration,
+    /// Objects per LIST request (`limit`); 0: each list in one response.
+    pub chunk_size: u32,
 }
 
 impl Default for ConnectOpts {
@@ -23,6 +25,7 @@ impl Default for ConnectOpts {
             kubeconfig: None,
             context: None,
             request_timeout: Duration::from_secs(10),
+            chunk_size: super::PAGE_SIZE,
         }
     }
 }
@@ -36,6 +39,8 @@ pub struct Conn {
     /// The API server URL.
     pub server: String,
     pub timeout: Duration,
+    /// Objects per LIST request; 0: each list in one response.
+    pub chunk_size: u32,
     /// The server's version, once a probe succeeded: a command probes its connection once,
     /// however many times it gathers (doctor, setup, `--wait` loops).
     pub(crate) version:
@@ -110,6 +115,7 @@ pub async fn connect(opts: &ConnectOpts) -> Result<Conn, Error> {
         context,
         server,
         timeout: opts.request_timeout,
+        chunk_size: opts.chunk_size,
         version: Default::default(),
     })
 }

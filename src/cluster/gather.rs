@@ -106,9 +106,9 @@ pub async fn gather_as<T: Send>(
     Ok(reads)
 }
 
-/// Objects per LIST request: client-go's pager reads in pages of 500 (`defaultPageSize` in
-/// k8s.io/client-go/tools/pager/pager.go), so a big namespace or node list never has to be
-/// served, held and parsed as one response.
+/// Objects per LIST request by default (`--chunk-size`): client-go's pager reads in pages of 500
+/// (`defaultPageSize` in k8s.io/client-go/tools/pager/pager.go) and so does kubectl, so a big
+/// namespace or node list never has to be served and held as one response.
 pub const PAGE_SIZE: u32 = 500;
 
 /// One LIST page as the API server sent it. The items stay slices of the response text, so a
@@ -130,12 +130,13 @@ enum Stop {
     Item(String),
 }
 
-/// Every object `lp` selects, read in pages of [`PAGE_SIZE`] with `limit`/`continue`, each item
-/// converted by `convert` as its page arrives. When a continue token expires mid-way (410), the
-/// list is read again in one request, as client-go's pager does (`FullListIfExpired`, only for
-/// page 2 or later).
+/// Every object `lp` selects, read in pages of `chunk` objects with `limit`/`continue` (0: in
+/// one response), each item converted by `convert` as its page arrives. When a continue token
+/// expires mid-way (410), the list is read again in one request, as client-go's pager does
+/// (`FullListIfExpired`, only for page 2 or later).
 async fn paged<T, F, Fut>(
     lp: &ListParams,
+    chunk: u32,
     mut fetch: F,
     convert: impl Fn(&RawValue) -> Result<T, String>,
 ) -> Result<Vec<T>, Stop>
@@ -146,7 +147,10 @@ where
     let mut items = Vec::new();
     let mut token: Option<String> = None;
     loop {
-        let mut page_params = lp.clone().limit(PAGE_SIZE);
+        let mut page_params = lp.clone();
+        if chunk > 0 {
+            page_params = page_params.limit(chunk);
+        }
         if let Some(t) = &token {
             page_params = page_params.continue_token(t);
         }
@@ -350,30 +354,32 @@ async fn list_one<T>(
     if let Some(name) = &q.name {
         lp = lp.fields(&format!("metadata.name={name}"));
     }
-    paged(&lp, fetch, |raw: &RawValue| convert(raw, q))
-        .await
-        .map_err(|stop| match stop {
-            Stop::Item(message) => Failure::Unavailable(Unavailable::Failed { message }),
-            Stop::Request(e) if is_credentials_error(&e) => {
-                Failure::Credentials(credentials_error(conn, &e).to_string())
-            }
-            Stop::Request(e) => Failure::Unavailable(match api_error(&e) {
-                Some((403, message)) => Unavailable::Forbidden {
-                    verb: "list".into(),
-                    resource: q.kind.resource_name(),
-                    namespace: q.namespace.clone(),
-                    message,
-                },
-                Some((404, _)) => Unavailable::NotServed {
-                    resource: q.kind.resource_name(),
-                    crd: q.kind.crd.unwrap_or(q.kind.plural).to_string(),
-                    capability: q.kind.capability.map(str::to_string),
-                },
-                _ => Unavailable::Failed {
-                    message: format!("listing {} failed: {e}", q.describe()),
-                },
-            }),
-        })
+    paged(&lp, conn.chunk_size, fetch, |raw: &RawValue| {
+        convert(raw, q)
+    })
+    .await
+    .map_err(|stop| match stop {
+        Stop::Item(message) => Failure::Unavailable(Unavailable::Failed { message }),
+        Stop::Request(e) if is_credentials_error(&e) => {
+            Failure::Credentials(credentials_error(conn, &e).to_string())
+        }
+        Stop::Request(e) => Failure::Unavailable(match api_error(&e) {
+            Some((403, message)) => Unavailable::Forbidden {
+                verb: "list".into(),
+                resource: q.kind.resource_name(),
+                namespace: q.namespace.clone(),
+                message,
+            },
+            Some((404, _)) => Unavailable::NotServed {
+                resource: q.kind.resource_name(),
+                crd: q.kind.crd.unwrap_or(q.kind.plural).to_string(),
+                capability: q.kind.capability.map(str::to_string),
+            },
+            _ => Unavailable::Failed {
+                message: format!("listing {} failed: {e}", q.describe()),
+            },
+        }),
+    })
 }
 
 #[cfg(test)]
