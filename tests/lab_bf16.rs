@@ -10,7 +10,7 @@ use support::state::*;
 use trainlab::catalog::Lang;
 use trainlab::observe::{manifest_files, parse_file};
 use trainlab::report::LabReport;
-use trainlab::verify::{LabResult, Outcome, Reason, Status};
+use trainlab::verify::{LabResult, Reason, Status};
 
 const LAB: &str = "bf16";
 
@@ -32,10 +32,6 @@ fn lab_files(folders: &[&str]) -> State {
         .flat_map(|f| parse_file(&f).unwrap())
         .collect();
     s
-}
-
-fn outcome<'a>(r: &'a LabResult, check: &str) -> &'a Outcome {
-    r.outcomes.iter().find(|o| o.check == check).unwrap()
 }
 
 fn english_hint(r: &LabResult, check: &str) -> String {

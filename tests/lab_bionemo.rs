@@ -10,7 +10,7 @@ use std::process::Command;
 use serde_json::{json, Value};
 use support::emulator::Emulator;
 use support::state::*;
-use trainlab::verify::{LabResult, Outcome, Reason, Status};
+use trainlab::verify::Status;
 
 const LAB: &str = "bionemo";
 const JOB: &str = "bionemo-esm2";
@@ -33,20 +33,6 @@ fn files(folder: &str) -> State {
         .into_files()
         .param("gpus_per_node", "8")
         .param("nodes", "3")
-}
-
-fn outcome<'a>(r: &'a LabResult, check: &str) -> &'a Outcome {
-    r.outcomes
-        .iter()
-        .find(|o| o.check == check)
-        .expect("outcome present")
-}
-
-fn message_id(o: &Outcome) -> &str {
-    match &o.reason {
-        Some(Reason::Message(id)) => id,
-        other => panic!("{}: expected a lab message, found {other:?}", o.check),
-    }
 }
 
 fn spec(v: &mut Value) -> &mut Value {
@@ -462,7 +448,7 @@ fn a_literal_key_fails_with_the_reason_and_never_echoes_the_key() {
     // No Secret is referenced any more, so there is nothing to look for.
     let s = outcome(&r, "secret-exists");
     assert_eq!(s.status, Status::Skipped);
-    assert_eq!(message_id(s), "no-secret-ref");
+    assert_eq!(message(s), "no-secret-ref");
     assert!(r
         .outcomes
         .iter()
@@ -668,7 +654,7 @@ fn pods_that_are_not_up_yet_are_pending_not_failed() {
     let r = solved().remove(|o| o.kind() == "Pod").grade(LAB);
     let o = outcome(&r, "pods-running");
     assert_eq!(o.status, Status::Pending);
-    assert_eq!(message_id(o), "no-pods");
+    assert_eq!(message(o), "no-pods");
     let r = solved()
         .edit(
             "Pod",
@@ -681,10 +667,7 @@ fn pods_that_are_not_up_yet_are_pending_not_failed() {
         )
         .grade(LAB);
     let o = outcome(&r, "pods-running");
-    assert_eq!(
-        (o.status, message_id(o)),
-        (Status::Pending, "pods-starting")
-    );
+    assert_eq!((o.status, message(o)), (Status::Pending, "pods-starting"));
     assert_eq!(o.evidence["up"], "0");
     let says = "0/5 nodes are available: 5 Insufficient nvidia.com/gpu.";
     let r = solved()
@@ -696,7 +679,7 @@ fn pods_that_are_not_up_yet_are_pending_not_failed() {
         .grade(LAB);
     let o = outcome(&r, "pods-running");
     assert_eq!(
-        (o.status, message_id(o)),
+        (o.status, message(o)),
         (Status::Pending, "pods-unschedulable")
     );
     assert_eq!(o.evidence["message"], says);

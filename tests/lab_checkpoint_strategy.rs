@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use support::state::*;
 use trainlab::catalog::Lang;
 use trainlab::report::LabReport;
-use trainlab::verify::{LabResult, Outcome, Reason, Status};
+use trainlab::verify::{LabResult, Status};
 
 const LAB: &str = "checkpoint-strategy";
 const JOB: &str = "ckpt-llm";
@@ -29,19 +29,8 @@ fn files(folder: &str) -> State {
     State::load(&format!("../../labs/14-checkpoint-strategy/{folder}")).into_files()
 }
 
-fn outcome<'a>(r: &'a LabResult, check: &str) -> &'a Outcome {
-    r.outcomes.iter().find(|o| o.check == check).unwrap()
-}
-
 fn advice_ids(r: &LabResult) -> Vec<&str> {
     r.advice.iter().map(|a| a.id.as_str()).collect()
-}
-
-fn message_id(o: &Outcome) -> &str {
-    match &o.reason {
-        Some(Reason::Message(id)) => id,
-        other => panic!("{}: expected a lab message, found {other:?}", o.check),
-    }
 }
 
 fn container(v: &mut Value) -> &mut Value {
@@ -502,11 +491,11 @@ fn a_claim_waiting_for_its_first_pod_is_pending_not_failed() {
         .edit("Pod", POD, pod_pending);
     let r = grade(&s);
     let o = outcome(&r, "pvc-bound");
-    assert_eq!((o.status, message_id(o)), (Status::Pending, "pvc-pending"));
+    assert_eq!((o.status, message(o)), (Status::Pending, "pvc-pending"));
     assert_eq!(o.evidence["class"], "standard");
     let o = outcome(&r, "pods-running");
     assert_eq!(
-        (o.status, message_id(o)),
+        (o.status, message(o)),
         (Status::Pending, "pods-unschedulable")
     );
 }

@@ -31,13 +31,6 @@ fn edit_job(s: State, f: impl FnOnce(&mut Value)) -> State {
     s.edit("Job", "nccl-efa", f)
 }
 
-fn outcome<'a>(r: &'a LabResult, check: &str) -> &'a Outcome {
-    r.outcomes
-        .iter()
-        .find(|o| o.check == check)
-        .expect("outcome present")
-}
-
 fn message_id(o: &Outcome) -> Option<&str> {
     match &o.reason {
         Some(Reason::Message(id)) => Some(id.as_str()),

@@ -48,22 +48,6 @@ fn lab_files(folder: &str) -> State {
     s
 }
 
-fn outcome<'a>(r: &'a LabResult, check: &str) -> &'a Outcome {
-    r.outcomes.iter().find(|o| o.check == check).unwrap()
-}
-
-fn hint(r: &LabResult, check: &str, lang: Lang) -> String {
-    let rep = LabReport::new(r, lang);
-    let o = rep.outcomes.iter().find(|o| o.check == check).unwrap();
-    o.hint.clone().unwrap_or_default()
-}
-
-fn reason(r: &LabResult, check: &str) -> String {
-    let rep = LabReport::new(r, Lang::En);
-    let o = rep.outcomes.iter().find(|o| o.check == check).unwrap();
-    o.reason.clone().unwrap_or_default()
-}
-
 fn message(r: &LabResult, check: &str) -> Option<String> {
     match &outcome(r, check).reason {
         Some(Reason::Message(id)) => Some(id.clone()),

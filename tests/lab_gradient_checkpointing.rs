@@ -42,10 +42,6 @@ fn lab_files(folders: &[&str]) -> State {
     s
 }
 
-fn outcome<'a>(r: &'a LabResult, check: &str) -> &'a Outcome {
-    r.outcomes.iter().find(|o| o.check == check).unwrap()
-}
-
 fn english_hint(r: &LabResult, check: &str) -> String {
     LabReport::new(r, Lang::En)
         .outcomes

@@ -177,10 +177,6 @@ fn minus(r: &LabResult, skipped: &[&str], why: impl Fn(&Outcome) -> bool) -> Lab
     r
 }
 
-fn outcome<'a>(r: &'a LabResult, check: &str) -> &'a Outcome {
-    r.outcomes.iter().find(|o| o.check == check).unwrap()
-}
-
 /// Grades the learner's files in static mode (`check --files`).
 fn grade_files(rel: &str) -> LabResult {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);

@@ -11,7 +11,7 @@ use support::state::*;
 use trainlab::catalog::{Catalog, Lang};
 use trainlab::observe::{manifest_files, parse_file, Observed, SourceKind};
 use trainlab::report::LabReport;
-use trainlab::verify::{grade_lab, LabResult, Outcome, Reason, Status, Target};
+use trainlab::verify::{grade_lab, LabResult, Status, Target};
 
 const LAB: &str = "mpijob-slots";
 const JOB: &str = "nccl-allreduce";
@@ -61,20 +61,6 @@ fn mpirun_with(options: &[&str]) -> impl FnOnce(&mut Value) {
     let mut args: Vec<Value> = options.iter().map(|w| json!(w)).collect();
     args.extend(TAIL.iter().map(|w| json!(w)));
     launcher_runs(json!(["mpirun"]), Value::Array(args))
-}
-
-fn outcome<'a>(r: &'a LabResult, check: &str) -> &'a Outcome {
-    r.outcomes
-        .iter()
-        .find(|o| o.check == check)
-        .expect("outcome present")
-}
-
-fn message_id(o: &Outcome) -> &str {
-    match &o.reason {
-        Some(Reason::Message(id)) => id,
-        other => panic!("{}: expected a lab message, found {other:?}", o.check),
-    }
 }
 
 fn advice_ids(r: &LabResult) -> Vec<&str> {
@@ -930,7 +916,7 @@ fn a_worker_replaced_by_a_forged_pod_leaves_the_spread_pending() {
         .grade(LAB);
     let o = outcome(&r, "workers-spread");
     assert_eq!(o.status, Status::Pending);
-    assert_eq!(message_id(o), "workers-missing");
+    assert_eq!(message(o), "workers-missing");
     assert_eq!(o.evidence["found"], "1");
     assert_eq!(o.evidence["expected"], "2");
 }
@@ -944,7 +930,7 @@ fn a_terminating_worker_is_not_counted() {
         .grade(LAB);
     let o = outcome(&r, "workers-spread");
     assert_eq!(o.status, Status::Pending);
-    assert_eq!(message_id(o), "workers-missing");
+    assert_eq!(message(o), "workers-missing");
 }
 
 #[test]
@@ -954,7 +940,7 @@ fn worker_pods_cleaned_up_after_success_cannot_be_judged() {
         .grade(LAB);
     let o = outcome(&r, "workers-spread");
     assert_eq!(o.status, Status::Skipped);
-    assert_eq!(message_id(o), "workers-cleaned");
+    assert_eq!(message(o), "workers-cleaned");
     assert_eq!(status(&r, "mpijob-running"), Status::Pass);
 }
 
@@ -968,7 +954,7 @@ fn a_worker_the_scheduler_has_not_seen_yet_is_pending() {
         .grade(LAB);
     let o = outcome(&r, "workers-spread");
     assert_eq!(o.status, Status::Pending);
-    assert_eq!(message_id(o), "worker-unscheduled");
+    assert_eq!(message(o), "worker-unscheduled");
     assert_eq!(o.evidence["pod"], "nccl-allreduce-worker-1");
 }
 
@@ -1021,7 +1007,7 @@ fn an_mpijob_that_is_only_created_is_pending_and_says_what_it_waits_for() {
     .grade(LAB);
     let o = outcome(&r, "mpijob-running");
     assert_eq!(o.status, Status::Pending);
-    assert_eq!(message_id(o), "waiting-launcher");
+    assert_eq!(message(o), "waiting-launcher");
     assert_eq!(o.evidence["conditions"], "Created");
     assert_eq!(o.evidence["running"], "2");
     assert_eq!(o.evidence["launcher_job"], "nccl-allreduce-launcher");
@@ -1051,11 +1037,11 @@ fn the_converging_demo_passes_the_spec_and_is_pending_on_the_state() {
     }
     let spread = outcome(&r, "workers-spread");
     assert_eq!(spread.status, Status::Pending);
-    assert_eq!(message_id(spread), "worker-unschedulable");
+    assert_eq!(message(spread), "worker-unschedulable");
     assert!(spread.evidence["scheduler"].contains("Insufficient nvidia.com/gpu"));
     let running = outcome(&r, "mpijob-running");
     assert_eq!(running.status, Status::Pending);
-    assert_eq!(message_id(running), "waiting-no-launcher");
+    assert_eq!(message(running), "waiting-no-launcher");
     assert_eq!(running.evidence["running"], "0");
 }
 

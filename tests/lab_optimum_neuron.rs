@@ -6,7 +6,7 @@ mod support;
 
 use serde_json::{json, Value};
 use support::state::*;
-use trainlab::verify::{LabResult, Outcome, Reason, Status};
+use trainlab::verify::{Reason, Status};
 
 const LAB: &str = "optimum-neuron";
 const JOB: &str = "neuron-finetune";
@@ -27,20 +27,6 @@ fn solved() -> State {
 
 fn files(folder: &str) -> State {
     State::load(&format!("../../labs/07-optimum-neuron/{folder}")).into_files()
-}
-
-fn outcome<'a>(r: &'a LabResult, check: &str) -> &'a Outcome {
-    r.outcomes
-        .iter()
-        .find(|o| o.check == check)
-        .expect("outcome present")
-}
-
-fn message_id(o: &Outcome) -> &str {
-    match &o.reason {
-        Some(Reason::Message(id)) => id,
-        other => panic!("{}: expected a lab message, found {other:?}", o.check),
-    }
 }
 
 fn spec(v: &mut Value) -> &mut Value {
@@ -210,17 +196,14 @@ fn static_mode_without_a_pinned_type_asks_for_the_instance_type() {
         .param("instance_type", "p5.48xlarge")
         .grade(LAB);
     let o = outcome(&r, "neuron-devices");
-    assert_eq!(
-        (o.status, message_id(o)),
-        (Status::Skipped, "no-neuron-node")
-    );
+    assert_eq!((o.status, message(o)), (Status::Skipped, "no-neuron-node"));
     let r = files("solution")
         .edit("Job", JOB, placement(Value::Null, Value::Null))
         .param("instance_type", "trn9.huge")
         .grade(LAB);
     let o = outcome(&r, "neuron-devices");
     assert_eq!(
-        (o.status, message_id(o)),
+        (o.status, message(o)),
         (Status::Skipped, "unknown-instance")
     );
     assert_eq!(o.evidence["types"], "trn9.huge");
@@ -276,7 +259,7 @@ fn more_than_the_node_has_or_nothing_fails_with_its_hint() {
         Some("aws.amazon.com/neuron: —, aws.amazon.com/neuroncore: —")
     );
     // Nothing to divide: the TP check says why it cannot judge.
-    assert_eq!(message_id(outcome(&r, "tp-divides-cores")), "no-cores");
+    assert_eq!(message(outcome(&r, "tp-divides-cores")), "no-cores");
 }
 
 #[test]
@@ -535,7 +518,7 @@ fn a_command_that_starts_no_script_fails_with_no_command() {
     .grade(LAB);
     let o = outcome(&r, "uses-optimum-neuron");
     assert_eq!(o.hint.as_deref(), Some("no-command"));
-    assert_eq!(message_id(outcome(&r, "tp-divides-cores")), "no-command");
+    assert_eq!(message(outcome(&r, "tp-divides-cores")), "no-command");
 }
 
 #[test]
@@ -737,7 +720,7 @@ fn pods_not_placed_yet_are_pending_and_gone_pods_of_a_finished_job_are_skipped()
         })
         .grade(LAB);
     let o = outcome(&r, "pod-on-trainium");
-    assert_eq!((o.status, message_id(o)), (Status::Pending, "scheduling"));
+    assert_eq!((o.status, message(o)), (Status::Pending, "scheduling"));
     assert_eq!(outcome(&r, "pods-running").status, Status::Pending);
     assert_eq!(r.count(Status::Fail), 0);
 
@@ -753,7 +736,7 @@ fn pods_not_placed_yet_are_pending_and_gone_pods_of_a_finished_job_are_skipped()
         )
         .grade(LAB);
     let o = outcome(&r, "pod-on-trainium");
-    assert_eq!((o.status, message_id(o)), (Status::Skipped, "pods-gone"));
+    assert_eq!((o.status, message(o)), (Status::Skipped, "pods-gone"));
     assert_eq!(status(&r, "pods-running"), Status::Pass);
 }
 

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use support::state::*;
 use trainlab::catalog::{placeholders, Lang};
 use trainlab::report::LabReport;
-use trainlab::verify::{LabResult, Outcome, Reason, Status};
+use trainlab::verify::{LabResult, Status};
 
 const LAB: &str = "parallelism-3d";
 const JOB: &str = "llm-200b";
@@ -32,20 +32,6 @@ fn files(folder: &str) -> State {
         .into_files()
         .param("gpus_per_node", "8")
         .param("nodes", "2")
-}
-
-fn outcome<'a>(r: &'a LabResult, check: &str) -> &'a Outcome {
-    r.outcomes
-        .iter()
-        .find(|o| o.check == check)
-        .expect("outcome present")
-}
-
-fn message_id(o: &Outcome) -> &str {
-    match &o.reason {
-        Some(Reason::Message(id)) => id,
-        other => panic!("{}: expected a lab message, found {other:?}", o.check),
-    }
 }
 
 /// Static mode: exactly `check` fails among the spec checks, with `hint`.
@@ -220,9 +206,9 @@ fn degrees_that_cannot_be_read_fail_three_degrees_and_skip_what_needs_them() {
     assert_eq!(o.hint.as_deref(), Some("variable"));
     assert_eq!(o.evidence["degree"], "PP");
     for c in ["degrees-match-world", "layers-divisible"] {
-        assert_eq!(message_id(outcome(&r, c)), "degrees-unknown", "{c}");
+        assert_eq!(message(outcome(&r, c)), "degrees-unknown", "{c}");
     }
-    assert_eq!(message_id(outcome(&r, "global-batch")), "dp-unknown");
+    assert_eq!(message(outcome(&r, "global-batch")), "dp-unknown");
 
     let r = job(
         solved(),
@@ -236,10 +222,7 @@ fn degrees_that_cannot_be_read_fail_three_degrees_and_skip_what_needs_them() {
         outcome(&r, "three-degrees").hint.as_deref(),
         Some("bad-flag")
     );
-    assert_eq!(
-        message_id(outcome(&r, "layers-divisible")),
-        "plan-unreadable"
-    );
+    assert_eq!(message(outcome(&r, "layers-divisible")), "plan-unreadable");
 }
 
 #[test]
@@ -339,7 +322,7 @@ fn degrees_that_do_not_divide_the_world_fail_degrees_match_world() {
     assert_eq!(o.hint.as_deref(), Some("not-divisible"));
     assert_eq!(o.evidence["model"], "TP 4 × PP 3");
     // DP is not a whole number: the checks that need it wait for this one.
-    assert_eq!(message_id(outcome(&r, "three-degrees")), "dp-unknown");
+    assert_eq!(message(outcome(&r, "three-degrees")), "dp-unknown");
 }
 
 #[test]
@@ -450,7 +433,7 @@ fn pods_not_created_yet_are_pending_and_sharing_a_node_fails_one_pod_per_node() 
     let r = solved().remove(|o| o.kind() == "Pod").grade(LAB);
     // Succeeded with its pods deleted: nothing left to place.
     assert_eq!(status(&r, "pods-running"), Status::Pass);
-    assert_eq!(message_id(outcome(&r, "one-pod-per-node")), "pods-gone");
+    assert_eq!(message(outcome(&r, "one-pod-per-node")), "pods-gone");
 
     let r = solved()
         .edit("PyTorchJob", JOB, |v| {

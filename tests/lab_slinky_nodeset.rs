@@ -9,8 +9,7 @@ use serde_json::{json, Value};
 use support::emulator::Emulator;
 use support::state::*;
 use trainlab::catalog::Lang;
-use trainlab::report::LabReport;
-use trainlab::verify::{LabResult, Outcome, Reason, Status};
+use trainlab::verify::{LabResult, Reason, Status};
 
 const LAB: &str = "slinky-nodeset";
 const NODESET: &str = "gpu-h100";
@@ -36,23 +35,6 @@ fn files(folders: &[&str]) -> State {
 /// The kind profile's cluster facts, as `--profile kind` gives them in static mode.
 fn with_kind_params(s: State) -> State {
     s.param("nodes", "2").param("gpus_per_node", "8")
-}
-
-fn outcome<'a>(r: &'a LabResult, check: &str) -> &'a Outcome {
-    r.outcomes.iter().find(|o| o.check == check).unwrap()
-}
-
-fn hint(r: &LabResult, check: &str, lang: Lang) -> String {
-    let rep = LabReport::new(r, lang);
-    let o = rep.outcomes.iter().find(|o| o.check == check).unwrap();
-    o.hint.clone().unwrap_or_default()
-}
-
-fn message(o: &Outcome) -> &str {
-    match &o.reason {
-        Some(Reason::Message(id)) => id,
-        other => panic!("{}: expected a lab message, got {other:?}", o.check),
-    }
 }
 
 fn edit_spec(s: State, f: impl FnOnce(&mut Value)) -> State {

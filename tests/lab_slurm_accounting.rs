@@ -10,7 +10,7 @@ use support::emulator::Emulator;
 use support::state::*;
 use trainlab::catalog::Lang;
 use trainlab::report::LabReport;
-use trainlab::verify::{LabResult, Outcome, Reason, Status};
+use trainlab::verify::{LabResult, Status};
 
 const LAB: &str = "slurm-accounting";
 const ACCT: &str = "slurm-accounting";
@@ -33,29 +33,6 @@ fn files(folders: &[&str]) -> State {
         s = s.and(&format!("../../labs/03-slurm-accounting/{f}"));
     }
     s
-}
-
-fn outcome<'a>(r: &'a LabResult, check: &str) -> &'a Outcome {
-    r.outcomes.iter().find(|o| o.check == check).unwrap()
-}
-
-fn hint(r: &LabResult, check: &str, lang: Lang) -> String {
-    let rep = LabReport::new(r, lang);
-    let o = rep.outcomes.iter().find(|o| o.check == check).unwrap();
-    o.hint.clone().unwrap_or_default()
-}
-
-fn reason(r: &LabResult, check: &str) -> String {
-    let rep = LabReport::new(r, Lang::En);
-    let o = rep.outcomes.iter().find(|o| o.check == check).unwrap();
-    o.reason.clone().unwrap_or_default()
-}
-
-fn message(o: &Outcome) -> &str {
-    match &o.reason {
-        Some(Reason::Message(id)) => id,
-        other => panic!("{}: expected a lab message, got {other:?}", o.check),
-    }
 }
 
 fn storage(f: impl FnOnce(&mut Value)) -> impl FnOnce(&mut Value) {

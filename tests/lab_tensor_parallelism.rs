@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use support::state::*;
 use trainlab::catalog::{placeholders, Lang};
 use trainlab::report::LabReport;
-use trainlab::verify::{LabResult, Outcome, Reason, Status};
+use trainlab::verify::{Reason, Status};
 
 const LAB: &str = "tensor-parallelism";
 const JOB: &str = "tp-llm";
@@ -31,13 +31,6 @@ fn files(folder: &str) -> State {
         .into_files()
         .param("gpus_per_node", "8")
         .param("nodes", "2")
-}
-
-fn outcome<'a>(r: &'a LabResult, check: &str) -> &'a Outcome {
-    r.outcomes
-        .iter()
-        .find(|o| o.check == check)
-        .expect("outcome present")
 }
 
 fn container<'a>(v: &'a mut Value, role: &str) -> &'a mut Value {
@@ -80,13 +73,6 @@ fn gpus(n: Value) -> impl FnOnce(&mut Value) {
 
 fn edit_job(s: State, f: impl FnOnce(&mut Value)) -> State {
     s.edit("PyTorchJob", JOB, f)
-}
-
-fn message_id(o: &Outcome) -> &str {
-    match &o.reason {
-        Some(Reason::Message(id)) => id,
-        other => panic!("{}: expected a lab message, found {other:?}", o.check),
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -302,7 +288,7 @@ fn nproc_that_cannot_be_known_or_is_refused_fails_with_its_hint() {
         outcome(&r, "nproc-matches-gpus").hint.as_deref(),
         Some("variable")
     );
-    assert_eq!(message_id(outcome(&r, "world-divisible")), "world-unknown");
+    assert_eq!(message(outcome(&r, "world-divisible")), "world-unknown");
 
     let r = edit_job(
         solved(),
@@ -404,7 +390,7 @@ fn tp_that_differs_between_roles_or_is_not_a_number_fails_tp_set() {
     })
     .grade(LAB);
     assert_eq!(outcome(&r, "tp-set").hint.as_deref(), Some("conflict"));
-    assert_eq!(message_id(outcome(&r, "tp-within-node")), "tp-unknown");
+    assert_eq!(message(outcome(&r, "tp-within-node")), "tp-unknown");
     assert_eq!(status(&r, "world-divisible"), Status::Skipped);
 
     let r = edit_job(
@@ -418,10 +404,7 @@ fn tp_that_differs_between_roles_or_is_not_a_number_fails_tp_set() {
     let o = outcome(&r, "tp-set");
     assert_eq!(o.hint.as_deref(), Some("bad-flag"));
     assert_eq!(o.evidence["flag"], "--tensor-model-parallel-size");
-    assert_eq!(
-        message_id(outcome(&r, "world-divisible")),
-        "plan-unreadable"
-    );
+    assert_eq!(message(outcome(&r, "world-divisible")), "plan-unreadable");
 }
 
 #[test]
@@ -575,19 +558,19 @@ fn pods_still_scheduling_are_pending_not_failed() {
         assert_eq!(status(&r, c), Status::Pending, "{c}");
     }
     let o = outcome(&r, "pods-running");
-    assert_eq!(message_id(o), "pods-unschedulable");
+    assert_eq!(message(o), "pods-unschedulable");
     assert_eq!(
         o.evidence["message"],
         "0/5 nodes are available: 1 Insufficient nvidia.com/gpu."
     );
-    assert_eq!(message_id(outcome(&r, "one-pod-per-node")), "pods-unbound");
+    assert_eq!(message(outcome(&r, "one-pod-per-node")), "pods-unbound");
 
     // The operator has not created the pods yet.
     let r = solved().remove(|o| o.kind() == "Pod").grade(LAB);
     for c in STATE_CHECKS {
         assert_eq!(status(&r, c), Status::Pending, "{c}");
     }
-    assert_eq!(message_id(outcome(&r, "pods-running")), "no-pods");
+    assert_eq!(message(outcome(&r, "pods-running")), "no-pods");
 }
 
 #[test]
@@ -611,7 +594,7 @@ fn pods_of_another_job_with_the_same_names_do_not_count() {
                 json!("00000000-0000-0000-0000-000000000000")
         })
         .grade(LAB);
-    assert_eq!(message_id(outcome(&r, "pods-running")), "no-pods");
+    assert_eq!(message(outcome(&r, "pods-running")), "no-pods");
 }
 
 /// Three lowercase words in a row: English built in Rust, which belongs in lab.yaml instead.

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use support::state::*;
 use trainlab::catalog::Lang;
 use trainlab::report::LabReport;
-use trainlab::verify::{LabResult, Outcome, Reason, Status};
+use trainlab::verify::{LabResult, Status};
 
 const LAB: &str = "zero3-offload";
 const JOB: &str = "zero3-train";
@@ -34,10 +34,6 @@ fn files(folder: &str) -> State {
     State::load(&format!("../../labs/12-zero3-offload/{folder}")).into_files()
 }
 
-fn outcome<'a>(r: &'a LabResult, check: &str) -> &'a Outcome {
-    r.outcomes.iter().find(|o| o.check == check).unwrap()
-}
-
 fn english_hint(r: &LabResult, check: &str) -> String {
     LabReport::new(r, Lang::En)
         .outcomes
@@ -51,13 +47,6 @@ fn english_hint(r: &LabResult, check: &str) -> String {
 
 fn advice_ids(r: &LabResult) -> Vec<&str> {
     r.advice.iter().map(|a| a.id.as_str()).collect()
-}
-
-fn message_id(o: &Outcome) -> &str {
-    match &o.reason {
-        Some(Reason::Message(id)) => id,
-        other => panic!("{}: expected a lab message, found {other:?}", o.check),
-    }
 }
 
 /// The solution's config with `zero_optimization` replaced.
@@ -355,7 +344,7 @@ fn invalid_json_fails_config_parses_with_line_and_column() {
     // What depends on the config cannot be judged; the job and its pods still can.
     for c in &CONFIG_CHECKS[1..] {
         assert_eq!(outcome(&r, c).status, Status::Skipped, "{c}");
-        assert_eq!(message_id(outcome(&r, c)), "config-unread");
+        assert_eq!(message(outcome(&r, c)), "config-unread");
     }
     for c in ["config-mounted", "pods-running"] {
         assert_eq!(outcome(&r, c).status, Status::Pass, "{c}");
@@ -619,19 +608,19 @@ fn pods_still_starting_are_pending_not_failed() {
     let s = solved().edit("Job", JOB, job_active);
     let r = grade(&s.clone().remove(|o| o.kind() == "Pod"));
     assert_eq!(outcome(&r, "pods-running").status, Status::Pending);
-    assert_eq!(message_id(outcome(&r, "pods-running")), "no-pods");
+    assert_eq!(message(outcome(&r, "pods-running")), "no-pods");
     let r = grade(&pod(|p| {
         p["status"] = json!({"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "0/5 nodes are available: 5 Insufficient memory."}]});
     })(s.clone()));
     let o = outcome(&r, "pods-running");
     assert_eq!(
-        (o.status, message_id(o)),
+        (o.status, message(o)),
         (Status::Pending, "pods-unschedulable")
     );
     let r = grade(&pod(|p| {
         p["status"] = json!({"phase": "Pending", "containerStatuses": [{"name": "trainer", "image": "python:3.13-slim", "imageID": "", "ready": false, "restartCount": 0, "state": {"waiting": {"reason": "ContainerCreating"}}}]});
     })(s));
-    assert_eq!(message_id(outcome(&r, "pods-running")), "pods-starting");
+    assert_eq!(message(outcome(&r, "pods-running")), "pods-starting");
     // Pods of another job with the same name do not count (ownership is by uid).
     let r = grade(
         &solved().edit("Job", JOB, job_active).edit("Pod", POD, |p| {
@@ -639,7 +628,7 @@ fn pods_still_starting_are_pending_not_failed() {
                 json!("00000000-0000-0000-0000-000000000000")
         }),
     );
-    assert_eq!(message_id(outcome(&r, "pods-running")), "no-pods");
+    assert_eq!(message(outcome(&r, "pods-running")), "no-pods");
 }
 
 #[test]

@@ -7,9 +7,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use trainlab::catalog::Catalog;
+use trainlab::catalog::Lang;
 use trainlab::observe::{parse_file, Obj, Observed, SourceKind};
 use trainlab::profile::Profile;
-use trainlab::verify::{grade_lab, LabResult, Status, Target};
+use trainlab::report::LabReport;
+use trainlab::verify::{grade_lab, LabResult, Outcome, Reason, Status, Target};
 
 /// `tests/data/<rel>`
 pub fn data(rel: &str) -> PathBuf {
@@ -232,4 +234,31 @@ pub fn statuses(report: &str) -> Vec<(String, String)> {
             )
         })
         .collect()
+}
+
+/// The outcome of `check` (panics when the lab has no such check: the test is wrong).
+pub fn outcome<'a>(r: &'a LabResult, check: &str) -> &'a Outcome {
+    r.outcomes.iter().find(|o| o.check == check).unwrap()
+}
+
+/// The hint of `check` as the report renders it in `lang` (empty when there is none).
+pub fn hint(r: &LabResult, check: &str, lang: Lang) -> String {
+    let rep = LabReport::new(r, lang);
+    let o = rep.outcomes.iter().find(|o| o.check == check).unwrap();
+    o.hint.clone().unwrap_or_default()
+}
+
+/// The reason of `check` as the English report renders it (empty when there is none).
+pub fn reason(r: &LabResult, check: &str) -> String {
+    let rep = LabReport::new(r, Lang::En);
+    let o = rep.outcomes.iter().find(|o| o.check == check).unwrap();
+    o.reason.clone().unwrap_or_default()
+}
+
+/// The id of the lab message an outcome's reason names (panics on another reason).
+pub fn message(o: &Outcome) -> &str {
+    match &o.reason {
+        Some(Reason::Message(id)) => id,
+        other => panic!("{}: expected a lab message, got {other:?}", o.check),
+    }
 }
