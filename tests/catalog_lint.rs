@@ -417,3 +417,134 @@ fn lint_on_the_shipped_labs_passes_for_all_15() {
         .code(0)
         .stdout(predicate::str::contains("lint: 15 labs OK"));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Profile overlays: `solution-eks/` over `solution/`
+
+const LAB10: &str = "10-bf16";
+
+/// Lab 10's kind solution copied into `solution-eks/` under the same name, edited by `edit`:
+/// an EKS overlay whose only difference from the kind answer is that edit.
+fn eks_overlay(labs: &Labs, edit: impl Fn(&str) -> String) {
+    let folder = labs.root().join(LAB10);
+    let kind = folder.join("solution/bf16-train.yaml");
+    let text = std::fs::read_to_string(&kind).unwrap();
+    std::fs::create_dir_all(folder.join("solution-eks")).unwrap();
+    std::fs::write(folder.join("solution-eks/bf16-train.yaml"), edit(&text)).unwrap();
+}
+
+/// An overlay that differs from the kind answer only by a label the reports show.
+fn mark(text: &str) -> String {
+    assert_eq!(text.matches("\n  labels:\n").count(), 1);
+    text.replacen("\n  labels:\n", "\n  labels:\n    overlay: eks\n", 1)
+}
+
+fn trainlab(labs: &Labs) -> Command {
+    let mut c = Command::cargo_bin("trainlab").unwrap();
+    c.env("LANG", "C.UTF-8")
+        .env("NO_COLOR", "1")
+        .env("KUBECONFIG", labs.root().join("no-kubeconfig"))
+        .env_remove("LC_ALL")
+        .env_remove("LC_MESSAGES")
+        .arg("--labs-dir")
+        .arg(labs.root());
+    c
+}
+
+#[test]
+fn an_eks_solution_that_fails_a_spec_check_is_a_lint_error_naming_the_profile() {
+    let labs = Labs::copy();
+    // FP16 instead of BF16 on EKS only: the kind solution still passes.
+    eks_overlay(&labs, |t| t.replace("--bf16", "--fp16"));
+    labs.lint().code(2).stderr(
+        predicate::str::contains("10-bf16/solution/ + solution-eks/ (eks profile)")
+            .and(predicate::str::contains("bf16-on"))
+            .and(predicate::str::contains("(kind profile)").not()),
+    );
+}
+
+#[test]
+fn an_eks_overlay_that_keeps_the_concept_passes_lint() {
+    let labs = Labs::copy();
+    eks_overlay(&labs, mark);
+    labs.lint().success();
+}
+
+#[test]
+fn an_overlay_folder_for_an_unknown_profile_is_an_error_naming_it() {
+    let labs = Labs::copy();
+    let folder = labs.root().join(LAB10).join("solution-gpu");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join("x.yaml"), "apiVersion: v1\nkind: ConfigMap\n").unwrap();
+    let err = labs.load_err();
+    assert!(err.file.ends_with("10-bf16/solution-gpu"), "{err}");
+    assert!(err.message.contains("solution-<profile>"), "{err}");
+    labs.lint()
+        .code(2)
+        .stderr(predicate::str::contains("solution-gpu"));
+}
+
+#[test]
+fn solve_dry_run_applies_the_chosen_profiles_overlay_and_keeps_shared_files() {
+    let labs = Labs::copy();
+    eks_overlay(&labs, mark);
+    let out = |profile: &str| {
+        let o = trainlab(&labs)
+            .args(["solve", "10", "--dry-run", "--profile", profile])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{o:?}");
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let (kind, eks) = (out("kind"), out("eks"));
+    assert!(
+        kind.contains("the kind profile's reference solution"),
+        "{kind}"
+    );
+    assert!(!kind.contains("overlay: eks"), "{kind}");
+    assert!(eks.contains("overlay: eks"), "{eks}");
+    assert_eq!(eks.matches("name: bf16-train").count(), 1, "{eks}");
+    // The starter is shared: the stand-in ConfigMap is applied on both profiles.
+    for text in [&kind, &eks] {
+        assert!(text.contains("name: trainer-standin"), "{text}");
+    }
+}
+
+#[test]
+fn show_prints_the_profiles_solution_command_lines() {
+    let labs = Labs::copy();
+    eks_overlay(&labs, |t| {
+        t.replace("pretrain_gpt.py", "/opt/megatron-lm/pretrain_gpt.py")
+    });
+    let show = |profile: &str| {
+        let o = trainlab(&labs)
+            .args(["show", "10", "--profile", profile])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{o:?}");
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let eks = show("eks");
+    assert!(
+        eks.contains(
+            "The reference solution's command lines (eks: trainlab solve bf16 --profile eks)"
+        ),
+        "{eks}"
+    );
+    assert!(
+        eks.contains("PyTorchJob/bf16-train Master/pytorch"),
+        "{eks}"
+    );
+    assert!(
+        eks.contains("torchrun /opt/megatron-lm/pretrain_gpt.py"),
+        "{eks}"
+    );
+    let kind = show("kind");
+    let section = kind
+        .split("## The reference solution's command lines (kind")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .unwrap_or_else(|| panic!("no command-line section: {kind}"));
+    assert!(section.contains("torchrun pretrain_gpt.py"), "{section}");
+    assert!(!section.contains("/opt/megatron-lm/"), "{section}");
+}

@@ -78,9 +78,48 @@ impl LabBundle {
             .collect()
     }
 
+    /// A folder as one profile sees it: `solution/` (or `starter/`) with the profile's overlay
+    /// `solution-<profile>/` laid over it. An overlay file replaces the base file of the same
+    /// name; base files without one are shared by every profile. The kind profile has no
+    /// overlay today, so it gets the base folder as it is.
+    pub fn files_for(&self, folder: &str, profile: &str) -> Vec<(&str, &str)> {
+        let overlay = self.files_under(&format!("{folder}-{profile}"));
+        let replaced: BTreeSet<&str> = overlay.iter().map(|(k, _)| file_name(k)).collect();
+        let mut files: Vec<(&str, &str)> = self
+            .files_under(folder)
+            .into_iter()
+            .filter(|(k, _)| !replaced.contains(file_name(k)))
+            .chain(overlay)
+            .collect();
+        // One order whichever folder a file comes from: the same apply order on both profiles.
+        files.sort_by(|a, b| file_name(a.0).cmp(file_name(b.0)).then(a.0.cmp(b.0)));
+        files
+    }
+
+    /// Whether a profile has its own overlay of `folder` (`solution-eks/`).
+    pub fn has_overlay(&self, folder: &str, profile: &str) -> bool {
+        !self.files_under(&format!("{folder}-{profile}")).is_empty()
+    }
+
     pub fn path_of(&self, rel: &str) -> String {
         format!("{}/{}", self.origin, rel)
     }
+}
+
+/// The first `starter-*`/`solution-*` folder of a bundle that names no profile
+/// (`solution-EKS/`, `solution-gpu/`): its files would silently never be applied.
+fn unknown_overlay(b: &LabBundle) -> Option<String> {
+    b.files.keys().find_map(|rel| {
+        let top = rel.split('/').next()?;
+        let (base, profile) = top.split_once('-')?;
+        let overlays_a_folder = matches!(base, "starter" | "solution") && rel.contains('/');
+        (overlays_a_folder && !PROFILES.contains(&profile)).then(|| top.to_string())
+    })
+}
+
+/// The last segment of a bundle path (`solution-eks/job.yaml` → `job.yaml`).
+fn file_name(rel: &str) -> &str {
+    rel.rsplit('/').next().unwrap_or(rel)
 }
 
 /// All labs, sorted by number.
@@ -402,6 +441,15 @@ fn validate(b: &LabBundle, folder: &str) -> Result<(), LabError> {
                     "status",
                     "a gradable lab needs manifests in solution/".into(),
                 );
+            }
+            if let Some(bad) = unknown_overlay(b) {
+                return Err(LabError::new(
+                    &b.path_of(&bad),
+                    None,
+                    format!(
+                        "`{bad}` is not a folder trainlab reads: a profile overlay is `starter-<profile>/` or `solution-<profile>/` with a profile of {PROFILES:?}"
+                    ),
+                ));
             }
         }
     }

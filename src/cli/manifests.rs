@@ -2,15 +2,42 @@
 
 use super::live::{connect_and_announce, runtime, LiveArgs};
 use super::print;
-use crate::catalog::LabBundle;
+use crate::catalog::{LabBundle, PROFILES};
 use crate::cluster::{apply_all, apply_rename, learner_renames, prepare, Change, Discovery};
 use crate::grade::Template;
 use crate::observe::{parse_text, Obj};
+use crate::profile::Profile;
 
-pub fn objects(b: &LabBundle, folder: &str) -> Result<Vec<Obj>, crate::Error> {
+/// The objects of a lab folder as a profile applies it: `starter/` or `solution/` with the
+/// profile's overlay (`solution-eks/`), or `draft/` as it is.
+pub fn objects(b: &LabBundle, folder: &str, profile: Profile) -> Result<Vec<Obj>, crate::Error> {
     let mut out = Vec::new();
-    for (rel, text) in b.files_under(folder) {
+    for (rel, text) in b.files_for(folder, profile.as_str()) {
         out.extend(parse_text(text, &b.path_of(rel))?);
+    }
+    Ok(out)
+}
+
+/// The profile whose starter and solution `start`/`solve` apply: the flag, else the one the kube
+/// context's name suggests (read from the kubeconfig file, no request), else kind.
+pub fn profile_for(flag: Option<Profile>, live: &LiveArgs) -> Profile {
+    flag.or_else(|| {
+        super::show::context_profile(live.kubeconfig.as_deref(), live.context.as_deref())
+    })
+    .unwrap_or(Profile::Kind)
+}
+
+/// Every object a folder holds under any profile (what `reset` must know about whichever
+/// profile applied it), each file once.
+fn objects_any_profile(b: &LabBundle, folder: &str) -> Result<Vec<Obj>, crate::Error> {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut out = Vec::new();
+    for profile in PROFILES {
+        for (rel, text) in b.files_for(folder, profile) {
+            if seen.insert(rel) {
+                out.extend(parse_text(text, &b.path_of(rel))?);
+            }
+        }
     }
     Ok(out)
 }
@@ -56,7 +83,7 @@ pub fn lab_kinds(b: &LabBundle) -> Result<Vec<LabKind>, crate::Error> {
         }
     }
     for folder in ["starter", "draft", "solution"] {
-        for o in objects(b, folder)? {
+        for o in objects_any_profile(b, folder)? {
             found.push((
                 o.api_version().to_string(),
                 o.kind().to_string(),
@@ -95,7 +122,7 @@ pub fn lab_kinds(b: &LabBundle) -> Result<Vec<LabKind>, crate::Error> {
 pub fn task_objects(b: &LabBundle) -> Result<Vec<(String, String, String)>, crate::Error> {
     let mut out: Vec<(String, String, String)> = Vec::new();
     for folder in ["draft", "solution"] {
-        for o in objects(b, folder)? {
+        for o in objects_any_profile(b, folder)? {
             let named = (
                 group_of(o.api_version()).to_string(),
                 o.kind().to_string(),
@@ -117,6 +144,7 @@ pub fn task_objects(b: &LabBundle) -> Result<Vec<(String, String, String)>, crat
 pub fn apply_folders(
     b: &LabBundle,
     folders: &[&str],
+    profile: Profile,
     place: &Placement,
     live: &LiveArgs,
     force: bool,
@@ -128,7 +156,7 @@ pub fn apply_folders(
         } else {
             &mut task
         };
-        into.extend(objects(b, folder)?);
+        into.extend(objects(b, folder, profile)?);
     }
     runtime()?.block_on(async {
         let conn = connect_and_announce(live).await?;
@@ -184,8 +212,13 @@ fn namespaced_offline(o: &Obj) -> bool {
 }
 
 /// The documents a `--dry-run` would apply, as YAML (the task's folders with the learner prefix).
-pub fn render_plan(b: &LabBundle, folder: &str, place: &Placement) -> Result<String, crate::Error> {
-    let objs = objects(b, folder)?;
+pub fn render_plan(
+    b: &LabBundle,
+    folder: &str,
+    profile: Profile,
+    place: &Placement,
+) -> Result<String, crate::Error> {
+    let objs = objects(b, folder, profile)?;
     let scopes: Vec<bool> = objs.iter().map(|o| !namespaced_offline(o)).collect();
     let prefix = if folder == "starter" {
         ""

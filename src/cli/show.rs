@@ -81,6 +81,7 @@ pub fn render(b: &LabBundle, lang: Lang, profile: Profile) -> String {
                     c.title.render(lang, &params)
                 );
             }
+            render_solution(&mut s, b, lang, profile);
             render_params(&mut s, lab, lang);
             render_reads(&mut s, lab, lang);
         }
@@ -90,6 +91,36 @@ pub fn render(b: &LabBundle, lang: Lang, profile: Profile) -> String {
         }
     }
     s
+}
+
+/// The command lines of the profile's reference solution (`solution/` with its overlay), each
+/// with where it is written and the image it runs in: on EKS, what an expert runs.
+fn render_solution(s: &mut String, b: &LabBundle, lang: Lang, profile: Profile) {
+    let Ok(lines) = crate::verify::commands::command_lines(b, "solution", profile.as_str()) else {
+        return;
+    };
+    if lines.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "\n## {} ({}: trainlab solve {} --profile {})\n",
+        ui("solution-commands", lang),
+        profile.as_str(),
+        b.lab.id,
+        profile.as_str()
+    );
+    for l in lines {
+        let _ = writeln!(
+            s,
+            "  {} {}/{} ({})\n    {}",
+            l.object,
+            l.role,
+            l.container,
+            l.image,
+            l.shell_line()
+        );
+    }
 }
 
 /// The parameters `--param NAME=VALUE` accepts, with each profile's value.

@@ -4,8 +4,10 @@
 use clap::Args;
 
 use super::live::LiveArgs;
+use super::output::eprint;
 use super::{manifests, print, Global};
 use crate::exit::ExitCode;
+use crate::profile::Profile;
 
 #[derive(Debug, Args)]
 pub struct SolveArgs {
@@ -21,6 +23,12 @@ pub struct SolveArgs {
     /// Print what would be applied; contact no cluster
     #[arg(long)]
     pub dry_run: bool,
+    /// Which reference solution: `kind` runs trainlab's trainer stand-in on faked accelerators,
+    /// `eks` is what an expert runs on real GPU/Trainium nodes (real images, EFA, memory)
+    /// [default: from the kube context's name: kind-* → kind, EKS ARNs and *.eksctl.io → eks;
+    /// otherwise kind]
+    #[arg(long, value_enum)]
+    pub profile: Option<Profile>,
     #[command(flatten)]
     pub live: LiveArgs,
 }
@@ -29,15 +37,25 @@ pub fn run(g: &Global, a: &SolveArgs) -> Result<ExitCode, crate::Error> {
     let catalog = g.catalog()?;
     let b = crate::plan::select(&catalog, std::slice::from_ref(&a.lab), false)?[0];
     let place = manifests::Placement::new(&b.lab.id, a.namespace.as_deref(), a.learner.as_deref())?;
+    let profile = manifests::profile_for(a.profile, &a.live);
     if a.dry_run {
-        print(&manifests::render_plan(b, "starter", &place)?);
-        print(&manifests::render_plan(b, "solution", &place)?);
+        print(&format!(
+            "# the {} profile's reference solution of lab {}\n",
+            profile.as_str(),
+            b.lab.id
+        ));
+        print(&manifests::render_plan(b, "starter", profile, &place)?);
+        print(&manifests::render_plan(b, "solution", profile, &place)?);
         return Ok(ExitCode::Ok);
     }
+    eprint(&format!(
+        "applying the {} profile's reference solution (--profile to choose)\n",
+        profile.as_str()
+    ));
     // The reference solution takes every field it sets, whoever set it before: the one write
     // that forces (`start` never does).
     if let manifests::Applied::Conflicts(_) =
-        manifests::apply_folders(b, &["starter", "solution"], &place, &a.live, true)?
+        manifests::apply_folders(b, &["starter", "solution"], profile, &place, &a.live, true)?
     {
         return Err(crate::Error::Environment(
             "the API server reported field conflicts on a forced apply".into(),

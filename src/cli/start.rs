@@ -39,6 +39,10 @@ pub struct StartArgs {
     /// Overwrite an existing draft file
     #[arg(long)]
     pub force: bool,
+    /// Which starter: `kind` or `eks` (a lab may ship `starter-eks/`) [default: from the kube
+    /// context's name: kind-* → kind, EKS ARNs and *.eksctl.io → eks; otherwise kind]
+    #[arg(long, value_enum)]
+    pub profile: Option<crate::profile::Profile>,
     /// Only write the draft (no cluster needed): to read the starting file, or to work offline
     /// with `check LAB --files`
     #[arg(long)]
@@ -52,6 +56,7 @@ pub fn run(g: &Global, a: &StartArgs) -> Result<ExitCode, crate::Error> {
     let b = crate::plan::select(&catalog, std::slice::from_ref(&a.lab), false)?[0];
     let place = manifests::Placement::new(&b.lab.id, a.namespace.as_deref(), a.learner.as_deref())?;
     let namespace = &place.namespace;
+    let profile = manifests::profile_for(a.profile, &a.live);
     let task = b.lab.task.as_ref();
     // In a workshop the draft names the learner's cluster-scoped objects as `grade` looks them up.
     let draft = task
@@ -79,7 +84,7 @@ pub fn run(g: &Global, a: &StartArgs) -> Result<ExitCode, crate::Error> {
         )));
     }
     if !a.draft_only {
-        let applied = manifests::apply_folders(b, &["starter"], &place, &a.live, false)?;
+        let applied = manifests::apply_folders(b, &["starter"], profile, &place, &a.live, false)?;
         if let manifests::Applied::Conflicts(fields) = applied {
             eprint(&conflict_report(&b.lab.id, &where_flags(a), &fields));
             return Ok(ExitCode::Failed);
@@ -96,7 +101,8 @@ pub fn run(g: &Global, a: &StartArgs) -> Result<ExitCode, crate::Error> {
                 None => String::new(),
             };
             let check = format!(
-                "  trainlab check {id}{learner} --files {p} --profile kind   (static mode, no cluster)\n"
+                "  trainlab check {id}{learner} --files {p} --profile {}   (static mode, no cluster)\n",
+                profile.as_str()
             );
             format!(
                 "{check}  trainlab start {id}{w}   (on a cluster: the namespace and the starter objects)\n",
@@ -111,12 +117,7 @@ pub fn run(g: &Global, a: &StartArgs) -> Result<ExitCode, crate::Error> {
         };
         print(&format!("\nwrote {p}: complete the TODOs, then\n{next}"));
     }
-    print(&super::show::render(
-        b,
-        g.lang(),
-        super::show::context_profile(a.live.kubeconfig.as_deref(), a.live.context.as_deref())
-            .unwrap_or(crate::profile::Profile::Kind),
-    ));
+    print(&super::show::render(b, g.lang(), profile));
     Ok(ExitCode::Ok)
 }
 

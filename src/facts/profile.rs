@@ -19,6 +19,13 @@ impl Profile {
         }
     }
 
+    /// From its name in lab files (`task.params.eks`, `solution-eks/`).
+    pub fn parse(name: &str) -> Option<Profile> {
+        [Profile::Kind, Profile::Eks]
+            .into_iter()
+            .find(|p| p.as_str() == name)
+    }
+
     /// From node `spec.providerID`: `kind://...` is kind, `aws://...` is EKS. `None` when no
     /// node says (static mode, or an unknown provider).
     pub fn detect(nodes: &[&Obj]) -> Option<Profile> {

@@ -47,6 +47,10 @@ pub fn ui(key: &str, lang: Lang) -> &'static str {
         ),
         "task" => ("課題", "Task"),
         "checks" => ("チェック", "Checks"),
+        "solution-commands" => (
+            "模範解答のコマンドライン",
+            "The reference solution's command lines",
+        ),
         "quiz-only" => (
             "この lab はクイズのみです。まだ採点できる課題はありません。",
             "This lab is quiz-only: it has no graded task yet.",

@@ -1,7 +1,8 @@
 //! Lab validation beyond the schema (`trainlab lint`): the verifier's check ids match lab.yaml,
 //! the solution passes static mode, the draft fails it.
 
-use crate::catalog::{LabBundle, Stage};
+use crate::catalog::{LabBundle, Stage, PROFILES};
+use crate::facts::Profile;
 use crate::observe::{parse_text, Observed, SourceKind};
 
 use super::{Status, Target, Verifier};
@@ -32,44 +33,80 @@ pub fn lint_lab(b: &LabBundle, verifier: Option<&dyn Verifier>) -> Vec<String> {
         ));
         return problems;
     }
-    for (folder, should_pass) in [("solution", true), ("draft", false)] {
-        let files = b.files_under(folder);
-        if files.is_empty() {
-            continue;
+    for profile in PROFILES {
+        for (folder, should_pass) in [("solution", true), ("draft", false)] {
+            problems.extend(lint_folder(b, v, profile, folder, should_pass));
         }
-        let mut objects = Vec::new();
-        for (rel, text) in files {
-            match parse_text(text, &b.path_of(rel)) {
-                Ok(o) => objects.extend(o),
-                Err(e) => problems.push(e.to_string()),
+    }
+    problems
+}
+
+/// One folder of a lab (`solution/` with the profile's overlay, or the draft) in static mode with
+/// one profile's parameters: the solution must pass every spec check, the draft must fail one.
+/// The kind profile grades with its parameters given as `--param` values (as `lint` always
+/// did); any other profile as `check --files --profile P` does, its parameters standing for the
+/// cluster.
+fn lint_folder(
+    b: &LabBundle,
+    v: &dyn Verifier,
+    profile: &str,
+    folder: &str,
+    should_pass: bool,
+) -> Vec<String> {
+    let lab = &b.lab;
+    let files = if folder == "solution" {
+        b.files_for(folder, profile)
+    } else {
+        b.files_under(folder)
+    };
+    if files.is_empty() {
+        return Vec::new();
+    }
+    let mut problems = Vec::new();
+    let mut objects = Vec::new();
+    for (rel, text) in &files {
+        match parse_text(text, &b.path_of(rel)) {
+            // Each file once, under the first profile that reads it.
+            Ok(o) => objects.extend(o),
+            Err(e) if profile == PROFILES[0] || rel.contains(&format!("-{profile}/")) => {
+                problems.push(e.to_string())
             }
+            Err(_) => {}
         }
-        let obs = Observed::offline(SourceKind::Files, folder, objects);
-        let target = Target::for_lab(&lab.id);
-        let params = lab.params("kind").into_iter().collect();
-        let obs = obs.planned(super::queries(v, &target));
-        match super::run(b, v, &obs, &target, &params, None, None) {
-            Err(e) => problems.push(format!("{}/{folder}: {e}", b.origin)),
-            Ok(r) => {
-                let spec: Vec<_> = r
-                    .outcomes
-                    .iter()
-                    .filter(|o| lab.check(&o.check).is_some_and(|c| c.stage == Stage::Spec))
-                    .collect();
-                let failing: Vec<&str> = spec
-                    .iter()
-                    .filter(|o| !matches!(o.status, Status::Pass | Status::Skipped))
-                    .map(|o| o.check.as_str())
-                    .collect();
-                if should_pass && !failing.is_empty() {
-                    problems.push(format!(
-                        "{}/solution: spec checks do not pass in static mode: {failing:?}",
-                        b.origin
-                    ));
-                }
-                if !should_pass && !spec.iter().any(|o| o.status == Status::Fail) {
-                    problems.push(format!("{}/draft: applied as is, the draft must fail the lab, but no spec check fails", b.origin));
-                }
+    }
+    let shown = match (folder, b.has_overlay(folder, profile)) {
+        ("solution", true) => format!("solution/ + solution-{profile}/"),
+        _ => format!("{folder}/"),
+    };
+    let obs = Observed::offline(SourceKind::Files, folder, objects);
+    let target = Target::for_lab(&lab.id);
+    let (params, as_profile) = if profile == "kind" {
+        (lab.params(profile).into_iter().collect(), None)
+    } else {
+        (Default::default(), Profile::parse(profile))
+    };
+    let obs = obs.planned(super::queries(v, &target));
+    match super::run(b, v, &obs, &target, &params, as_profile, None) {
+        Err(e) => problems.push(format!("{}/{shown} ({profile}): {e}", b.origin)),
+        Ok(r) => {
+            let spec: Vec<_> = r
+                .outcomes
+                .iter()
+                .filter(|o| lab.check(&o.check).is_some_and(|c| c.stage == Stage::Spec))
+                .collect();
+            let failing: Vec<&str> = spec
+                .iter()
+                .filter(|o| !matches!(o.status, Status::Pass | Status::Skipped))
+                .map(|o| o.check.as_str())
+                .collect();
+            if should_pass && !failing.is_empty() {
+                problems.push(format!(
+                    "{}/{shown} ({profile} profile): spec checks do not pass in static mode: {failing:?}",
+                    b.origin
+                ));
+            }
+            if !should_pass && !spec.iter().any(|o| o.status == Status::Fail) {
+                problems.push(format!("{}/{shown} ({profile} profile): applied as is, the draft must fail the lab, but no spec check fails", b.origin));
             }
         }
     }

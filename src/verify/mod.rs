@@ -41,6 +41,7 @@ pub fn verifier_for(lab_id: &str) -> Option<&'static dyn Verifier> {
     VERIFIERS.iter().copied().find(|v| v.lab_id() == lab_id)
 }
 
+pub mod commands;
 pub mod kit;
 pub mod views;
 
