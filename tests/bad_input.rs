@@ -201,3 +201,118 @@ fn a_snapshot_without_the_pods_says_they_were_not_saved_and_how_to_save_them() {
         "{text}"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Writing: only regular files are replaced, and a failed write is an error (issue 21, items 1-2)
+
+/// The binary with stdout going to `/dev/full` (every write fails with ENOSPC).
+fn to_full_disk(args: &[&str]) -> std::process::Output {
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    std::process::Command::new(assert_cmd::cargo::cargo_bin("trainlab"))
+        .env("NO_COLOR", "1")
+        .env("LANG", "C.UTF-8")
+        .env_remove("LC_ALL")
+        .env("KUBECONFIG", "/nonexistent/trainlab-test-kubeconfig")
+        .args(args)
+        .stdout(full)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn output_that_cannot_be_written_is_an_error_naming_standard_output() {
+    for args in [
+        &["grade", "--demo", "-o", "json"][..],
+        &["grade", "--demo", "-o", "csv"],
+        &["list"],
+        &["show", "9"],
+        &["rbac"],
+    ] {
+        let out = to_full_disk(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("could not write the output to standard output: No space left on device"),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn a_reader_that_closes_the_pipe_early_is_not_an_error() {
+    use std::io::Read as _;
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("trainlab"))
+        .env("NO_COLOR", "1")
+        .env("LANG", "C.UTF-8")
+        .args(["grade", "--demo", "-o", "csv"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read one byte, then close the pipe as `| head -c1` does.
+    let mut one = [0u8; 1];
+    child.stdout.take().unwrap().read_exact(&mut one).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("could not write"), "{stderr}");
+    assert_ne!(out.status.code(), Some(2), "{stderr}");
+}
+
+#[test]
+fn grade_html_refuses_a_device_a_fifo_and_a_symlink_and_leaves_them_as_they_were() {
+    use std::os::unix::fs::FileTypeExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pipe.html");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let target = dir.path().join("elsewhere.html");
+    std::fs::write(&target, "keep me").unwrap();
+    let link = dir.path().join("link.html");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    for (path, what) in [
+        (Path::new("/dev/full"), "a device"),
+        (fifo.as_path(), "a named pipe (FIFO)"),
+        (link.as_path(), "a symbolic link"),
+    ] {
+        trainlab()
+            .args(["grade", "--demo", "--html"])
+            .arg(path)
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(format!(
+                "that is {what}, not a regular file"
+            )));
+    }
+    assert!(std::fs::metadata("/dev/full")
+        .unwrap()
+        .file_type()
+        .is_char_device());
+    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep me");
+}
+
+#[test]
+fn grade_html_replaces_a_regular_file_and_leaves_no_temporary_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("room.html");
+    std::fs::write(&page, "old page").unwrap();
+    trainlab()
+        .args(["grade", "--demo", "-o", "csv", "--html"])
+        .arg(&page)
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&page).unwrap();
+    assert!(text.starts_with("<!DOCTYPE html>"), "{}", &text[..40.min(text.len())]);
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, vec![std::ffi::OsString::from("room.html")]);
+}

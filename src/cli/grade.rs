@@ -140,7 +140,9 @@ pub fn run(g: &Global, a: &GradeArgs) -> Result<ExitCode, crate::Error> {
         if a.output == RoomFormat::Json {
             // Streamed: a room's document is megabytes, never held whole as a string.
             let out = std::io::BufWriter::new(std::io::stdout().lock());
-            let _ = room::write_json(&board, out);
+            if let Err(e) = room::write_json(&board, out) {
+                super::output::stdout_failed(&e);
+            }
         } else {
             print(&room::render(&board, a.output, width(a.output)));
         }
@@ -170,7 +172,12 @@ fn check_writable(p: &std::path::Path) -> Result<(), crate::Error> {
             p.display()
         )));
     }
-    Ok(())
+    html::check_replaceable(p).map_err(|what| {
+        crate::Error::Usage(format!(
+            "--html {}: that is {what}, not a regular file; the page is written only to a new file or over a regular one",
+            p.display()
+        ))
+    })
 }
 
 fn write_html(p: &std::path::Path, board: &Scoreboard) -> Result<(), crate::Error> {

@@ -135,12 +135,22 @@ pub fn dispatch(cli: Cli) -> i32 {
         Command::Solve(a) => solve::run(&cli.global, a),
         Command::Reset(a) => reset::run(&cli.global, a),
     };
-    match result {
+    let code = match result {
         Ok(code) => code.code(),
         Err(e) => {
             output::eprint(&format!("error: {e}\n"));
             e.exit_code().code()
         }
+    };
+    // A report that did not reach its file is no report: say so, whatever the grade was.
+    match output::stdout_failure() {
+        Some(why) => {
+            output::eprint(&format!(
+                "error: could not write the output to standard output: {why}\n"
+            ));
+            ExitCode::BadInput.code()
+        }
+        None => code,
     }
 }
 

@@ -401,8 +401,45 @@ pub fn render(board: &Scoreboard) -> String {
 /// Writes the page so that a reader (a browser refreshing it, `--watch` rewriting it) sees
 /// either the old page or the new one, never half of one: a temporary file in the same
 /// folder, then a rename over the target.
+/// Whether `path` may be replaced by a page: it does not exist, or it is a regular file (not
+/// followed through a link). Otherwise what it is (`a symbolic link`, `a device`, …), for the
+/// error: renaming over a device or a FIFO would replace it with a file.
+pub fn check_replaceable(path: &Path) -> Result<(), &'static str> {
+    use std::os::unix::fs::FileTypeExt as _;
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return Ok(());
+    };
+    let t = meta.file_type();
+    if t.is_file() {
+        Ok(())
+    } else if t.is_symlink() {
+        Err("a symbolic link")
+    } else if t.is_dir() {
+        Err("a folder")
+    } else if t.is_fifo() {
+        Err("a named pipe (FIFO)")
+    } else if t.is_char_device() || t.is_block_device() {
+        Err("a device")
+    } else if t.is_socket() {
+        Err("a socket")
+    } else {
+        Err("not a regular file")
+    }
+}
+
+/// Writes `text` to `path` through a temporary file in the same folder and one rename, so a
+/// reader sees the old page or the new one, never half of one. Refuses (`InvalidInput`) a path
+/// that is anything but a regular file or nothing ([`check_replaceable`]), checked again just
+/// before the rename.
 pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
     use std::io::Write as _;
+    let refuse = |what: &str| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("it is {what}, not a regular file"),
+        )
+    };
+    check_replaceable(path).map_err(refuse)?;
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -416,6 +453,7 @@ pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(text.as_bytes())?;
         f.sync_all()?;
+        check_replaceable(path).map_err(refuse)?;
         // rename(2) replaces the target in one step on the same file system.
         std::fs::rename(&tmp, path)
     })();
