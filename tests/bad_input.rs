@@ -316,3 +316,46 @@ fn grade_html_replaces_a_regular_file_and_leaves_no_temporary_file() {
         .collect();
     assert_eq!(names, vec![std::ffi::OsString::from("room.html")]);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Names that go into request paths (issue 21, item 4; item 17's long learner)
+
+#[test]
+fn a_namespace_that_is_not_a_dns_label_is_refused_before_any_request() {
+    // The kubeconfig does not exist: any attempt to connect would be an environment error
+    // (exit 3), so exit 2 with the reason shows nothing was requested.
+    for (ns, why) in [
+        ("ns/../../api", "lowercase letters, digits and `-`"),
+        ("x?y=1", "lowercase letters, digits and `-`"),
+        ("", "it is empty"),
+        (&"n".repeat(64), "it has 64 characters, at most 63"),
+    ] {
+        for command in [
+            &["check", "9", "-n"][..],
+            &["snapshot", "9", "/tmp/trainlab-never-written", "-n"],
+            &["start", "9", "-n"],
+            &["solve", "9", "-n"],
+            &["reset", "9", "--yes", "-n"],
+        ] {
+            trainlab()
+                .args(command)
+                .arg(ns)
+                .assert()
+                .code(2)
+                .stderr(predicates::str::contains("not a valid namespace name"))
+                .stderr(predicates::str::contains(why));
+        }
+    }
+}
+
+#[test]
+fn check_learner_refuses_a_name_whose_namespace_is_too_long_as_grade_does() {
+    let learner = "a".repeat(63);
+    trainlab()
+        .args(["check", "9", "--learner", &learner])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(format!(
+            "--learner {learner}: the namespace `{learner}-volcano-gang`: not a valid namespace name: it has 76 characters"
+        )));
+}

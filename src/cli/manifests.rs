@@ -259,6 +259,9 @@ impl Placement {
         namespace: Option<&str>,
         learner: Option<&str>,
     ) -> Result<Placement, crate::Error> {
+        if let Some(ns) = namespace {
+            crate::grade::check_namespace(ns, "-n")?;
+        }
         let Some(learner) = learner else {
             return Ok(Placement {
                 namespace: namespace.map_or_else(|| format!("trainlab-{lab_id}"), str::to_string),

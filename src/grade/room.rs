@@ -23,6 +23,27 @@ pub fn is_dns_label(s: &str) -> bool {
         && s.ends_with(ok_char)
 }
 
+/// A namespace given on the command line (`-n`) or made from a learner name: it goes into
+/// request paths, so anything but an RFC 1123 label (`ns/../../api`, `x?y=1`, an empty name,
+/// 64 characters) is refused before any request.
+pub fn check_namespace(ns: &str, from: &str) -> Result<(), Error> {
+    if is_dns_label(ns) {
+        return Ok(());
+    }
+    let shown: String = ns.chars().take(80).collect();
+    let more = if ns.chars().count() > 80 { "…" } else { "" };
+    let why = if ns.is_empty() {
+        "it is empty".to_string()
+    } else if ns.len() > LABEL_MAX {
+        format!("it has {} characters, at most {LABEL_MAX} are allowed", ns.len())
+    } else {
+        "a namespace name is lowercase letters, digits and `-`, starting and ending with a letter or digit".to_string()
+    };
+    Err(Error::Usage(format!(
+        "{from} `{shown}{more}`: not a valid namespace name: {why}"
+    )))
+}
+
 /// The namespace of a learner's lab, from a template with `{learner}` (exactly once) and
 /// optionally `{lab}` (the lab id). Without `{lab}`, a learner's labs share one namespace.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -117,8 +117,19 @@ impl<'c> Plan<'c> {
                 }
                 None => Target::for_lab(&b.lab.id),
             };
-            if let Some(ns) = &req.namespace {
-                target.namespace = ns.clone();
+            match &req.namespace {
+                Some(ns) => {
+                    crate::grade::check_namespace(ns, "-n")?;
+                    target.namespace = ns.clone();
+                }
+                None if req.learner.is_some() => {
+                    let learner = req.learner.as_deref().unwrap_or_default();
+                    crate::grade::check_namespace(
+                        &target.namespace,
+                        &format!("--learner {learner}: the namespace"),
+                    )?;
+                }
+                None => {}
             }
             items.push(Item {
                 bundle: b,
