@@ -548,3 +548,32 @@ fn show_prints_the_profiles_solution_command_lines() {
     assert!(section.contains("torchrun pretrain_gpt.py"), "{section}");
     assert!(!section.contains("/opt/megatron-lm/"), "{section}");
 }
+
+#[test]
+fn a_draft_path_that_leaves_its_folder_is_an_error_and_start_writes_nothing() {
+    for (bad, says) in [
+        ("../../../../evil-draft.yaml", "leaves its folder"),
+        ("/tmp/trainlab-evil-draft.yaml", "absolute path"),
+    ] {
+        let labs = Labs::copy();
+        labs.replace(
+            "09-volcano-gang",
+            "  draft_as: gang-train.yaml\n",
+            &format!("  draft_as: {bad}\n"),
+        );
+        let err = labs.load_err();
+        assert_eq!(err.field.as_deref(), Some("task.draft_as"), "{err}");
+        assert!(err.message.contains(says), "{err}");
+        labs.lint()
+            .code(2)
+            .stderr(predicate::str::contains("task.draft_as"));
+        let work = tempfile::tempdir().unwrap();
+        trainlab(&labs)
+            .current_dir(work.path())
+            .args(["start", "9", "--draft-only"])
+            .assert()
+            .code(2);
+        assert!(!Path::new("/tmp/trainlab-evil-draft.yaml").exists());
+        assert!(!work.path().join("../../../../evil-draft.yaml").exists());
+    }
+}

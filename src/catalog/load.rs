@@ -117,6 +117,25 @@ fn unknown_overlay(b: &LabBundle) -> Option<String> {
     })
 }
 
+/// Why a path written in a lab file could leave the folder it is relative to (the lab folder
+/// for `draft`, the learner's working folder for `draft_as`): absolute, `..`, or empty. None
+/// when it stays inside.
+fn leaves_its_folder(path: &str) -> Option<String> {
+    use std::path::Component;
+    let p = Path::new(path);
+    if path.trim().is_empty() {
+        return Some("expected a relative file path, found an empty one".into());
+    }
+    if p.is_absolute() || path.starts_with('~') {
+        return Some(format!(
+            "expected a path relative to its folder, found the absolute path `{path}`"
+        ));
+    }
+    p.components()
+        .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
+        .then(|| format!("`{path}` leaves its folder (`..`): expected a path inside it"))
+}
+
 /// The last segment of a bundle path (`solution-eks/job.yaml` → `job.yaml`).
 fn file_name(rel: &str) -> &str {
     rel.rsplit('/').next().unwrap_or(rel)
@@ -426,6 +445,11 @@ fn validate(b: &LabBundle, folder: &str) -> Result<(), LabError> {
                             );
                         }
                     }
+                }
+            }
+            for (field, path) in [("task.draft", &task.draft), ("task.draft_as", &task.draft_as)] {
+                if let Some(why) = path.as_deref().and_then(leaves_its_folder) {
+                    return err(field, why);
                 }
             }
             if let Some(d) = &task.draft {
