@@ -359,3 +359,39 @@ fn check_learner_refuses_a_name_whose_namespace_is_too_long_as_grade_does() {
             "--learner {learner}: the namespace `{learner}-volcano-gang`: not a valid namespace name: it has 76 characters"
         )));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Kubeconfig (issue 21, item 8)
+
+fn kubeconfig_with_server(dir: &Path, server: &str) -> std::path::PathBuf {
+    let path = dir.join("kubeconfig");
+    std::fs::write(
+        &path,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {{server: \"{server}\"}}\ncontexts:\n- name: x\n  context: {{cluster: c, user: u}}\ncurrent-context: x\nusers:\n- name: u\n  user: {{token: abc}}\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+#[test]
+fn a_server_without_a_scheme_or_with_another_is_bad_input_naming_the_field_never_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    for (server, says) in [
+        ("127.0.0.1:18002", "without a scheme; write it as `https://127.0.0.1:18002`"),
+        ("ftp://127.0.0.1:18002", "whose scheme `ftp` is not one an API server speaks"),
+    ] {
+        let kc = kubeconfig_with_server(dir.path(), server);
+        let out = trainlab()
+            .args(["check", "9", "--kubeconfig"])
+            .arg(&kc)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{server}: {stderr}");
+        assert!(stderr.contains("clusters[].cluster.server"), "{stderr}");
+        assert!(stderr.contains(says), "{stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}

@@ -100,6 +100,7 @@ pub async fn connect(opts: &ConnectOpts) -> Result<Conn, Error> {
             (config, "in-cluster".to_string())
         }
     };
+    check_server_scheme(&config.cluster_url, &context)?;
     config.connect_timeout = Some(opts.request_timeout);
     config.read_timeout = Some(opts.request_timeout);
     config.write_timeout = Some(opts.request_timeout);
@@ -118,6 +119,21 @@ pub async fn connect(opts: &ConnectOpts) -> Result<Conn, Error> {
         chunk_size: opts.chunk_size,
         version: Default::default(),
     })
+}
+
+/// The API server URL must say `https://` or `http://`: without a scheme kube's client cannot
+/// build a request (it would panic), and another scheme (`ftp://`) is no API server. Refused as
+/// bad input naming the kubeconfig field, with the URL that would work.
+fn check_server_scheme(url: &http::Uri, context: &str) -> Result<(), Error> {
+    match url.scheme_str() {
+        Some("https" | "http") => Ok(()),
+        Some(other) => Err(Error::Usage(format!(
+            "context `{context}`: the kubeconfig's `clusters[].cluster.server` is `{url}`, whose scheme `{other}` is not one an API server speaks; expected `https://…` (or `http://…`)"
+        ))),
+        None => Err(Error::Usage(format!(
+            "context `{context}`: the kubeconfig's `clusters[].cluster.server` is `{url}`, without a scheme; write it as `https://{url}` (or `http://{url}` for a server without TLS)"
+        ))),
+    }
 }
 
 /// The kubeconfig to use, as kubectl finds it: `--kubeconfig` (must exist), else the files of
