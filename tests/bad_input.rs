@@ -207,7 +207,10 @@ fn a_snapshot_without_the_pods_says_they_were_not_saved_and_how_to_save_them() {
 
 /// The binary with stdout going to `/dev/full` (every write fails with ENOSPC).
 fn to_full_disk(args: &[&str]) -> std::process::Output {
-    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
     std::process::Command::new(assert_cmd::cargo::cargo_bin("trainlab"))
         .env("NO_COLOR", "1")
         .env("LANG", "C.UTF-8")
@@ -232,7 +235,8 @@ fn output_that_cannot_be_written_is_an_error_naming_standard_output() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(
-            stderr.contains("could not write the output to standard output: No space left on device"),
+            stderr
+                .contains("could not write the output to standard output: No space left on device"),
             "{args:?}: {stderr}"
         );
     }
@@ -290,7 +294,10 @@ fn grade_html_refuses_a_device_a_fifo_and_a_symlink_and_leaves_them_as_they_were
         .unwrap()
         .file_type()
         .is_char_device());
-    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+    assert!(std::fs::symlink_metadata(&fifo)
+        .unwrap()
+        .file_type()
+        .is_fifo());
     assert!(std::fs::symlink_metadata(&link)
         .unwrap()
         .file_type()
@@ -309,7 +316,11 @@ fn grade_html_replaces_a_regular_file_and_leaves_no_temporary_file() {
         .assert()
         .success();
     let text = std::fs::read_to_string(&page).unwrap();
-    assert!(text.starts_with("<!DOCTYPE html>"), "{}", &text[..40.min(text.len())]);
+    assert!(
+        text.starts_with("<!DOCTYPE html>"),
+        "{}",
+        &text[..40.min(text.len())]
+    );
     let names: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().file_name())
@@ -379,8 +390,14 @@ fn kubeconfig_with_server(dir: &Path, server: &str) -> std::path::PathBuf {
 fn a_server_without_a_scheme_or_with_another_is_bad_input_naming_the_field_never_a_panic() {
     let dir = tempfile::tempdir().unwrap();
     for (server, says) in [
-        ("127.0.0.1:18002", "without a scheme; write it as `https://127.0.0.1:18002`"),
-        ("ftp://127.0.0.1:18002", "whose scheme `ftp` is not one an API server speaks"),
+        (
+            "127.0.0.1:18002",
+            "without a scheme; write it as `https://127.0.0.1:18002`",
+        ),
+        (
+            "ftp://127.0.0.1:18002",
+            "whose scheme `ftp` is not one an API server speaks",
+        ),
     ] {
         let kc = kubeconfig_with_server(dir.path(), server);
         let out = trainlab()
@@ -394,4 +411,219 @@ fn a_server_without_a_scheme_or_with_another_is_bad_input_naming_the_field_never
         assert!(stderr.contains(says), "{stderr}");
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// What a server sends (issue 21, items 9, 10, 12, 13): a scripted HTTP server on 127.0.0.1
+
+/// A server that answers every request with `answer` (written by the closure, which may drip
+/// it), counting requests. Runs until the test process ends.
+fn scripted_server(
+    answer: impl Fn(&mut std::net::TcpStream) + Send + Sync + 'static,
+) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::{BufRead as _, BufReader};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = count.clone();
+    let answer = std::sync::Arc::new(answer);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let (seen, answer) = (seen.clone(), answer.clone());
+            std::thread::spawn(move || loop {
+                // One request head per loop (keep-alive connections send several).
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut line = String::new();
+                let mut got = false;
+                while reader.read_line(&mut line).unwrap_or(0) > 0 {
+                    got = true;
+                    if line == "\r\n" {
+                        break;
+                    }
+                    line.clear();
+                }
+                if !got {
+                    return;
+                }
+                seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                answer(&mut stream);
+            });
+        }
+    });
+    (url, count)
+}
+
+fn check_against(url: &str, extra: &[&str]) -> (std::process::Output, std::time::Duration) {
+    let dir = tempfile::tempdir().unwrap();
+    let kc = kubeconfig_with_server(dir.path(), url);
+    let started = std::time::Instant::now();
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("trainlab"))
+        .env("NO_COLOR", "1")
+        .env("LANG", "C.UTF-8")
+        .env_remove("LC_ALL")
+        .args(["check", "9", "--kubeconfig"])
+        .arg(&kc)
+        .args(extra)
+        .output()
+        .unwrap();
+    (out, started.elapsed())
+}
+
+fn reply(stream: &mut std::net::TcpStream, head: &str, body: &str) {
+    use std::io::Write as _;
+    let _ = write!(
+        stream,
+        "HTTP/1.1 {head}\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+}
+
+#[test]
+fn a_server_asking_to_wait_longer_than_the_budget_is_an_error_saying_how_long() {
+    let (url, count) =
+        scripted_server(|s| reply(s, "429 Too Many Requests\r\nretry-after: 3600", "slow down"));
+    let (out, took) = check_against(&url, &["--request-timeout", "5s"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("answered 429 and asked to wait 3600 s"),
+        "{stderr}"
+    );
+    assert!(took < std::time::Duration::from_secs(60), "{took:?}");
+    assert_eq!(
+        count.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "not retried"
+    );
+}
+
+#[test]
+fn throttling_is_retried_at_most_twice_within_the_budget() {
+    let (url, count) =
+        scripted_server(|s| reply(s, "429 Too Many Requests\r\nretry-after: 1", "slow down"));
+    let (out, _) = check_against(&url, &["--request-timeout", "10s"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("answered 429 Too Many Requests"),
+        "{stderr}"
+    );
+    // /version: one request and two retries, then the error; nothing else is tried.
+    assert_eq!(
+        count.load(std::sync::atomic::Ordering::SeqCst),
+        3,
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_body_that_drips_is_cut_at_the_request_timeout() {
+    let (url, _) = scripted_server(|s| {
+        use std::io::Write as _;
+        let _ = write!(s, "HTTP/1.1 200 OK\r\ncontent-length: 100000\r\n\r\n");
+        for _ in 0..100_000 {
+            if s.write_all(b" ").is_err() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    });
+    let (out, took) = check_against(&url, &["--request-timeout", "2s"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("no answer within 2s"), "{stderr}");
+    // One attempt of 2 s (timeouts are not retried), plus the process's start.
+    assert!(took < std::time::Duration::from_secs(20), "{took:?}");
+}
+
+#[test]
+fn request_timeout_zero_means_no_timeout_as_in_kubectl() {
+    let (url, _) = scripted_server(|s| {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        reply(
+            s,
+            "500 Internal Server Error",
+            "<html><body>oops</body></html>",
+        )
+    });
+    let (out, _) = check_against(&url, &["--request-timeout", "0"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("within 0s"), "{stderr}");
+    assert!(stderr.contains("answered 500"), "{stderr}");
+}
+
+#[test]
+fn a_server_that_is_no_api_server_is_described_once_in_plain_words() {
+    for (head, body, says) in [
+        (
+            "500 Internal Server Error",
+            "<html>\n<body>backend down</body></html>",
+            "the server answered 500 Internal Server Error: <html>",
+        ),
+        (
+            "200 OK",
+            "<!DOCTYPE html><title>login</title>",
+            "not the JSON an API server sends",
+        ),
+    ] {
+        let (url, _) = scripted_server(move |s| reply(s, head, body));
+        let (out, _) = check_against(&url, &[]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{stderr}");
+        assert!(stderr.contains(says), "{stderr}");
+        assert!(
+            stderr.contains("not as a Kubernetes API server"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("Status {"), "no debug dump: {stderr}");
+        assert_eq!(stderr.matches("backend down").count(), 0, "{stderr}");
+    }
+}
+
+#[test]
+fn a_file_larger_than_the_input_limit_is_refused_without_reading_it_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.yaml");
+    // Sparse: 4 GB on paper, nothing on disk. Zeros are NUL bytes: refused at the first block.
+    let f = std::fs::File::create(&big).unwrap();
+    f.set_len(4 << 30).unwrap();
+    trainlab()
+        .args(["check", "9", "--files"])
+        .arg(&big)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("a NUL byte at offset 0"));
+    // Text over the limit: refused naming the flag that raises it.
+    let text = dir.path().join("text.yaml");
+    std::fs::write(&text, "# padding\n".repeat(200_000)).unwrap();
+    trainlab()
+        .args(["check", "9", "--max-input-mib", "1", "--files"])
+        .arg(&text)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "larger than 1 MiB, the most trainlab reads from one file (raise it with --max-input-mib)",
+        ));
+}
+
+#[test]
+fn an_answer_larger_than_the_input_limit_is_refused_naming_the_flag() {
+    let (url, _) = scripted_server(|s| {
+        use std::io::Write as _;
+        let body = vec![b' '; 3 << 20];
+        let _ = write!(
+            s,
+            "HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n",
+            body.len()
+        );
+        let _ = s.write_all(&body);
+    });
+    let (out, _) = check_against(&url, &["--max-input-mib", "1"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("larger than 1 MiB, the most trainlab reads from one answer (raise it with --max-input-mib)"),
+        "{stderr}"
+    );
 }

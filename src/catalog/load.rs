@@ -447,7 +447,10 @@ fn validate(b: &LabBundle, folder: &str) -> Result<(), LabError> {
                     }
                 }
             }
-            for (field, path) in [("task.draft", &task.draft), ("task.draft_as", &task.draft_as)] {
+            for (field, path) in [
+                ("task.draft", &task.draft),
+                ("task.draft_as", &task.draft_as),
+            ] {
                 if let Some(why) = path.as_deref().and_then(leaves_its_folder) {
                     return err(field, why);
                 }

@@ -22,7 +22,8 @@ pub struct LiveArgs {
     /// Kubeconfig file [default: $KUBECONFIG, then ~/.kube/config, then in-cluster]
     #[arg(long, global = true, value_name = "FILE")]
     pub kubeconfig: Option<PathBuf>,
-    /// Bound on connecting and on each API response
+    /// Bound on each API request: connecting, retries and the whole answer (0: no bound, as
+    /// kubectl)
     #[arg(long, global = true, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
     pub request_timeout: Duration,
     /// Read big lists N objects per request, as kubectl's --chunk-size; 0 reads each list in one

@@ -72,6 +72,10 @@ pub struct Global {
     /// Log each API request (verb, path, status, milliseconds) to stderr; -vv for more detail
     #[arg(short = 'v', long = "verbose", global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
+    /// The most MiB read from one input: a manifest or snapshot file, or one API answer; a
+    /// larger one is refused, naming this flag
+    #[arg(long, global = true, value_name = "MIB", default_value_t = crate::observe::limits::DEFAULT_MAX_INPUT_MIB, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_input_mib: u64,
 }
 
 #[derive(Debug, Subcommand)]
@@ -120,6 +124,7 @@ impl Global {
 /// Runs a parsed command line and returns the process exit code. Errors are printed here, once,
 /// with what to do next.
 pub fn dispatch(cli: Cli) -> i32 {
+    crate::observe::limits::set_max_input_mib(cli.global.max_input_mib);
     let result = match &cli.command {
         Command::List(a) => list::run(&cli.global, a),
         Command::Show(a) => show::run(&cli.global, a),

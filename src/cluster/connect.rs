@@ -13,7 +13,8 @@ use crate::Error;
 pub struct ConnectOpts {
     pub kubeconfig: Option<PathBuf>,
     pub context: Option<String>,
-    /// Bound on connecting and on each response.
+    /// Bound on each request, retries and the whole answer included; zero: no bound (kubectl's
+    /// `--request-timeout 0`).
     pub request_timeout: Duration,
     /// Objects per LIST request (`limit`); 0: each list in one response.
     pub chunk_size: u32,
@@ -101,15 +102,20 @@ pub async fn connect(opts: &ConnectOpts) -> Result<Conn, Error> {
         }
     };
     check_server_scheme(&config.cluster_url, &context)?;
-    config.connect_timeout = Some(opts.request_timeout);
-    config.read_timeout = Some(opts.request_timeout);
-    config.write_timeout = Some(opts.request_timeout);
+    let timeout = (!opts.request_timeout.is_zero()).then_some(opts.request_timeout);
+    config.connect_timeout = timeout;
+    config.read_timeout = timeout;
+    config.write_timeout = timeout;
+    let budget = super::bounds::Budget {
+        timeout,
+        max_bytes: crate::observe::limits::max_input_bytes(),
+    };
     let server = config
         .cluster_url
         .to_string()
         .trim_end_matches('/')
         .to_string();
-    let client = super::http::build_client(config)
+    let client = super::http::build_client(config, budget)
         .map_err(|e| Error::Environment(format!("cannot build a client for {server}: {e}")))?;
     Ok(Conn {
         client,

@@ -13,7 +13,7 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::discovery::{Discovery, Failure};
-use super::retry::{api_error, credentials_error, is_credentials_error, is_timeout, with_retry};
+use super::retry::{api_error, credentials_error, is_credentials_error, with_retry};
 use super::Conn;
 use crate::observe::{kinds, Obj, Observed, Origin, Query, Unavailable};
 use crate::Error;
@@ -43,11 +43,14 @@ async fn probe_once(conn: &Conn) -> Result<k8s_openapi::apimachinery::pkg::versi
         if is_credentials_error(&e) {
             return credentials_error(conn, &e);
         }
-        let why = if is_timeout(&e) {
-            format!("no answer within {}", humantime::format_duration(conn.timeout))
-        } else {
-            e.to_string()
-        };
+        let why = super::retry::describe(&e, conn.timeout);
+        if matches!(e, kube::Error::Api(_) | kube::Error::SerdeError(_)) {
+            return Error::Environment(format!(
+                "the server of {} answered, but not as a Kubernetes API server: {why}\n  check the server URL in the kubeconfig (`kubectl --context {} cluster-info`)",
+                conn.describe(),
+                conn.context
+            ));
+        }
         Error::Environment(format!(
             "cannot reach the API server of {}: {why}\n  check that the cluster is running and the context is right (`kubectl --context {} get nodes`), or raise --request-timeout",
             conn.describe(),
@@ -376,7 +379,11 @@ async fn list_one<T>(
                 capability: q.kind.capability.map(str::to_string),
             },
             _ => Unavailable::Failed {
-                message: format!("listing {} failed: {e}", q.describe()),
+                message: format!(
+                    "listing {} failed: {}",
+                    q.describe(),
+                    super::retry::describe(&e, conn.timeout)
+                ),
             },
         }),
     })

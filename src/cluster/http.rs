@@ -17,7 +17,6 @@ use std::time::Instant;
 use http::{HeaderValue, Request, Response};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
-use kube::client::retry::RetryPolicy;
 use kube::client::ConfigExt;
 use tower::{BoxError, Layer, Service, ServiceBuilder};
 
@@ -29,7 +28,10 @@ pub const USER_AGENT: &str = concat!("trainlab/", env!("CARGO_PKG_VERSION"));
 pub const LOG_TARGET: &str = "trainlab::http";
 
 /// Builds the kube client for `config`: kube's own layers over a connector with TCP_NODELAY.
-pub fn build_client(mut config: kube::Config) -> Result<kube::Client, kube::Error> {
+pub fn build_client(
+    mut config: kube::Config,
+    budget: super::bounds::Budget,
+) -> Result<kube::Client, kube::Error> {
     config.headers.push((
         http::header::USER_AGENT,
         HeaderValue::from_static(USER_AGENT),
@@ -38,6 +40,7 @@ pub fn build_client(mut config: kube::Config) -> Result<kube::Client, kube::Erro
         // kube's builder knows which proxy schemes this build supports and says so.
         return Ok(kube::client::ClientBuilder::try_from(config)?
             .with_layer(&LogLayer)
+            .with_layer(&super::bounds::BoundsLayer(budget))
             .build());
     }
     // The same provider kube installs when it builds a client (its `rustls-tls` + `aws-lc-rs`
@@ -57,12 +60,11 @@ pub fn build_client(mut config: kube::Config) -> Result<kube::Client, kube::Erro
     let hyper = hyper_util::client::legacy::Client::builder(TokioExecutor::new())
         .build::<_, kube::client::Body>(connector);
     let service = ServiceBuilder::new()
+        .layer(super::bounds::BoundsLayer(budget))
         .layer(config.base_uri_layer())
-        .option_layer(
-            config
-                .default_retry
-                .then(|| tower::retry::RetryLayer::new(RetryPolicy::server_retry())),
-        )
+        .layer(tower::retry::RetryLayer::new(
+            super::bounds::ServerRetry::default(),
+        ))
         .option_layer(config.auth_layer()?)
         .layer(config.extra_headers_layer()?)
         .layer(LogLayer)

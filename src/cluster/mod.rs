@@ -1,6 +1,7 @@
 //! Talking to a cluster: connecting, retries, discovery, reading (gather), applying, deleting.
 
 mod apply;
+pub mod bounds;
 mod connect;
 mod discovery;
 mod gather;

@@ -5,15 +5,35 @@ use std::time::Duration;
 
 use backon::{ExponentialBuilder, Retryable};
 
-/// Worth retrying: throttling, server errors, broken connections. Not 4xx answers, and not
-/// timeouts: each attempt already waited the whole request timeout, and retrying would multiply
-/// it (a server that never answers must fail within `--request-timeout`, not three times that).
+/// Worth retrying here: a broken connection. Not an answer: throttling and server errors were
+/// already retried within the request's budget by the HTTP stack ([`super::bounds`]), and
+/// retrying them again would multiply the count. Not timeouts, an answer too large or a
+/// server asking to wait: each attempt already used its whole budget (a server that never
+/// answers must fail within `--request-timeout`, not three times that).
 pub fn is_transient(e: &kube::Error) -> bool {
     match e {
-        kube::Error::Api(s) => s.code == 429 || s.code >= 500,
-        kube::Error::HyperError(_) | kube::Error::Service(_) => !is_timeout(e),
+        kube::Error::HyperError(_) | kube::Error::Service(_) => {
+            !is_timeout(e) && bound_hit(e).is_none()
+        }
         _ => false,
     }
+}
+
+/// The request budget's own refusals in an error's source chain: the answer was too large, or
+/// the server asked to wait longer than the budget leaves. Said as they are (they name the flag
+/// to raise), not as "cannot reach".
+pub fn bound_hit(e: &kube::Error) -> Option<String> {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cause {
+        if let Some(t) = c.downcast_ref::<super::bounds::TooLarge>() {
+            return Some(t.to_string());
+        }
+        if let Some(w) = c.downcast_ref::<super::bounds::AskedToWait>() {
+            return Some(w.to_string());
+        }
+        cause = c.source();
+    }
+    None
 }
 
 /// The connect, read or write timeout ran out (somewhere in the error's source chain).
@@ -79,4 +99,52 @@ pub fn credentials_error(conn: &super::Conn, e: &kube::Error) -> crate::Error {
     crate::Error::Environment(format!(
         "{what}\n  they have probably expired: on EKS, sign in again (`aws sso login` for SSO profiles) and refresh the kubeconfig (`aws eks update-kubeconfig --name CLUSTER --region REGION`), then run this again"
     ))
+}
+
+/// A failed request in the user's terms, once: a timeout with its bound, the budget's own
+/// refusals, what the server answered (code, reason and the first line of its body, not a
+/// debug dump), an answer that is not JSON (a proxy's or a web server's page), or the
+/// connection error at the bottom of the chain.
+pub fn describe(e: &kube::Error, timeout: std::time::Duration) -> String {
+    if is_timeout(e) {
+        return format!("no answer within {}", humantime::format_duration(timeout));
+    }
+    if let Some(why) = bound_hit(e) {
+        return why;
+    }
+    match e {
+        kube::Error::Api(s) => {
+            let reason = http::StatusCode::from_u16(s.code)
+                .ok()
+                .and_then(|c| c.canonical_reason())
+                .unwrap_or("");
+            format!(
+                "the server answered {} {reason}: {}",
+                s.code,
+                first_line(&s.message)
+            )
+        }
+        kube::Error::SerdeError(_) => "the server's answer is not the JSON an API server sends (a web page or a proxy's answer?): check the server URL in the kubeconfig".to_string(),
+        other => {
+            let mut last: &(dyn std::error::Error + 'static) = other;
+            while let Some(next) = last.source() {
+                last = next;
+            }
+            last.to_string()
+        }
+    }
+}
+
+/// The first non-empty line of a body, at most 200 characters: enough to recognise a page.
+fn first_line(text: &str) -> String {
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("(an empty body)");
+    let mut out: String = line.chars().take(200).collect();
+    if line.chars().count() > 200 {
+        out.push('…');
+    }
+    out
 }

@@ -24,8 +24,8 @@ pub use board::{Cell, CheckRef, Column, Failing, Mark, Row, Scoreboard, ROOM_SCH
 pub use demo::LEARNERS as DEMO_LEARNERS;
 pub use read::{filter, merge, PerNamespace, RoomReads, SECRETS_WITHHELD};
 pub use room::{
-    check_learner, check_namespace, is_dns_label, own_cluster_target, parse_learners, shared_target, Template,
-    DEFAULT_TEMPLATE,
+    check_learner, check_namespace, is_dns_label, own_cluster_target, parse_learners,
+    shared_target, Template, DEFAULT_TEMPLATE,
 };
 
 use crate::catalog::{Catalog, Lab, LabBundle};

@@ -35,7 +35,10 @@ pub fn check_namespace(ns: &str, from: &str) -> Result<(), Error> {
     let why = if ns.is_empty() {
         "it is empty".to_string()
     } else if ns.len() > LABEL_MAX {
-        format!("it has {} characters, at most {LABEL_MAX} are allowed", ns.len())
+        format!(
+            "it has {} characters, at most {LABEL_MAX} are allowed",
+            ns.len()
+        )
     } else {
         "a namespace name is lowercase letters, digits and `-`, starting and ending with a letter or digit".to_string()
     };

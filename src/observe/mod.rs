@@ -2,6 +2,7 @@
 
 mod error;
 pub mod kinds;
+pub mod limits;
 mod object;
 mod observed;
 mod parse;

@@ -199,11 +199,48 @@ pub fn parse_file(path: &Path) -> Result<Vec<Obj>, InputError> {
 /// [`parse_file`], also collecting the resources its Lists say they captured.
 pub fn parse_file_marked(path: &Path, captured: &mut Vec<String>) -> Result<Vec<Obj>, InputError> {
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| InputError::Unreadable {
-        path: shown.clone(),
-        message: e.to_string(),
+    let text = read_bounded(path, super::limits::max_input_bytes()).map_err(|message| {
+        InputError::Unreadable {
+            path: shown.clone(),
+            message,
+        }
     })?;
     parse_marked(&text, &shown, captured)
+}
+
+/// A text file, read a block at a time: stops at the first NUL byte (binary data, not YAML or
+/// JSON) or once more than `max` bytes came, so a huge or sparse file is never read whole.
+fn read_bounded(path: &Path, max: u64) -> Result<String, String> {
+    use std::io::Read as _;
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut reader = std::io::BufReader::with_capacity(1 << 16, file).take(max.saturating_add(1));
+    let mut bytes = Vec::new();
+    let mut block = [0u8; 1 << 16];
+    loop {
+        let n = reader.read(&mut block).map_err(|e| e.to_string())?;
+        if n == 0 {
+            break;
+        }
+        if let Some(i) = block[..n].iter().position(|b| *b == 0) {
+            return Err(format!(
+                "binary data, not YAML or JSON (a NUL byte at offset {})",
+                bytes.len() + i
+            ));
+        }
+        bytes.extend_from_slice(&block[..n]);
+        if bytes.len() as u64 > max {
+            return Err(format!(
+                "larger than {} MiB, the most trainlab reads from one file (raise it with --max-input-mib)",
+                max / (1024 * 1024)
+            ));
+        }
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "not UTF-8 text (an invalid byte at offset {})",
+            e.utf8_error().valid_up_to()
+        )
+    })
 }
 
 /// The manifest files a path stands for: the file itself, or every `.yaml`/`.yml`/`.json` file
