@@ -144,7 +144,13 @@ fn plain(words: Vec<String>) -> State {
 
 /// The Job's training arguments, the solution's model, data and batch flags first.
 fn args(words: &[&str]) -> State {
-    plain(FLAGS[..9].iter().chain(words).map(|w| w.to_string()).collect())
+    plain(
+        FLAGS[..9]
+            .iter()
+            .chain(words)
+            .map(|w| w.to_string())
+            .collect(),
+    )
 }
 
 /// The solution's flags with `flag` given `value` (removed with None).
@@ -256,7 +262,10 @@ fn the_eks_solution_passes_every_spec_check_with_the_eks_params() {
         .find(|o| o.kind() == "PersistentVolumeClaim")
         .unwrap();
     assert_eq!(pvc.value["spec"]["storageClassName"], class.as_str());
-    assert_eq!(pvc.value["spec"]["resources"]["requests"]["storage"], "200Gi");
+    assert_eq!(
+        pvc.value["spec"]["resources"]["requests"]["storage"],
+        "200Gi"
+    );
     let sc = s
         .objects
         .iter()
@@ -507,7 +516,10 @@ fn a_ratio_save_steps_without_max_steps_fails_save_every_n_steps() {
     );
     for lang in [Lang::Ja, Lang::En] {
         let h = hint(&r, "save-every-n-steps", lang);
-        assert!(h.contains("--save_steps 0.25") && h.contains("--max_steps"), "{h}");
+        assert!(
+            h.contains("--save_steps 0.25") && h.contains("--max_steps"),
+            "{h}"
+        );
     }
     // The same ratio with --max_steps is every ceil(200 × 0.25) = 50 steps; an integer needs
     // no --max_steps.
@@ -824,7 +836,10 @@ fn the_solutions_resume_from_the_newest_checkpoint_only_when_there_is_one() {
     let resumed = || {
         let s = solution_script().replace("/checkpoints/ckpt-llm", out.to_str().unwrap());
         // `exec python3 …`: print the arguments instead of running the stand-in.
-        let s = s.replace("exec python3 /opt/trainlab/bin/trainer.py", "printf '%s\\n'");
+        let s = s.replace(
+            "exec python3 /opt/trainlab/bin/trainer.py",
+            "printf '%s\\n'",
+        );
         let o = std::process::Command::new("bash")
             .args(["-c", &s])
             .output()

@@ -567,11 +567,17 @@ fn the_stand_in_holds_every_layers_input_with_checkpointing_and_only_the_draft_e
                 .find_map(|w| w.strip_prefix(&format!("{k}=")).map(str::to_string))
                 .unwrap_or_else(|| panic!("{folder}: no {k}= in {stdout}"))
         };
-        let mib: f64 = field("activations").trim_end_matches("MiB").parse().unwrap();
+        let mib: f64 = field("activations")
+            .trim_end_matches("MiB")
+            .parse()
+            .unwrap();
         (field("layers"), field("checkpointing"), mib)
     };
     let (layers, mode, none) = planned("draft");
-    assert_eq!((layers.as_str(), mode.as_str(), none), ("24", "none", 768.0));
+    assert_eq!(
+        (layers.as_str(), mode.as_str(), none),
+        ("24", "none", 768.0)
+    );
     assert!(none > 512.0, "the draft is OOM-killed at 512Mi");
     // Per-layer checkpointing: each of the 24 layers keeps its input (2/34 of its activations)
     // and one layer is recomputed at a time, so the memory is still linear in the layers.

@@ -379,22 +379,43 @@ fn hf_depth_comes_from_run_clms_config_overrides_not_a_num_hidden_layers_flag() 
     let layers = |args: &[&str]| trainer(args, &[]).field("layers");
     // GPT-2's name, and the alias every config maps to it.
     assert_eq!(
-        layers(&["--model_type", "gpt2", "--config_overrides", "n_layer=12,n_head=12", "--do_train"]),
+        layers(&[
+            "--model_type",
+            "gpt2",
+            "--config_overrides",
+            "n_layer=12,n_head=12",
+            "--do_train"
+        ]),
         "12"
     );
     assert_eq!(
-        layers(&["--model_type=llama", "--config_overrides=num_hidden_layers=6", "--do_train"]),
+        layers(&[
+            "--model_type=llama",
+            "--config_overrides=num_hidden_layers=6",
+            "--do_train"
+        ]),
         "6"
     );
     // `--num_hidden_layers` is no field of run_clm.py or TrainingArguments: a script's own flag,
     // not the depth (the default 24 applies).
     assert_eq!(
-        layers(&["--num_hidden_layers", "8", "--per_device_train_batch_size", "2"]),
+        layers(&[
+            "--num_hidden_layers",
+            "8",
+            "--per_device_train_batch_size",
+            "2"
+        ]),
         "24"
     );
     // config.update_from_string: `int(v)` for an int field.
     let r = trainer(
-        &["--model_type", "gpt2", "--config_overrides", "n_layer=many", "--do_train"],
+        &[
+            "--model_type",
+            "gpt2",
+            "--config_overrides",
+            "n_layer=many",
+            "--do_train",
+        ],
         &[],
     );
     assert_eq!(r.code, 1);
@@ -408,7 +429,13 @@ fn hf_depth_comes_from_run_clms_config_overrides_not_a_num_hidden_layers_flag() 
 fn hf_config_overrides_with_a_pretrained_model_fail_as_run_clms_model_arguments_do() {
     for other in ["--model_name_or_path", "--config_name"] {
         let r = trainer(
-            &[other, "openai-community/gpt2", "--config_overrides", "n_layer=24", "--do_train"],
+            &[
+                other,
+                "openai-community/gpt2",
+                "--config_overrides",
+                "n_layer=24",
+                "--do_train",
+            ],
             &[],
         );
         assert_eq!(r.code, 1, "{other}");
@@ -418,7 +445,12 @@ fn hf_config_overrides_with_a_pretrained_model_fail_as_run_clms_model_arguments_
         );
     }
     let r = trainer(
-        &["--model_name_or_path", "openai-community/gpt2", "--do_train", "--bf16"],
+        &[
+            "--model_name_or_path",
+            "openai-community/gpt2",
+            "--do_train",
+            "--bf16",
+        ],
         &[],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
