@@ -4,10 +4,16 @@
 
 mod support;
 
+use std::path::Path;
+
 use serde_json::{json, Value};
 use support::state::*;
-use trainlab::catalog::Lang;
+use trainlab::catalog::{Catalog, Lang};
+use trainlab::observe::{manifest_files, parse_file, Obj};
 use trainlab::report::LabReport;
+use trainlab::verify::kit::cmdline::Args;
+use trainlab::verify::kit::training::{main_container, training_command};
+use trainlab::verify::kit::workload::Workload;
 use trainlab::verify::{LabResult, Status};
 
 const LAB: &str = "checkpoint-strategy";
@@ -29,6 +35,65 @@ fn files(folder: &str) -> State {
     State::load(&format!("../../labs/14-checkpoint-strategy/{folder}")).into_files()
 }
 
+/// The EKS profile's answer as the learner's files: `solution/` with each file of
+/// `solution-eks/` in place of the same-named one, graded with the lab's EKS parameters.
+fn eks_solution() -> State {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("labs/14-checkpoint-strategy");
+    let eks = manifest_files(&dir.join("solution-eks")).unwrap();
+    let replaced = |f: &Path| eks.iter().any(|e| e.file_name() == f.file_name());
+    let mut s = files("solution");
+    s.objects = manifest_files(&dir.join("solution"))
+        .unwrap()
+        .into_iter()
+        .filter(|f| !replaced(f))
+        .chain(eks.iter().cloned())
+        .flat_map(|f| parse_file(&f).unwrap())
+        .collect();
+    let catalog = Catalog::embedded().unwrap();
+    let params = catalog.get(LAB).unwrap().lab.params("eks");
+    params.iter().fold(s, |s, (k, v)| s.param(k, v))
+}
+
+/// The training command's arguments of Job `ckpt-llm` among these objects.
+fn job_training_args(objects: &[Obj]) -> Args {
+    let obj = objects
+        .iter()
+        .find(|o| o.kind() == "Job" && o.name() == JOB)
+        .expect("the Job");
+    let job = Workload::from_obj(obj).unwrap().unwrap();
+    let (c, _) = main_container(&job.templates[0]).unwrap();
+    training_command(c).expect("a training command").args
+}
+
+/// The kind solution's shell script (`bash -c SCRIPT`).
+fn solution_script() -> String {
+    let s = files("solution");
+    let job = s.objects.iter().find(|o| o.kind() == "Job").unwrap();
+    let c = &job.value["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(c["command"], json!(["bash", "-c"]));
+    c["args"][0].as_str().unwrap().to_string()
+}
+
+/// What run_clm.py itself stops on before training, or that makes it not train (transformers
+/// examples/pytorch/language-modeling/run_clm.py: ModelArguments.__post_init__,
+/// DataTrainingArguments.__post_init__, the tokenizer and `do_train` in `main`).
+fn run_clm_refusal(a: &Args) -> Option<&'static str> {
+    let model = a.has(&["model_name_or_path"]) || a.has(&["config_name"]);
+    if a.has(&["config_overrides"]) && model {
+        Some("--config_overrides can't be used in combination with --config_name or --model_name_or_path")
+    } else if !a.has(&["dataset_name"]) && !a.has(&["train_file"]) && !a.has(&["validation_file"]) {
+        Some("Need either a dataset name or a training/validation file.")
+    } else if !a.has(&["model_name_or_path"]) && !a.has(&["tokenizer_name"]) {
+        Some("You are instantiating a new tokenizer from scratch.")
+    } else if !model && !a.has(&["model_type"]) {
+        Some("no model: --model_name_or_path, --config_name or --model_type")
+    } else if !a.has(&["do_train"]) {
+        Some("no --do_train: run_clm.py does not train")
+    } else {
+        None
+    }
+}
+
 fn advice_ids(r: &LabResult) -> Vec<&str> {
     r.advice.iter().map(|a| a.id.as_str()).collect()
 }
@@ -45,33 +110,60 @@ fn edit_job(s: State, f: impl FnOnce(&mut Value)) -> State {
     s.edit("Job", JOB, f)
 }
 
-/// The Job's training arguments, the solution's model and batch flags first.
-fn args(words: &[&str]) -> State {
-    let words: Vec<String> = [
-        "--model_name_or_path",
-        "EleutherAI/pythia-14m",
-        "--per_device_train_batch_size",
-        "1",
-    ]
-    .iter()
-    .chain(words)
-    .map(|w| w.to_string())
-    .collect();
-    edit_job(solved(), move |v| container(v)["args"] = json!(words))
+/// The solution's run_clm.py flags, without the script around them that finds a checkpoint to
+/// resume from.
+const FLAGS: &[&str] = &[
+    "--model_name_or_path",
+    "EleutherAI/pythia-14m",
+    "--dataset_name",
+    "Salesforce/wikitext",
+    "--dataset_config_name",
+    "wikitext-2-raw-v1",
+    "--do_train",
+    "--per_device_train_batch_size",
+    "1",
+    "--max_steps",
+    "200",
+    "--output_dir",
+    "/checkpoints/ckpt-llm",
+    "--save_strategy",
+    "steps",
+    "--save_steps",
+    "50",
+    "--save_total_limit",
+    "3",
+];
+
+/// The Job running the stand-in directly with these words (no shell, no resume step).
+fn plain(words: Vec<String>) -> State {
+    edit_job(solved(), move |v| {
+        container(v)["command"] = json!(["python3", "/opt/trainlab/bin/trainer.py"]);
+        container(v)["args"] = json!(words);
+    })
 }
 
-/// The solution's arguments with `flag` given `value` (removed with None).
+/// The Job's training arguments, the solution's model, data and batch flags first.
+fn args(words: &[&str]) -> State {
+    plain(
+        FLAGS[..9]
+            .iter()
+            .chain(words)
+            .map(|w| w.to_string())
+            .collect(),
+    )
+}
+
+/// The solution's flags with `flag` given `value` (removed with None).
 fn set(flag: &'static str, value: Option<&'static str>) -> State {
-    edit_job(solved(), move |v| {
-        let a = container(v)["args"].as_array_mut().unwrap();
-        let i = a.iter().position(|w| w == flag).unwrap();
-        match value {
-            Some(x) => a[i + 1] = json!(x),
-            None => {
-                a.drain(i..i + 2);
-            }
+    let mut a: Vec<String> = FLAGS.iter().map(|w| w.to_string()).collect();
+    let i = a.iter().position(|w| w == flag).unwrap();
+    match value {
+        Some(x) => a[i + 1] = x.to_string(),
+        None => {
+            a.drain(i..i + 2);
         }
-    })
+    }
+    plain(a)
 }
 
 /// Adds a volume and its mount to the Job's pod.
@@ -118,7 +210,8 @@ fn the_solved_kind_cluster_passes_every_check() {
         outcome(&r, "save-every-n-steps").found.as_deref(),
         Some("--save_strategy steps, --save_steps 50")
     );
-    assert_eq!(advice_ids(&r), ["resume", "s3-sync"]);
+    // The reference answer resumes from the newest checkpoint: only the S3 advice.
+    assert_eq!(advice_ids(&r), ["s3-sync"]);
 }
 
 #[test]
@@ -140,6 +233,113 @@ fn the_solution_passes_static_mode_and_the_draft_fails_it() {
         outcome(&r, "durable-output").hint.as_deref(),
         Some("emptydir")
     );
+}
+
+#[test]
+fn the_eks_solution_passes_every_spec_check_with_the_eks_params() {
+    let s = eks_solution();
+    let r = grade(&s);
+    for o in &r.outcomes {
+        let want = if SPEC_CHECKS.contains(&o.check.as_str()) {
+            Status::Pass
+        } else {
+            Status::Skipped
+        };
+        assert_eq!(o.status, want, "{o:?}");
+    }
+    assert_eq!(
+        outcome(&r, "save-every-n-steps").found.as_deref(),
+        Some("--save_strategy steps, --save_steps 500")
+    );
+    assert_eq!(advice_ids(&r), ["s3-sync"]);
+    // The claim's StorageClass ships with the answer (EKS 1.30+ has no default class), on the
+    // EBS CSI driver.
+    let catalog = Catalog::embedded().unwrap();
+    let class = catalog.get(LAB).unwrap().lab.params("eks")["storage_class"].clone();
+    let pvc = s
+        .objects
+        .iter()
+        .find(|o| o.kind() == "PersistentVolumeClaim")
+        .unwrap();
+    assert_eq!(pvc.value["spec"]["storageClassName"], class.as_str());
+    assert_eq!(
+        pvc.value["spec"]["resources"]["requests"]["storage"],
+        "200Gi"
+    );
+    let sc = s
+        .objects
+        .iter()
+        .find(|o| o.kind() == "StorageClass" && o.name() == class)
+        .expect("the StorageClass the claim names");
+    assert_eq!(sc.value["provisioner"], "ebs.csi.aws.com");
+    assert_eq!(sc.value["volumeBindingMode"], "WaitForFirstConsumer");
+    // A real image with the install step, 8 GPUs on one node with a memory-backed /dev/shm.
+    let job = s.objects.iter().find(|o| o.kind() == "Job").unwrap();
+    let spec = &job.value["spec"]["template"]["spec"];
+    let c = &spec["containers"][0];
+    assert_eq!(c["image"], "nvcr.io/nvidia/pytorch:25.04-py3");
+    let script = c["args"][0].as_str().unwrap();
+    assert!(script.contains("pip install --no-cache-dir transformers==5.24.0"));
+    assert!(script.contains("/transformers/v5.24.0/examples/pytorch/language-modeling/run_clm.py"));
+    assert!(script.contains("torchrun --nproc-per-node 8 "));
+    assert_eq!(c["resources"]["limits"]["nvidia.com/gpu"], 8);
+    assert!(spec["volumes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|v| v["emptyDir"]["medium"] == "Memory"));
+}
+
+#[test]
+fn every_answer_and_the_draft_run_with_run_clms_own_arguments() {
+    for (name, objects) in [
+        ("solution", files("solution").objects),
+        ("draft", files("draft").objects),
+        ("solution-eks", eks_solution().objects),
+    ] {
+        let a = job_training_args(&objects);
+        assert_eq!(run_clm_refusal(&a), None, "{name}: {:?}", a.words());
+    }
+    // The command line the lab had before: no dataset, no --do_train.
+    let old = Args::new([
+        "--model_name_or_path",
+        "EleutherAI/pythia-14m",
+        "--max_steps",
+        "200",
+        "--output_dir",
+        "/checkpoints/ckpt-llm",
+    ]);
+    assert_eq!(
+        run_clm_refusal(&old),
+        Some("Need either a dataset name or a training/validation file.")
+    );
+}
+
+#[test]
+fn a_note_corrects_save_safetensors_and_says_how_run_clm_resumes_in_both_languages() {
+    let catalog = Catalog::embedded().unwrap();
+    let notes = &catalog.get(LAB).unwrap().lab.notes;
+    let about = |word: &str| {
+        notes
+            .iter()
+            .find(|n| n.text.get(Lang::En).contains(word))
+            .unwrap_or_else(|| panic!("no note on {word}"))
+    };
+    // transformers 5.24 TrainingArguments has no such field: the explanation's call raises.
+    let n = about("save_safetensors");
+    for lang in [Lang::Ja, Lang::En] {
+        let t = n.text.get(lang);
+        assert!(
+            t.contains("TypeError: TrainingArguments.__init__() got an unexpected keyword argument 'save_safetensors'"),
+            "{lang:?}: {t}"
+        );
+    }
+    assert!(n.source.contains("training_args.py"), "{}", n.source);
+    let n = about("overwrite_output_dir");
+    for lang in [Lang::Ja, Lang::En] {
+        assert!(n.text.get(lang).contains("--resume_from_checkpoint"));
+    }
+    assert!(n.source.contains("run_clm.py"), "{}", n.source);
 }
 
 #[test]
@@ -294,6 +494,40 @@ fn saving_other_than_every_n_steps_fails_only_save_every_n_steps() {
 }
 
 #[test]
+fn a_ratio_save_steps_without_max_steps_fails_save_every_n_steps() {
+    // A ratio of a total the manifest does not show (epochs × the dataset's steps).
+    let no_max = |steps: &'static str| {
+        args(&[
+            "--num_train_epochs",
+            "3",
+            "--output_dir",
+            "/checkpoints/run",
+            "--save_steps",
+            steps,
+            "--save_total_limit",
+            "3",
+        ])
+    };
+    let r = grade(&no_max("0.25"));
+    let o = assert_only_fails(&r, "save-every-n-steps", Some("ratio"));
+    assert_eq!(
+        o.found.as_deref(),
+        Some("--save_strategy — (default steps), --save_steps 0.25")
+    );
+    for lang in [Lang::Ja, Lang::En] {
+        let h = hint(&r, "save-every-n-steps", lang);
+        assert!(
+            h.contains("--save_steps 0.25") && h.contains("--max_steps"),
+            "{h}"
+        );
+    }
+    // The same ratio with --max_steps is every ceil(200 × 0.25) = 50 steps; an integer needs
+    // no --max_steps.
+    assert_all_pass(&grade(&set("--save_steps", Some("0.25"))));
+    assert_all_pass(&grade(&no_max("100")));
+}
+
+#[test]
 fn keeping_too_many_or_too_few_fails_only_keep_recent() {
     for (s, hint, found) in [
         (
@@ -428,9 +662,7 @@ fn a_command_the_tools_cannot_read_fails_every_spec_check() {
             "{c}"
         );
     }
-    let r = grade(&edit_job(solved(), |v| {
-        container(v)["args"] = json!(["/etc/train/args.json"])
-    }));
+    let r = grade(&plain(vec!["/etc/train/args.json".into()]));
     for c in SPEC_CHECKS {
         assert_eq!(outcome(&r, c).hint.as_deref(), Some("config-file"), "{c}");
     }
@@ -571,15 +803,66 @@ fn a_missing_job_fails_every_check_with_the_missing_text() {
 
 #[test]
 fn resuming_is_advised_only_when_the_command_does_not() {
-    let s = edit_job(solved(), |v| {
-        let a = container(v)["args"].as_array_mut().unwrap();
-        a.push(json!("--resume_from_checkpoint"));
-        a.push(json!("/checkpoints/ckpt-llm/checkpoint-150"));
-    });
-    let r = grade(&s);
+    let r = grade(&set("--save_total_limit", Some("3")));
+    assert_all_pass(&r);
+    assert_eq!(advice_ids(&r), ["resume", "s3-sync"]);
+    let with = |extra: &[&str]| {
+        let words = FLAGS.iter().chain(extra).map(|w| w.to_string()).collect();
+        grade(&plain(words))
+    };
+    let r = with(&[
+        "--resume_from_checkpoint",
+        "/checkpoints/ckpt-llm/checkpoint-150",
+    ]);
     assert_all_pass(&r);
     assert_eq!(advice_ids(&r), ["s3-sync"]);
     assert_eq!(r.advice[0].evidence["output_dir"], "/checkpoints/ckpt-llm");
+}
+
+#[test]
+fn the_solutions_resume_from_the_newest_checkpoint_only_when_there_is_one() {
+    // Read by the kit: the branch that sets the flag counts, its value is the script's.
+    for s in [files("solution"), eks_solution()] {
+        let r = grade(&s);
+        assert!(!advice_ids(&r).contains(&"resume"), "{:?}", r.advice);
+        let a = job_training_args(&s.objects);
+        let resume = a.value(&["resume_from_checkpoint"]).unwrap();
+        assert_eq!(resume, "${LAST%/trainer_state.json}");
+    }
+    // Run by bash: no checkpoint, no flag (run_clm.py stops on a path without one); then the
+    // newest checkpoint whose trainer_state.json, the Trainer's last file, was written.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ckpt-llm");
+    let resumed = || {
+        let s = solution_script().replace("/checkpoints/ckpt-llm", out.to_str().unwrap());
+        // `exec python3 …`: print the arguments instead of running the stand-in.
+        let s = s.replace(
+            "exec python3 /opt/trainlab/bin/trainer.py",
+            "printf '%s\\n'",
+        );
+        let o = std::process::Command::new("bash")
+            .args(["-c", &s])
+            .output()
+            .expect("bash runs the solution's script");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let words: Vec<String> = String::from_utf8(o.stdout)
+            .unwrap()
+            .lines()
+            .map(str::to_string)
+            .collect();
+        let i = words.iter().position(|w| w == "--resume_from_checkpoint")?;
+        Some(words[i + 1].clone())
+    };
+    assert_eq!(resumed(), None);
+    for (step, complete) in [(50, true), (100, true), (150, false)] {
+        let c = out.join(format!("checkpoint-{step}"));
+        std::fs::create_dir_all(&c).unwrap();
+        if complete {
+            std::fs::write(c.join("trainer_state.json"), "{}").unwrap();
+        }
+    }
+    let expected = out.join("checkpoint-100");
+    assert_eq!(resumed().as_deref(), expected.to_str());
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -7,9 +7,12 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 use support::state::*;
-use trainlab::catalog::Lang;
-use trainlab::observe::{manifest_files, parse_file};
+use trainlab::catalog::{Catalog, Lang};
+use trainlab::observe::{manifest_files, parse_file, Obj};
 use trainlab::report::LabReport;
+use trainlab::verify::kit::cmdline::Args;
+use trainlab::verify::kit::training::{main_container, training_command};
+use trainlab::verify::kit::workload::Workload;
 use trainlab::verify::{LabResult, Outcome, Reason, Status};
 
 const LAB: &str = "gradient-checkpointing";
@@ -40,6 +43,59 @@ fn lab_files(folders: &[&str]) -> State {
         .flat_map(|f| parse_file(&f).unwrap())
         .collect();
     s
+}
+
+/// The EKS profile's answer as the learner's files: `solution/` with each file of
+/// `solution-eks/` in place of the same-named one, graded with the lab's EKS parameters.
+fn eks_solution() -> State {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("labs/11-gradient-checkpointing");
+    let eks = manifest_files(&dir.join("solution-eks")).unwrap();
+    let replaced = |f: &Path| eks.iter().any(|e| e.file_name() == f.file_name());
+    let mut s = State::load("gradient-checkpointing/solution-state").into_files();
+    s.objects = manifest_files(&dir.join("solution"))
+        .unwrap()
+        .into_iter()
+        .filter(|f| !replaced(f))
+        .chain(eks.iter().cloned())
+        .flat_map(|f| parse_file(&f).unwrap())
+        .collect();
+    let catalog = Catalog::embedded().unwrap();
+    let params = catalog.get(LAB).unwrap().lab.params("eks");
+    params.iter().fold(s, |s, (k, v)| s.param(k, v))
+}
+
+/// The training command's arguments of Job `ckpt-train` among these objects.
+fn job_training_args(objects: &[Obj]) -> Args {
+    let obj = objects
+        .iter()
+        .find(|o| o.kind() == "Job" && o.name() == "ckpt-train")
+        .expect("the Job");
+    let job = Workload::from_obj(obj).unwrap().unwrap();
+    let (c, _) = main_container(&job.templates[0]).unwrap();
+    training_command(c).expect("a training command").args
+}
+
+/// What run_clm.py itself stops on before training, or that makes it not train (transformers
+/// examples/pytorch/language-modeling/run_clm.py: ModelArguments.__post_init__,
+/// DataTrainingArguments.__post_init__, the tokenizer and `do_train` in `main`; HfArgumentParser
+/// refuses a flag no dataclass has, such as `--num_hidden_layers`).
+fn run_clm_refusal(a: &Args) -> Option<&'static str> {
+    let model = a.has(&["model_name_or_path"]) || a.has(&["config_name"]);
+    if a.has(&["num_hidden_layers"]) {
+        Some("Some specified arguments are not used by the HfArgumentParser")
+    } else if a.has(&["config_overrides"]) && model {
+        Some("--config_overrides can't be used in combination with --config_name or --model_name_or_path")
+    } else if !a.has(&["dataset_name"]) && !a.has(&["train_file"]) && !a.has(&["validation_file"]) {
+        Some("Need either a dataset name or a training/validation file.")
+    } else if !a.has(&["model_name_or_path"]) && !a.has(&["tokenizer_name"]) {
+        Some("You are instantiating a new tokenizer from scratch.")
+    } else if !model && !a.has(&["model_type"]) {
+        Some("no model: --model_name_or_path, --config_name or --model_type")
+    } else if !a.has(&["do_train"]) {
+        Some("no --do_train: run_clm.py does not train")
+    } else {
+        None
+    }
 }
 
 fn english_hint(r: &LabResult, check: &str) -> String {
@@ -73,11 +129,21 @@ fn job_args(words: &[&str]) -> State {
     })
 }
 
+/// The draft's run_clm.py arguments (without checkpointing).
 const HF: &[&str] = &[
+    "--model_type",
+    "gpt2",
+    "--config_overrides",
+    "n_layer=24",
+    "--tokenizer_name",
+    "openai-community/gpt2",
+    "--dataset_name",
+    "Salesforce/wikitext",
+    "--dataset_config_name",
+    "wikitext-2-raw-v1",
+    "--do_train",
     "--output_dir",
     "/tmp/ckpt-train",
-    "--num_hidden_layers",
-    "24",
     "--per_device_train_batch_size",
     "16",
     "--max_steps",
@@ -418,6 +484,108 @@ fn what_the_api_server_refuses_fails_checkpointing_on() {
             .contains("must be less than or equal to memory limit"),
         "{o:?}"
     );
+}
+
+#[test]
+fn the_eks_solution_passes_every_spec_check_with_the_eks_params() {
+    let s = eks_solution();
+    let r = s.grade(LAB);
+    for o in &r.outcomes {
+        let state = matches!(o.check.as_str(), "not-oom-killed" | "job-succeeded");
+        let want = if state { Status::Skipped } else { Status::Pass };
+        assert_eq!(o.status, want, "{o:?}");
+    }
+    assert_eq!(
+        outcome(&r, "memory-unchanged").found.as_deref(),
+        Some("spec.template.spec.containers[0].resources.limits.memory: 64Gi")
+    );
+    // A real image, run_clm.py fetched at the release tag of the pinned transformers.
+    let job = s.objects.iter().find(|o| o.kind() == "Job").unwrap();
+    let c = &job.value["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(c["image"], "nvcr.io/nvidia/pytorch:25.04-py3");
+    let script = c["args"][0].as_str().unwrap();
+    assert!(script.contains("pip install --no-cache-dir transformers==5.24.0"));
+    assert!(script.contains("/transformers/v5.24.0/examples/pytorch/language-modeling/run_clm.py"));
+    assert_eq!(c["terminationMessagePolicy"], "FallbackToLogsOnError");
+}
+
+#[test]
+fn every_answer_and_the_draft_run_with_run_clms_own_arguments() {
+    let kind = lab_files(&["solution"]);
+    let draft = lab_files(&["draft"]);
+    for (name, objects) in [
+        ("solution", &kind.objects),
+        ("draft", &draft.objects),
+        ("solution-eks", &eks_solution().objects),
+    ] {
+        let a = job_training_args(objects);
+        assert_eq!(run_clm_refusal(&a), None, "{name}: {:?}", a.words());
+        // The depth comes from the model config run_clm.py builds, not from a flag.
+        let overrides = a.value(&["config_overrides"]).unwrap_or_default();
+        assert!(overrides.contains("n_layer="), "{name}: {overrides}");
+    }
+    // The command line the lab had before: run_clm.py refuses it.
+    let old = Args::new(["--output_dir", "/tmp/x", "--num_hidden_layers", "24"]);
+    assert_eq!(
+        run_clm_refusal(&old),
+        Some("Some specified arguments are not used by the HfArgumentParser")
+    );
+    let pretrained_and_overrides = Args::new([
+        "--model_name_or_path",
+        "openai-community/gpt2",
+        "--config_overrides",
+        "n_layer=24",
+        "--dataset_name",
+        "Salesforce/wikitext",
+        "--do_train",
+    ]);
+    assert!(run_clm_refusal(&pretrained_and_overrides)
+        .unwrap()
+        .starts_with("--config_overrides can't"));
+}
+
+#[test]
+fn the_stand_in_holds_every_layers_input_with_checkpointing_and_only_the_draft_exceeds_512mi() {
+    // The kind answer and the draft, run through the stand-in the pods run (python3 on PATH).
+    let planned = |folder: &str| {
+        let a = job_training_args(&lab_files(&[folder]).objects);
+        let out = std::process::Command::new("python3")
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("manifests/trainer-standin/trainer.py"))
+            .args(a.words())
+            .env("TRAINLAB_STANDIN_SECONDS", "0")
+            .env("TRAINLAB_STANDIN_ALLOCATE", "0")
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .env_remove("WORLD_SIZE")
+            .env_remove("TRAINLAB_STANDIN_MB_PER_SAMPLE_LAYER")
+            .env_remove("TRAINLAB_STANDIN_MAX_MB")
+            .output()
+            .expect("python3 runs the stand-in");
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        let field = |k: &str| {
+            stdout
+                .split_whitespace()
+                .find_map(|w| w.strip_prefix(&format!("{k}=")).map(str::to_string))
+                .unwrap_or_else(|| panic!("{folder}: no {k}= in {stdout}"))
+        };
+        let mib: f64 = field("activations")
+            .trim_end_matches("MiB")
+            .parse()
+            .unwrap();
+        (field("layers"), field("checkpointing"), mib)
+    };
+    let (layers, mode, none) = planned("draft");
+    assert_eq!(
+        (layers.as_str(), mode.as_str(), none),
+        ("24", "none", 768.0)
+    );
+    assert!(none > 512.0, "the draft is OOM-killed at 512Mi");
+    // Per-layer checkpointing: each of the 24 layers keeps its input (2/34 of its activations)
+    // and one layer is recomputed at a time, so the memory is still linear in the layers.
+    let (layers, mode, full) = planned("solution");
+    assert_eq!((layers.as_str(), mode.as_str()), ("24", "full"));
+    let expected = 16.0 * (24.0 * 2.0 / 34.0 + 1.0) * 2.0;
+    assert!((full - expected).abs() < 0.05, "{full} vs {expected}");
+    assert!(full < 512.0 / 4.0, "the solution fits with room to spare");
 }
 
 #[test]

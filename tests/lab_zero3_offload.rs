@@ -4,10 +4,16 @@
 
 mod support;
 
+use std::path::Path;
+
 use serde_json::{json, Value};
 use support::state::*;
-use trainlab::catalog::Lang;
+use trainlab::catalog::{Catalog, Lang};
+use trainlab::observe::{manifest_files, parse_file, Obj};
 use trainlab::report::LabReport;
+use trainlab::verify::kit::cmdline::Args;
+use trainlab::verify::kit::training::{main_container, training_command};
+use trainlab::verify::kit::workload::Workload;
 use trainlab::verify::{LabResult, Status};
 
 const LAB: &str = "zero3-offload";
@@ -32,6 +38,56 @@ fn grade(s: &State) -> LabResult {
 /// The lab's own folder read as the learner's files (static mode).
 fn files(folder: &str) -> State {
     State::load(&format!("../../labs/12-zero3-offload/{folder}")).into_files()
+}
+
+/// The EKS profile's answer as the learner's files: `solution/` with each file of
+/// `solution-eks/` in place of the same-named one, graded with the lab's EKS parameters.
+fn eks_solution() -> State {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("labs/12-zero3-offload");
+    let eks = manifest_files(&dir.join("solution-eks")).unwrap();
+    let replaced = |f: &Path| eks.iter().any(|e| e.file_name() == f.file_name());
+    let mut s = files("solution");
+    s.objects = manifest_files(&dir.join("solution"))
+        .unwrap()
+        .into_iter()
+        .filter(|f| !replaced(f))
+        .chain(eks.iter().cloned())
+        .flat_map(|f| parse_file(&f).unwrap())
+        .collect();
+    let catalog = Catalog::embedded().unwrap();
+    let params = catalog.get(LAB).unwrap().lab.params("eks");
+    params.iter().fold(s, |s, (k, v)| s.param(k, v))
+}
+
+/// The training command's arguments of the job among these objects.
+fn job_training_args(objects: &[Obj]) -> Args {
+    let obj = objects
+        .iter()
+        .find(|o| o.name() == JOB && o.kind() != "ConfigMap")
+        .expect("the job");
+    let job = Workload::from_obj(obj).unwrap().unwrap();
+    let (c, _) = main_container(&job.templates[0]).unwrap();
+    training_command(c).expect("a training command").args
+}
+
+/// What run_clm.py itself stops on before training, or that makes it not train (transformers
+/// examples/pytorch/language-modeling/run_clm.py: ModelArguments.__post_init__,
+/// DataTrainingArguments.__post_init__, the tokenizer and `do_train` in `main`).
+fn run_clm_refusal(a: &Args) -> Option<&'static str> {
+    let model = a.has(&["model_name_or_path"]) || a.has(&["config_name"]);
+    if a.has(&["config_overrides"]) && model {
+        Some("--config_overrides can't be used in combination with --config_name or --model_name_or_path")
+    } else if !a.has(&["dataset_name"]) && !a.has(&["train_file"]) && !a.has(&["validation_file"]) {
+        Some("Need either a dataset name or a training/validation file.")
+    } else if !a.has(&["model_name_or_path"]) && !a.has(&["tokenizer_name"]) {
+        Some("You are instantiating a new tokenizer from scratch.")
+    } else if !model && !a.has(&["model_type"]) {
+        Some("no model: --model_name_or_path, --config_name or --model_type")
+    } else if !a.has(&["do_train"]) {
+        Some("no --do_train: run_clm.py does not train")
+    } else {
+        None
+    }
 }
 
 fn english_hint(r: &LabResult, check: &str) -> String {
@@ -150,6 +206,81 @@ fn the_solution_passes_static_mode_and_the_draft_fails_it() {
     assert_eq!(
         failed,
         ["zero-stage-3", "offload-param-cpu", "config-mounted"]
+    );
+}
+
+#[test]
+fn the_eks_solution_passes_every_spec_check_with_the_eks_params() {
+    let s = eks_solution();
+    let r = grade(&s);
+    for o in &r.outcomes {
+        let want = if o.check == "pods-running" {
+            Status::Skipped
+        } else {
+            Status::Pass
+        };
+        assert_eq!(o.status, want, "{o:?}");
+    }
+    // 256Gi covers DeepSpeed's ~192Gi estimate for 7.6B parameters: no advice.
+    assert!(r.advice.is_empty(), "{:?}", r.advice);
+    let job = s.objects.iter().find(|o| o.kind() == "Job").unwrap();
+    let spec = &job.value["spec"]["template"]["spec"];
+    let c = &spec["containers"][0];
+    assert_eq!(c["image"], "nvcr.io/nvidia/pytorch:25.04-py3");
+    assert_eq!(c["resources"]["limits"]["nvidia.com/gpu"], 8);
+    let script = c["args"][0].as_str().unwrap();
+    assert!(script.contains("transformers==5.24.0 deepspeed==0.19.5"));
+    assert!(script.contains("/transformers/v5.24.0/examples/pytorch/language-modeling/run_clm.py"));
+    assert!(script.contains("torchrun --nproc-per-node 8 "));
+    // 8 NCCL ranks in one pod: a memory-backed /dev/shm.
+    let shm = spec["volumes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == "dshm")
+        .unwrap();
+    assert_eq!(shm["emptyDir"]["medium"], "Memory");
+    assert!(c["volumeMounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|m| m["mountPath"] == "/dev/shm" && m["name"] == "dshm"));
+    // Too small a request for the EKS model is still advised.
+    let small = s.edit("Job", JOB, |v| {
+        container(v)["resources"]["requests"]["memory"] = json!("64Gi")
+    });
+    let r = grade(&small);
+    assert_eq!(advice_ids(&r), ["host-memory"]);
+    assert_eq!(r.advice[0].evidence["estimate"], "192Gi");
+}
+
+#[test]
+fn every_answer_and_the_draft_run_with_run_clms_own_arguments() {
+    for (name, objects) in [
+        ("solution", files("solution").objects),
+        ("draft", files("draft").objects),
+        ("solution-eks", eks_solution().objects),
+    ] {
+        let a = job_training_args(&objects);
+        assert_eq!(run_clm_refusal(&a), None, "{name}: {:?}", a.words());
+    }
+    // The command line the lab had before: no dataset, no --do_train.
+    let old = Args::new([
+        "--deepspeed",
+        "/etc/deepspeed/ds_config.json",
+        "--model_name_or_path",
+        "EleutherAI/pythia-14m",
+        "--per_device_train_batch_size",
+        "1",
+        "--bf16",
+        "--output_dir",
+        "/tmp/zero3-train",
+        "--max_steps",
+        "20",
+    ]);
+    assert_eq!(
+        run_clm_refusal(&old),
+        Some("Need either a dataset name or a training/validation file.")
     );
 }
 
@@ -412,11 +543,6 @@ fn an_optimizer_not_offloaded_to_cpu_fails_only_offload_optimizer_cpu() {
             Some("nvme"),
             "zero_optimization.offload_optimizer.device: nvme",
         ),
-        (
-            json!({"device": "cpu", "pin_memory": false}),
-            Some("unpinned"),
-            "zero_optimization.offload_optimizer.pin_memory: false",
-        ),
     ] {
         let r = grade(&zero(
             json!({"stage": 3, "offload_optimizer": optimizer, "offload_param": param}),
@@ -671,6 +797,53 @@ fn a_missing_config_map_or_job_fails_with_the_missing_text() {
 
 // ---------------------------------------------------------------------------------------------
 // Advice.
+
+#[test]
+fn unpinned_offloads_pass_and_draw_the_unpinned_advice() {
+    // `pin_memory: false` is what the lab recommends on hosts with a low `ulimit -l`: the state
+    // is still offloaded to the CPU, only more slowly.
+    let pinned = json!({"device": "cpu", "pin_memory": true});
+    let unpinned = json!({"device": "cpu", "pin_memory": false});
+    for (optimizer, param, paths) in [
+        (
+            &unpinned,
+            &pinned,
+            "zero_optimization.offload_optimizer.pin_memory",
+        ),
+        (
+            &pinned,
+            &unpinned,
+            "zero_optimization.offload_param.pin_memory",
+        ),
+        (
+            &unpinned,
+            &unpinned,
+            "zero_optimization.offload_optimizer.pin_memory, zero_optimization.offload_param.pin_memory",
+        ),
+    ] {
+        let r = grade(&zero(
+            json!({"stage": 3, "offload_optimizer": optimizer, "offload_param": param}),
+        ));
+        assert_all_pass(&r);
+        assert_eq!(advice_ids(&r), ["unpinned"]);
+        assert_eq!(r.advice[0].evidence["paths"], paths);
+        for lang in [Lang::Ja, Lang::En] {
+            let text = &LabReport::new(&r, lang).advice[0].text;
+            assert!(text.contains("ulimit -l") && text.contains(paths), "{text}");
+        }
+    }
+    // Pinned, or unset (pinned by default since DeepSpeed v0.19.5): no advice.
+    let r = grade(&zero(
+        json!({"stage": 3, "offload_optimizer": {"device": "cpu"}, "offload_param": pinned}),
+    ));
+    assert!(r.advice.is_empty(), "{:?}", r.advice);
+    // An unpinned NVMe offload is the nvme hint's, not this advice's.
+    let r = grade(&zero(
+        json!({"stage": 3, "offload_optimizer": pinned, "offload_param": {"device": "nvme", "nvme_path": "/nvme", "pin_memory": false}}),
+    ));
+    assert_only_fails(&r, "offload-param-cpu", Some("nvme"));
+    assert!(!advice_ids(&r).contains(&"unpinned"));
+}
 
 #[test]
 fn too_little_host_memory_for_the_offloaded_state_is_advised() {

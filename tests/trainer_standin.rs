@@ -375,6 +375,88 @@ fn hf_booleans_take_the_string_to_bool_spellings_only() {
 }
 
 #[test]
+fn hf_depth_comes_from_run_clms_config_overrides_not_a_num_hidden_layers_flag() {
+    let layers = |args: &[&str]| trainer(args, &[]).field("layers");
+    // GPT-2's name, and the alias every config maps to it.
+    assert_eq!(
+        layers(&[
+            "--model_type",
+            "gpt2",
+            "--config_overrides",
+            "n_layer=12,n_head=12",
+            "--do_train"
+        ]),
+        "12"
+    );
+    assert_eq!(
+        layers(&[
+            "--model_type=llama",
+            "--config_overrides=num_hidden_layers=6",
+            "--do_train"
+        ]),
+        "6"
+    );
+    // `--num_hidden_layers` is no field of run_clm.py or TrainingArguments: a script's own flag,
+    // not the depth (the default 24 applies).
+    assert_eq!(
+        layers(&[
+            "--num_hidden_layers",
+            "8",
+            "--per_device_train_batch_size",
+            "2"
+        ]),
+        "24"
+    );
+    // config.update_from_string: `int(v)` for an int field.
+    let r = trainer(
+        &[
+            "--model_type",
+            "gpt2",
+            "--config_overrides",
+            "n_layer=many",
+            "--do_train",
+        ],
+        &[],
+    );
+    assert_eq!(r.code, 1);
+    assert_eq!(
+        r.last_err(),
+        "ValueError: invalid literal for int() with base 10: 'many'"
+    );
+}
+
+#[test]
+fn hf_config_overrides_with_a_pretrained_model_fail_as_run_clms_model_arguments_do() {
+    for other in ["--model_name_or_path", "--config_name"] {
+        let r = trainer(
+            &[
+                other,
+                "openai-community/gpt2",
+                "--config_overrides",
+                "n_layer=24",
+                "--do_train",
+            ],
+            &[],
+        );
+        assert_eq!(r.code, 1, "{other}");
+        assert_eq!(
+            r.last_err(),
+            "ValueError: --config_overrides can't be used in combination with --config_name or --model_name_or_path"
+        );
+    }
+    let r = trainer(
+        &[
+            "--model_name_or_path",
+            "openai-community/gpt2",
+            "--do_train",
+            "--bf16",
+        ],
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}
+
+#[test]
 fn mixing_tools_or_naming_none_is_a_usage_error() {
     let r = trainer(
         &[
@@ -446,7 +528,8 @@ fn lab_11_defaults_exceed_512mi_without_checkpointing_and_fit_with_it() {
     let none = planned_mib(&hf(&[]));
     let grad = planned_mib(&hf(&["--gradient_checkpointing"]));
     let act = planned_mib(&hf(&["--activation_checkpointing", "true"]));
-    assert_eq!((none, grad, act), (768.0, 160.0, 160.0));
+    // 16 × 24 × 2 MiB; 16 × (24 × 2/34 + 1) × 2 MiB: each layer's input plus one layer.
+    assert_eq!((none, grad, act), (768.0, 77.2, 77.2));
     assert!(none > limit * 1.25, "must be OOM-killed, with a margin");
     assert!(grad < limit * 0.5, "must fit comfortably");
 
@@ -465,8 +548,34 @@ fn lab_11_defaults_exceed_512mi_without_checkpointing_and_fit_with_it() {
             "--recompute-method",
             "uniform"
         ]),
-        160.0
+        77.2
     );
+}
+
+#[test]
+fn per_layer_checkpointing_stays_linear_in_the_layers_with_a_smaller_constant() {
+    // The lab's note: checkpointing each layer keeps each layer's input, O(layers), not
+    // O(√layers) (that is segmented checkpointing).
+    let full = |layers: &str| {
+        let overrides = format!("n_layer={layers}");
+        planned_mib(&trainer(
+            &[
+                "--model_type",
+                "gpt2",
+                "--config_overrides",
+                &overrides,
+                "--per_device_train_batch_size",
+                "1",
+                "--gradient_checkpointing",
+            ],
+            &[("TRAINLAB_STANDIN_MB_PER_SAMPLE_LAYER", "34")],
+        ))
+    };
+    // 34 MiB per layer without checkpointing: 2 MiB per layer's input, plus one 34 MiB layer.
+    assert_eq!(full("16"), 16.0 * 2.0 + 34.0);
+    assert_eq!(full("64"), 64.0 * 2.0 + 34.0);
+    let growth = (full("64") - full("16")) / (full("32") - full("16"));
+    assert!((growth - 3.0).abs() < 1e-9, "linear, not √: {growth}");
 }
 
 #[test]
@@ -522,8 +631,10 @@ fn the_planned_memory_is_really_allocated_when_allowed() {
         &[
             "--per_device_train_batch_size",
             "4",
-            "--num_hidden_layers",
-            "8",
+            "--model_type",
+            "gpt2",
+            "--config_overrides",
+            "n_embd=512,n_layer=8",
         ],
         &[
             ("TRAINLAB_STANDIN_MB_PER_SAMPLE_LAYER", "0.125"),

@@ -32,6 +32,9 @@ BANNER = "trainlab stand-in (not a real trainer)"
 DEFAULT_MIB_PER_SAMPLE_LAYER = 2.0
 HARD_CAP_MIB = 2048.0  # never allocate more than 2 GiB, whatever the command line asks for
 DEFAULT_LAYERS = 24  # when the command line does not say (stand-in default, see README)
+# The share of a layer's activations that is its input: what full checkpointing keeps per layer
+# (2sbh of ~34sbh bytes, see plan_activation_mib).
+LAYER_INPUT_SHARE = 2 / 34
 PAGE = 4096
 
 
@@ -119,18 +122,20 @@ MEGATRON_ONLY = MEGATRON_INT | MEGATRON_FLOAT | set(MEGATRON_CHOICE) | (
 ) | MEGATRON_IGNORED
 
 # --- Hugging Face TrainingArguments -----------------------------------------------------------
-# Field names: transformers 5.24 TrainingArguments (upstream-facts.md §13). HfArgumentParser
-# accepts `--x_y` and `--x-y` for every field. num_hidden_layers is the model config's name,
-# accepted here as the stand-in's way to say the model's depth (a real script reads it from
-# --config_overrides or the model's config.json).
+# Field names: transformers 5.24 TrainingArguments (upstream-facts.md §13), plus the
+# ModelArguments / DataTrainingArguments of transformers' examples/pytorch/language-modeling/
+# run_clm.py (model_type, config_overrides, tokenizer_name, dataset_name, train_file, ...).
+# HfArgumentParser accepts `--x_y` and `--x-y` for every field. The model's depth is not a flag
+# of either: run_clm reads it from the model's config.json, or from `--config_overrides
+# n_layer=N` when it builds a model from `--model_type` (see hf_layers). transformers 5 removed
+# `overwrite_output_dir`; like any flag not listed here it is taken as a script's own.
 HF_BOOL = {
     "bf16", "fp16", "gradient_checkpointing", "activation_checkpointing", "bf16_full_eval",
-    "fp16_full_eval", "use_cpu", "do_train", "do_eval", "overwrite_output_dir", "tf32",
+    "fp16_full_eval", "use_cpu", "do_train", "do_eval", "tf32",
 }
 HF_INT = {
     "per_device_train_batch_size", "per_device_eval_batch_size", "gradient_accumulation_steps",
-    "num_hidden_layers", "num_attention_heads", "max_steps", "save_total_limit", "seed",
-    "dataloader_num_workers",
+    "num_attention_heads", "max_steps", "save_total_limit", "seed", "dataloader_num_workers",
 }
 HF_VALUE = {
     "output_dir", "num_train_epochs", "learning_rate", "weight_decay", "warmup_ratio",
@@ -138,7 +143,7 @@ HF_VALUE = {
     "eval_strategy", "eval_steps", "report_to", "deepspeed", "fsdp", "fsdp_config",
     "resume_from_checkpoint", "model_name_or_path", "config_name", "tokenizer_name",
     "dataset_name", "dataset_config_name", "train_file", "validation_file", "block_size",
-    "config_overrides", "torch_dtype", "optim", "max_grad_norm", "logging_dir", "run_name",
+    "config_overrides", "model_type", "torch_dtype", "optim", "max_grad_norm", "logging_dir", "run_name",
     "gradient_checkpointing_kwargs", "half_precision_backend", "cache_dir",
 }
 # Names both tools know (--bf16, --seed, --weight-decay/--weight_decay, ...) say nothing about
@@ -519,20 +524,43 @@ def parse_hf(argv):
     return a
 
 
-def config_override(text, *keys):
-    """A value from run_clm-style --config_overrides "k1=v1,k2=v2"."""
-    for part in (text or "").split(","):
-        if "=" in part:
-            k, v = part.split("=", 1)
-            if k.strip() in keys:
-                try:
-                    return int(v)
-                except ValueError:
-                    return None
-    return None
+# The depth keys --config_overrides may set: GPT-2's own name and the alias every config maps
+# to it (PretrainedConfig.attribute_map).
+LAYER_KEYS = ("n_layer", "num_hidden_layers")
+
+
+def hf_layers(overrides):
+    """The depth run_clm gives a model built from --model_type: the last depth key in
+    --config_overrides "k1=v1,k2=v2" (PretrainedConfig.update_from_string, transformers 5.24
+    configuration_utils.py: `d = dict(x.split("=") ...)`, then `v = int(v)` for an int field).
+    None when it is not set there (the model's own config.json says; the stand-in's default)."""
+    depth = None
+    for part in (overrides or "").split(","):
+        key, _, value = part.partition("=")
+        if key in LAYER_KEYS:
+            try:
+                depth = int(value)
+            except ValueError:
+                raise Invalid("ValueError", f"invalid literal for int() with base 10: '{value}'")
+    return depth
+
+
+def validate_run_clm_model_args(a):
+    """run_clm.py ModelArguments.__post_init__ (transformers examples/pytorch/language-modeling):
+    config_overrides only applies to a config built from --model_type. HfArgumentParser builds
+    ModelArguments before TrainingArguments, so this comes first."""
+    if a.get("config_overrides") is not None and (
+        a.get("config_name") is not None or a.get("model_name_or_path") is not None
+    ):
+        raise Invalid(
+            "ValueError",
+            "--config_overrides can't be used in combination with --config_name or "
+            "--model_name_or_path",
+        )
 
 
 def validate_hf(a, world):
+    validate_run_clm_model_args(a)
     # transformers/src/transformers/training_args.py TrainingArguments.__post_init__:
     #   if self.fp16 and self.bf16: raise ValueError("At most one of fp16 and bf16 can be True,
     #   but not both")  (verified in transformers 5.24.0, upstream-facts.md §13)
@@ -546,9 +574,7 @@ def validate_hf(a, world):
             "Use `activation_checkpointing` instead.",
             file=sys.stderr,
         )
-    layers = a.get("num_hidden_layers") or config_override(
-        a.get("config_overrides"), "num_hidden_layers", "n_layer"
-    )
+    layers = hf_layers(a.get("config_overrides"))
     checkpointing = a.get("gradient_checkpointing") or a.get("activation_checkpointing")
     precision = "bf16" if a.get("bf16") else "fp16" if a.get("fp16") else "fp32"
     batch = a["per_device_train_batch_size"]
@@ -587,8 +613,12 @@ def plan_activation_mib(plan):
     (ceil(layers / PP)):
       no checkpointing              L                 every layer keeps its activations
       selective (Megatron)          ceil(L / 4)       the attention core is recomputed
-      full (HF, Megatron, NeMo)     ceil(sqrt(L))     only checkpointed inputs plus the layer
-                                                      being recomputed are alive
+      full (HF, Megatron, NeMo)     L x 2/34 + 1      each layer keeps only its input, and the
+                                                      backward pass recomputes one layer at a time
+    A layer's input is 2sbh bytes of the sbh(34 + 5as/h) it keeps without checkpointing
+    (Korthikanti et al. 2022, arXiv:2205.05198; the 5as/h attention scores are not kept by
+    flash/SDPA attention): per-layer checkpointing stays linear in the layers with a much smaller
+    constant, not sqrt(L), which is segmented checkpointing (Chen et al. 2016, arXiv:1604.06174).
     MiB = micro batch x units x TRAINLAB_STANDIN_MB_PER_SAMPLE_LAYER (default 2.0) / TP,
     capped at TRAINLAB_STANDIN_MAX_MB (default and hard maximum 2048).
     The shape is what matters: monotone in batch and depth, and checkpointing far smaller.
@@ -603,7 +633,7 @@ def plan_activation_mib(plan):
     elif mode == "selective":
         units = math.ceil(on_rank / 4)
     else:
-        units = math.ceil(math.sqrt(on_rank))
+        units = on_rank * LAYER_INPUT_SHARE + 1
     mib = plan["micro_batch"] * units * max(per, 0.0) / plan["tp"]
     return min(mib, cap), units
 
@@ -690,7 +720,8 @@ def run(argv, world=None, launcher=None):
     held = []
     if os.environ.get("TRAINLAB_STANDIN_ALLOCATE", "1") != "0":
         held = touch(mib)
-        print(f"{PROG}: holding {mib:.1f} MiB of activations ({units} layer-equivalents per sample)", flush=True)
+        per_sample = f"{units:.2f}".rstrip("0").rstrip(".")
+        print(f"{PROG}: holding {mib:.1f} MiB of activations ({per_sample} layer-equivalents per sample)", flush=True)
     time.sleep(max(0.0, seconds))
     del held
     return 0

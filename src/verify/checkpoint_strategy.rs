@@ -175,7 +175,7 @@ fn written<T>(s: &Option<Setting<T>>, flag: &str, default: Option<&str>) -> Stri
 }
 
 /// Saves every N steps: `--save_strategy steps` (the default) and `--save_steps N` with
-/// 0 < N < `--max_steps` when that is given.
+/// 0 < N < `--max_steps` when that is given; a ratio only with `--max_steps`, which makes it N.
 fn every_n(a: &HfTrainingArgs) -> Outcome {
     let max = a
         .max_steps
@@ -213,12 +213,13 @@ fn every_n(a: &HfTrainingArgs) -> Outcome {
         None => DEFAULT_SAVE_STEPS,
         Some(Known::Variable(_)) => return fail(Some("variable")),
         Some(Known::Value(SaveSteps::Steps(n))) => *n,
-        // A ratio of the total steps, rounded up; without --max_steps the total is the epochs'
-        // steps, which the manifest does not show.
+        // A ratio of the total steps, rounded up. Without --max_steps the total is the epochs
+        // times the dataset's steps per epoch, which the manifest does not show: the interval
+        // is not N steps but grows with the run, so a stop can lose any amount of training.
         Some(Known::Value(SaveSteps::Ratio(r))) => match max {
             _ if *r <= 0.0 => 0,
             Some(m) => (m as f64 * r).ceil() as i64,
-            None => return ev(Outcome::pass(EVERY_N).expected_found(expected, found)),
+            None => return fail(Some("ratio")),
         },
     };
     if n <= 0 {

@@ -110,6 +110,7 @@ impl Verifier for Zero3Offload {
                     j.push(ev(offload(OPTIMIZER_CPU, "offload_optimizer", &c, &raw)));
                     j.push(ev(offload(PARAM_CPU, "offload_param", &c, &raw)));
                     advise_nvme(&mut j, &c);
+                    advise_unpinned(&mut j, &c);
                     config = Some(c);
                 }
                 Err(o) => {
@@ -372,10 +373,9 @@ fn stage3(config: &DsConfig) -> Outcome {
     }
 }
 
-/// `offload_optimizer` / `offload_param` inside `zero_optimization`: device `cpu`, pinned
-/// (`pin_memory` unset is pinned since DeepSpeed v0.19.5). The deprecated booleans
-/// `cpu_offload` / `cpu_offload_param` still become a CPU offload (DeepSpeed
-/// `runtime/zero/config.py` `new_param_fn`), so they pass too.
+/// `offload_optimizer` / `offload_param` inside `zero_optimization`: device `cpu` (pinned or
+/// not: [`advise_unpinned`]). The deprecated booleans `cpu_offload` / `cpu_offload_param` still
+/// become a CPU offload (DeepSpeed `runtime/zero/config.py` `new_param_fn`), so they pass too.
 fn offload(check: &str, section: &str, config: &DsConfig, raw: &Value) -> Outcome {
     let path = format!("zero_optimization.{section}");
     let expected = format!("{path}.device: cpu");
@@ -389,10 +389,7 @@ fn offload(check: &str, section: &str, config: &DsConfig, raw: &Value) -> Outcom
         "cpu_offload_param"
     };
     let ev = |o: Outcome| o.with("path", &path).with("section", section);
-    let Some(Offload {
-        device, pin_memory, ..
-    }) = set
-    else {
+    let Some(Offload { device, .. }) = set else {
         if raw["zero_optimization"][deprecated] == Value::Bool(true) {
             return Outcome::pass(check)
                 .expected_found(expected, format!("zero_optimization.{deprecated}: true"));
@@ -405,23 +402,39 @@ fn offload(check: &str, section: &str, config: &DsConfig, raw: &Value) -> Outcom
         });
     };
     let device_found = |d: &str| format!("{path}.device: {d}");
-    ev(match (device, pin_memory) {
-        (Some(OffloadDevice::Cpu), Some(false)) => Outcome::fail(
-            check,
-            format!("{path}.pin_memory: true"),
-            format!("{path}.pin_memory: false"),
-        )
-        .hint("unpinned"),
-        (Some(OffloadDevice::Cpu), _) => {
+    ev(match device {
+        Some(OffloadDevice::Cpu) => {
             return Outcome::pass(check).expected_found(expected, device_found("cpu"))
         }
-        (Some(OffloadDevice::Nvme), _) => {
+        Some(OffloadDevice::Nvme) => {
             Outcome::fail(check, expected, device_found("nvme")).hint("nvme")
         }
-        (Some(OffloadDevice::None), _) => Outcome::fail(check, expected, device_found("none")),
+        Some(OffloadDevice::None) => Outcome::fail(check, expected, device_found("none")),
         // DeepSpeed's pydantic default for `device` is `none` (`offload_config.py`).
-        (None, _) => Outcome::fail(check, expected, device_found("— (none)")),
+        None => Outcome::fail(check, expected, device_found("— (none)")),
     })
+}
+
+/// A CPU offload with `pin_memory: false` still offloads: unpinned host memory only makes each
+/// transfer slower, and it is what the lab itself recommends on hosts with a low `ulimit -l`
+/// (page-locked memory counts against it: DeepSpeed `docs/code-docs/source/memory.rst`, "Pinned
+/// Memory"). So it is advice, naming every such `pin_memory`, not a fail. Unset is pinned
+/// (`offload_config.py`: `pin_memory: bool = True` since v0.19.5).
+fn advise_unpinned(j: &mut Judgement, config: &DsConfig) {
+    let unpinned: Vec<String> = [
+        ("offload_optimizer", &config.offload_optimizer),
+        ("offload_param", &config.offload_param),
+    ]
+    .into_iter()
+    .filter(|(_, o)| {
+        o.as_ref()
+            .is_some_and(|o| o.device == Some(OffloadDevice::Cpu) && o.pin_memory == Some(false))
+    })
+    .map(|(section, _)| format!("zero_optimization.{section}.pin_memory"))
+    .collect();
+    if !unpinned.is_empty() {
+        j.advise(Advice::new("unpinned").with("paths", unpinned.join(", ")));
+    }
 }
 
 /// NVMe offload works only with ZeRO stage 3 (DeepSpeed `docs/_pages/config-json.md`: "NVMe
