@@ -8,6 +8,7 @@ mod observed;
 mod parse;
 pub mod save;
 pub mod sources;
+mod strict;
 
 pub use error::InputError;
 pub use kinds::ResourceKind;

@@ -182,11 +182,13 @@ impl Obj {
 
     /// Deserializes into a typed view; a type mismatch names the origin and the field path.
     pub fn parse<T: DeserializeOwned>(&self) -> Result<T, InputError> {
-        serde_path_to_error::deserialize::<_, T>(&*self.value).map_err(|e| InputError::Field {
-            origin: self.origin.to_string(),
-            object: self.display_name(),
-            field: e.path().to_string(),
-            message: e.into_inner().to_string(),
+        serde_path_to_error::deserialize::<_, T>(super::strict::Strict(&self.value)).map_err(|e| {
+            InputError::Field {
+                origin: self.origin.to_string(),
+                object: self.display_name(),
+                field: e.path().to_string(),
+                message: e.into_inner().to_string(),
+            }
         })
     }
 }
