@@ -157,8 +157,14 @@ fn sharded(a: &trainlab::verify::Advice) -> [&str; 4] {
 fn eks_shape_in(precision: Option<&'static str>) -> State {
     job(files("solution").param("nodes", "8"), move |v| {
         v["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"] = json!(7);
-        set("--tensor-model-parallel-size", Some("--tensor-model-parallel-size=8"))(v);
-        set("--pipeline-model-parallel-size", Some("--pipeline-model-parallel-size=4"))(v);
+        set(
+            "--tensor-model-parallel-size",
+            Some("--tensor-model-parallel-size=8"),
+        )(v);
+        set(
+            "--pipeline-model-parallel-size",
+            Some("--pipeline-model-parallel-size=4"),
+        )(v);
         set("--use-distributed-optimizer", None)(v);
         set("--bf16", precision)(v);
     })
@@ -204,9 +210,7 @@ fn eks_solution() -> State {
     for shared in names("solution").difference(&names("solution-eks")) {
         s = s.and(&format!("../../labs/02-parallelism-3d/solution/{shared}"));
     }
-    let catalog = trainlab::catalog::Catalog::embedded().unwrap();
-    let task = catalog.get(LAB).unwrap().lab.task.clone().unwrap();
-    for (k, v) in &task.params["eks"] {
+    for (k, v) in &eks_params() {
         s = s.param(k, v);
     }
     s
@@ -671,5 +675,61 @@ fn hints_are_filled_and_expected_found_are_values() {
                 assert!(!english(text), "{}: {text}", o.check);
             }
         }
+    }
+}
+
+fn eks_params() -> std::collections::BTreeMap<String, String> {
+    let catalog = trainlab::catalog::Catalog::embedded().unwrap();
+    let task = catalog.get(LAB).unwrap().lab.task.clone().unwrap();
+    task.params["eks"].clone()
+}
+
+#[test]
+fn the_eks_solution_is_what_the_task_text_says_for_eks() {
+    let eks = eks_params();
+    let catalog = trainlab::catalog::Catalog::embedded().unwrap();
+    let task = catalog.get(LAB).unwrap().lab.task.clone().unwrap();
+    for text in [&task.text.ja, &task.text.en] {
+        for fact in [
+            &eks["image"],
+            &eks["script"],
+            &"vpc.amazonaws.com/efa".to_string(),
+        ] {
+            assert!(
+                text.contains(fact.as_str()),
+                "the task text does not name {fact}"
+            );
+        }
+    }
+    let s = eks_solution();
+    let job = s.objects.iter().find(|o| o.kind() == "PyTorchJob").unwrap();
+    for role in ROLES {
+        let pod = &job.value["spec"]["pytorchReplicaSpecs"][role]["template"]["spec"];
+        let c = &pod["containers"][0];
+        assert_eq!(c["image"], json!(eks["image"]), "{role}");
+        assert!(
+            c["args"]
+                .as_array()
+                .unwrap()
+                .contains(&json!(eks["script"])),
+            "{role}"
+        );
+        // Multi-node NCCL: every EFA device of a p5.48xlarge, and a memory-backed /dev/shm.
+        let r = &c["resources"];
+        assert_eq!(r["limits"]["vpc.amazonaws.com/efa"], json!(32), "{role}");
+        assert_eq!(r["requests"]["vpc.amazonaws.com/efa"], json!(32), "{role}");
+        let shm = c["volumeMounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["mountPath"] == "/dev/shm")
+            .expect("/dev/shm mounted");
+        let vol = pod["volumes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["name"] == shm["name"])
+            .unwrap();
+        assert_eq!(vol["emptyDir"]["medium"], "Memory", "{role}");
     }
 }

@@ -101,7 +101,10 @@ const MEGATRON_NEEDS: &[(&str, Option<&str>)] = &[
 fn with_needs<'a>(args: &[&'a str]) -> Vec<&'a str> {
     let mut a = args.to_vec();
     for (flag, value) in MEGATRON_NEEDS {
-        if !args.iter().any(|w| w == flag || w.starts_with(&format!("{flag}="))) {
+        if !args
+            .iter()
+            .any(|w| w == flag || w.starts_with(&format!("{flag}=")))
+        {
             a.push(flag);
             a.extend(value);
         }
@@ -398,10 +401,7 @@ fn megatron_without_a_tokenizer_type_builds_gpt2_bpe_and_stops_without_its_files
     std::fs::write(&log, "").unwrap();
     let r = trainer(
         &without(&full, "--tokenizer-type"),
-        &[
-            ws[0],
-            ("TRAINLAB_TERMINATION_LOG", log.to_str().unwrap()),
-        ],
+        &[ws[0], ("TRAINLAB_TERMINATION_LOG", log.to_str().unwrap())],
     );
     assert_eq!(r.code, 1, "{}", r.stdout);
     let tail = [
@@ -416,13 +416,21 @@ fn megatron_without_a_tokenizer_type_builds_gpt2_bpe_and_stops_without_its_files
     );
     // With GPT-2's vocabulary and merges it starts.
     let mut gpt2 = without(&without(&full, "--tokenizer-type"), "--vocab-size");
-    gpt2.extend(["--vocab-file", "/data/vocab.json", "--merge-file", "/data/merges.txt"]);
+    gpt2.extend([
+        "--vocab-file",
+        "/data/vocab.json",
+        "--merge-file",
+        "/data/merges.txt",
+    ]);
     let r = trainer(&gpt2, &ws);
     assert_eq!(r.code, 0, "{}", r.stderr);
     // NullTokenizer needs --vocab-size.
     let r = trainer(&without(&full, "--vocab-size"), &ws);
     assert_eq!(r.code, 1);
-    assert_eq!(err_tail(&r, 2), ["    assert args.vocab_size is not None", "AssertionError"]);
+    assert_eq!(
+        err_tail(&r, 2),
+        ["    assert args.vocab_size is not None", "AssertionError"]
+    );
     // A type Megatron does not know is argparse's refusal.
     let mut bad = without(&full, "--tokenizer-type");
     bad.extend(["--tokenizer-type", "GPT2"]);
@@ -459,12 +467,18 @@ fn megatron_without_lr_or_a_run_length_stops_at_the_scheduler() {
     let mut both = full.clone();
     both.extend(["--train-samples", "160"]);
     let r = trainer(&both, &ws);
-    assert_eq!(r.last_err(), "AssertionError: expected iteration-based training");
+    assert_eq!(
+        r.last_err(),
+        "AssertionError: expected iteration-based training"
+    );
     let mut above = full.clone();
     above.extend(["--min-lr", "1e-3"]);
     let r = trainer(&above, &ws);
     assert_eq!(r.code, 1);
-    assert_eq!(err_tail(&r, 2), ["    assert args.min_lr <= args.lr", "AssertionError"]);
+    assert_eq!(
+        err_tail(&r, 2),
+        ["    assert args.min_lr <= args.lr", "AssertionError"]
+    );
 }
 
 #[test]
@@ -476,7 +490,10 @@ fn megatron_needs_the_models_shape() {
             "--num-layers",
             "AssertionError: either num-layers or encoder-num-layers should be specified",
         ),
-        ("--hidden-size", "AssertionError: hidden_size argument is None"),
+        (
+            "--hidden-size",
+            "AssertionError: hidden_size argument is None",
+        ),
         (
             "--num-attention-heads",
             "AssertionError: num_attention_heads argument is None",
@@ -493,7 +510,10 @@ fn megatron_needs_the_models_shape() {
     assert_eq!(r.code, 1);
     assert_eq!(
         err_tail(&r, 2),
-        ["    assert args.encoder_seq_length is not None", "AssertionError"]
+        [
+            "    assert args.encoder_seq_length is not None",
+            "AssertionError"
+        ]
     );
     let mut short = without(&full, "--max-position-embeddings");
     short.extend(["--max-position-embeddings", "512"]);
@@ -839,8 +859,14 @@ fn lab_job(lab: &str, folder: &str, overlay: Option<&str>) -> serde_json::Value 
 /// training-operator gives a PyTorchJob's pods; returns each role's run.
 fn run_job(job: &serde_json::Value) -> Vec<(String, Run)> {
     let specs = job["spec"]["pytorchReplicaSpecs"].as_object().unwrap();
-    let nodes: i64 = specs.values().map(|s| s["replicas"].as_i64().unwrap()).sum();
-    let nproc = job["spec"]["nprocPerNode"].as_str().unwrap_or("auto").to_string();
+    let nodes: i64 = specs
+        .values()
+        .map(|s| s["replicas"].as_i64().unwrap())
+        .sum();
+    let nproc = job["spec"]["nprocPerNode"]
+        .as_str()
+        .unwrap_or("auto")
+        .to_string();
     let words = |v: &serde_json::Value| -> Vec<String> {
         v.as_array()
             .map(|a| a.iter().map(|w| w.as_str().unwrap().to_string()).collect())
@@ -859,11 +885,20 @@ fn run_job(job: &serde_json::Value) -> Vec<(String, Run)> {
                 .into_iter()
                 .flatten()
                 .filter(|e| e["name"] == "TRAINLAB_STANDIN_GPUS")
-                .map(|e| ("TRAINLAB_STANDIN_GPUS".into(), e["value"].as_str().unwrap().into()))
+                .map(|e| {
+                    (
+                        "TRAINLAB_STANDIN_GPUS".into(),
+                        e["value"].as_str().unwrap().into(),
+                    )
+                })
                 .collect();
-            let mut env: Vec<(&str, &str)> = gpus.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+            let mut env: Vec<(&str, &str)> =
+                gpus.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
             let nodes = nodes.to_string();
-            env.extend([("PET_NNODES", nodes.as_str()), ("PET_NPROC_PER_NODE", nproc.as_str())]);
+            env.extend([
+                ("PET_NNODES", nodes.as_str()),
+                ("PET_NPROC_PER_NODE", nproc.as_str()),
+            ]);
             let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
             (role.clone(), torchrun(&argv, &env))
         })
@@ -886,7 +921,10 @@ fn the_megatron_labs_solutions_and_drafts_start_as_megatron_would() {
         ("10-bf16", "draft", None),
     ] {
         for (role, r) in run_job(&lab_job(lab, folder, overlay)) {
-            let at = format!("labs/{lab}/{}{folder} {role}", overlay.map_or(String::new(), |o| format!("{o} over ")));
+            let at = format!(
+                "labs/{lab}/{}{folder} {role}",
+                overlay.map_or(String::new(), |o| format!("{o} over "))
+            );
             assert_eq!(r.code, 0, "{at}: {}", r.stderr);
             assert!(r.stdout.contains(": megatron world="), "{at}: {}", r.stdout);
         }
@@ -904,17 +942,30 @@ fn the_megatron_labs_solutions_without_a_tokenizer_or_lr_fail_with_megatrons_mes
             ),
         ] {
             let mut job = lab_job(lab, "solution", None);
-            for spec in job["spec"]["pytorchReplicaSpecs"].as_object_mut().unwrap().values_mut() {
-                let args = spec["template"]["spec"]["containers"][0]["args"].as_array_mut().unwrap();
+            for spec in job["spec"]["pytorchReplicaSpecs"]
+                .as_object_mut()
+                .unwrap()
+                .values_mut()
+            {
+                let args = spec["template"]["spec"]["containers"][0]["args"]
+                    .as_array_mut()
+                    .unwrap();
                 let i = args
                     .iter()
-                    .position(|w| w.as_str().is_some_and(|w| w == flag || w.starts_with(&format!("{flag}="))))
+                    .position(|w| {
+                        w.as_str()
+                            .is_some_and(|w| w == flag || w.starts_with(&format!("{flag}=")))
+                    })
                     .unwrap_or_else(|| panic!("{lab}: no {flag}"));
                 let joined = args[i].as_str().unwrap().contains('=');
                 args.drain(i..if joined { i + 1 } else { i + 2 });
             }
             for (role, r) in run_job(&job) {
-                assert_eq!((r.code, r.last_err()), (1, last), "{lab} {role} without {flag}");
+                assert_eq!(
+                    (r.code, r.last_err()),
+                    (1, last),
+                    "{lab} {role} without {flag}"
+                );
             }
         }
     }
