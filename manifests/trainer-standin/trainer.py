@@ -421,9 +421,13 @@ def check_model_shape(a, cp):
     """validate_args' required model arguments and shape rules, in its order
     (arguments.py:1264-1320)."""
     if a.get("num-layers") is not None and a.get("encoder-num-layers") is not None:
-        raise Invalid("AssertionError", "cannot have both num-layers and encoder-num-layers specified")
+        raise Invalid(
+            "AssertionError", "cannot have both num-layers and encoder-num-layers specified"
+        )
     if a.get("num-layers") is None and a.get("encoder-num-layers") is None:
-        raise Invalid("AssertionError", "either num-layers or encoder-num-layers should be specified")
+        raise Invalid(
+            "AssertionError", "either num-layers or encoder-num-layers should be specified"
+        )
     for flag in ("hidden-size", "num-attention-heads", "max-position-embeddings"):
         if a.get(flag) is None:
             # _check_arg_is_not_none: '{} argument is None'.format(arg)
