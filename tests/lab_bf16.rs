@@ -635,3 +635,97 @@ fn static_mode_passes_the_solution_and_fails_the_draft() {
         Some("--initial-loss-scale 65536")
     );
 }
+// ---------------------------------------------------------------------------------------------
+// The EKS reference answer.
+
+/// The EKS reference answer as the learner's files: each file of `solution-eks/` replaces the
+/// same-named file of `solution/`, graded with the lab's `eks` parameters.
+fn eks_solution() -> State {
+    let lab = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("labs/10-bf16");
+    let names = |d: &str| -> std::collections::BTreeSet<String> {
+        std::fs::read_dir(lab.join(d))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect()
+    };
+    let mut s = State::load("../../labs/10-bf16/solution-eks").into_files();
+    for shared in names("solution").difference(&names("solution-eks")) {
+        s = s.and(&format!("../../labs/10-bf16/solution/{shared}"));
+    }
+    for (k, v) in &eks_params() {
+        s = s.param(k, v);
+    }
+    s
+}
+
+fn eks_params() -> std::collections::BTreeMap<String, String> {
+    let catalog = trainlab::catalog::Catalog::embedded().unwrap();
+    let task = catalog.get(LAB).unwrap().lab.task.clone().unwrap();
+    task.params["eks"].clone()
+}
+
+#[test]
+fn the_eks_solution_passes_every_spec_check_with_the_eks_params() {
+    let r = eks_solution().grade(LAB);
+    for c in [
+        "bf16-on",
+        "fp16-off",
+        "no-loss-scaling",
+        "bf16-capable-placement",
+    ] {
+        assert_eq!(status(&r, c), Status::Pass, "{c}: {:?}", outcome(&r, c));
+    }
+    for c in ["pods-on-bf16-nodes", "pods-running"] {
+        assert_eq!(status(&r, c), Status::Skipped, "{c}");
+    }
+}
+
+#[test]
+fn the_eks_solution_is_what_the_task_text_says_for_eks() {
+    let eks = eks_params();
+    let catalog = trainlab::catalog::Catalog::embedded().unwrap();
+    let task = catalog.get(LAB).unwrap().lab.task.clone().unwrap();
+    for text in [&task.text.ja, &task.text.en] {
+        for fact in [
+            &eks["image"],
+            &eks["script"],
+            &"vpc.amazonaws.com/efa".to_string(),
+        ] {
+            assert!(
+                text.contains(fact.as_str()),
+                "the task text does not name {fact}"
+            );
+        }
+    }
+    let s = eks_solution();
+    let job = s.objects.iter().find(|o| o.kind() == "PyTorchJob").unwrap();
+    for role in ["Master", "Worker"] {
+        let pod = &job.value["spec"]["pytorchReplicaSpecs"][role]["template"]["spec"];
+        let c = &pod["containers"][0];
+        assert_eq!(c["image"], json!(eks["image"]), "{role}");
+        assert!(
+            c["args"]
+                .as_array()
+                .unwrap()
+                .contains(&json!(eks["script"])),
+            "{role}"
+        );
+        // Multi-node NCCL: every EFA device of a p5.48xlarge, and a memory-backed /dev/shm.
+        let r = &c["resources"];
+        assert_eq!(r["limits"]["vpc.amazonaws.com/efa"], json!(32), "{role}");
+        assert_eq!(r["requests"]["vpc.amazonaws.com/efa"], json!(32), "{role}");
+        let shm = c["volumeMounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["mountPath"] == "/dev/shm")
+            .expect("/dev/shm mounted");
+        let vol = pod["volumes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["name"] == shm["name"])
+            .unwrap();
+        assert_eq!(vol["emptyDir"]["medium"], "Memory", "{role}");
+    }
+}

@@ -91,11 +91,15 @@ fn the_solved_cluster_passes_every_check_and_says_what_200b_needs() {
             "TP 4 (--tensor-model-parallel-size 4), PP 2 (--pipeline-model-parallel-size 2), DP 2"
         )
     );
-    // 200B × 16 B / 8 = 400 GB per GPU; even sharded over DP 2, 250 GB: more than an H100.
+    // --bf16: 18 B per parameter (fp32 gradients). 200B × 18 B / 8 = 450 GB per GPU; even
+    // sharded over DP 2, (6 + 12 / 2) × 25 = 300 GB: more than an H100.
     let ids: Vec<&str> = r.advice.iter().map(|a| a.id.as_str()).collect();
     assert_eq!(ids, ["memory-per-gpu", "too-big"]);
-    assert_eq!(r.advice[0].evidence["per_gpu_gb"], "400.0");
-    assert_eq!(r.advice[1].evidence["sharded_gb"], "250.0");
+    assert_eq!(r.advice[0].evidence["precision"], "bf16");
+    assert_eq!(r.advice[0].evidence["bytes"], "18");
+    assert_eq!(r.advice[0].evidence["per_gpu_gb"], "450.0");
+    assert_eq!(r.advice[1].evidence["sharded_bytes"], "12");
+    assert_eq!(r.advice[1].evidence["sharded_gb"], "300.0");
 }
 
 #[test]
@@ -136,11 +140,99 @@ fn the_eks_shape_passes_and_the_distributed_optimizer_brings_it_under_80_gb() {
     for c in SPEC_CHECKS {
         assert_eq!(status(&r, c), Status::Pass, "{c}: {:?}", outcome(&r, c));
     }
-    // 200B × 16 B / 32 = 100 GB per GPU; ZeRO-1 over DP 2: (4 + 6) × 6.25 = 62.5 GB.
+    // --bf16: 200B × 18 B / 32 = 112.5 GB per GPU; ZeRO-1 over DP 2: (6 + 12 / 2) × 6.25 = 75 GB.
     let ids: Vec<&str> = r.advice.iter().map(|a| a.id.as_str()).collect();
     assert_eq!(ids, ["memory-per-gpu", "distributed-optimizer"]);
-    assert_eq!(r.advice[0].evidence["per_gpu_gb"], "100.0");
-    assert_eq!(r.advice[1].evidence["sharded_gb"], "62.5");
+    assert_eq!(r.advice[0].evidence["per_gpu_gb"], "112.5");
+    assert_eq!(sharded(&r.advice[1]), ["6", "12", "12", "75.0"]);
+}
+
+/// `kept + shardable / DP = sharded_bytes` and the GB per GPU of a distributed-optimizer advice.
+fn sharded(a: &trainlab::verify::Advice) -> [&str; 4] {
+    ["kept", "shardable", "sharded_bytes", "sharded_gb"].map(|k| a.evidence[k].as_str())
+}
+
+/// The kind solution reshaped to the EKS layout (8 nodes, TP 8 × PP 4 × DP 2) without the
+/// distributed optimizer, its `--bf16` replaced by `precision` (none: removed).
+fn eks_shape_in(precision: Option<&'static str>) -> State {
+    job(files("solution").param("nodes", "8"), move |v| {
+        v["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"] = json!(7);
+        set(
+            "--tensor-model-parallel-size",
+            Some("--tensor-model-parallel-size=8"),
+        )(v);
+        set(
+            "--pipeline-model-parallel-size",
+            Some("--pipeline-model-parallel-size=4"),
+        )(v);
+        set("--use-distributed-optimizer", None)(v);
+        set("--bf16", precision)(v);
+    })
+}
+
+#[test]
+fn the_memory_advice_counts_megatrons_bytes_for_the_precision() {
+    // Megatron-LM's dist_optimizer table: fp16 20 = 4 + 16/d, fp32 16 = 8 + 8/d (bf16: above).
+    let r = eks_shape_in(Some("--fp16")).grade(LAB);
+    assert_eq!(r.advice[0].evidence["precision"], "fp16");
+    assert_eq!(r.advice[0].evidence["bytes"], "20");
+    assert_eq!(r.advice[0].evidence["per_gpu_gb"], "125.0");
+    assert_eq!(r.advice[1].id, "distributed-optimizer");
+    assert_eq!(sharded(&r.advice[1]), ["4", "16", "12", "75.0"]);
+    let r = eks_shape_in(None).grade(LAB);
+    assert_eq!(r.advice[0].evidence["precision"], "fp32");
+    assert_eq!(r.advice[0].evidence["bytes"], "16");
+    assert_eq!(sharded(&r.advice[1]), ["8", "8", "12", "75.0"]);
+    // Both precisions: Megatron-LM refuses the run, so there is no estimate.
+    let r = job(eks_shape_in(Some("--bf16")), |v| {
+        for role in ROLES {
+            container(v, role)["args"]
+                .as_array_mut()
+                .unwrap()
+                .push(json!("--fp16"));
+        }
+    })
+    .grade(LAB);
+    assert!(r.advice.is_empty(), "{:?}", r.advice);
+}
+
+/// The EKS reference answer as the learner's files: each file of `solution-eks/` replaces the
+/// same-named file of `solution/`, graded with the lab's `eks` parameters.
+fn eks_solution() -> State {
+    let lab = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("labs/02-parallelism-3d");
+    let names = |d: &str| -> std::collections::BTreeSet<String> {
+        std::fs::read_dir(lab.join(d))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect()
+    };
+    let mut s = State::load("../../labs/02-parallelism-3d/solution-eks").into_files();
+    for shared in names("solution").difference(&names("solution-eks")) {
+        s = s.and(&format!("../../labs/02-parallelism-3d/solution/{shared}"));
+    }
+    for (k, v) in &eks_params() {
+        s = s.param(k, v);
+    }
+    s
+}
+
+#[test]
+fn the_eks_solution_passes_every_spec_check_with_the_eks_params() {
+    let r = eks_solution().grade(LAB);
+    for c in SPEC_CHECKS {
+        assert_eq!(status(&r, c), Status::Pass, "{c}: {:?}", outcome(&r, c));
+    }
+    for c in STATE_CHECKS {
+        assert_eq!(status(&r, c), Status::Skipped, "{c}");
+    }
+    assert_eq!(
+        outcome(&r, "degrees-match-world").found.as_deref(),
+        Some("TP 8 × PP 4 × DP 2 = 64 (8 pods × nproc 8)")
+    );
+    // It already has the distributed optimizer: only the estimate, 112.5 GB without it.
+    let ids: Vec<&str> = r.advice.iter().map(|a| a.id.as_str()).collect();
+    assert_eq!(ids, ["memory-per-gpu"]);
+    assert_eq!(r.advice[0].evidence["per_gpu_gb"], "112.5");
 }
 
 #[test]
@@ -583,5 +675,61 @@ fn hints_are_filled_and_expected_found_are_values() {
                 assert!(!english(text), "{}: {text}", o.check);
             }
         }
+    }
+}
+
+fn eks_params() -> std::collections::BTreeMap<String, String> {
+    let catalog = trainlab::catalog::Catalog::embedded().unwrap();
+    let task = catalog.get(LAB).unwrap().lab.task.clone().unwrap();
+    task.params["eks"].clone()
+}
+
+#[test]
+fn the_eks_solution_is_what_the_task_text_says_for_eks() {
+    let eks = eks_params();
+    let catalog = trainlab::catalog::Catalog::embedded().unwrap();
+    let task = catalog.get(LAB).unwrap().lab.task.clone().unwrap();
+    for text in [&task.text.ja, &task.text.en] {
+        for fact in [
+            &eks["image"],
+            &eks["script"],
+            &"vpc.amazonaws.com/efa".to_string(),
+        ] {
+            assert!(
+                text.contains(fact.as_str()),
+                "the task text does not name {fact}"
+            );
+        }
+    }
+    let s = eks_solution();
+    let job = s.objects.iter().find(|o| o.kind() == "PyTorchJob").unwrap();
+    for role in ROLES {
+        let pod = &job.value["spec"]["pytorchReplicaSpecs"][role]["template"]["spec"];
+        let c = &pod["containers"][0];
+        assert_eq!(c["image"], json!(eks["image"]), "{role}");
+        assert!(
+            c["args"]
+                .as_array()
+                .unwrap()
+                .contains(&json!(eks["script"])),
+            "{role}"
+        );
+        // Multi-node NCCL: every EFA device of a p5.48xlarge, and a memory-backed /dev/shm.
+        let r = &c["resources"];
+        assert_eq!(r["limits"]["vpc.amazonaws.com/efa"], json!(32), "{role}");
+        assert_eq!(r["requests"]["vpc.amazonaws.com/efa"], json!(32), "{role}");
+        let shm = c["volumeMounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["mountPath"] == "/dev/shm")
+            .expect("/dev/shm mounted");
+        let vol = pod["volumes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["name"] == shm["name"])
+            .unwrap();
+        assert_eq!(vol["emptyDir"]["medium"], "Memory", "{role}");
     }
 }

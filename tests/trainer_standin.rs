@@ -81,6 +81,51 @@ fn torchrun(args: &[&str], env: &[(&str, &str)]) -> Run {
     run("torchrun", args, env)
 }
 
+/// What Megatron-LM's pretrain_gpt.py refuses to start without, besides the flags a test is
+/// about (the model's shape, a tokenizer, the run's length, a learning rate): each is added
+/// only when the command line lacks the flag.
+const MEGATRON_NEEDS: &[(&str, Option<&str>)] = &[
+    ("--num-layers", Some("24")),
+    ("--hidden-size", Some("768")),
+    ("--num-attention-heads", Some("12")),
+    ("--seq-length", Some("1024")),
+    ("--max-position-embeddings", Some("4096")),
+    ("--tokenizer-type", Some("NullTokenizer")),
+    ("--vocab-size", Some("32000")),
+    ("--mock-data", None),
+    ("--train-iters", Some("10")),
+    ("--lr", Some("1e-4")),
+];
+
+/// `args` with [`MEGATRON_NEEDS`] completed.
+fn with_needs<'a>(args: &[&'a str]) -> Vec<&'a str> {
+    let mut a = args.to_vec();
+    for (flag, value) in MEGATRON_NEEDS {
+        if !args
+            .iter()
+            .any(|w| w == flag || w.starts_with(&format!("{flag}=")))
+        {
+            a.push(flag);
+            a.extend(value);
+        }
+    }
+    a
+}
+
+/// The stand-in on a Megatron-LM command line completed with [`MEGATRON_NEEDS`].
+fn megatron(args: &[&str], env: &[(&str, &str)]) -> Run {
+    trainer(&with_needs(args), env)
+}
+
+/// `args` without `flag` (and its value, when it takes one).
+fn without<'a>(args: &[&'a str], flag: &str) -> Vec<&'a str> {
+    let i = args.iter().position(|w| *w == flag).expect(flag);
+    let takes_value = args.get(i + 1).is_some_and(|w| !w.starts_with("--"));
+    let mut a = args.to_vec();
+    a.drain(i..if takes_value { i + 2 } else { i + 1 });
+    a
+}
+
 const MEGATRON_3D: &[&str] = &[
     "--tensor-model-parallel-size",
     "2",
@@ -164,7 +209,7 @@ fn copies_of_the_configmap_in_labs_are_identical() {
 
 #[test]
 fn a_valid_3d_layout_reports_tp_pp_dp_and_exits_0() {
-    let r = trainer(MEGATRON_3D, &[("WORLD_SIZE", "8")]);
+    let r = megatron(MEGATRON_3D, &[("WORLD_SIZE", "8")]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(
         (r.field("TP"), r.field("PP"), r.field("DP")),
@@ -177,7 +222,7 @@ fn a_valid_3d_layout_reports_tp_pp_dp_and_exits_0() {
 
 #[test]
 fn a_world_size_not_divisible_by_tp_x_pp_fails_with_megatrons_assertion() {
-    let r = trainer(MEGATRON_3D, &[("WORLD_SIZE", "6")]);
+    let r = megatron(MEGATRON_3D, &[("WORLD_SIZE", "6")]);
     assert_eq!(r.code, 1, "{}", r.stdout);
     assert_eq!(
         r.last_err(),
@@ -191,7 +236,7 @@ fn layers_not_divisible_by_pp_fail() {
     let mut args = MEGATRON_3D.to_vec();
     args[5] = "30"; // --num-layers
     args[3] = "4"; // --pipeline-model-parallel-size
-    let r = trainer(&args, &[("WORLD_SIZE", "8")]);
+    let r = megatron(&args, &[("WORLD_SIZE", "8")]);
     assert_eq!(r.code, 1);
     assert_eq!(
         r.last_err(),
@@ -201,7 +246,7 @@ fn layers_not_divisible_by_pp_fail() {
 
 #[test]
 fn heads_not_divisible_by_tp_fail_when_the_model_is_built() {
-    let r = trainer(
+    let r = megatron(
         &[
             "--tensor-model-parallel-size",
             "8",
@@ -223,7 +268,7 @@ fn heads_not_divisible_by_tp_fail_when_the_model_is_built() {
 fn a_global_batch_not_divisible_by_micro_batch_times_dp_fails() {
     let mut args = MEGATRON_3D.to_vec();
     args[11] = "3"; // --global-batch-size, DP=2
-    let r = trainer(&args, &[("WORLD_SIZE", "8")]);
+    let r = megatron(&args, &[("WORLD_SIZE", "8")]);
     assert_eq!(r.code, 1);
     assert_eq!(
         r.last_err(),
@@ -235,7 +280,7 @@ fn a_global_batch_not_divisible_by_micro_batch_times_dp_fails() {
 fn megatron_bf16_with_fp16_is_a_bare_assertion() {
     let mut args = MEGATRON_3D.to_vec();
     args.push("--fp16");
-    let r = trainer(&args, &[("WORLD_SIZE", "8")]);
+    let r = megatron(&args, &[("WORLD_SIZE", "8")]);
     assert_eq!(r.code, 1);
     assert_eq!(r.last_err(), "AssertionError");
 }
@@ -244,26 +289,26 @@ fn megatron_bf16_with_fp16_is_a_bare_assertion() {
 fn megatron_accepts_a_loss_scale_with_bf16_and_ignores_the_initial_one() {
     let mut args = MEGATRON_3D.to_vec();
     args.extend(["--loss-scale", "1024"]);
-    let r = trainer(&args, &[("WORLD_SIZE", "8")]);
+    let r = megatron(&args, &[("WORLD_SIZE", "8")]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(r.field("loss-scaling"), "constant(1024)");
 
     let mut args = MEGATRON_3D.to_vec();
     args.extend(["--initial-loss-scale", "65536"]);
-    let r = trainer(&args, &[("WORLD_SIZE", "8")]);
+    let r = megatron(&args, &[("WORLD_SIZE", "8")]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.field("loss-scaling").starts_with("none("), "{}", r.stdout);
 
     // fp16 without --loss-scale: the dynamic scaler from --initial-loss-scale.
     let mut args = MEGATRON_3D[..MEGATRON_3D.len() - 1].to_vec();
     args.extend(["--fp16", "--initial-loss-scale", "4096"]);
-    let r = trainer(&args, &[("WORLD_SIZE", "8")]);
+    let r = megatron(&args, &[("WORLD_SIZE", "8")]);
     assert_eq!(r.field("loss-scaling"), "dynamic(initial=4096)");
 }
 
 #[test]
 fn megatron_refuses_flags_its_parser_does_not_know() {
-    let r = trainer(
+    let r = megatron(
         &[
             "--tensor_model_parallel_size",
             "2",
@@ -277,7 +322,7 @@ fn megatron_refuses_flags_its_parser_does_not_know() {
         r.last_err(),
         "trainlab stand-in: error: unrecognized arguments: --tensor_model_parallel_size 2"
     );
-    let r = trainer(
+    let r = megatron(
         &["--micro-batch-size", "1", "--recompute-granularity", "some"],
         &[],
     );
@@ -288,7 +333,7 @@ fn megatron_refuses_flags_its_parser_does_not_know() {
         r.stderr
     );
     // Known Megatron flags that change nothing here are accepted.
-    let r = trainer(
+    let r = megatron(
         &[
             "--micro-batch-size",
             "1",
@@ -305,7 +350,7 @@ fn megatron_refuses_flags_its_parser_does_not_know() {
 
 #[test]
 fn megatron_recompute_flags_and_removed_flags() {
-    let r = trainer(
+    let r = megatron(
         &[
             "--micro-batch-size",
             "1",
@@ -320,10 +365,10 @@ fn megatron_recompute_flags_and_removed_flags() {
         r.last_err(),
         "AssertionError: recompute method is not yet supported for selective recomputing granularity"
     );
-    let r = trainer(&["--micro-batch-size", "1", "--recompute-activations"], &[]);
+    let r = megatron(&["--micro-batch-size", "1", "--recompute-activations"], &[]);
     assert_eq!(r.field("checkpointing"), "selective");
     // Megatron prints the replacement and calls exit(): the pod completes without training.
-    let r = trainer(
+    let r = megatron(
         &["--micro-batch-size", "1", "--checkpoint-activations"],
         &[],
     );
@@ -331,11 +376,161 @@ fn megatron_recompute_flags_and_removed_flags() {
     assert!(r
         .stdout
         .starts_with("--checkpoint-activations is no longer valid, use --recompute-activations"));
-    let r = trainer(&["--batch-size", "4"], &[]);
+    let r = megatron(&["--batch-size", "4"], &[]);
     assert_eq!(r.code, 1);
     assert_eq!(
         r.last_err(),
         "AssertionError: --batch-size argument is no longer valid, use --micro-batch-size instead"
+    );
+}
+
+/// The last `n` stderr lines, first to last.
+fn err_tail(r: &Run, n: usize) -> Vec<&str> {
+    let lines: Vec<&str> = r.stderr.lines().collect();
+    lines[lines.len().saturating_sub(n)..].to_vec()
+}
+
+#[test]
+fn megatron_without_a_tokenizer_type_builds_gpt2_bpe_and_stops_without_its_files() {
+    let full = with_needs(MEGATRON_3D);
+    let ws = [("WORLD_SIZE", "8")];
+    // pretrain_gpt.py defaults the type to GPT2BPETokenizer: a bare assert in build_tokenizer,
+    // whose statement (above the exception line) is what the log shows.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("termination-log");
+    std::fs::write(&log, "").unwrap();
+    let r = trainer(
+        &without(&full, "--tokenizer-type"),
+        &[ws[0], ("TRAINLAB_TERMINATION_LOG", log.to_str().unwrap())],
+    );
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    let tail = [
+        "  File \"megatron/training/tokenizer/tokenizer.py\", line 37, in build_tokenizer",
+        "    assert args.vocab_file is not None",
+        "AssertionError",
+    ];
+    assert_eq!(err_tail(&r, 3), tail);
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap().trim_end(),
+        tail.join("\n")
+    );
+    // With GPT-2's vocabulary and merges it starts.
+    let mut gpt2 = without(&without(&full, "--tokenizer-type"), "--vocab-size");
+    gpt2.extend([
+        "--vocab-file",
+        "/data/vocab.json",
+        "--merge-file",
+        "/data/merges.txt",
+    ]);
+    let r = trainer(&gpt2, &ws);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // NullTokenizer needs --vocab-size.
+    let r = trainer(&without(&full, "--vocab-size"), &ws);
+    assert_eq!(r.code, 1);
+    assert_eq!(
+        err_tail(&r, 2),
+        ["    assert args.vocab_size is not None", "AssertionError"]
+    );
+    // A type Megatron does not know is argparse's refusal.
+    let mut bad = without(&full, "--tokenizer-type");
+    bad.extend(["--tokenizer-type", "GPT2"]);
+    let r = trainer(&bad, &ws);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.last_err()
+            .starts_with("trainlab stand-in: error: argument --tokenizer-type: invalid choice: 'GPT2' (choose from 'BertWordPieceLowerCase',"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn megatron_without_lr_or_a_run_length_stops_at_the_scheduler() {
+    let full = with_needs(MEGATRON_3D);
+    let ws = [("WORLD_SIZE", "8")];
+    // OptimizerParamScheduler: `self.max_lr = float(max_lr)` with args.lr None.
+    let r = trainer(&without(&full, "--lr"), &ws);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert_eq!(
+        r.last_err(),
+        "TypeError: float() argument must be a string or a real number, not 'NoneType'"
+    );
+    let r = trainer(&without(&full, "--train-iters"), &ws);
+    assert_eq!(r.code, 1);
+    assert_eq!(
+        r.last_err(),
+        "Exception: either train-iters or train-samples should be provided."
+    );
+    let mut samples = without(&full, "--train-iters");
+    samples.extend(["--train-samples", "160"]);
+    assert_eq!(trainer(&samples, &ws).code, 0);
+    let mut both = full.clone();
+    both.extend(["--train-samples", "160"]);
+    let r = trainer(&both, &ws);
+    assert_eq!(
+        r.last_err(),
+        "AssertionError: expected iteration-based training"
+    );
+    let mut above = full.clone();
+    above.extend(["--min-lr", "1e-3"]);
+    let r = trainer(&above, &ws);
+    assert_eq!(r.code, 1);
+    assert_eq!(
+        err_tail(&r, 2),
+        ["    assert args.min_lr <= args.lr", "AssertionError"]
+    );
+}
+
+#[test]
+fn megatron_needs_the_models_shape() {
+    let full = with_needs(MEGATRON_3D);
+    let ws = [("WORLD_SIZE", "8")];
+    for (flag, message) in [
+        (
+            "--num-layers",
+            "AssertionError: either num-layers or encoder-num-layers should be specified",
+        ),
+        (
+            "--hidden-size",
+            "AssertionError: hidden_size argument is None",
+        ),
+        (
+            "--num-attention-heads",
+            "AssertionError: num_attention_heads argument is None",
+        ),
+        (
+            "--max-position-embeddings",
+            "AssertionError: max_position_embeddings argument is None",
+        ),
+    ] {
+        let r = trainer(&without(&full, flag), &ws);
+        assert_eq!((r.code, r.last_err()), (1, message), "{flag}");
+    }
+    let r = trainer(&without(&full, "--seq-length"), &ws);
+    assert_eq!(r.code, 1);
+    assert_eq!(
+        err_tail(&r, 2),
+        [
+            "    assert args.encoder_seq_length is not None",
+            "AssertionError"
+        ]
+    );
+    let mut short = without(&full, "--max-position-embeddings");
+    short.extend(["--max-position-embeddings", "512"]);
+    let r = trainer(&short, &ws);
+    assert_eq!(
+        r.last_err(),
+        "AssertionError: max_position_embeddings (512) must be greater than or equal to seq_length (1024)."
+    );
+    let mut uneven = without(&full, "--hidden-size");
+    uneven.extend(["--hidden-size", "1000"]);
+    let r = trainer(&uneven, &ws);
+    assert_eq!(
+        err_tail(&r, 2),
+        [
+            "    assert args.hidden_size % args.num_attention_heads == 0",
+            "AssertionError"
+        ]
     );
 }
 
@@ -537,7 +732,7 @@ fn lab_11_defaults_exceed_512mi_without_checkpointing_and_fit_with_it() {
     let meg = |extra: &[&str]| {
         let mut a = vec!["--micro-batch-size", "16", "--num-layers", "24"];
         a.extend_from_slice(extra);
-        planned_mib(&trainer(&a, &[]))
+        planned_mib(&megatron(&a, &[]))
     };
     assert_eq!(meg(&[]), 768.0);
     assert_eq!(meg(&["--recompute-activations"]), 192.0);
@@ -584,7 +779,7 @@ fn activation_memory_grows_with_batch_and_depth_and_shrinks_with_tp_and_pp() {
     let plan = |args: &[&str], world: &str| {
         let mut e = env.to_vec();
         e.push(("WORLD_SIZE", world));
-        planned_mib(&trainer(args, &e))
+        planned_mib(&megatron(args, &e))
     };
     let base = plan(&["--micro-batch-size", "4", "--num-layers", "16"], "1");
     assert_eq!(base, 4.0 * 16.0 * 0.5);
@@ -613,9 +808,9 @@ fn activation_memory_grows_with_batch_and_depth_and_shrinks_with_tp_and_pp() {
 #[test]
 fn activation_memory_is_capped_at_2_gib() {
     let args = ["--micro-batch-size", "64", "--num-layers", "96"];
-    let r = trainer(&args, &[("TRAINLAB_STANDIN_MB_PER_SAMPLE_LAYER", "100")]);
+    let r = megatron(&args, &[("TRAINLAB_STANDIN_MB_PER_SAMPLE_LAYER", "100")]);
     assert_eq!(planned_mib(&r), 2048.0);
-    let r = trainer(
+    let r = megatron(
         &args,
         &[
             ("TRAINLAB_STANDIN_MB_PER_SAMPLE_LAYER", "100"),
@@ -656,7 +851,7 @@ fn the_outcome_is_written_to_the_termination_log_when_it_exists() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("termination-log");
     std::fs::write(&log, "").unwrap();
-    let r = trainer(
+    let r = megatron(
         MEGATRON_3D,
         &[
             ("WORLD_SIZE", "6"),
@@ -675,7 +870,7 @@ fn the_outcome_is_written_to_the_termination_log_when_it_exists() {
 #[test]
 fn torchrun_takes_its_world_from_the_pet_env_the_training_operator_sets() {
     let mut args = vec!["pretrain_gpt.py"];
-    args.extend_from_slice(MEGATRON_3D);
+    args.extend(with_needs(MEGATRON_3D));
     let pet = [
         ("PET_NNODES", "2"),
         ("PET_NPROC_PER_NODE", "4"),
@@ -745,4 +940,144 @@ fn torchrun_parses_nnodes_ranges_and_nproc_keywords() {
         &[],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
+}
+
+// --- the labs' Megatron-LM command lines --------------------------------------------------------
+
+/// The PyTorchJob of a lab folder, each file replaced by the same-named file of `overlay` (the
+/// `solution-eks/` layout), read by trainlab's manifest reader.
+fn lab_job(lab: &str, folder: &str, overlay: Option<&str>) -> serde_json::Value {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("labs").join(lab);
+    let mut files = std::collections::BTreeMap::new();
+    for dir in std::iter::once(folder).chain(overlay) {
+        for e in std::fs::read_dir(root.join(dir)).unwrap() {
+            let p = e.unwrap().path();
+            files.insert(p.file_name().unwrap().to_owned(), p);
+        }
+    }
+    files
+        .values()
+        .flat_map(|p| {
+            let text = std::fs::read_to_string(p).unwrap();
+            trainlab::observe::parse_text(&text, &p.display().to_string()).unwrap()
+        })
+        .map(|o| (*o.value).clone())
+        .find(|v| v["kind"] == "PyTorchJob")
+        .unwrap_or_else(|| panic!("no PyTorchJob in labs/{lab}/{folder}"))
+}
+
+/// Runs every replica's `torchrun …` through the shim with the PET_* environment the
+/// training-operator gives a PyTorchJob's pods; returns each role's run.
+fn run_job(job: &serde_json::Value) -> Vec<(String, Run)> {
+    let specs = job["spec"]["pytorchReplicaSpecs"].as_object().unwrap();
+    let nodes: i64 = specs
+        .values()
+        .map(|s| s["replicas"].as_i64().unwrap())
+        .sum();
+    let nproc = job["spec"]["nprocPerNode"]
+        .as_str()
+        .unwrap_or("auto")
+        .to_string();
+    let words = |v: &serde_json::Value| -> Vec<String> {
+        v.as_array()
+            .map(|a| a.iter().map(|w| w.as_str().unwrap().to_string()).collect())
+            .unwrap_or_default()
+    };
+    specs
+        .iter()
+        .map(|(role, s)| {
+            let c = &s["template"]["spec"]["containers"][0];
+            let mut argv = words(&c["command"]);
+            assert_eq!(argv.first().map(String::as_str), Some("torchrun"), "{role}");
+            argv.remove(0);
+            argv.extend(words(&c["args"]));
+            let gpus: Vec<(String, String)> = c["env"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|e| e["name"] == "TRAINLAB_STANDIN_GPUS")
+                .map(|e| {
+                    (
+                        "TRAINLAB_STANDIN_GPUS".into(),
+                        e["value"].as_str().unwrap().into(),
+                    )
+                })
+                .collect();
+            let mut env: Vec<(&str, &str)> =
+                gpus.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+            let nodes = nodes.to_string();
+            env.extend([
+                ("PET_NNODES", nodes.as_str()),
+                ("PET_NPROC_PER_NODE", nproc.as_str()),
+            ]);
+            let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+            (role.clone(), torchrun(&argv, &env))
+        })
+        .collect()
+}
+
+#[test]
+fn the_megatron_labs_solutions_and_drafts_start_as_megatron_would() {
+    // The drafts are wrong only in what the lab teaches (TP, PP, precision), which Megatron-LM
+    // runs with; every solution, kind and EKS, passes its startup checks.
+    for (lab, folder, overlay) in [
+        ("01-tensor-parallelism", "solution", None),
+        ("01-tensor-parallelism", "solution", Some("solution-eks")),
+        ("01-tensor-parallelism", "draft", None),
+        ("02-parallelism-3d", "solution", None),
+        ("02-parallelism-3d", "solution", Some("solution-eks")),
+        ("02-parallelism-3d", "draft", None),
+        ("10-bf16", "solution", None),
+        ("10-bf16", "solution", Some("solution-eks")),
+        ("10-bf16", "draft", None),
+    ] {
+        for (role, r) in run_job(&lab_job(lab, folder, overlay)) {
+            let at = format!(
+                "labs/{lab}/{}{folder} {role}",
+                overlay.map_or(String::new(), |o| format!("{o} over "))
+            );
+            assert_eq!(r.code, 0, "{at}: {}", r.stderr);
+            assert!(r.stdout.contains(": megatron world="), "{at}: {}", r.stdout);
+        }
+    }
+}
+
+#[test]
+fn the_megatron_labs_solutions_without_a_tokenizer_or_lr_fail_with_megatrons_message() {
+    for lab in ["01-tensor-parallelism", "02-parallelism-3d", "10-bf16"] {
+        for (flag, last) in [
+            ("--tokenizer-type", "AssertionError"),
+            (
+                "--lr",
+                "TypeError: float() argument must be a string or a real number, not 'NoneType'",
+            ),
+        ] {
+            let mut job = lab_job(lab, "solution", None);
+            for spec in job["spec"]["pytorchReplicaSpecs"]
+                .as_object_mut()
+                .unwrap()
+                .values_mut()
+            {
+                let args = spec["template"]["spec"]["containers"][0]["args"]
+                    .as_array_mut()
+                    .unwrap();
+                let i = args
+                    .iter()
+                    .position(|w| {
+                        w.as_str()
+                            .is_some_and(|w| w == flag || w.starts_with(&format!("{flag}=")))
+                    })
+                    .unwrap_or_else(|| panic!("{lab}: no {flag}"));
+                let joined = args[i].as_str().unwrap().contains('=');
+                args.drain(i..if joined { i + 1 } else { i + 2 });
+            }
+            for (role, r) in run_job(&job) {
+                assert_eq!(
+                    (r.code, r.last_err()),
+                    (1, last),
+                    "{lab} {role} without {flag}"
+                );
+            }
+        }
+    }
 }

@@ -41,14 +41,24 @@ PAGE = 4096
 class Invalid(Exception):
     """The real tool's validation error: `kind` is the Python exception class it raises."""
 
-    def __init__(self, kind, message=""):
+    def __init__(self, kind, message="", site=None):
         super().__init__(message)
         self.kind = kind
         self.message = message
+        # (file, line, function, statement) of the raising frame, for a bare `assert`: there the
+        # statement Python shows above the exception line is the only clue to what is wrong.
+        self.site = site
 
     def line(self):
         # A bare `assert` raises AssertionError with no message: Python prints the class alone.
         return f"{self.kind}: {self.message}" if self.message else self.kind
+
+    def tail(self):
+        """The end of Python's traceback: the raising frame (when known), then the exception."""
+        if self.site is None:
+            return self.line()
+        path, lineno, function, statement = self.site
+        return f'  File "{path}", line {lineno}, in {function}\n    {statement}\n{self.line()}'
 
 
 class Usage(Exception):
@@ -69,15 +79,35 @@ MEGATRON_INT = {
     "recompute-num-layers",
     "num-layers-per-virtual-pipeline-stage",
     "num-virtual-stages-per-pipeline-rank",
+    # the model's shape, the tokenizer's size and the run's length (see check_model_shape,
+    # check_tokenizer and check_schedule)
+    "hidden-size",
+    "kv-channels",
+    "seq-length",
+    "encoder-seq-length",
+    "encoder-num-layers",
+    "max-position-embeddings",
+    "vocab-size",
+    "train-iters",
+    "train-samples",
     # removed flags that still parse and are then refused by validate_args
     "batch-size",
     "model-parallel-size",
 }
-MEGATRON_FLOAT = {"loss-scale", "initial-loss-scale", "min-loss-scale"}
+MEGATRON_FLOAT = {"loss-scale", "initial-loss-scale", "min-loss-scale", "lr", "min-lr"}
+# --tokenizer-type's choices: TokenizerConfig.tokenizer_type, a Literal that argparse turns into
+# choices (core_v0.19.0 megatron/training/config/training_config.py, argument_utils.py).
+TOKENIZER_TYPES = (
+    "BertWordPieceLowerCase", "BertWordPieceCase", "GPT2BPETokenizer", "SentencePieceTokenizer",
+    "GPTSentencePieceTokenizer", "HuggingFaceTokenizer", "Llama2Tokenizer", "TikTokenizer",
+    "MultimodalTokenizer", "NullTokenizer", "NullMultimodalTokenizer", "SFTTokenizer",
+)
 MEGATRON_CHOICE = {
     "recompute-granularity": ("full", "selective"),
     "recompute-method": ("uniform", "block"),
+    "tokenizer-type": TOKENIZER_TYPES,
 }
+MEGATRON_STR = {"vocab-file", "merge-file", "tokenizer-model"}
 MEGATRON_BOOL = {
     "bf16",
     "fp16",
@@ -91,17 +121,17 @@ MEGATRON_BOOL = {
 # dashed is refused like Megatron's argparse does, so a misspelled parallelism flag fails the
 # pod instead of silently training with TP=1.
 MEGATRON_IGNORED = {
-    "hidden-size", "ffn-hidden-size", "num-query-groups", "group-query-attention", "seq-length",
-    "max-position-embeddings", "position-embedding-type", "rotary-base", "normalization",
+    "ffn-hidden-size", "num-query-groups", "group-query-attention",
+    "position-embedding-type", "rotary-base", "normalization",
     "swiglu", "untie-embeddings-and-output-weights", "disable-bias-linear", "attention-dropout",
-    "hidden-dropout", "init-method-std", "kv-channels", "num-experts", "moe-router-topk",
+    "hidden-dropout", "init-method-std", "num-experts", "moe-router-topk",
     "expert-model-parallel-size", "use-mcore-models", "use-flash-attn", "transformer-impl",
-    "attention-backend", "spec", "data-path", "split", "mock-data", "vocab-file", "merge-file",
-    "tokenizer-type", "tokenizer-model", "vocab-size", "data-cache-path", "num-workers",
-    "train-iters", "train-samples", "eval-iters", "eval-interval", "log-interval",
+    "attention-backend", "spec", "data-path", "split", "mock-data",
+    "data-cache-path", "num-workers",
+    "eval-iters", "eval-interval", "log-interval",
     "save-interval", "save", "load", "ckpt-format", "no-load-optim", "no-load-rng",
     "finetune", "exit-interval", "exit-duration-in-mins", "tensorboard-dir", "wandb-project",
-    "wandb-exp-name", "log-throughput", "timing-log-level", "lr", "min-lr", "lr-decay-style",
+    "wandb-exp-name", "log-throughput", "timing-log-level", "lr-decay-style",
     "lr-decay-iters", "lr-decay-samples", "lr-warmup-iters", "lr-warmup-fraction",
     "lr-warmup-samples", "weight-decay", "clip-grad", "adam-beta1", "adam-beta2", "adam-eps",
     "optimizer", "seed", "loss-scale-window", "hysteresis", "overlap-grad-reduce",
@@ -117,7 +147,7 @@ MEGATRON_IGNORED_BOOL = {
     "accumulate-allreduce-grads-in-fp32", "attention-softmax-in-fp32",
     "no-masked-softmax-fusion", "no-bias-gelu-fusion", "no-gradient-accumulation-fusion",
 }
-MEGATRON_ONLY = MEGATRON_INT | MEGATRON_FLOAT | set(MEGATRON_CHOICE) | (
+MEGATRON_ONLY = MEGATRON_INT | MEGATRON_FLOAT | set(MEGATRON_CHOICE) | MEGATRON_STR | (
     MEGATRON_BOOL - {"bf16", "fp16"}
 ) | MEGATRON_IGNORED
 
@@ -262,6 +292,8 @@ def parse_megatron(argv):
                 choices = ", ".join(f"'{c}'" for c in MEGATRON_CHOICE[name])
                 raise Usage(f"argument --{name}: invalid choice: '{raw}' (choose from {choices})")
             a[name] = raw
+        elif name in MEGATRON_STR:
+            a[name] = take()
         elif name in MEGATRON_IGNORED:
             take()
         else:
@@ -327,6 +359,8 @@ def validate_megatron(a, world):
     # arguments.py: `if args.fp16: assert not args.bf16` -- a bare assert, no message.
     if a.get("fp16") and a.get("bf16"):
         raise Invalid("AssertionError")
+    check_run_length_flags(a)
+    check_model_shape(a, cp)
     granularity = a.get("recompute-granularity")
     if a.get("recompute-activations"):
         granularity = "selective"  # --recompute-activations is shorthand for selective
@@ -342,6 +376,8 @@ def validate_megatron(a, world):
             f"global batch size ({gbs}) is not divisible by micro batch size ({mbs}) times data "
             f"parallel size ({dp})",
         )
+    # set_global_variables builds the tokenizer right after the micro-batch calculator.
+    check_tokenizer(a)
     heads = a.get("num-attention-heads")
     # megatron/core/transformer/transformer_config.py __post_init__, when the model is built.
     if heads is not None and heads % tp != 0:
@@ -349,6 +385,7 @@ def validate_megatron(a, world):
             "ValueError",
             f"num_attention_heads ({heads}) must be a multiple of tensor_model_parallel_size ({tp}).",
         )
+    check_schedule(a)
     if a.get("bf16"):
         precision = "bf16"
     elif a.get("fp16"):
@@ -362,7 +399,8 @@ def validate_megatron(a, world):
         "pp": pp,
         "cp": cp,
         "dp": dp,
-        "layers": layers,
+        # validate_args fills num_layers from --encoder-num-layers when only that is given.
+        "layers": layers if layers is not None else a.get("encoder-num-layers"),
         "heads": heads,
         "micro_batch": mbs,
         "global_batch": gbs,
@@ -370,6 +408,131 @@ def validate_megatron(a, world):
         "loss_scaling": megatron_loss_scaling(a, precision),
         "checkpointing": granularity or "none",
     }
+
+
+# validate_args in core_v0.19.0 megatron/training/arguments.py (line numbers below).
+ARGUMENTS_PY = "megatron/training/arguments.py"
+
+
+def check_run_length_flags(a):
+    """Iteration- and sample-based training exclude each other (arguments.py:1236-1253)."""
+    if a.get("train-iters") and a.get("train-samples") is not None:
+        raise Invalid("AssertionError", "expected iteration-based training")
+    if a.get("train-samples") and a.get("train-iters") is not None:
+        raise Invalid("AssertionError", "expected sample-based training")
+
+
+def check_model_shape(a, cp):
+    """validate_args' required model arguments and shape rules, in its order
+    (arguments.py:1264-1320)."""
+    if a.get("num-layers") is not None and a.get("encoder-num-layers") is not None:
+        raise Invalid(
+            "AssertionError", "cannot have both num-layers and encoder-num-layers specified"
+        )
+    if a.get("num-layers") is None and a.get("encoder-num-layers") is None:
+        raise Invalid(
+            "AssertionError", "either num-layers or encoder-num-layers should be specified"
+        )
+    for flag in ("hidden-size", "num-attention-heads", "max-position-embeddings"):
+        if a.get(flag) is None:
+            # _check_arg_is_not_none: '{} argument is None'.format(arg)
+            raise Invalid("AssertionError", f"{flag.replace('-', '_')} argument is None")
+    hidden, heads = a["hidden-size"], a["num-attention-heads"]
+    if a.get("kv-channels") is None and heads == 0:
+        raise Invalid("ZeroDivisionError", "integer modulo by zero")
+    if a.get("kv-channels") is None and hidden % heads != 0:
+        raise Invalid(
+            "AssertionError",
+            site=(ARGUMENTS_PY, 1292, "validate_args",
+                  "assert args.hidden_size % args.num_attention_heads == 0"),
+        )
+    seq = a.get("seq-length")
+    if seq is not None and cp > 1 and seq % (cp * 2) != 0:
+        raise Invalid(
+            "AssertionError",
+            "seq-length should be a multiple of 2 * context-parallel-size if "
+            "context-parallel-size > 1.",
+        )
+    if seq is not None and a.get("encoder-seq-length") is not None:
+        raise Invalid(
+            "AssertionError",
+            site=(ARGUMENTS_PY, 1307, "validate_args", "assert args.encoder_seq_length is None"),
+        )
+    if seq is None:
+        seq = a.get("encoder-seq-length")
+        if seq is None:
+            raise Invalid(
+                "AssertionError",
+                site=(ARGUMENTS_PY, 1310, "validate_args",
+                      "assert args.encoder_seq_length is not None"),
+            )
+    max_pos = a["max-position-embeddings"]
+    if max_pos < seq:
+        raise Invalid(
+            "AssertionError",
+            f"max_position_embeddings ({max_pos}) must be greater than or equal to seq_length "
+            f"({seq}).",
+        )
+    lr, min_lr = a.get("lr"), a.get("min-lr", 0.0)
+    if lr is not None and not min_lr <= lr:
+        raise Invalid(
+            "AssertionError",
+            site=(ARGUMENTS_PY, 1320, "validate_args", "assert args.min_lr <= args.lr"),
+        )
+
+
+# The tokenizer: pretrain_gpt.py passes args_defaults={'tokenizer_type': 'GPT2BPETokenizer'}
+# (core_v0.19.0 pretrain_gpt.py:514, the same at core_v0.12.0), so no --tokenizer-type means
+# GPT-2's BPE tokenizer, which needs its vocabulary files. Built as the Megatron-LM in
+# nvcr.io/nvidia/nemo:25.04 builds it: NeMo v2.3.0's requirements/manifest.json pins Megatron-LM
+# 3cdfd613 (core_v0.12.0 + 2 commits), whose megatron/training/tokenizer/tokenizer.py
+# build_tokenizer asserts what each type needs (bare asserts, lines below). core_v0.19.0's
+# build_tokenizer downloads GPT-2's files from the internet instead, which a stand-in cannot.
+# Types that load a model the stand-in does not have (HuggingFace, Multimodal, SFT) have no
+# such assert and are not checked.
+TOKENIZER_PY = "megatron/training/tokenizer/tokenizer.py"
+TOKENIZER_NEEDS = {
+    "BertWordPieceLowerCase": (("vocab-file", 27),),
+    "BertWordPieceCase": (("vocab-file", 32),),
+    "GPT2BPETokenizer": (("vocab-file", 37), ("merge-file", 38)),
+    "SentencePieceTokenizer": (("tokenizer-model", 41),),
+    "GPTSentencePieceTokenizer": (("tokenizer-model", 46),),
+    "Llama2Tokenizer": (("tokenizer-model", 51),),
+    "TikTokenizer": (("tokenizer-model", 54),),
+    "NullTokenizer": (("vocab-size", 66),),
+    "NullMultimodalTokenizer": (("vocab-size", 97),),
+}
+
+
+def check_tokenizer(a):
+    """Refuses a tokenizer type without the file or size it needs."""
+    kind = a.get("tokenizer-type") or "GPT2BPETokenizer"
+    for flag, lineno in TOKENIZER_NEEDS.get(kind, ()):
+        if a.get(flag) is None:
+            raise Invalid(
+                "AssertionError",
+                site=(TOKENIZER_PY, lineno, "build_tokenizer",
+                      f"assert args.{flag.replace('-', '_')} is not None"),
+            )
+
+
+def check_schedule(a):
+    """get_optimizer_param_scheduler (core_v0.19.0 megatron/training/training.py:1939) and
+    OptimizerParamScheduler.__init__ (megatron/core/optimizer_param_scheduler.py:148-151),
+    reached after the model and the optimizer are built."""
+    if not a.get("train-iters") and not a.get("train-samples"):
+        raise Invalid("Exception", "either train-iters or train-samples should be provided.")
+    if a.get("lr") is None:
+        # `self.max_lr = float(max_lr)` with max_lr = args.lr = None (Python 3.10+ wording).
+        raise Invalid(
+            "TypeError", "float() argument must be a string or a real number, not 'NoneType'"
+        )
+    if a.get("min-lr", 0.0) < 0.0:
+        raise Invalid(
+            "AssertionError",
+            site=("megatron/core/optimizer_param_scheduler.py", 150, "__init__",
+                  "assert self.min_lr >= 0.0"),
+        )
 
 
 def megatron_loss_scaling(a, precision):
@@ -702,8 +865,8 @@ def run(argv, world=None, launcher=None):
         return EXIT_USAGE
     except Invalid as e:
         print(f"[{PROG}] the real tool stops here with:", file=sys.stderr)
-        print(e.line(), file=sys.stderr, flush=True)
-        termination_log(e.line())
+        print(e.tail(), file=sys.stderr, flush=True)
+        termination_log(e.tail())
         return EXIT_INVALID
 
     summary = (

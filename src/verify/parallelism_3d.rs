@@ -17,6 +17,7 @@
 use crate::facts::instances::GPU;
 use crate::observe::kinds::{PODS, PYTORCHJOBS};
 use crate::observe::{InputError, Unavailable};
+use crate::verify::kit::cmdline::{Merged, MergedState, Precision};
 use crate::verify::kit::parallel::{
     self, check_one_pod_per_node, check_pods_running, check_tp_within_node, Degrees, GpuNodes,
     JobLaunch, JobPods, Launcher, Procs, Unknown, Value,
@@ -48,12 +49,35 @@ const CHECKS: &[&str] = &[
     ONE_PER_NODE,
 ];
 
-/// Mixed-precision Adam: fp16/bf16 weights and gradients (2 + 2 bytes) plus fp32 master
-/// weights, momentum and variance (12 bytes) per parameter; ZeRO stage 1 (Megatron's
-/// distributed optimizer) shards the 12 over DP (Rajbhandari et al., "ZeRO", arXiv:1910.02054
-/// §3.1 and §5.1: 16Ψ, and 4Ψ + 12Ψ/N_d with P_os).
-const STATE_BYTES: f64 = 4.0;
-const OPTIMIZER_BYTES: f64 = 12.0;
+/// Bytes per parameter Megatron-LM keeps for weights, gradients and Adam states, by precision:
+/// (on every DP rank, sharded over DP by `--use-distributed-optimizer`). NVIDIA/Megatron-LM
+/// core_v0.19.0 `docs/user-guide/features/dist_optimizer.md`: fp16 parameters and gradients
+/// 20 = 4 + 16/d; bf16 parameters with fp32 gradients 18 = 6 + 12/d (`--bf16` accumulates and
+/// all-reduces gradients in fp32: `validate_args` sets `accumulate_allreduce_grads_in_fp32`);
+/// fp32 16 = 8 + 8/d. None for a precision Megatron-LM would refuse or this kit cannot read.
+fn state_bytes(precision: &Merged<Precision>) -> Option<(Precision, f64, f64)> {
+    let p = match precision.state() {
+        // No precision flag: Megatron-LM's params_dtype stays torch.float.
+        MergedState::NotSet => Precision::Fp32,
+        MergedState::One(s) => s.known()?.clone(),
+        MergedState::Unknown(_) | MergedState::Conflict(_) => return None,
+    };
+    let (kept, sharded) = match p {
+        Precision::Bf16 => (6.0, 12.0),
+        Precision::Fp16 => (4.0, 16.0),
+        Precision::Fp32 => (8.0, 8.0),
+        Precision::Unknown(_) => return None,
+    };
+    Some((p, kept, sharded))
+}
+
+fn precision_name(p: &Precision) -> &'static str {
+    match p {
+        Precision::Bf16 => "bf16",
+        Precision::Fp16 => "fp16",
+        Precision::Fp32 | Precision::Unknown(_) => "fp32",
+    }
+}
 
 impl Verifier for Parallelism3d {
     fn lab_id(&self) -> &'static str {
@@ -422,7 +446,9 @@ fn advise_memory(
         "model_params_billion",
     )?;
     let param_mem = Params::number(ctx.params.get("gpu_memory_gb"), "gpu_memory_gb")?;
-    let (Some(params_b), Some(mp), Some(dp)) = (params_b, d.model_parallel(), dp) else {
+    let (Some(params_b), Some(mp), Some(dp), Some((precision, kept, shardable))) =
+        (params_b, d.model_parallel(), dp, state_bytes(&d.precision))
+    else {
         return Ok(());
     };
     // GPU feature discovery's label (MiB) when every node has it, else the lab's figure.
@@ -434,30 +460,37 @@ fn advise_memory(
         },
     };
     let per_shard = f64::from(params_b) / mp as f64; // billions of parameters on one GPU
-    let plain = per_shard * (STATE_BYTES + OPTIMIZER_BYTES);
-    let sharded = per_shard * (STATE_BYTES + OPTIMIZER_BYTES / dp as f64);
+    let sharded_bytes = kept + shardable / dp as f64;
+    let plain = per_shard * (kept + shardable);
+    let sharded = per_shard * sharded_bytes;
     let gb = |x: f64| format!("{x:.1}");
+    // 12, 7.5, 7.71: bytes per parameter without trailing zeros.
+    let bytes = |x: f64| {
+        let s = format!("{x:.2}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    };
     j.advise(
         Advice::new("memory-per-gpu")
             .with("params_b", params_b)
+            .with("precision", precision_name(&precision))
+            .with("bytes", bytes(kept + shardable))
             .with("model", d.describe_model_parallel())
             .with("per_gpu_gb", gb(plain))
             .with("gpu_gb", gb(gpu_gb)),
     );
+    let sharded_advice = |id: &str| {
+        Advice::new(id)
+            .with("kept", bytes(kept))
+            .with("shardable", bytes(shardable))
+            .with("sharded_bytes", bytes(sharded_bytes))
+            .with("sharded_gb", gb(sharded))
+            .with("dp", dp)
+            .with("gpu_gb", gb(gpu_gb))
+    };
     if sharded > gpu_gb {
-        j.advise(
-            Advice::new("too-big")
-                .with("sharded_gb", gb(sharded))
-                .with("dp", dp)
-                .with("gpu_gb", gb(gpu_gb)),
-        );
+        j.advise(sharded_advice("too-big"));
     } else if plain > gpu_gb && !d.distributed_optimizer {
-        j.advise(
-            Advice::new("distributed-optimizer")
-                .with("sharded_gb", gb(sharded))
-                .with("dp", dp)
-                .with("gpu_gb", gb(gpu_gb)),
-        );
+        j.advise(sharded_advice("distributed-optimizer"));
     }
     Ok(())
 }

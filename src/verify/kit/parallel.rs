@@ -30,7 +30,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::cmdline::{
     command_line, invocations, FlagError, Launch, MegatronArgs, Merged, MergedState, Nnodes,
-    NprocPerNode, Overrides, ParallelPlan, RemovedFlag, Setting, Torchrun,
+    NprocPerNode, Overrides, ParallelPlan, Precision, RemovedFlag, Setting, Torchrun,
 };
 use super::owned;
 use super::pods::{self, JobEnd, PodState};
@@ -542,6 +542,8 @@ pub struct Degrees {
     pub global_batch: Value,
     /// `--use-distributed-optimizer` in every role.
     pub distributed_optimizer: bool,
+    /// `--bf16`/`--fp16`, `trainer.precision`, as every role sets it (unset: Megatron-LM's fp32).
+    pub precision: Merged<Precision>,
     /// Flags Megatron-LM refuses at startup (`--model-parallel-size`), with its message.
     pub removed: Vec<RemovedFlag>,
 }
@@ -568,6 +570,7 @@ impl Degrees {
             ] {
                 all.settings.extend(more.settings);
             }
+            plan.precision.settings.extend(p.precision.settings);
             cp.settings.extend(m.context_parallel_size.clone());
             cp.settings.extend(o.int(CP_KEYS)?);
             distributed &= m
@@ -590,6 +593,7 @@ impl Degrees {
             micro_batch: Value::of(&plan.micro_batch_size),
             global_batch: Value::of(&plan.global_batch_size),
             distributed_optimizer: distributed,
+            precision: plan.precision,
             removed,
         })
     }
@@ -1010,6 +1014,18 @@ mod tests {
         let r = pytorchjob_rejections(&w, w.pytorch().unwrap());
         assert_eq!(r.len(), 1);
         assert_eq!(r[0].field, "spec.pytorchReplicaSpecs[Master].replicas");
+    }
+
+    #[test]
+    fn degrees_carry_the_precision_every_role_sets() {
+        let d = degrees("--bf16");
+        assert_eq!(d.precision.value(), Some(&Precision::Bf16));
+        let d = degrees("model.num_layers=4 trainer.precision=16-mixed");
+        assert_eq!(d.precision.value(), Some(&Precision::Fp16));
+        let d = degrees("--num-layers 4");
+        assert_eq!(d.precision.state(), MergedState::NotSet);
+        let d = degrees("--bf16 --fp16");
+        assert!(matches!(d.precision.state(), MergedState::Conflict(_)));
     }
 
     fn degrees(tp: &str) -> Degrees {
