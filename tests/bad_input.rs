@@ -627,3 +627,132 @@ fn an_answer_larger_than_the_input_limit_is_refused_naming_the_flag() {
         "{stderr}"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Snapshots as `show` advises saving them (issue 21, items 6-7)
+
+/// Lab 9's solution state, as files in a fresh folder.
+fn lab9_snapshot() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/volcano-gang/solution-state");
+    for f in std::fs::read_dir(&from).unwrap() {
+        let f = f.unwrap().path();
+        std::fs::copy(&f, dir.path().join(f.file_name().unwrap())).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn a_snapshot_lacking_kinds_the_lab_reads_is_not_graded_never_100_percent() {
+    let dir = lab9_snapshot();
+    // The saved state has no nodes.yaml or pods.yaml: five checks cannot be judged.
+    assert!(!dir.path().join("pods.yaml").exists());
+    let out = trainlab()
+        .args(["check", "9", "--snapshot"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{stdout}");
+    assert!(
+        stdout.contains("not graded (the snapshot did not save what it reads): nodes, pods"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("100"), "{stdout}");
+    let json = trainlab()
+        .args(["check", "9", "-o", "json", "--snapshot"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    // One lab: the document is its report.
+    let lab: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(lab["score"]["percent"], serde_json::Value::Null, "{lab}");
+    assert_eq!(lab["not_saved"], serde_json::json!(["nodes", "pods"]));
+}
+
+#[test]
+fn an_empty_list_file_or_a_typed_list_counts_as_saved() {
+    for (name, text) in [
+        ("pods.yaml", "apiVersion: v1\nkind: List\nitems: []\n"),
+        ("pods.yaml", ""),
+        (
+            "saved-pods.yaml",
+            "apiVersion: v1\nkind: PodList\nitems: []\n",
+        ),
+    ] {
+        let dir = lab9_snapshot();
+        write(dir.path(), name, text);
+        let out = trainlab()
+            .args(["check", "9", "-o", "json", "--snapshot"])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        let lab: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(
+            lab["not_saved"],
+            serde_json::json!(["nodes"]),
+            "{name}: {lab}"
+        );
+        let gang_held = lab["outcomes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["check"] == "gang-held")
+            .unwrap();
+        assert_ne!(
+            gang_held["status"], "skipped",
+            "{name}: pods were saved: {gang_held}"
+        );
+    }
+}
+
+#[test]
+fn a_list_inside_a_list_is_read_as_its_items() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = JOB.replace('\n', "\n    ");
+    write(
+        dir.path(),
+        "nested.yaml",
+        &format!("apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: List\n  items:\n  - {}\n", job.trim_end()),
+    );
+    let obs = sources::snapshot(dir.path()).unwrap();
+    assert_eq!(obs.objects().len(), 1);
+    assert_eq!(obs.objects()[0].kind(), "Job");
+}
+
+#[test]
+fn a_sequence_where_a_mapping_belongs_is_bad_input_for_every_workload_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    for (lab, head, expected) in [
+        (
+            "9",
+            "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {name: gang-train}\n",
+            "JobSpec",
+        ),
+        (
+            "13",
+            "apiVersion: kubeflow.org/v2beta1\nkind: MPIJob\nmetadata: {name: nccl-allreduce}\n",
+            "MpiJobSpec",
+        ),
+        (
+            "10",
+            "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: bf16-train}\n",
+            "PyTorchJobSpec",
+        ),
+    ] {
+        for spec in [
+            "spec: [volcano, 4, [[worker, 4, 4, {}]]]\n",
+            "spec: [\"echo hi\"]\n",
+        ] {
+            write(dir.path(), "m.yaml", &format!("{head}{spec}"));
+            trainlab()
+                .args(["check", lab, "--files"])
+                .arg(dir.path().join("m.yaml"))
+                .assert()
+                .code(2)
+                .stderr(predicates::str::contains(format!(
+                    "field `spec`: invalid type: sequence, expected struct {expected}"
+                )));
+        }
+    }
+}

@@ -139,6 +139,32 @@ fn document_of(starts: &[usize], line: usize) -> usize {
     starts.partition_point(|&s| s <= line).max(1)
 }
 
+/// How deep Lists may nest in one document (`kubectl get` never nests them; a hand-joined file
+/// may, once or twice).
+const MAX_LIST_DEPTH: usize = 8;
+
+fn is_list(value: &Value) -> bool {
+    value
+        .get("kind")
+        .and_then(Value::as_str)
+        .is_some_and(|k| k.ends_with("List"))
+        && value.get("items").is_some()
+}
+
+/// The resource a typed list names (`v1` `PodList` → `pods`), when trainlab knows the kind:
+/// `kubectl get pods -o json` of an empty namespace still says what it captured.
+fn typed_list_resource(value: &Value) -> Option<String> {
+    let kind = value.get("kind")?.as_str()?.strip_suffix("List")?;
+    let api_version = value
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("v1");
+    super::kinds::ALL
+        .iter()
+        .find(|k| k.matches(api_version, kind))
+        .map(|k| k.resource_name())
+}
+
 fn push_doc(
     value: Value,
     path: &str,
@@ -146,32 +172,8 @@ fn push_doc(
     out: &mut Vec<Obj>,
     captured: &mut Vec<String>,
 ) -> Result<(), InputError> {
-    let is_list = value
-        .get("kind")
-        .and_then(Value::as_str)
-        .is_some_and(|k| k.ends_with("List"))
-        && value.get("items").is_some();
-    if is_list {
-        if let Some(r) = value
-            .get(super::save::CAPTURED_FIELD)
-            .and_then(Value::as_str)
-        {
-            captured.push(r.to_string());
-        }
-        let Some(items) = value["items"].as_array() else {
-            return Err(InputError::NotAnObject {
-                origin: format!("{path}, document {doc} (`items` is not a list)"),
-            });
-        };
-        for (j, item) in items.iter().enumerate() {
-            let origin = Origin::File {
-                path: path.to_string(),
-                doc,
-                item: Some(j + 1),
-            };
-            out.push(Obj::new(item.clone(), origin)?);
-        }
-        return Ok(());
+    if is_list(&value) {
+        return push_list(&value, path, doc, 1, out, captured);
     }
     let origin = Origin::File {
         path: path.to_string(),
@@ -179,6 +181,49 @@ fn push_doc(
         item: None,
     };
     out.push(Obj::new(value, origin)?);
+    Ok(())
+}
+
+/// A List's items, reading Lists inside it as their items too (up to [`MAX_LIST_DEPTH`]).
+fn push_list(
+    value: &Value,
+    path: &str,
+    doc: usize,
+    depth: usize,
+    out: &mut Vec<Obj>,
+    captured: &mut Vec<String>,
+) -> Result<(), InputError> {
+    if depth > MAX_LIST_DEPTH {
+        return Err(InputError::NotAnObject {
+            origin: format!(
+                "{path}, document {doc} (Lists nested more than {MAX_LIST_DEPTH} deep)"
+            ),
+        });
+    }
+    if let Some(r) = value
+        .get(super::save::CAPTURED_FIELD)
+        .and_then(Value::as_str)
+    {
+        captured.push(r.to_string());
+    }
+    captured.extend(typed_list_resource(value));
+    let Some(items) = value["items"].as_array() else {
+        return Err(InputError::NotAnObject {
+            origin: format!("{path}, document {doc} (`items` is not a list)"),
+        });
+    };
+    for (j, item) in items.iter().enumerate() {
+        if is_list(item) {
+            push_list(item, path, doc, depth + 1, out, captured)?;
+            continue;
+        }
+        let origin = Origin::File {
+            path: path.to_string(),
+            doc,
+            item: Some(j + 1),
+        };
+        out.push(Obj::new(item.clone(), origin)?);
+    }
     Ok(())
 }
 

@@ -23,6 +23,7 @@ pub fn snapshot(dir: &Path) -> Result<Observed, InputError> {
     let mut objects = Vec::new();
     for f in &files {
         objects.extend(super::parse::parse_file_marked(f, &mut captured)?);
+        captured.extend(named_by_file(f));
     }
     let objects = dedupe(objects)?;
     if objects.is_empty() && captured.is_empty() {
@@ -34,6 +35,24 @@ pub fn snapshot(dir: &Path) -> Result<Observed, InputError> {
         Observed::offline(SourceKind::Snapshot, dir.display().to_string(), objects)
             .captured(captured),
     )
+}
+
+/// The resources a snapshot file is named after (`pods.yaml`, `jobs.batch.volcano.sh.json`):
+/// the names `show` advises saving each read as. A file that exists captured its resource even
+/// when it holds nothing (`kubectl get pods -o yaml` of an empty namespace, or an empty file).
+fn named_by_file(path: &Path) -> Vec<String> {
+    let Some(stem) = path.file_name().and_then(|n| n.to_str()).and_then(|n| {
+        [".yaml", ".yml", ".json"]
+            .iter()
+            .find_map(|ext| n.strip_suffix(ext))
+    }) else {
+        return Vec::new();
+    };
+    super::kinds::ALL
+        .iter()
+        .filter(|k| k.plural == stem || k.resource_name() == stem)
+        .map(|k| k.resource_name())
+        .collect()
 }
 
 /// The learner's manifests (static mode): files or folders.

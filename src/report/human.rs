@@ -218,6 +218,11 @@ fn render_one(out: &mut String, r: &LabReport, color: bool, width: Option<usize>
             "{}/{} ({pct:.1}%)",
             r.score.passed_weight, r.score.counted_weight
         ),
+        None if !r.not_saved.is_empty() => format!(
+            "{} {}",
+            ui("not-graded-unsaved", lang),
+            r.not_saved.join(", ")
+        ),
         None => ui("not-graded", lang).to_string(),
     };
     let _ = writeln!(

@@ -20,6 +20,10 @@ pub fn ui(key: &str, lang: Lang) -> &'static str {
             "採点なし（数えられたチェックが 1 つもありません）",
             "not graded (no check could be counted)",
         ),
+        "not-graded-unsaved" => (
+            "採点なし（スナップショットに保存されていないもの）:",
+            "not graded (the snapshot did not save what it reads):",
+        ),
         "namespace" => ("namespace", "namespace"),
         "params" => ("パラメーター", "Parameters"),
         "reads" => (

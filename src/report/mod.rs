@@ -77,6 +77,9 @@ pub struct LabReport {
     pub target: Target,
     pub profile: Option<&'static str>,
     pub score: Score,
+    /// What a snapshot lacked of what this lab reads (then the lab is not graded).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_saved: Vec<String>,
     pub counts: Counts,
     pub outcomes: Vec<OutcomeReport>,
     pub advice: Vec<AdviceReport>,
@@ -142,6 +145,11 @@ impl LabReport {
             target: r.target.clone(),
             profile: r.profile.map(|p| p.as_str()),
             score: r.score(),
+            not_saved: r
+                .missing_from_snapshot()
+                .into_iter()
+                .map(str::to_string)
+                .collect(),
             counts: Counts {
                 pass: r.count(Status::Pass),
                 fail: r.count(Status::Fail),

@@ -52,13 +52,32 @@ impl LabResult {
                 passed += w;
             }
         }
-        let percent =
-            (counted > 0).then(|| (passed as f64 * 1000.0 / counted as f64).round() / 10.0);
+        // A snapshot that lacks a kind the lab reads leaves its checks unjudged: whatever the
+        // others scored, the lab is not graded, never 100 %.
+        let percent = (counted > 0 && self.missing_from_snapshot().is_empty())
+            .then(|| (passed as f64 * 1000.0 / counted as f64).round() / 10.0);
         Score {
             passed_weight: passed,
             counted_weight: counted,
             percent,
         }
+    }
+
+    /// The resources a snapshot did not save although a check of this lab needed them.
+    pub fn missing_from_snapshot(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = self
+            .outcomes
+            .iter()
+            .filter_map(|o| match &o.reason {
+                Some(Reason::Unavailable(Unavailable::NotCaptured { resource })) => {
+                    Some(resource.as_str())
+                }
+                _ => None,
+            })
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
     }
 
     pub fn count(&self, status: Status) -> usize {
@@ -68,16 +87,17 @@ impl LabResult {
     /// The environment kept part of this lab from being graded: a check errored, or was skipped
     /// for a capability the cluster could have but lacks.
     pub fn environment_incomplete(&self) -> bool {
-        self.outcomes.iter().any(|o| {
-            o.status == Status::Error
-                || matches!(
-                    &o.reason,
-                    Some(Reason::MissingCapability {
-                        installable: true,
-                        ..
-                    })
-                )
-        })
+        !self.missing_from_snapshot().is_empty()
+            || self.outcomes.iter().any(|o| {
+                o.status == Status::Error
+                    || matches!(
+                        &o.reason,
+                        Some(Reason::MissingCapability {
+                            installable: true,
+                            ..
+                        })
+                    )
+            })
     }
 }
 
