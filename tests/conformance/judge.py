@@ -86,8 +86,14 @@ def variant_cases(path):
 
     with open(path, encoding="utf-8") as f:
         doc = yaml.safe_load(f)
+    bases = doc.get("bases", {})
     out = []
     for i, v in enumerate(doc.get("variants", [])):
+        v = dict(v)
+        if "base" in v:
+            # `base: NAME` + `argv`: the named complete command line with the variant appended
+            # (argparse keeps the last occurrence of a repeated option).
+            v["argv"] = list(bases[v["base"]]) + list(v.get("argv", []))
         case = {
             "id": v.get("id") or f"variant-{i + 1}",
             "origin": f"{os.path.basename(path)}: {v.get('from', '?')}",
@@ -96,7 +102,7 @@ def variant_cases(path):
             "why": v.get("why", ""),
             "_file": path,
         }
-        for key in ("argv", "config", "script", "world_size", "env", "files", "gpus", "optional"):
+        for key in ("argv", "config", "script", "world_size", "env", "files", "gpus", "gpu_arch", "message", "optional"):
             if key in v:
                 case[key] = v[key]
         out.append(case)
