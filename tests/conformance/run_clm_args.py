@@ -74,9 +74,10 @@ def check_before_training(model_args, data_args, training_args, notes):
     the config (a from-scratch CONFIG_MAPPING[model_type]() with --config_overrides applied by
     PretrainedConfig.update_from_string, which refuses a key the config lacks) and the tokenizer
     (--tokenizer_name or --model_name_or_path, else ValueError). A config or tokenizer named by
-    path or hub id is loaded by the pod, not here."""
+    path or hub id is loaded by the pod, not here. Returns the from-scratch config, or None."""
     from transformers import CONFIG_MAPPING
 
+    config = None
     if model_args.config_name or model_args.model_name_or_path:
         notes.append(f"config loaded by the pod: {model_args.config_name or model_args.model_name_or_path}")
     else:
@@ -91,3 +92,4 @@ def check_before_training(model_args, data_args, training_args, notes):
         )
     if not (training_args.do_train or training_args.do_eval):
         notes.append("neither --do_train nor --do_eval: run_clm.py would load everything and train nothing")
+    return config

@@ -299,8 +299,9 @@ class HfTrainer:
                 # three dataclasses declares is refused (hf_argparser.py: "Some specified
                 # arguments are not used by the HfArgumentParser").
                 model_args, data_args, training_args = step(parser.parse_args_into_dataclasses, args=argv)
-            step(run_clm_args.check_before_training, model_args, data_args, training_args, notes)
+            model_config = step(run_clm_args.check_before_training, model_args, data_args, training_args, notes)
         else:
+            model_config = None
             # Another script: its own arguments are unknown here, so only TrainingArguments'
             # fields are judged and the rest is the script's (listed in the notes).
             sys.argv = [script or "train.py"]
@@ -308,6 +309,8 @@ class HfTrainer:
             training_args, remaining = step(parser.parse_args_into_dataclasses, args=argv, return_remaining_strings=True)
             if remaining:
                 notes.append(f"left to {script or 'the script'}: {' '.join(remaining)}")
+        if training_args.deepspeed:
+            judge_hf_deepspeed(case, training_args, model_config, notes)
         notes.append(
             f"bf16={training_args.bf16} fp16={training_args.fp16} "
             f"gradient_checkpointing={training_args.gradient_checkpointing}"
@@ -315,7 +318,8 @@ class HfTrainer:
 
 
 # --------------------------------------------------------------------------------------------
-# DeepSpeed config JSON (deepspeed 0.19.5 deepspeed/runtime/config.py DeepSpeedConfig)
+# DeepSpeed config JSON (deepspeed 0.19.5 deepspeed/runtime/config.py DeepSpeedConfig), alone or
+# as the HF Trainer hands it over
 
 
 class DeepSpeedConfigTool:
@@ -326,42 +330,82 @@ class DeepSpeedConfigTool:
     @staticmethod
     @verdict
     def run(case, tmp, notes):
-        import deepspeed.runtime.config as dsc
+        validate_deepspeed_config(case["config"], int(case.get("world_size", 1)), notes)
 
-        world = int(case.get("world_size", 1))
-        # DeepSpeedConfig.__init__ asks deepspeed.comm for the rank and, through the `mpu`
-        # object (DeepSpeed's model-parallel-unit interface), for the data-parallel world
-        # size; without a process group it would fall back to world size 1. The case's
-        # world_size is the data-parallel size the job runs with.
-        dsc.dist.get_rank = lambda *a, **k: 0
 
-        class Mpu:
-            @staticmethod
-            def get_data_parallel_world_size():
-                return world
+def validate_deepspeed_config(config, world, notes):
+    """DeepSpeedConfig(config, mpu) as deepspeed.initialize builds it: the pydantic models
+    (DeepSpeedZeroConfig with its offload configs, forbidding unknown keys), the batch
+    arithmetic and the precision checks.
 
-            @staticmethod
-            def get_model_parallel_world_size():
-                return 1
+    DeepSpeedConfig.__init__ asks deepspeed.comm for the rank and, through the `mpu` object
+    (DeepSpeed's model-parallel-unit interface), for the data-parallel world size; without a
+    process group it would fall back to world size 1. The case's world_size is the
+    data-parallel size the job runs with."""
+    import deepspeed.runtime.config as dsc
 
-            @staticmethod
-            def get_model_parallel_rank():
-                return 0
+    dsc.dist.get_rank = lambda *a, **k: 0
 
-            @staticmethod
-            def get_data_parallel_rank():
-                return 0
+    class Mpu:
+        @staticmethod
+        def get_data_parallel_world_size():
+            return world
 
-        config = json.loads(json.dumps(case["config"]))
-        ds = step(dsc.DeepSpeedConfig, config, mpu=Mpu())
-        zero = ds.zero_config
-        notes.append(
-            f"zero stage {zero.stage}, offload_param {getattr(zero.offload_param, 'device', None)}, "
-            f"offload_optimizer {getattr(zero.offload_optimizer, 'device', None)}, "
-            f"bf16 {ds.bfloat16_config.enabled if hasattr(ds, 'bfloat16_config') else getattr(ds, 'bfloat16_enabled', None)}, "
-            f"fp16 {getattr(ds, 'fp16_enabled', None)}, "
-            f"batch {ds.train_batch_size} = {ds.train_micro_batch_size_per_gpu} x {ds.gradient_accumulation_steps} x {world}"
-        )
+        @staticmethod
+        def get_model_parallel_world_size():
+            return 1
+
+        @staticmethod
+        def get_model_parallel_rank():
+            return 0
+
+        @staticmethod
+        def get_data_parallel_rank():
+            return 0
+
+    ds = step(dsc.DeepSpeedConfig, json.loads(json.dumps(config)), mpu=Mpu())
+    zero = ds.zero_config
+    notes.append(
+        f"zero stage {int(zero.stage)}, offload_param {getattr(zero.offload_param, 'device', None)}, "
+        f"offload_optimizer {getattr(zero.offload_optimizer, 'device', None)}, "
+        f"batch {ds.train_batch_size} = {ds.train_micro_batch_size_per_gpu} x {ds.gradient_accumulation_steps} x {world}"
+    )
+
+
+def judge_hf_deepspeed(case, training_args, model_config, notes):
+    """`--deepspeed CONFIG` with the HF Trainer: what Trainer does with it before training
+    (transformers integrations/deepspeed.py HfTrainerDeepSpeedConfig: trainer_config_process
+    fills `auto` from TrainingArguments and records mismatches, trainer_config_finalize fills the
+    model-size `auto`s and raises on mismatches; deepspeed.initialize then builds
+    DeepSpeedConfig). TrainingArguments.__post_init__ only loads the file.
+
+    The processes: TrainingArguments here sees one; each of the job's `world_size` processes
+    sees world_size, which `auto` batch sizes multiply by, so process() reads the arguments as a
+    launched rank would. The model: run_clm.py's from-scratch config when there is one, else
+    the case's `hidden_size` (default 768); it only fills hidden-size `auto` buckets.
+    num_training_steps: --max_steps, else 1 (it only fills a scheduler's `auto` steps)."""
+    from types import SimpleNamespace
+
+    from transformers.integrations.deepspeed import HfTrainerDeepSpeedConfig
+
+    world = int(case.get("world_size", 1))
+
+    class AsLaunched:
+        world_size = world
+
+        def __init__(self, args):
+            self._args = args
+
+        def __getattr__(self, name):
+            return getattr(self._args, name)
+
+    args = AsLaunched(training_args)
+    hf_ds = step(HfTrainerDeepSpeedConfig, training_args.deepspeed)
+    step(hf_ds.trainer_config_process, args)
+    model = SimpleNamespace(config=model_config or SimpleNamespace(hidden_size=int(case.get("hidden_size", 768))))
+    steps = training_args.max_steps if training_args.max_steps > 0 else 1
+    step(hf_ds.trainer_config_finalize, args, model, steps)
+    validate_deepspeed_config(hf_ds.config, world, notes)
 
 
 # --------------------------------------------------------------------------------------------
