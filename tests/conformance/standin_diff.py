@@ -72,6 +72,7 @@ def run_standin(case, folder):
         "TRAINLAB_STANDIN_ALLOCATE": "0",  # report the activation plan, do not hold it
         "TRAINLAB_STANDIN_SECONDS": "0",
         "TRAINLAB_TERMINATION_LOG": os.devnull,
+        "PYTHONDONTWRITEBYTECODE": "1",  # the shim imports trainer.py: leave no __pycache__ in the repo
     }
     env.update({str(k): str(v) for k, v in (case.get("env") or {}).items()})
     if case["tool"] == "torchrun":
