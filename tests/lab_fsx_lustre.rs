@@ -444,7 +444,10 @@ fn unreleased_driver_parameters_are_ignored_parameters() {
         .edit("StorageClass", "fsx-lustre", |v| {
             for (k, val) in [
                 ("throughputCapacity", "4000"),
-                ("dataReadCacheSizingMode", "PROPORTIONAL_TO_THROUGHPUT_CAPACITY"),
+                (
+                    "dataReadCacheSizingMode",
+                    "PROPORTIONAL_TO_THROUGHPUT_CAPACITY",
+                ),
                 ("dataReadCacheSizeGiB", "1000"),
                 ("skipFinalBackup", "true"),
             ] {

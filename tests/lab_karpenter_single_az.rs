@@ -851,7 +851,9 @@ fn static_mode_passes_only_a_node_class_it_can_see_or_the_starter_creates() {
     let r = solution_files_with(gpu).add(&node_class("gpu")).grade(LAB);
     assert_eq!(status(&r, "node-class-ref"), Status::Pass);
     // Other classes in the files do not make `gpu` exist.
-    let r = solution_files_with(gpu).add(&node_class("default")).grade(LAB);
+    let r = solution_files_with(gpu)
+        .add(&node_class("default"))
+        .grade(LAB);
     let o = outcome(&r, "node-class-ref");
     assert_eq!((o.status, message(o)), (Status::Skipped, "class-unseen"));
     assert_eq!(o.evidence["classes"], "default");
@@ -1146,9 +1148,20 @@ fn the_solution_is_the_eks_answer_too() {
     let b = catalog.get(LAB).unwrap();
     assert!(!b.has_overlay("solution", "eks"));
     let s = State::load("../../labs/15-karpenter-single-az/solution").into_files();
-    let r = grade_lab(b, &s.observed(), &Target::for_lab(LAB), &BTreeMap::new(), Some(Profile::Eks))
-        .unwrap();
-    for c in ["zone-single", "efa-instance-types", "on-demand", "node-class-ref"] {
+    let r = grade_lab(
+        b,
+        &s.observed(),
+        &Target::for_lab(LAB),
+        &BTreeMap::new(),
+        Some(Profile::Eks),
+    )
+    .unwrap();
+    for c in [
+        "zone-single",
+        "efa-instance-types",
+        "on-demand",
+        "node-class-ref",
+    ] {
         assert_eq!(status(&r, c), Status::Pass, "{c}: {:?}", outcome(&r, c));
     }
     for c in ["zone-exists", "nodepool-ready", "nodeclaims-in-zone"] {

@@ -114,8 +114,14 @@ fn kind_files() -> State {
 fn grade_eks(s: &State) -> LabResult {
     let catalog = Catalog::embedded().unwrap();
     let b = catalog.get(LAB).unwrap();
-    grade_lab(b, &s.observed(), &Target::for_lab(LAB), &BTreeMap::new(), Some(Profile::Eks))
-        .unwrap()
+    grade_lab(
+        b,
+        &s.observed(),
+        &Target::for_lab(LAB),
+        &BTreeMap::new(),
+        Some(Profile::Eks),
+    )
+    .unwrap()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -197,7 +203,10 @@ fn on_eks_an_mpirun_that_leaves_the_images_environment_behind_gets_advice() {
         assert_eq!(status(&r, c), Status::Pass, "{c}");
     }
     assert_eq!(advice_ids(&r), ["ssh-env", "mpirun-prefix"]);
-    assert_eq!(r.advice[0].evidence["missing"], "-x PATH -x LD_LIBRARY_PATH");
+    assert_eq!(
+        r.advice[0].evidence["missing"],
+        "-x PATH -x LD_LIBRARY_PATH"
+    );
     let a = &r.advice[1];
     assert_eq!(a.evidence["launcher"], "mpirun");
     assert_eq!(a.evidence["path"], "/opt/amazon/openmpi/bin/mpirun");

@@ -54,7 +54,14 @@ fn grade_eks(s: &State) -> LabResult {
     let catalog = Catalog::embedded().unwrap();
     let b = catalog.get(LAB).unwrap();
     let target = Target::for_lab(LAB);
-    grade_lab(b, &s.observed(), &target, &BTreeMap::new(), Some(Profile::Eks)).unwrap()
+    grade_lab(
+        b,
+        &s.observed(),
+        &target,
+        &BTreeMap::new(),
+        Some(Profile::Eks),
+    )
+    .unwrap()
 }
 
 /// The EKS Job's container, as JSON.
@@ -220,7 +227,13 @@ fn the_eks_image_is_the_sdk_optimum_neuron_0_4_5_pins_and_the_command_installs_i
         .expect("the install step");
     assert!(install < script.find("torchrun").unwrap(), "{script}");
     // Neither the stand-in nor its PATH on EKS; the node's memory, /dev/shm and EFA.
-    assert!(c.get("env").unwrap().as_array().unwrap().iter().all(|e| e["name"] != "PATH"));
+    assert!(c
+        .get("env")
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|e| e["name"] != "PATH"));
     assert_eq!(c["resources"]["requests"]["memory"], "400Gi");
     assert!(c["resources"]["limits"].get("memory").is_none());
     assert_eq!(c["resources"]["limits"]["vpc.amazonaws.com/efa"], 8);
@@ -604,13 +617,10 @@ fn a_script_trainlab_cannot_read_is_skipped_not_failed() {
         }
     }
     // Without a TP flag the unread script may set TP itself: not judged either.
-    let r = edit_job(
-        solved(),
-        |v| {
-            set_arg("/opt/train/", Some("/workspace/train.py"))(v);
-            set_arg("--tensor_parallel_size", None)(v);
-        },
-    )
+    let r = edit_job(solved(), |v| {
+        set_arg("/opt/train/", Some("/workspace/train.py"))(v);
+        set_arg("--tensor_parallel_size", None)(v);
+    })
     .grade(LAB);
     let o = outcome(&r, "tp-divides-cores");
     assert_eq!((o.status, message(o)), (Status::Skipped, "tp-unseen"));

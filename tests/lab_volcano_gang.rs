@@ -713,7 +713,14 @@ fn grade_eks(folder: &str) -> LabResult {
     let mut s = lab_files(folder);
     s.objects = objects;
     let target = Target::for_lab(LAB);
-    grade_lab(b, &s.observed(), &target, &BTreeMap::new(), Some(Profile::Eks)).unwrap()
+    grade_lab(
+        b,
+        &s.observed(),
+        &target,
+        &BTreeMap::new(),
+        Some(Profile::Eks),
+    )
+    .unwrap()
 }
 
 #[test]
@@ -725,7 +732,12 @@ fn the_eks_solution_passes_every_spec_check_with_the_eks_cluster_s_size() {
         "gang-size",
         "whole-node-gpus",
     ] {
-        assert_eq!(status(&r, check), Status::Pass, "{check}: {:?}", outcome(&r, check));
+        assert_eq!(
+            status(&r, check),
+            Status::Pass,
+            "{check}: {:?}",
+            outcome(&r, check)
+        );
     }
     assert_eq!(
         outcome(&r, "gang-size").expected.as_deref(),
@@ -740,7 +752,14 @@ fn the_eks_solution_passes_every_spec_check_with_the_eks_cluster_s_size() {
     let catalog = Catalog::embedded().unwrap();
     let target = Target::for_lab(LAB);
     let b = catalog.get(LAB).unwrap();
-    let r = grade_lab(b, &kind.observed(), &target, &BTreeMap::new(), Some(Profile::Eks)).unwrap();
+    let r = grade_lab(
+        b,
+        &kind.observed(),
+        &target,
+        &BTreeMap::new(),
+        Some(Profile::Eks),
+    )
+    .unwrap();
     assert_eq!(status(&r, "gang-size"), Status::Fail);
 }
 

@@ -175,11 +175,13 @@ impl Found {
     /// mpirun starts over ssh get only these of its environment (mpirun(1) `-x`).
     pub fn forwards(&self, name: &str) -> bool {
         const ENV_LIST: &str = "mca_base_env_list";
-        let listed = |list: &str| {
-            list.split(';')
-                .any(|e| e.split('=').next() == Some(name))
-        };
-        let on_line = self.mpirun.mca().into_iter().rev().find(|(n, _)| n == ENV_LIST);
+        let listed = |list: &str| list.split(';').any(|e| e.split('=').next() == Some(name));
+        let on_line = self
+            .mpirun
+            .mca()
+            .into_iter()
+            .rev()
+            .find(|(n, _)| n == ENV_LIST);
         let list = match on_line {
             Some((_, v)) => Some(v),
             None => self.env_value(&format!("OMPI_MCA_{ENV_LIST}")),
@@ -299,8 +301,10 @@ mod tests {
             "-x", "NCCL_DEBUG=INFO", "/a.out"]}));
         assert!(f.forwards("PATH") && f.forwards("NCCL_DEBUG"));
         assert!(!f.forwards("LD_LIBRARY_PATH"));
-        let f = found(json!({"name": "l", "command": ["mpirun", "--mca", "mca_base_env_list",
-            "PATH;LD_LIBRARY_PATH=/opt/lib", "/a.out"]}));
+        let f = found(
+            json!({"name": "l", "command": ["mpirun", "--mca", "mca_base_env_list",
+            "PATH;LD_LIBRARY_PATH=/opt/lib", "/a.out"]}),
+        );
         assert!(f.forwards("PATH") && f.forwards("LD_LIBRARY_PATH"));
         assert!(!f.forwards("LD_LIBRARY"));
         let f = found(json!({"name": "l", "command": ["mpirun", "/a.out"],

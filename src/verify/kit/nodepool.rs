@@ -47,7 +47,8 @@ pub const NOT_RECLAIMED: &[&str] = &["on-demand", "reserved"];
 /// The label Karpenter puts on nodes of an interruptible capacity reservation, which EC2 may
 /// reclaim with a two-minute warning (aws/karpenter-provider-aws v1.14.1 `pkg/apis/v1/labels.go`,
 /// `docs/tasks/odcrs.md` "Interruptible Capacity Reservations").
-pub const RESERVATION_INTERRUPTIBLE_LABEL: &str = "karpenter.k8s.aws/capacity-reservation-interruptible";
+pub const RESERVATION_INTERRUPTIBLE_LABEL: &str =
+    "karpenter.k8s.aws/capacity-reservation-interruptible";
 
 /// Whether a pool only launches capacity that is not reclaimed: some capacity type, all of them
 /// [`NOT_RECLAIMED`].
@@ -153,16 +154,31 @@ mod tests {
 
     #[test]
     fn on_demand_and_reserved_are_not_reclaimed_spot_and_interruptible_reservations_are() {
-        let ct = |values: Value| json!({"key": CAPACITY_TYPE_LABEL, "operator": "In", "values": values});
-        assert!(only_unreclaimed(&pool(reqs(json!([ct(json!(["on-demand"]))])))));
-        assert!(only_unreclaimed(&pool(reqs(json!([ct(json!(["reserved"]))])))));
-        assert!(only_unreclaimed(&pool(reqs(json!([ct(json!(["reserved", "on-demand"]))])))));
-        assert!(!only_unreclaimed(&pool(reqs(json!([ct(json!(["spot", "on-demand"]))])))));
+        let ct =
+            |values: Value| json!({"key": CAPACITY_TYPE_LABEL, "operator": "In", "values": values});
+        assert!(only_unreclaimed(&pool(reqs(json!([ct(json!([
+            "on-demand"
+        ]))])))));
+        assert!(only_unreclaimed(&pool(reqs(json!([ct(json!([
+            "reserved"
+        ]))])))));
+        assert!(only_unreclaimed(&pool(reqs(json!([ct(json!([
+            "reserved",
+            "on-demand"
+        ]))])))));
+        assert!(!only_unreclaimed(&pool(reqs(json!([ct(json!([
+            "spot",
+            "on-demand"
+        ]))])))));
         assert!(!only_unreclaimed(&pool(reqs(json!([])))));
-        assert!(!only_unreclaimed(&pool(reqs(json!([ct(json!(["preemptible"]))])))));
+        assert!(!only_unreclaimed(&pool(reqs(json!([ct(json!([
+            "preemptible"
+        ]))])))));
         // Reserved capacity may be an interruptible reservation unless the pool keeps it out.
         let reserved = ct(json!(["reserved", "on-demand"]));
-        assert!(may_use_interruptible_reservations(&pool(reqs(json!([reserved.clone()])))));
+        assert!(may_use_interruptible_reservations(&pool(reqs(json!([
+            reserved.clone()
+        ])))));
         for keep_out in [
             json!({"key": RESERVATION_INTERRUPTIBLE_LABEL, "operator": "NotIn", "values": ["true"]}),
             json!({"key": RESERVATION_INTERRUPTIBLE_LABEL, "operator": "In", "values": ["false"]}),
@@ -170,7 +186,9 @@ mod tests {
             let p = pool(reqs(json!([reserved.clone(), keep_out])));
             assert!(!may_use_interruptible_reservations(&p));
         }
-        assert!(!may_use_interruptible_reservations(&pool(reqs(json!([ct(json!(["on-demand"]))])))));
+        assert!(!may_use_interruptible_reservations(&pool(reqs(json!([
+            ct(json!(["on-demand"]))
+        ])))));
     }
 
     #[test]
