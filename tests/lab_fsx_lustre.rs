@@ -436,6 +436,55 @@ fn an_s3_import_path_on_persistent_2_fails_deployment_type_with_dra_advice() {
     assert_eq!(advice_ids(&r), ["dra"]);
 }
 
+/// The parameters of an unmerged driver change (INTELLIGENT_TIERING) are read by no released
+/// aws-fsx-csi-driver (v1.9.0 `pkg/driver/controller.go`): advice names them as ignored.
+#[test]
+fn unreleased_driver_parameters_are_ignored_parameters() {
+    let r = lab_files("solution")
+        .edit("StorageClass", "fsx-lustre", |v| {
+            for (k, val) in [
+                ("throughputCapacity", "4000"),
+                (
+                    "dataReadCacheSizingMode",
+                    "PROPORTIONAL_TO_THROUGHPUT_CAPACITY",
+                ),
+                ("dataReadCacheSizeGiB", "1000"),
+                ("skipFinalBackup", "true"),
+            ] {
+                params(v).insert(k.into(), json!(val));
+            }
+        })
+        .grade(LAB);
+    assert_all_pass(&spec_only(&r));
+    assert_eq!(advice_ids(&r), ["ignored-parameters"]);
+    assert_eq!(
+        r.advice[0].evidence["params"],
+        "dataReadCacheSizeGiB, dataReadCacheSizingMode, skipFinalBackup, throughputCapacity"
+    );
+    // Every key of the reference StorageClass is one the released driver reads.
+    assert!(lab_files("solution").grade(LAB).advice.is_empty());
+}
+
+/// EKS needs no other answer (no `solution-eks/`): the ids are the learner's cluster's, and the
+/// EKS profile's placeholders compare nothing, as `trainlab lint` grades it.
+#[test]
+fn the_solution_is_the_eks_answer_too() {
+    let catalog = Catalog::embedded().unwrap();
+    let b = catalog.get(LAB).unwrap();
+    assert!(!b.has_overlay("solution", "eks"));
+    let s = lab_files("solution");
+    let r = grade_lab(
+        b,
+        &s.observed(),
+        &Target::for_lab(LAB),
+        &BTreeMap::new(),
+        Some(trainlab::profile::Profile::Eks),
+    )
+    .unwrap();
+    assert_all_pass(&spec_only(&r));
+    assert!(r.advice.is_empty(), "{:?}", r.advice);
+}
+
 #[test]
 fn the_quizs_data_repository_associations_key_is_ignored_by_the_driver() {
     let r = lab_files("solution")

@@ -704,8 +704,52 @@ fn allowing_spot_fails_on_demand() {
     assert_eq!(o.evidence["allowed"], "on-demand, spot");
     assert_eq!(
         o.expected.as_deref(),
-        Some("karpenter.sh/capacity-type ∈ {on-demand}")
+        Some("karpenter.sh/capacity-type ⊆ {on-demand, reserved}")
     );
+    // Spot beside reserved capacity is still spot.
+    let state = set_requirement(
+        eks_solved(),
+        CAPACITY,
+        &[req(CAPACITY, "In", &["reserved", "spot"])],
+    );
+    let o = assert_only_fails(&grade(&state), "on-demand", None);
+    assert_eq!(o.evidence["allowed"], "reserved, spot");
+}
+
+/// Capacity reservations (ODCRs, Capacity Blocks: the usual way to get p5) are not reclaimed
+/// with a two-minute notice either (Karpenter's `reserved` capacity type).
+#[test]
+fn reserved_capacity_passes_on_demand_with_advice_on_interruptible_reservations() {
+    for values in [&["reserved"][..], &["reserved", "on-demand"][..]] {
+        let state = set_requirement(eks_solved(), CAPACITY, &[req(CAPACITY, "In", values)]);
+        let r = grade(&state);
+        assert_all_pass(&r);
+        let a = r
+            .advice
+            .iter()
+            .find(|a| a.id == "interruptible-reservations")
+            .expect("advice");
+        assert_eq!(
+            a.evidence["label"],
+            "karpenter.k8s.aws/capacity-reservation-interruptible"
+        );
+    }
+    // Interruptible reservations kept out: nothing to advise.
+    let state = set_requirement(
+        eks_solved(),
+        CAPACITY,
+        &[
+            req(CAPACITY, "In", &["reserved", "on-demand"]),
+            req(
+                "karpenter.k8s.aws/capacity-reservation-interruptible",
+                "NotIn",
+                &["true"],
+            ),
+        ],
+    );
+    let r = grade(&state);
+    assert_all_pass(&r);
+    assert!(r.advice.is_empty(), "{:?}", r.advice);
 }
 
 #[test]
@@ -716,10 +760,14 @@ fn excluding_spot_and_reserved_leaves_on_demand() {
         &[req(CAPACITY, "NotIn", &["spot", "reserved"])],
     );
     assert_all_pass(&grade(&state));
-    // NotIn [spot] alone still allows reserved capacity.
+    // NotIn [spot] alone leaves on-demand and reserved capacity: neither is reclaimed.
     let state = set_requirement(eks_solved(), CAPACITY, &[req(CAPACITY, "NotIn", &["spot"])]);
-    let o = assert_only_fails(&grade(&state), "on-demand", None);
-    assert_eq!(o.evidence["allowed"], "on-demand, reserved");
+    let r = grade(&state);
+    assert_all_pass(&r);
+    assert_eq!(
+        outcome(&r, "on-demand").found.as_deref(),
+        Some("karpenter.sh/capacity-type ∈ {on-demand, reserved}")
+    );
     // DoesNotExist leaves no capacity type at all.
     let state = set_requirement(
         eks_solved(),
@@ -770,6 +818,63 @@ fn a_reference_to_a_missing_ec2nodeclass_fails() {
     let o = assert_only_fails(&r, "node-class-ref", Some("class-missing"));
     assert_eq!(o.expected.as_deref(), Some("EC2NodeClass: gpu"));
     assert_eq!(o.found.as_deref(), Some("EC2NodeClass: default"));
+}
+
+/// The solution file in static mode, its NodePool edited.
+fn solution_files_with(edit: impl FnOnce(&mut Value)) -> State {
+    State::load("../../labs/15-karpenter-single-az/solution")
+        .into_files()
+        .edit("NodePool", "gpu-training", edit)
+}
+
+fn node_class(name: &str) -> String {
+    format!(
+        "apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata:\n  name: {name}\nspec:\n  \
+         role: R\n  amiSelectorTerms: [{{alias: al2023@latest}}]\n  \
+         subnetSelectorTerms: [{{tags: {{a: b}}}}]\n  securityGroupSelectorTerms: [{{tags: {{a: b}}}}]\n"
+    )
+}
+
+/// Static mode sees only the files: the starter's `default` (which `trainlab start` creates) and
+/// classes in the files pass; any other name cannot be told from files and is not passed.
+#[test]
+fn static_mode_passes_only_a_node_class_it_can_see_or_the_starter_creates() {
+    let gpu = |v: &mut Value| v["spec"]["template"]["spec"]["nodeClassRef"]["name"] = json!("gpu");
+    let r = solution_files_with(gpu).grade(LAB);
+    let o = outcome(&r, "node-class-ref");
+    assert_eq!(o.status, Status::Skipped, "{o:?}");
+    assert_eq!(message(o), "class-unseen");
+    assert_eq!(o.evidence["name"], "gpu");
+    assert_eq!(o.evidence["classes"], "—");
+    assert!(reason(&r, "node-class-ref").contains("EC2NodeClass `gpu`"));
+    // Given with the files: seen, so it passes.
+    let r = solution_files_with(gpu).add(&node_class("gpu")).grade(LAB);
+    assert_eq!(status(&r, "node-class-ref"), Status::Pass);
+    // Other classes in the files do not make `gpu` exist.
+    let r = solution_files_with(gpu)
+        .add(&node_class("default"))
+        .grade(LAB);
+    let o = outcome(&r, "node-class-ref");
+    assert_eq!((o.status, message(o)), (Status::Skipped, "class-unseen"));
+    assert_eq!(o.evidence["classes"], "default");
+    // The starter's class, with or without its file.
+    let r = solution_files_with(|_| {}).grade(LAB);
+    assert_eq!(status(&r, "node-class-ref"), Status::Pass);
+}
+
+/// The verifier trusts `default` in static mode because the lab's starter creates it.
+#[test]
+fn the_starter_creates_the_node_class_static_mode_trusts() {
+    let catalog = Catalog::embedded().unwrap();
+    let b = catalog.get(LAB).unwrap();
+    let classes: Vec<String> = b
+        .files_for("starter", "eks")
+        .into_iter()
+        .flat_map(|(rel, text)| trainlab::observe::parse_text(text, rel).unwrap())
+        .filter(|o| o.kind() == "EC2NodeClass")
+        .map(|o| o.name().to_string())
+        .collect();
+    assert_eq!(classes, ["default"]);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1033,6 +1138,36 @@ fn static_mode_passes_the_solution_spec_and_skips_what_needs_a_cluster() {
             Some(Reason::Unavailable(Unavailable::NeedsLiveCluster))
         );
     }
+}
+
+/// EKS needs no other answer (no `solution-eks/`): the same NodePool passes with the EKS
+/// profile's parameters, as `trainlab lint` grades it.
+#[test]
+fn the_solution_is_the_eks_answer_too() {
+    let catalog = Catalog::embedded().unwrap();
+    let b = catalog.get(LAB).unwrap();
+    assert!(!b.has_overlay("solution", "eks"));
+    let s = State::load("../../labs/15-karpenter-single-az/solution").into_files();
+    let r = grade_lab(
+        b,
+        &s.observed(),
+        &Target::for_lab(LAB),
+        &BTreeMap::new(),
+        Some(Profile::Eks),
+    )
+    .unwrap();
+    for c in [
+        "zone-single",
+        "efa-instance-types",
+        "on-demand",
+        "node-class-ref",
+    ] {
+        assert_eq!(status(&r, c), Status::Pass, "{c}: {:?}", outcome(&r, c));
+    }
+    for c in ["zone-exists", "nodepool-ready", "nodeclaims-in-zone"] {
+        assert_eq!(status(&r, c), Status::Skipped, "{c}");
+    }
+    assert!(r.advice.is_empty(), "{:?}", r.advice);
 }
 
 #[test]

@@ -9,7 +9,8 @@ use std::path::Path;
 use serde_json::{json, Value};
 use support::state::*;
 use trainlab::catalog::{Catalog, Lang};
-use trainlab::observe::{manifest_files, parse_file, Observed, SourceKind};
+use trainlab::observe::{manifest_files, parse_file, parse_text, Obj, Observed, SourceKind};
+use trainlab::profile::Profile;
 use trainlab::report::LabReport;
 use trainlab::verify::{grade_lab, LabResult, Status, Target};
 
@@ -89,6 +90,40 @@ fn grade_files(dir: &str) -> LabResult {
         .expect("grading succeeds")
 }
 
+/// The EKS profile's answer as `trainlab solve --profile eks` applies it: `solution/` with
+/// `solution-eks/` laid over it, read as the learner's files.
+fn eks_files() -> State {
+    let catalog = Catalog::embedded().unwrap();
+    let b = catalog.get(LAB).unwrap();
+    let objects: Vec<Obj> = b
+        .files_for("solution", "eks")
+        .into_iter()
+        .flat_map(|(rel, text)| parse_text(text, rel).unwrap())
+        .collect();
+    let mut s = State::load("../../labs/13-mpijob-slots/solution").into_files();
+    s.objects = objects;
+    s
+}
+
+/// The kind answer read as the learner's files.
+fn kind_files() -> State {
+    State::load("../../labs/13-mpijob-slots/solution").into_files()
+}
+
+/// Grades with the EKS profile's parameters, as `check --files --profile eks` does.
+fn grade_eks(s: &State) -> LabResult {
+    let catalog = Catalog::embedded().unwrap();
+    let b = catalog.get(LAB).unwrap();
+    grade_lab(
+        b,
+        &s.observed(),
+        &Target::for_lab(LAB),
+        &BTreeMap::new(),
+        Some(Profile::Eks),
+    )
+    .unwrap()
+}
+
 // ---------------------------------------------------------------------------------------------
 // The reference answer and the draft.
 
@@ -117,6 +152,96 @@ fn the_solution_manifests_pass_static_mode_and_state_checks_are_skipped() {
         assert_eq!(status(&r, c), Status::Skipped, "{c}");
     }
     assert!(r.advice.is_empty(), "{:?}", r.advice);
+}
+
+#[test]
+fn the_eks_solution_passes_every_spec_check_without_advice() {
+    let s = eks_files();
+    let r = grade_eks(&s);
+    for c in SPEC_CHECKS {
+        assert_eq!(status(&r, c), Status::Pass, "{c}: {:?}", outcome(&r, c));
+    }
+    for c in STATE_CHECKS {
+        assert_eq!(status(&r, c), Status::Skipped, "{c}");
+    }
+    assert!(r.advice.is_empty(), "{:?}", r.advice);
+    // The real tool of a pinned image: Open MPI by its absolute path, the image's environment
+    // passed to the ranks, every EFA interface and /dev/shm on the workers.
+    let catalog = Catalog::embedded().unwrap();
+    let params = catalog.get(LAB).unwrap().lab.params("eks");
+    let image = params["image"].as_str();
+    assert!(!image.ends_with(":latest"), "{image}");
+    let mut v: Value = (*s.objects[0].value).clone();
+    let l = launcher_container(&mut v).clone();
+    assert_eq!(l["image"], image);
+    assert_eq!(l["command"], json!(["/opt/amazon/openmpi/bin/mpirun"]));
+    let args: Vec<&str> = l["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    for pair in [["-x", "PATH"], ["-x", "LD_LIBRARY_PATH"]] {
+        assert!(args.windows(2).any(|w| w == pair), "{args:?}");
+    }
+    let w = worker_container(&mut v).clone();
+    assert_eq!(w["image"], image);
+    assert!(w.get("command").is_none(), "the operator's sshd");
+    assert_eq!(w["resources"]["limits"]["vpc.amazonaws.com/efa"], 32);
+    assert_eq!(w["volumeMounts"][0]["mountPath"], "/dev/shm");
+    assert_eq!(
+        params["mpirun"],
+        "/opt/amazon/openmpi/bin/mpirun --allow-run-as-root -x PATH -x LD_LIBRARY_PATH"
+    );
+}
+
+#[test]
+fn on_eks_an_mpirun_that_leaves_the_images_environment_behind_gets_advice() {
+    // The kind answer on EKS: `mpirun` by its name, nothing passed with -x.
+    let r = grade_eks(&kind_files());
+    for c in SPEC_CHECKS {
+        assert_eq!(status(&r, c), Status::Pass, "{c}");
+    }
+    assert_eq!(advice_ids(&r), ["ssh-env", "mpirun-prefix"]);
+    assert_eq!(
+        r.advice[0].evidence["missing"],
+        "-x PATH -x LD_LIBRARY_PATH"
+    );
+    let a = &r.advice[1];
+    assert_eq!(a.evidence["launcher"], "mpirun");
+    assert_eq!(a.evidence["path"], "/opt/amazon/openmpi/bin/mpirun");
+    assert_eq!(a.evidence["prefix"], "/opt/amazon/openmpi");
+    let on_eks = |options: &[&str]| {
+        let s = kind_files().edit("MPIJob", JOB, mpirun_with(options));
+        grade_eks(&s)
+    };
+    // Half of it: the advice names what is left.
+    let r = on_eks(&["-np", "16", "-x", "PATH", "--prefix", "/opt/amazon/openmpi"]);
+    assert_eq!(advice_ids(&r), ["ssh-env"]);
+    assert_eq!(r.advice[0].evidence["missing"], "-x LD_LIBRARY_PATH");
+    // Open MPI's env list says the same as -x.
+    let r = on_eks(&[
+        "-np",
+        "16",
+        "--prefix",
+        "/opt/amazon/openmpi",
+        "--mca",
+        "mca_base_env_list",
+        "PATH;LD_LIBRARY_PATH",
+    ]);
+    assert!(r.advice.is_empty(), "{:?}", r.advice);
+    // The kind profile's image keeps Open MPI in /usr: nothing to say there.
+    let r = kind_files().grade(LAB);
+    assert!(r.advice.is_empty(), "{:?}", r.advice);
+    // Both texts render with their values.
+    let r = grade_eks(&kind_files());
+    for lang in [Lang::Ja, Lang::En] {
+        let rep = LabReport::new(&r, lang);
+        for a in &rep.advice {
+            assert!(!a.text.contains('{'), "{}", a.text);
+            assert!(a.text.contains("LD_LIBRARY_PATH") || a.text.contains("/opt/amazon/openmpi"));
+        }
+    }
 }
 
 #[test]

@@ -4,9 +4,14 @@
 
 mod support;
 
+use std::collections::BTreeMap;
+
 use serde_json::{json, Value};
 use support::state::*;
-use trainlab::verify::{Reason, Status};
+use trainlab::catalog::Catalog;
+use trainlab::observe::{parse_text, Obj};
+use trainlab::profile::Profile;
+use trainlab::verify::{grade_lab, LabResult, Reason, Status, Target};
 
 const LAB: &str = "optimum-neuron";
 const JOB: &str = "neuron-finetune";
@@ -27,6 +32,43 @@ fn solved() -> State {
 
 fn files(folder: &str) -> State {
     State::load(&format!("../../labs/07-optimum-neuron/{folder}")).into_files()
+}
+
+/// The EKS profile's answer as `trainlab solve --profile eks` applies it: `solution/` with
+/// `solution-eks/` laid over it, read as the learner's files.
+fn eks_files() -> State {
+    let catalog = Catalog::embedded().unwrap();
+    let b = catalog.get(LAB).unwrap();
+    let objects: Vec<Obj> = b
+        .files_for("solution", "eks")
+        .into_iter()
+        .flat_map(|(rel, text)| parse_text(text, rel).unwrap())
+        .collect();
+    let mut s = files("solution");
+    s.objects = objects;
+    s
+}
+
+/// Grades with the EKS profile's parameters, as `check --files --profile eks` does.
+fn grade_eks(s: &State) -> LabResult {
+    let catalog = Catalog::embedded().unwrap();
+    let b = catalog.get(LAB).unwrap();
+    let target = Target::for_lab(LAB);
+    grade_lab(
+        b,
+        &s.observed(),
+        &target,
+        &BTreeMap::new(),
+        Some(Profile::Eks),
+    )
+    .unwrap()
+}
+
+/// The EKS Job's container, as JSON.
+fn eks_container() -> Value {
+    let s = eks_files();
+    let job = s.objects.iter().find(|o| o.kind() == "Job").unwrap();
+    job.value["spec"]["template"]["spec"]["containers"][0].clone()
 }
 
 fn spec(v: &mut Value) -> &mut Value {
@@ -147,6 +189,61 @@ fn the_solution_passes_static_mode_and_state_checks_are_skipped() {
     for c in STATE_CHECKS {
         assert_eq!(status(&r, c), Status::Skipped, "{c}");
     }
+}
+
+#[test]
+fn the_eks_solution_passes_every_spec_check_in_static_mode() {
+    let r = grade_eks(&eks_files());
+    for c in SPEC_CHECKS {
+        assert_eq!(status(&r, c), Status::Pass, "{c}: {:?}", outcome(&r, c));
+    }
+    for c in STATE_CHECKS {
+        assert_eq!(status(&r, c), Status::Skipped, "{c}");
+    }
+    assert!(r.advice.is_empty(), "{:?}", r.advice);
+    // The shared script is read from solution/finetune-script.yaml.
+    assert_eq!(
+        outcome(&r, "uses-optimum-neuron").found.as_deref(),
+        Some("/opt/train/finetune.py (ConfigMap neuron-finetune-script, key finetune.py): NeuronTrainer, NeuronTrainingArguments")
+    );
+}
+
+/// optimum-neuron 0.4.5 needs Python < 3.12 and pins the Neuron SDK 2.26 packages (its wheel's
+/// METADATA); the EKS image must be that SDK's DLC, and the command installs optimum-neuron.
+#[test]
+fn the_eks_image_is_the_sdk_optimum_neuron_0_4_5_pins_and_the_command_installs_it() {
+    let catalog = Catalog::embedded().unwrap();
+    let params = catalog.get(LAB).unwrap().lab.params("eks");
+    let image = params["image"].as_str();
+    assert_eq!(
+        image,
+        "public.ecr.aws/neuron/pytorch-training-neuronx:2.8.0-neuronx-py311-sdk2.26.1-ubuntu22.04"
+    );
+    let c = eks_container();
+    assert_eq!(c["image"], image);
+    let script = c["args"][0].as_str().unwrap();
+    let install = script
+        .find("pip install --no-cache-dir \"optimum-neuron[training]==0.4.5\"")
+        .expect("the install step");
+    assert!(install < script.find("torchrun").unwrap(), "{script}");
+    // Neither the stand-in nor its PATH on EKS; the node's memory, /dev/shm and EFA.
+    assert!(c
+        .get("env")
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|e| e["name"] != "PATH"));
+    assert_eq!(c["resources"]["requests"]["memory"], "400Gi");
+    assert!(c["resources"]["limits"].get("memory").is_none());
+    assert_eq!(c["resources"]["limits"]["vpc.amazonaws.com/efa"], 8);
+    let mounts: Vec<&str> = c["volumeMounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["mountPath"].as_str().unwrap())
+        .collect();
+    assert_eq!(mounts, ["/opt/train", "/dev/shm"]);
 }
 
 #[test]
@@ -496,17 +593,74 @@ tf.Trainer(model=m).train()
 }
 
 #[test]
-fn a_script_the_manifests_do_not_show_fails_with_unseen() {
+fn a_script_trainlab_cannot_read_is_skipped_not_failed() {
+    // The ConfigMap it is mounted from is not among the objects.
     let r = solved().remove(|o| o.kind() == "ConfigMap").grade(LAB);
-    let o = assert_only_fails(&r, "uses-optimum-neuron", Some("unseen"));
+    let o = outcome(&r, "uses-optimum-neuron");
+    assert_eq!(o.status, Status::Skipped, "{o:?}");
+    assert_eq!(message(o), "script-unseen");
     assert_eq!(o.evidence["script"], "/opt/train/finetune.py");
+    assert!(reason(&r, "uses-optimum-neuron").contains("/opt/train/finetune.py"));
+    // TP is on the command line: still judged.
+    assert_eq!(status(&r, "tp-divides-cores"), Status::Pass);
     // Baked into the image: not mounted from anywhere.
     let r = edit_job(
         solved(),
         set_arg("/opt/train/", Some("/workspace/train.py")),
     )
     .grade(LAB);
-    assert_only_fails(&r, "uses-optimum-neuron", Some("unseen"));
+    let o = outcome(&r, "uses-optimum-neuron");
+    assert_eq!((o.status, message(o)), (Status::Skipped, "script-unseen"));
+    for c in SPEC_CHECKS.iter().chain(&STATE_CHECKS) {
+        if *c != "uses-optimum-neuron" {
+            assert_eq!(status(&r, c), Status::Pass, "{c}");
+        }
+    }
+    // Without a TP flag the unread script may set TP itself: not judged either.
+    let r = edit_job(solved(), |v| {
+        set_arg("/opt/train/", Some("/workspace/train.py"))(v);
+        set_arg("--tensor_parallel_size", None)(v);
+    })
+    .grade(LAB);
+    let o = outcome(&r, "tp-divides-cores");
+    assert_eq!((o.status, message(o)), (Status::Skipped, "tp-unseen"));
+}
+
+/// The container runs optimum-neuron's own Qwen3 example from a clone of `repo`.
+fn clone_and_run(repo: &'static str) -> impl FnOnce(&mut Value) {
+    move |v| {
+        container(v)["workingDir"] = json!("/workspace");
+        container(v)["command"] = json!(["bash", "-c"]);
+        container(v)["args"] = json!([format!(
+            "git clone --depth 1 --branch v0.4.5 {repo}\n\
+             torchrun --nproc_per_node 32 optimum-neuron/examples/training/qwen3/finetune_qwen3.py \\\n\
+             --model_id Qwen/Qwen3-0.6B --tensor_parallel_size 8 --bf16 --output_dir /tmp/o"
+        )]);
+    }
+}
+
+#[test]
+fn optimum_neuron_s_own_example_cloned_at_a_release_tag_passes() {
+    let r = edit_job(
+        solved(),
+        clone_and_run("https://github.com/huggingface/optimum-neuron.git"),
+    )
+    .grade(LAB);
+    let o = outcome(&r, "uses-optimum-neuron");
+    assert_eq!(o.status, Status::Pass, "{o:?}");
+    assert_eq!(
+        o.found.as_deref(),
+        Some("/workspace/optimum-neuron/examples/training/qwen3/finetune_qwen3.py: huggingface/optimum-neuron@v0.4.5 (git clone)")
+    );
+    assert_eq!(status(&r, "tp-divides-cores"), Status::Pass);
+    // Another repository's script is as unreadable as one baked into the image.
+    let r = edit_job(
+        solved(),
+        clone_and_run("https://github.com/someone/optimum-neuron.git"),
+    )
+    .grade(LAB);
+    let o = outcome(&r, "uses-optimum-neuron");
+    assert_eq!((o.status, message(o)), (Status::Skipped, "script-unseen"));
 }
 
 #[test]

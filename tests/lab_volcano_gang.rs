@@ -3,14 +3,16 @@
 
 mod support;
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde_json::{json, Value};
 use support::state::*;
-use trainlab::catalog::Lang;
-use trainlab::observe::{manifest_files, parse_file};
+use trainlab::catalog::{Catalog, Lang};
+use trainlab::observe::{manifest_files, parse_file, parse_text, Obj};
+use trainlab::profile::Profile;
 use trainlab::report::{Format, LabReport};
-use trainlab::verify::{LabResult, Reason, Status};
+use trainlab::verify::{grade_lab, LabResult, Reason, Status, Target};
 
 const LAB: &str = "volcano-gang";
 const PG: &str = "gang-train-5d1c6a52-8f0e-4c3b-9a57-1f2e3d4c5b6a";
@@ -696,6 +698,69 @@ fn the_solution_files_pass_the_spec_checks_and_skip_the_state_checks() {
     }
     let r = lab_files("solution").param("gpu_nodes", "3").grade(LAB);
     assert_eq!(status(&r, "gang-size"), Status::Pass);
+}
+
+/// A folder of the lab as the EKS profile applies it (`solution-eks/` over `solution/`), graded
+/// as `check --files --profile eks` does: the profile's parameters stand for the cluster.
+fn grade_eks(folder: &str) -> LabResult {
+    let catalog = Catalog::embedded().unwrap();
+    let b = catalog.get(LAB).unwrap();
+    let objects: Vec<Obj> = b
+        .files_for(folder, "eks")
+        .into_iter()
+        .flat_map(|(rel, text)| parse_text(text, rel).unwrap())
+        .collect();
+    let mut s = lab_files(folder);
+    s.objects = objects;
+    let target = Target::for_lab(LAB);
+    grade_lab(
+        b,
+        &s.observed(),
+        &target,
+        &BTreeMap::new(),
+        Some(Profile::Eks),
+    )
+    .unwrap()
+}
+
+#[test]
+fn the_eks_solution_passes_every_spec_check_with_the_eks_cluster_s_size() {
+    let r = grade_eks("solution");
+    for check in [
+        "volcano-scheduler",
+        "min-available-all",
+        "gang-size",
+        "whole-node-gpus",
+    ] {
+        assert_eq!(
+            status(&r, check),
+            Status::Pass,
+            "{check}: {:?}",
+            outcome(&r, check)
+        );
+    }
+    assert_eq!(
+        outcome(&r, "gang-size").expected.as_deref(),
+        Some("spec.tasks[0].replicas: 3 (2 GPU nodes + 1)")
+    );
+    for check in ["podgroup-min-member", "gang-held", "job-pending"] {
+        assert_eq!(status(&r, check), Status::Skipped, "{check}");
+    }
+    assert!(r.advice.is_empty(), "{:?}", r.advice);
+    // The kind answer (4 pods) is sized for kind's 3 GPU nodes, not for EKS's 2.
+    let kind = lab_files("solution");
+    let catalog = Catalog::embedded().unwrap();
+    let target = Target::for_lab(LAB);
+    let b = catalog.get(LAB).unwrap();
+    let r = grade_lab(
+        b,
+        &kind.observed(),
+        &target,
+        &BTreeMap::new(),
+        Some(Profile::Eks),
+    )
+    .unwrap();
+    assert_eq!(status(&r, "gang-size"), Status::Fail);
 }
 
 #[test]

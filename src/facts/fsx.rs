@@ -25,8 +25,12 @@ pub const GIB: i64 = 1 << 30;
 /// then create a data repository association" (aws-fsx-csi-driver issue #412, 2025).
 pub const S3_PARAMS: [&str; 3] = ["s3ImportPath", "s3ExportPath", "autoImportPolicy"];
 
-/// Every StorageClass parameter the driver reads (`pkg/driver/controller.go` `volumeParams*`,
-/// main branch); any other key is ignored without a word.
+/// Every StorageClass parameter the driver reads: kubernetes-sigs/aws-fsx-csi-driver v1.9.0 (its
+/// newest release; master has the same) `pkg/driver/controller.go` `volumeParams*`, documented
+/// in `examples/kubernetes/dynamic_provisioning/README.md` (v1.9.0 has no `docs/parameters.md`).
+/// Any other key is ignored without a word. `throughputCapacity`, `dataReadCacheSizingMode`,
+/// `dataReadCacheSizeGiB` and `skipFinalBackup` (the INTELLIGENT_TIERING storage class) exist
+/// only in an unmerged change ("Intelligent tiering", 046f3682): no released driver reads them.
 pub const DRIVER_PARAMS: &[&str] = &[
     "subnetId",
     "securityGroupIds",
@@ -48,10 +52,6 @@ pub const DRIVER_PARAMS: &[&str] = &[
     "efaEnabled",
     "metadataConfigurationMode",
     "metadataIops",
-    "throughputCapacity",
-    "dataReadCacheSizingMode",
-    "dataReadCacheSizeGiB",
-    "skipFinalBackup",
 ];
 
 /// The keys among `keys` the driver ignores (not its own; the external-provisioner reads
@@ -376,6 +376,20 @@ mod tests {
             Some(DeploymentType::Persistent2)
         );
         assert_eq!(DeploymentType::parse("persistent_2"), None);
+    }
+
+    /// Parameters of an unmerged change are ignored by every released driver.
+    #[test]
+    fn unreleased_intelligent_tiering_parameters_are_ignored() {
+        let keys = [
+            "deploymentType",
+            "throughputCapacity",
+            "dataReadCacheSizingMode",
+            "dataReadCacheSizeGiB",
+            "skipFinalBackup",
+        ];
+        assert_eq!(ignored_params(&keys), &keys[1..]);
+        assert_eq!(DRIVER_PARAMS.len(), 20);
     }
 
     #[test]

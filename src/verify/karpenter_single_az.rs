@@ -51,6 +51,9 @@ const CHECKS: &[&str] = &[
 /// The NodePool the task asks for; workshops prefix cluster-scoped names.
 const POOL_BASE: &str = "gpu-training";
 
+/// The EC2NodeClass `trainlab start` creates (labs/15-karpenter-single-az/starter/ec2nodeclass.yaml).
+const STARTER_NODE_CLASS: &str = "default";
+
 /// AWS node-class reference (aws/karpenter-provider-aws v1.14.1 pkg/apis/v1).
 const NODE_CLASS_GROUP: &str = "karpenter.k8s.aws";
 const NODE_CLASS_KIND: &str = "EC2NodeClass";
@@ -59,8 +62,6 @@ const NODE_CLASS_KIND: &str = "EC2NodeClass";
 /// pkg/apis/v1/labels.go: instance-family, -category, -size, -gpu-name, …): the EFA table is per
 /// instance type, so such a requirement cannot be mapped to an exact set of types.
 const AWS_INSTANCE_LABEL_PREFIX: &str = "karpenter.k8s.aws/instance-";
-
-const ON_DEMAND_VALUE: &str = "on-demand";
 
 impl Verifier for KarpenterSingleAz {
     fn lab_id(&self) -> &'static str {
@@ -98,6 +99,10 @@ impl Verifier for KarpenterSingleAz {
         j.push(nodeclaims_in_zone(&name, obj, &conds, &zone, ctx));
         if let Some(a) = keep_training_alive(&pool) {
             j.advise(a);
+        }
+        if nodepool::may_use_interruptible_reservations(&pool) {
+            let a = Advice::new("interruptible-reservations");
+            j.advise(a.with("label", nodepool::RESERVATION_INTERRUPTIBLE_LABEL));
         }
         Ok(j)
     }
@@ -270,12 +275,18 @@ fn efa_instance_types(pool: &NodePool) -> Outcome {
 // ---------------------------------------------------------------------------------------------
 // on-demand
 
+/// `on-demand`: nothing the pool launches is reclaimed with a two-minute notice: on-demand, or
+/// capacity reservations (`reserved`, the usual way to get p5: ODCRs and Capacity Blocks), never
+/// spot (kit `nodepool::only_unreclaimed`).
 fn on_demand(pool: &NodePool) -> Outcome {
-    let expected = format!("{CAPACITY_TYPE_LABEL} ∈ {{{ON_DEMAND_VALUE}}}");
+    let expected = format!(
+        "{CAPACITY_TYPE_LABEL} ⊆ {{{}}}",
+        nodepool::NOT_RECLAIMED.join(", ")
+    );
     // The capacity types on offer are what the pool's requirements narrow (kit `nodepool`).
     let allowed = nodepool::capacity_types(pool);
     let found = set_text(CAPACITY_TYPE_LABEL, &allowed);
-    if allowed.len() == 1 && allowed.contains(ON_DEMAND_VALUE) {
+    if nodepool::only_unreclaimed(pool) {
         return Outcome::pass(ON_DEMAND).expected_found(expected, found);
     }
     let o = Outcome::fail(ON_DEMAND, expected, found)
@@ -323,10 +334,6 @@ fn node_class_ref(pool: &NodePool, ctx: &JudgeCtx) -> Outcome {
             .with("kind", &r.kind);
     }
     let pass = Outcome::pass(NODE_CLASS_REF).expected_found(want(&r.name), found);
-    if ctx.is_static() {
-        // The EC2NodeClass comes from the lab's starter, not from the learner's file.
-        return pass;
-    }
     let classes = match ctx.list(&EC2NODECLASSES_READ) {
         Ok(c) => c,
         Err(why) => return Outcome::unavailable(NODE_CLASS_REF, &why),
@@ -335,6 +342,16 @@ fn node_class_ref(pool: &NodePool, ctx: &JudgeCtx) -> Outcome {
         return pass;
     }
     let seen = list(classes.iter().map(|c| c.name()).collect::<BTreeSet<_>>());
+    if ctx.is_static() {
+        // The files are not the cluster: `trainlab start` creates the starter's class; any
+        // other one may exist there, but the files cannot show it.
+        if r.name == STARTER_NODE_CLASS {
+            return pass;
+        }
+        return Outcome::skipped(NODE_CLASS_REF, Reason::Message("class-unseen".into()))
+            .with("name", &r.name)
+            .with("classes", seen);
+    }
     Outcome::fail(
         NODE_CLASS_REF,
         format!("{NODE_CLASS_KIND}: {}", r.name),

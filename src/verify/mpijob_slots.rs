@@ -17,6 +17,7 @@
 //! `mpi_launcher`).
 
 use super::kit::conditions::{self, Condition};
+use super::kit::cmdline::Mpirun;
 use super::kit::mpi_launcher::{self, Found, Launch, MpiPods};
 use super::kit::parallel::flag_written;
 use super::kit::workload::{PodTemplate, Workload};
@@ -397,6 +398,9 @@ fn advise(j: &mut Judgement, s: &Spec, params: &Params) -> Result<(), InputError
     if let (false, Some(g)) = (s.as_worker, s.launcher_gpus.filter(|g| *g > 0)) {
         j.advise(Advice::new("launcher-gpu").with("gpus", g));
     }
+    if let (true, Some(Launch::Found(f))) = (s.job.is_open_mpi(), &s.launch) {
+        advise_ssh_env(j, f, params);
+    }
     // Open MPI's mpirun refuses to run as root unless allowed (kit `mpi_launcher`).
     let (true, Some(Launch::Found(f)), Some(t)) = (s.job.is_open_mpi(), &s.launch, s.launcher)
     else {
@@ -410,6 +414,36 @@ fn advise(j: &mut Judgement, s: &Spec, params: &Params) -> Result<(), InputError
     };
     j.advise(Advice::new(id).with("container", &f.container.name));
     Ok(())
+}
+
+/// Ranks that mpirun starts on the workers over ssh get sshd's environment, not the image's
+/// `ENV` (Open MPI mpirun(1), "Remote Execution"): what the profile's image needs there is what
+/// the profile's own `mpirun` parameter passes, `-x PATH -x LD_LIBRARY_PATH` and an absolute
+/// launcher (= `--prefix`) on EKS, as AWS's nccl-tests MPIJob for EKS does
+/// (aws-samples/awsome-distributed-training micro-benchmarks/nccl-tests/kubernetes/nccl-tests.yaml).
+fn advise_ssh_env(j: &mut Judgement, f: &Found, params: &Params) {
+    let Some(want) = params.get("mpirun").and_then(profile_mpirun) else {
+        return;
+    };
+    let missing: Vec<String> = ["PATH", "LD_LIBRARY_PATH"]
+        .into_iter()
+        .filter(|n| want.export(n).is_some() && !f.forwards(n))
+        .map(|n| format!("-x {n}"))
+        .collect();
+    if !missing.is_empty() {
+        j.advise(Advice::new("ssh-env").with("missing", missing.join(" ")));
+    }
+    if let (Some(prefix), None) = (want.prefix(), f.mpirun.prefix()) {
+        let a = Advice::new("mpirun-prefix").with("launcher", &f.mpirun.launcher);
+        j.advise(a.with("path", &want.launcher).with("prefix", prefix));
+    }
+}
+
+/// The profile's `mpirun` parameter (`/opt/amazon/openmpi/bin/mpirun --allow-run-as-root -x
+/// PATH …`) as an mpirun line.
+fn profile_mpirun(line: &str) -> Option<Mpirun> {
+    let words: Vec<String> = line.split_whitespace().map(str::to_string).collect();
+    Mpirun::parse(&words)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -5,9 +5,12 @@
 //!
 //! Spec checks read the Job's pod template (also with `--files`): the Neuron device resources
 //! against the instance table, the placement, the image, the training command and the script it
-//! runs when the script sits in a mounted ConfigMap. State checks follow the Job's uid to its
-//! pods and their nodes. The Neuron rules are kit `neuron`, the script reading kit `script` and
-//! `python`. Texts live in lab.yaml; this file decides and reports values.
+//! runs when the script sits in a mounted ConfigMap. A script trainlab cannot read (baked into
+//! the image, or in a ConfigMap that is not among the objects) is not the learner's fail: its
+//! checks are skipped, and one cloned from optimum-neuron's own repository passes as its example.
+//! State checks follow the Job's uid to its pods and their nodes. The Neuron rules are kit
+//! `neuron`, the script reading kit `script` and `python`. Texts live in lab.yaml; this file
+//! decides and reports values.
 
 use crate::facts::instances::{INSTANCE_TYPE_LABEL, NEURON, NEURONCORE};
 use crate::facts::NodeFacts;
@@ -17,14 +20,15 @@ use crate::verify::kit::cmdline::{command_line, HfTrainingArgs, Known, Launch};
 use crate::verify::kit::container::{asks_for, no_container, pick};
 use crate::verify::kit::image::ImageRef;
 use crate::verify::kit::neuron::{
-    describe_trainium_allowed, is_optimum_neuron, is_plain_trainer_module, is_trainium_node,
+    describe_trainium_allowed, is_optimum_neuron, is_optimum_neuron_repo, is_plain_trainer_module,
+    is_trainium_node,
     trainium_placement, NeuronImage, NeuronNode, NeuronNodes, NeuronRequest, TrnPlacement,
     NEURON_TRAINER_NAMES, PLAIN_TRAINER_NAMES, PUBLIC_NEURON,
 };
 use crate::verify::kit::parallel::flag_written;
 use crate::verify::kit::pods::{owned_states, running, JobEnd, PodState};
 use crate::verify::kit::python::PyScan;
-use crate::verify::kit::script::{runs, Script};
+use crate::verify::kit::script::{git_clones, runs, Script};
 use crate::verify::kit::training::{rejections, training_command, wrong_version};
 use crate::verify::kit::workload::{PodTemplate, Workload};
 use crate::verify::{Advice, JudgeCtx, Judgement, Named, Outcome, Read, Reason, Verifier};
@@ -256,6 +260,9 @@ fn image_outcome(c: &Container, path: &str, standin: Option<&str>) -> Outcome {
 enum Uses {
     /// `optimum-cli neuron …`, or a script that imports optimum-neuron's trainer API.
     Yes { how: String, script: Option<String> },
+    /// A script of optimum-neuron's own repository, which the command clones: unread, but
+    /// optimum-neuron's example.
+    Example { how: String },
     /// A script was read and does not use it (`plain`: it uses the plain HF Trainer).
     No {
         script: String,
@@ -264,7 +271,7 @@ enum Uses {
         plain: bool,
     },
     /// The script the command runs is not in the manifests (baked into the image, or a
-    /// ConfigMap that is not there).
+    /// ConfigMap that is not there): not graded.
     Unseen { script: String },
     /// A ConfigMap the script is in could not be read.
     Unavailable(Unavailable),
@@ -279,6 +286,7 @@ impl Uses {
         let Ok(runs) = runs(spec, c, config_maps) else {
             return Uses::NoCommand(command_line(c, 160));
         };
+        let clones = git_clones(c);
         let mut verdict: Option<Uses> = None;
         for run in runs {
             let cli = run.launchers.iter().find_map(|l| match l {
@@ -314,6 +322,15 @@ impl Uses {
                     });
                 }
                 Some(Script::Unseen { script }) => {
+                    // optimum-neuron's own example, cloned by the command: its trainer is theirs.
+                    let example = clones
+                        .iter()
+                        .find(|g| is_optimum_neuron_repo(&g.url) && g.holds(&script));
+                    if let Some(g) = example {
+                        let at = g.branch.as_deref().map(|b| format!("@{b}")).unwrap_or_default();
+                        let how = format!("{script}: huggingface/optimum-neuron{at} (git clone)");
+                        return Uses::Example { how };
+                    }
                     verdict.get_or_insert(Uses::Unseen { script });
                 }
                 Some(Script::Unavailable(why)) => {
@@ -339,7 +356,9 @@ impl Uses {
         let expected =
             "optimum.neuron: NeuronTrainer | NeuronTrainingArguments | optimum-cli neuron";
         match self {
-            Uses::Yes { how, .. } => Outcome::pass(USES).expected_found(expected, how.clone()),
+            Uses::Yes { how, .. } | Uses::Example { how } => {
+                Outcome::pass(USES).expected_found(expected, how.clone())
+            }
             Uses::No {
                 script,
                 origin,
@@ -355,9 +374,11 @@ impl Uses {
                     o
                 }
             }
-            Uses::Unseen { script } => Outcome::fail(USES, expected, format!("{script}: —"))
-                .hint("unseen")
-                .with("script", script),
+            // What trainlab cannot read is not the learner's fail.
+            Uses::Unseen { script } => {
+                Outcome::skipped(USES, Reason::Message("script-unseen".into()))
+                    .with("script", script)
+            }
             Uses::Unavailable(why) => Outcome::unavailable(USES, why),
             Uses::NoCommand(line) => Outcome::fail(USES, expected, line.clone())
                 .hint("no-command")
@@ -413,14 +434,7 @@ fn tp_divides_cores(
             .and_then(|t| PyScan::of(t).int_literal("tensor_parallel_size"))
         {
             Some(v) => (v, format!("script: tensor_parallel_size={v}")),
-            None => {
-                return Outcome::fail(
-                    TP,
-                    "--tensor_parallel_size <int ≥ 1>",
-                    "tensor_parallel_size: — (1)",
-                )
-                .hint("unset")
-            }
+            None => return tp_unset(uses),
         },
     };
     let cores = if r.cores > 0 {
@@ -446,6 +460,23 @@ fn tp_divides_cores(
     o.with("tp", tp)
         .with("tp_written", written)
         .with("cores", cores)
+}
+
+/// No TP on the command line nor in the script: the default 1 fails, unless the script could
+/// not be read (it may set TP itself).
+fn tp_unset(uses: &Uses) -> Outcome {
+    match uses {
+        Uses::Unseen { .. } | Uses::Example { .. } => {
+            Outcome::skipped(TP, Reason::Message("tp-unseen".into()))
+        }
+        Uses::Unavailable(why) => Outcome::unavailable(TP, why),
+        _ => Outcome::fail(
+            TP,
+            "--tensor_parallel_size <int ≥ 1>",
+            "tensor_parallel_size: — (1)",
+        )
+        .hint("unset"),
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

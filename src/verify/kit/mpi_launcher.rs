@@ -169,6 +169,26 @@ impl Found {
         }
     }
 
+    /// Whether mpirun passes `name` to the ranks: `-x NAME[=value]` (Hydra `-genv`,
+    /// `-genvlist`), or Open MPI's `mca_base_env_list` (`--mca` or `OMPI_MCA_…`, `;`-separated
+    /// `NAME[=value]` entries, open-mpi/ompi v4.1.8 `opal/mca/base/mca_base_var.c`): ranks that
+    /// mpirun starts over ssh get only these of its environment (mpirun(1) `-x`).
+    pub fn forwards(&self, name: &str) -> bool {
+        const ENV_LIST: &str = "mca_base_env_list";
+        let listed = |list: &str| list.split(';').any(|e| e.split('=').next() == Some(name));
+        let on_line = self
+            .mpirun
+            .mca()
+            .into_iter()
+            .rev()
+            .find(|(n, _)| n == ENV_LIST);
+        let list = match on_line {
+            Some((_, v)) => Some(v),
+            None => self.env_value(&format!("OMPI_MCA_{ENV_LIST}")),
+        };
+        self.mpirun.export(name).is_some() || list.is_some_and(|l| listed(&l))
+    }
+
     /// Whether Open MPI's mpirun is allowed to run as root (see the module docs). A variable set
     /// from a Secret or ConfigMap counts as set: its value cannot be seen.
     pub fn root_allowed(&self) -> bool {
@@ -273,6 +293,23 @@ mod tests {
             Launch::Found(f) => *f,
             other => panic!("no mpirun: {other:?}"),
         }
+    }
+
+    #[test]
+    fn forwarded_variables_by_x_or_the_env_list() {
+        let f = found(json!({"name": "l", "command": ["mpirun", "-x", "PATH",
+            "-x", "NCCL_DEBUG=INFO", "/a.out"]}));
+        assert!(f.forwards("PATH") && f.forwards("NCCL_DEBUG"));
+        assert!(!f.forwards("LD_LIBRARY_PATH"));
+        let f = found(
+            json!({"name": "l", "command": ["mpirun", "--mca", "mca_base_env_list",
+            "PATH;LD_LIBRARY_PATH=/opt/lib", "/a.out"]}),
+        );
+        assert!(f.forwards("PATH") && f.forwards("LD_LIBRARY_PATH"));
+        assert!(!f.forwards("LD_LIBRARY"));
+        let f = found(json!({"name": "l", "command": ["mpirun", "/a.out"],
+            "env": [{"name": "OMPI_MCA_mca_base_env_list", "value": "LD_LIBRARY_PATH"}]}));
+        assert!(f.forwards("LD_LIBRARY_PATH") && !f.forwards("PATH"));
     }
 
     #[test]

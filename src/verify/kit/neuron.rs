@@ -430,6 +430,17 @@ pub fn is_optimum_neuron(module: &str) -> bool {
     module == "optimum.neuron" || module.starts_with("optimum.neuron.")
 }
 
+/// optimum-neuron's own repository (its training examples live under `examples/training/`, each
+/// a `NeuronTrainer`/`NeuronSFTTrainer` script, huggingface/optimum-neuron@v0.4.5), in any
+/// spelling git takes: `https://github.com/huggingface/optimum-neuron(.git)`,
+/// `git@github.com:huggingface/optimum-neuron.git`.
+pub fn is_optimum_neuron_repo(url: &str) -> bool {
+    let u = url.trim_end_matches('/');
+    let u = u.strip_suffix(".git").unwrap_or(u);
+    u.ends_with("github.com/huggingface/optimum-neuron")
+        || u.ends_with("github.com:huggingface/optimum-neuron")
+}
+
 /// The modules the plain trainers come from.
 pub fn is_plain_trainer_module(module: &str) -> bool {
     module == "transformers" || module == "trl"
@@ -455,6 +466,25 @@ mod tests {
     fn required(terms: serde_json::Value) -> serde_json::Value {
         serde_json::json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
             "nodeSelectorTerms": terms}}})
+    }
+
+    #[test]
+    fn optimum_neuron_s_repository_in_the_spellings_git_takes() {
+        for url in [
+            "https://github.com/huggingface/optimum-neuron.git",
+            "https://github.com/huggingface/optimum-neuron",
+            "https://github.com/huggingface/optimum-neuron/",
+            "git@github.com:huggingface/optimum-neuron.git",
+        ] {
+            assert!(is_optimum_neuron_repo(url), "{url}");
+        }
+        for url in [
+            "https://github.com/someone/optimum-neuron.git",
+            "https://github.com/huggingface/optimum-neuron-fork.git",
+            "https://github.com/huggingface/optimum.git",
+        ] {
+            assert!(!is_optimum_neuron_repo(url), "{url}");
+        }
     }
 
     #[test]

@@ -38,6 +38,44 @@ pub fn capacity_types(pool: &NodePool) -> BTreeSet<String> {
     }
 }
 
+/// The capacity types that are not reclaimed with a two-minute notice: on-demand, and capacity
+/// reservations (`reserved`: On-Demand Capacity Reservations and Capacity Blocks,
+/// aws/karpenter-provider-aws v1.14.1 `website/content/en/docs/concepts/nodepools.md`,
+/// "Capacity Type"; `docs/tasks/odcrs.md`). Spot is.
+pub const NOT_RECLAIMED: &[&str] = &["on-demand", "reserved"];
+
+/// The label Karpenter puts on nodes of an interruptible capacity reservation, which EC2 may
+/// reclaim with a two-minute warning (aws/karpenter-provider-aws v1.14.1 `pkg/apis/v1/labels.go`,
+/// `docs/tasks/odcrs.md` "Interruptible Capacity Reservations").
+pub const RESERVATION_INTERRUPTIBLE_LABEL: &str =
+    "karpenter.k8s.aws/capacity-reservation-interruptible";
+
+/// Whether a pool only launches capacity that is not reclaimed: some capacity type, all of them
+/// [`NOT_RECLAIMED`].
+pub fn only_unreclaimed(pool: &NodePool) -> bool {
+    let types = capacity_types(pool);
+    !types.is_empty() && types.iter().all(|t| NOT_RECLAIMED.contains(&t.as_str()))
+}
+
+/// Whether a pool may launch into interruptible capacity reservations: it allows `reserved` and
+/// its requirements do not keep `capacity-reservation-interruptible` away from `true` (the label
+/// is `true` or `false` on reserved nodes only, so `NotIn ["true"]` keeps them out).
+pub fn may_use_interruptible_reservations(pool: &NodePool) -> bool {
+    if !capacity_types(pool).contains("reserved") {
+        return false;
+    }
+    let mut reqs = pool.selector_requirements();
+    reqs.push(NodeSelectorRequirement {
+        key: RESERVATION_INTERRUPTIBLE_LABEL.into(),
+        operator: "In".into(),
+        values: Some(vec!["true".into(), "false".into()]),
+    });
+    match allowed_by_requirements(&reqs, RESERVATION_INTERRUPTIBLE_LABEL) {
+        Allowed::Only(s) => s.contains("true"),
+        _ => false,
+    }
+}
+
 /// How a pool disrupts its nodes, when that can stop a long training: `(policy, budgets)` as
 /// written (defaults filled in). None when it keeps training alive without keeping idle GPU
 /// nodes: `WhenEmpty` (busy nodes are never consolidated), an always-active zero budget for
@@ -112,6 +150,45 @@ mod tests {
         let none = pool(reqs(json!([{"key": CAPACITY_TYPE_LABEL, "operator": "In",
                                      "values": ["preemptible"]}])));
         assert!(capacity_types(&none).is_empty());
+    }
+
+    #[test]
+    fn on_demand_and_reserved_are_not_reclaimed_spot_and_interruptible_reservations_are() {
+        let ct =
+            |values: Value| json!({"key": CAPACITY_TYPE_LABEL, "operator": "In", "values": values});
+        assert!(only_unreclaimed(&pool(reqs(json!([ct(json!([
+            "on-demand"
+        ]))])))));
+        assert!(only_unreclaimed(&pool(reqs(json!([ct(json!([
+            "reserved"
+        ]))])))));
+        assert!(only_unreclaimed(&pool(reqs(json!([ct(json!([
+            "reserved",
+            "on-demand"
+        ]))])))));
+        assert!(!only_unreclaimed(&pool(reqs(json!([ct(json!([
+            "spot",
+            "on-demand"
+        ]))])))));
+        assert!(!only_unreclaimed(&pool(reqs(json!([])))));
+        assert!(!only_unreclaimed(&pool(reqs(json!([ct(json!([
+            "preemptible"
+        ]))])))));
+        // Reserved capacity may be an interruptible reservation unless the pool keeps it out.
+        let reserved = ct(json!(["reserved", "on-demand"]));
+        assert!(may_use_interruptible_reservations(&pool(reqs(json!([
+            reserved.clone()
+        ])))));
+        for keep_out in [
+            json!({"key": RESERVATION_INTERRUPTIBLE_LABEL, "operator": "NotIn", "values": ["true"]}),
+            json!({"key": RESERVATION_INTERRUPTIBLE_LABEL, "operator": "In", "values": ["false"]}),
+        ] {
+            let p = pool(reqs(json!([reserved.clone(), keep_out])));
+            assert!(!may_use_interruptible_reservations(&p));
+        }
+        assert!(!may_use_interruptible_reservations(&pool(reqs(json!([
+            ct(json!(["on-demand"]))
+        ])))));
     }
 
     #[test]

@@ -1,11 +1,14 @@
 //! The script a container's commands run, and its text when the manifests hold it: inline code
 //! (`python -c CODE`), a here-document (`python - <<EOF`), or a file under a ConfigMap volume of
-//! the pod. A file baked into the image is *unseen*: the grader cannot read it.
+//! the pod. A file baked into the image is *unseen*: the grader cannot read it. A script may
+//! also come from a repository the command clones first (`git clone … && torchrun repo/x.py`):
+//! [`git_clones`] says where each clone lands, so a verifier can name the repository a script
+//! comes from even though it cannot read it.
 
 use k8s_openapi::api::core::v1::{Container, PodSpec};
 
 use crate::observe::{Obj, Unavailable};
-use crate::verify::kit::cmdline::{invocations, Launch, ShellError};
+use crate::verify::kit::cmdline::{invocations, Invocation, Launch, ShellError};
 use crate::verify::kit::mounts::{absolute, clean, config_map_at, config_map_file};
 
 /// What one command's script is, as far as the manifests show.
@@ -92,6 +95,136 @@ fn file(
 /// the manifest does not show: `/` is assumed (the default of most training images).
 pub fn resolve(script: &str, c: &Container) -> String {
     absolute(script, c).unwrap_or_else(|| clean(&format!("/{script}")))
+}
+
+/// A `git clone` one of a container's commands makes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GitClone {
+    /// The repository as written (`https://github.com/huggingface/optimum-neuron.git`).
+    pub url: String,
+    /// `--branch`/`-b` (a branch or a tag), when given.
+    pub branch: Option<String>,
+    /// The absolute directory it lands in.
+    pub dir: String,
+}
+
+impl GitClone {
+    /// Whether `path` (absolute) lies inside the clone.
+    pub fn holds(&self, path: &str) -> bool {
+        path.strip_prefix(&self.dir)
+            .is_some_and(|rest| rest.starts_with('/'))
+    }
+}
+
+/// Options of `git clone [<options>] [--] <repository> [<directory>]` that take their value as
+/// the next word (git-clone(1), https://git-scm.com/docs/git-clone); the rest are switches or
+/// `--name=value`.
+const CLONE_VALUE_OPTIONS: &[&str] = &[
+    "-o",
+    "--origin",
+    "-b",
+    "--branch",
+    "-u",
+    "--upload-pack",
+    "--reference",
+    "--reference-if-able",
+    "--separate-git-dir",
+    "--depth",
+    "--shallow-since",
+    "--shallow-exclude",
+    "-j",
+    "--jobs",
+    "--template",
+    "-c",
+    "--config",
+    "--server-option",
+    "--filter",
+    "--bundle-uri",
+    "--revision",
+];
+
+/// git's own options before the subcommand that take the next word (git(1): `-C <path>`,
+/// `-c <name>=<value>`, `--git-dir <path>`, …).
+const GIT_VALUE_OPTIONS: &[&str] = &[
+    "-C",
+    "-c",
+    "--git-dir",
+    "--work-tree",
+    "--namespace",
+    "--exec-path",
+    "--config-env",
+];
+
+/// Every `git clone` the container's commands make, in order (a script the shell cannot split
+/// has none).
+pub fn git_clones(c: &Container) -> Vec<GitClone> {
+    invocations(c)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|inv| git_clone(inv, c))
+        .collect()
+}
+
+/// One command as `git clone`: the repository, the branch, and where git puts it. The
+/// directory defaults to the "humanish" part of the repository (`…/optimum-neuron.git` →
+/// `optimum-neuron`, git-clone(1) `<directory>`), relative to `-C <path>`, else the working
+/// directory.
+fn git_clone(inv: &Invocation, c: &Container) -> Option<GitClone> {
+    if inv.program_name() != Some("git") {
+        return None;
+    }
+    let argv = &inv.expanded;
+    let mut words = argv[1..].iter();
+    let mut base: Option<String> = None;
+    loop {
+        let w = words.next()?;
+        if w == "clone" {
+            break;
+        }
+        if !w.starts_with('-') {
+            return None;
+        }
+        if GIT_VALUE_OPTIONS.contains(&w.as_str()) {
+            let v = words.next()?;
+            if w == "-C" {
+                base = Some(match &base {
+                    Some(b) if !v.starts_with('/') => format!("{b}/{v}"),
+                    _ => v.clone(),
+                });
+            }
+        }
+    }
+    let (mut branch, mut positional) = (None, Vec::new());
+    let mut options_done = false;
+    while let Some(w) = words.next() {
+        if options_done || !w.starts_with('-') || w == "-" {
+            positional.push(w.clone());
+        } else if w == "--" {
+            options_done = true;
+        } else if CLONE_VALUE_OPTIONS.contains(&w.as_str()) {
+            let v = words.next();
+            if matches!(w.as_str(), "-b" | "--branch") {
+                branch = v.cloned();
+            }
+        } else if let Some(v) = w.strip_prefix("--branch=") {
+            branch = Some(v.to_string());
+        }
+    }
+    let url = positional.first()?.clone();
+    let dir = positional.get(1).cloned().unwrap_or_else(|| humanish(&url));
+    let dir = match (dir.starts_with('/'), base) {
+        (true, _) => clean(&dir),
+        (false, Some(b)) => resolve(&format!("{b}/{dir}"), c),
+        (false, None) => resolve(&dir, c),
+    };
+    Some(GitClone { url, branch, dir })
+}
+
+/// The directory name git picks for a repository: its last path part without `.git`.
+fn humanish(url: &str) -> String {
+    let trimmed = url.trim_end_matches('/').trim_end_matches("/.git");
+    let last = trimmed.rsplit(['/', ':']).next().unwrap_or(trimmed);
+    last.strip_suffix(".git").unwrap_or(last).to_string()
 }
 
 #[cfg(test)]
@@ -194,6 +327,47 @@ mod tests {
             "name": "t", "command": ["sh", "-c", "python 'unclosed"]
         }));
         assert!(runs_of(&bad).is_err());
+    }
+
+    #[test]
+    fn git_clones_land_in_the_named_or_humanish_directory() {
+        let c = container(serde_json::json!({
+            "name": "t",
+            "workingDir": "/workspace",
+            "command": ["bash", "-c",
+                "git clone --depth 1 --branch v0.4.5 https://github.com/huggingface/optimum-neuron.git\n\
+                 git -C /opt clone -q git@github.com:org/tools tools-src\n\
+                 git clone https://example.com/a/b/ /abs/dest\n\
+                 git status\n\
+                 pip install x"]
+        }));
+        let clones = git_clones(&c);
+        let got: Vec<(&str, Option<&str>, &str)> = clones
+            .iter()
+            .map(|g| (g.url.as_str(), g.branch.as_deref(), g.dir.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    "https://github.com/huggingface/optimum-neuron.git",
+                    Some("v0.4.5"),
+                    "/workspace/optimum-neuron"
+                ),
+                ("git@github.com:org/tools", None, "/opt/tools-src"),
+                ("https://example.com/a/b/", None, "/abs/dest"),
+            ]
+        );
+        assert!(clones[0].holds("/workspace/optimum-neuron/examples/training/qwen3/x.py"));
+        assert!(!clones[0].holds("/workspace/optimum-neuron-other/x.py"));
+        assert!(!clones[0].holds("/workspace/optimum-neuron"));
+        // `--branch=<name>` spelled inline, `--` before the repository.
+        let c = container(serde_json::json!({
+            "name": "t",
+            "command": ["git", "clone", "--branch=v1", "--", "https://h/x.git"]
+        }));
+        let g = &git_clones(&c)[0];
+        assert_eq!((g.branch.as_deref(), g.dir.as_str()), (Some("v1"), "/x"));
     }
 
     fn runs_of(c: &Container) -> Result<Vec<Run>, ShellError> {

@@ -326,6 +326,24 @@ impl Mpirun {
         self.exports().into_iter().rev().find(|e| e.name == name)
     }
 
+    /// The Open MPI installation prefix the remote nodes get their `PATH` and `LD_LIBRARY_PATH`
+    /// from, so that the ssh-started daemons find Open MPI: `--prefix DIR`, else, for a launcher
+    /// started by its absolute path, that path without its last two parts
+    /// (`/opt/amazon/openmpi/bin/mpirun` is `--prefix /opt/amazon/openmpi`); None with
+    /// `--noprefix` or a launcher found through `PATH` (open-mpi/ompi v4.1.8
+    /// `orte/tools/orterun/orterun.1in`, "Remote Execution" and `--noprefix`).
+    pub fn prefix(&self) -> Option<String> {
+        if self.has(&["noprefix"]) {
+            return None;
+        }
+        if let Some(dir) = self.option(&["prefix"]).and_then(|o| o.values.first()) {
+            return Some(dir.clone());
+        }
+        let bin = self.launcher.strip_prefix('/')?.rsplit_once('/')?.0;
+        let prefix = bin.rsplit_once('/').map_or("", |(p, _)| p);
+        Some(format!("/{prefix}"))
+    }
+
     /// `--allow-run-as-root` (Open MPI refuses to run as root without it or the
     /// `OMPI_ALLOW_RUN_AS_ROOT=1` + `OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1` environment pair, which
     /// the caller finds in [`Invocation::env`](super::Invocation::env)).
@@ -593,6 +611,22 @@ mod tests {
             Some("efa".into())
         );
         assert_eq!(m.export("OTHER"), None);
+    }
+
+    #[test]
+    fn the_prefix_comes_from_the_option_or_an_absolute_launcher() {
+        let prefix = |line: &str| mpirun(line).prefix();
+        assert_eq!(
+            prefix("/opt/amazon/openmpi/bin/mpirun -np 2 a.out").as_deref(),
+            Some("/opt/amazon/openmpi")
+        );
+        assert_eq!(prefix("/usr/bin/mpirun a.out").as_deref(), Some("/usr"));
+        assert_eq!(
+            prefix("mpirun --prefix /opt/amazon/openmpi a.out").as_deref(),
+            Some("/opt/amazon/openmpi")
+        );
+        assert_eq!(prefix("mpirun -np 2 a.out"), None);
+        assert_eq!(prefix("/opt/ompi/bin/mpirun --noprefix a.out"), None);
     }
 
     #[test]
