@@ -361,6 +361,15 @@ def validate_megatron(a, world):
         raise Invalid("AssertionError")
     check_run_length_flags(a)
     check_model_shape(a, cp)
+    # arguments.py validate_args (core_v0.19.0 line 1438; the same check at core_v0.12.0): with
+    # TP or CP > 1 on GPUs before Blackwell (the stand-in stands for H100/A100) the kernels'
+    # overlap needs one CUDA connection.
+    if (tp > 1 or cp > 1) and os.environ.get("CUDA_DEVICE_MAX_CONNECTIONS") != "1":
+        raise Invalid(
+            "AssertionError",
+            "Using tensor model parallelism or context parallelism require setting the "
+            "environment variable CUDA_DEVICE_MAX_CONNECTIONS to 1",
+        )
     granularity = a.get("recompute-granularity")
     if a.get("recompute-activations"):
         granularity = "selective"  # --recompute-activations is shorthand for selective
