@@ -8,9 +8,13 @@
 //! - `efa-count` and `gpus-whole-node` compare against the instance types that template allows
 //!   (kit `devices::judged_types`: else the bound nodes' types, else `--param instance_type`),
 //!   so a missing type fails one check, not three.
-//! - `fi-provider` reads what the ranks see (kit `rank_env`): the container's env or its command
-//!   line (`export FI_PROVIDER=efa`, as the quiz writes it); in an MPIJob only what mpirun
-//!   exports. `single-zone` accepts any one-zone arrangement (kit `spread::one_zone`).
+//! - `fi-provider` grades that nothing steers NCCL off EFA (kit `efa::steers_off`: an
+//!   `FI_PROVIDER` filter without `efa`, `NCCL_NET` forcing NCCL's own `Socket`/`IB`) in what the
+//!   ranks see (kit `rank_env`): the container's env or its command line (`export
+//!   FI_PROVIDER=efa`, as the quiz writes it); in an MPIJob only what mpirun exports.
+//! - `single-zone` accepts any one-zone arrangement: the pods' own (kit `spread::one_zone`), or
+//!   a NodePool or node group kept to one zone that they select (kit `zones::confined`, over the
+//!   NodePools read cluster-wide as lab 15 reads them; static mode sees only those in the files).
 //! - State checks follow the pods by ownerReference uid (kit `ranks`): the Job's pods, or the
 //!   MPIJob's Workers (the Launcher's pod belongs to its own Job). An unschedulable pod fails
 //!   `pods-running` only when its own constraints keep it off every node (kit
