@@ -18,7 +18,10 @@
 //! - the NodeSet controller creates the pods itself, owned by the NodeSet
 //!   (`docs/concepts/nodeset-controller.md`);
 //! - `partition.enabled` adds `PartitionName=<nodeset> Nodes=<nodeset>` to slurm.conf
-//!   (`internal/builder/controllerbuilder/controller_config.go`).
+//!   (`internal/builder/controllerbuilder/controller_config.go`);
+//! - GPUs reach Slurm as GRES: `Gres=gpu:N` in `extraConf` and a gres.conf (`AutoDetect=nvidia`)
+//!   the Controller mounts (`docs/installation.md` "With GPUs"; kit `slinky`). Advice on EKS
+//!   only, where the GPUs are real.
 
 use crate::facts::instances::{GPU, INSTANCE_TYPE_LABEL};
 use crate::facts::NodeFacts;
