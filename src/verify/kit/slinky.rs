@@ -219,7 +219,7 @@ pub fn gres_gpus(extra_conf: &str) -> Option<i64> {
         }
         // `name[:type][:count]` (slurm.conf(5) `Gres`): without a count, one.
         let n = parts
-            .last()
+            .next_back()
             .and_then(|c| c.parse::<i64>().ok())
             .unwrap_or(1);
         total = Some(total.unwrap_or(0) + n);
