@@ -113,6 +113,30 @@ fn the_eks_starter_controller_finds_the_gpus_and_keeps_its_state_on_an_eks_stora
 }
 
 #[test]
+fn both_starters_name_the_jwt_key_with_jwt_key_ref_and_ship_its_secret() {
+    // Issue 20: jwtHs256KeyRef is deprecated since slurm-operator 1.1.0.
+    for folder in ["starter", "starter-eks"] {
+        let mut s = files(&[folder]);
+        if folder == "starter-eks" {
+            s = s.and("../../labs/04-slinky-nodeset/starter/slurm-auth.yaml");
+        }
+        let c = s.objects.iter().find(|o| o.kind() == "Controller").unwrap();
+        assert!(c.value["spec"]["jwtHs256KeyRef"].is_null(), "{folder}");
+        let r = &c.value["spec"]["jwtKeyRef"];
+        let secret = s
+            .objects
+            .iter()
+            .find(|o| o.kind() == "Secret" && o.name() == r["name"].as_str().unwrap())
+            .unwrap_or_else(|| panic!("{folder}: no Secret {}", r["name"]));
+        let key = r["key"].as_str().unwrap();
+        assert!(
+            secret.value["stringData"][key].is_string(),
+            "{folder}: key {key}"
+        );
+    }
+}
+
+#[test]
 fn on_eks_gpus_slurm_is_not_told_about_draw_advice_but_not_on_kind() {
     let r = grade_eks(&files(&["solution"]));
     assert_eq!(advice_ids(&r), ["no-gres"]);
