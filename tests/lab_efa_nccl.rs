@@ -56,6 +56,34 @@ fn grade_files(rel: &str, params: &[(&str, &str)]) -> LabResult {
     grade_lab(bundle, &obs, &Target::for_lab(LAB), &params, None).expect("grading succeeds")
 }
 
+/// The EKS solution as `solve --profile eks` applies it: `solution/` with `solution-eks/` laid
+/// over it (a file of the same name replaces), graded in static mode with the eks parameters.
+fn grade_eks_solution(lab_dir: &str) -> LabResult {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(lab_dir);
+    let mut files: BTreeMap<String, std::path::PathBuf> = BTreeMap::new();
+    for folder in ["solution", "solution-eks"] {
+        for f in manifest_files(&root.join(folder)).expect("lab files") {
+            let name = f.file_name().unwrap().to_string_lossy().to_string();
+            files.insert(name, f);
+        }
+    }
+    let objects: Vec<Obj> = files
+        .values()
+        .flat_map(|f| parse_file(f).expect("valid manifest"))
+        .collect();
+    let obs = Observed::offline(SourceKind::Files, lab_dir, objects);
+    let catalog = Catalog::embedded().expect("embedded labs load");
+    let bundle = catalog.get(LAB).expect("lab exists");
+    grade_lab(
+        bundle,
+        &obs,
+        &Target::for_lab(LAB),
+        &BTreeMap::new(),
+        Some(trainlab::profile::Profile::Eks),
+    )
+    .expect("grading succeeds")
+}
+
 const SPEC_CHECKS: [&str; 6] = [
     "efa-in-limits",
     "efa-count",
@@ -94,6 +122,16 @@ fn solution_manifests_pass_the_spec_checks_in_static_mode() {
     for c in STATE_CHECKS {
         assert_eq!(status(&r, c), Status::Skipped, "{c}");
     }
+}
+
+#[test]
+fn the_eks_solution_passes_every_spec_check_in_static_mode() {
+    // Issue 20 §1: the EKS answer is a real nccl-tests MPIJob, checked with the eks parameters.
+    let r = grade_eks_solution("labs/05-efa-nccl");
+    for c in SPEC_CHECKS {
+        assert_eq!(status(&r, c), Status::Pass, "{c}: {:?}", outcome(&r, c));
+    }
+    assert!(r.advice.is_empty(), "{:?}", r.advice);
 }
 
 #[test]
@@ -379,24 +417,59 @@ fn pinning_trainium_fails_gpus_whole_node_not_the_efa_checks() {
 // --- fi-provider --------------------------------------------------------------------------------
 
 #[test]
-fn missing_fi_provider_fails_fi_provider() {
+fn an_unset_fi_provider_passes_with_the_aws_ofi_nccl_1_5_advice() {
+    // Issue 20: aws-ofi-nccl newer than 1.5.0 picks the efa provider itself; FI_PROVIDER=efa is
+    // what 1.5.0 and older need, so its absence is advice, not a fail.
     let s = edit_job(solved(), |j| {
         ctr(j).as_object_mut().unwrap().remove("env");
     });
-    let o = assert_only_fails(&s.grade(LAB), "fi-provider", None);
+    let r = s.grade(LAB);
+    assert_all_pass(&r);
+    let ids: Vec<&str> = r.advice.iter().map(|a| a.id.as_str()).collect();
+    assert_eq!(ids, ["fi-provider-legacy"]);
     assert_eq!(
-        o.found.as_deref(),
-        Some("spec.template.spec.containers[0].env: —")
+        outcome(&r, "fi-provider").found.as_deref(),
+        Some("FI_PROVIDER=—")
     );
 }
 
 #[test]
-fn a_wrong_provider_name_fails_fi_provider_quoting_it() {
-    let s = edit_job(solved(), |j| {
+fn a_provider_filter_without_efa_fails_fi_provider_quoting_it() {
+    for (value, quoted) in [("tcp", "tcp"), ("sockets", "sockets"), (" ^efa", "^efa")] {
+        let s = edit_job(solved(), |j| {
+            ctr(j)["env"] = json!([{"name": "FI_PROVIDER", "value": value}]);
+        });
+        let o = assert_only_fails(&s.grade(LAB), "fi-provider", Some("wrong-value"));
+        assert_eq!(o.evidence["value"], quoted);
+        assert_eq!(o.evidence["path"], "spec.template.spec.containers[0]");
+    }
+    let tcp = edit_job(solved(), |j| {
         ctr(j)["env"] = json!([{"name": "FI_PROVIDER", "value": "tcp"}]);
     });
-    let o = assert_only_fails(&s.grade(LAB), "fi-provider", Some("wrong-value"));
+    let o = outcome(&tcp.grade(LAB), "fi-provider").clone();
     assert_eq!(o.found.as_deref(), Some("FI_PROVIDER=tcp"));
+    // A list that still admits efa steers nothing off it.
+    let listed = edit_job(solved(), |j| {
+        ctr(j)["env"] = json!([{"name": "FI_PROVIDER", "value": "efa,shm"}]);
+    });
+    assert_all_pass(&listed.grade(LAB));
+}
+
+#[test]
+fn nccl_net_forcing_nccl_s_own_sockets_fails_fi_provider() {
+    let s = edit_job(solved(), |j| {
+        ctr(j)["env"] = json!([{"name": "FI_PROVIDER", "value": "efa"},
+                               {"name": "NCCL_NET", "value": "Socket"}]);
+    });
+    let o = assert_only_fails(&s.grade(LAB), "fi-provider", Some("nccl-net"));
+    assert_eq!(o.evidence["value"], "Socket");
+    assert_eq!(o.found.as_deref(), Some("FI_PROVIDER=efa; NCCL_NET=Socket"));
+    // Naming the aws-ofi-nccl plugin keeps NCCL on EFA.
+    let plugin = edit_job(solved(), |j| {
+        ctr(j)["env"] = json!([{"name": "FI_PROVIDER", "value": "efa"},
+                               {"name": "NCCL_NET", "value": "AWS Libfabric"}]);
+    });
+    assert_all_pass(&plugin.grade(LAB));
 }
 
 #[test]
@@ -416,13 +489,17 @@ fn fi_provider_from_a_config_map_counts() {
 
 #[test]
 fn fi_provider_from_a_missing_config_map_cannot_be_checked() {
+    // What trainlab cannot read is never the learner's fail: skipped, saying where it comes from.
     let s = edit_job(solved(), |j| {
         ctr(j)["env"] = json!([{"name": "FI_PROVIDER",
             "valueFrom": {"configMapKeyRef": {"name": "efa-env", "key": "FI_PROVIDER"}}}]);
     });
-    let o = assert_only_fails(&s.grade(LAB), "fi-provider", Some("unresolved"));
+    let r = s.grade(LAB);
+    let o = outcome(&r, "fi-provider");
+    assert_eq!(o.status, Status::Skipped);
+    assert_eq!(message_id(o), Some("env-unresolved"));
     assert_eq!(o.evidence["source"], "ConfigMap/efa-env");
-    assert_eq!(o.found.as_deref(), Some("FI_PROVIDER ← ConfigMap/efa-env"));
+    assert_eq!(o.evidence["variable"], "FI_PROVIDER");
 }
 
 #[test]
@@ -582,6 +659,102 @@ fn an_az_id_keeps_the_pods_in_one_zone_too() {
             "labelSelector": {"matchLabels": {"batch.kubernetes.io/job-name": "nccl-efa"}}}]}});
     });
     assert_eq!(status(&s.grade(LAB), "single-zone"), Status::Pass);
+}
+
+/// A NodePool `gpu-training` whose requirements leave these zones (lab 15's arrangement).
+fn node_pool(zones: &[&str]) -> String {
+    let values: Vec<String> = zones.iter().map(|z| format!("\"{z}\"")).collect();
+    format!(
+        "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: gpu-training\nspec:\n  template:\n    spec:\n      nodeClassRef: {{group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}}\n      requirements:\n      - {{key: topology.kubernetes.io/zone, operator: In, values: [{}]}}\n",
+        values.join(", ")
+    )
+}
+
+/// The Job's pods select a node label instead of naming a zone.
+fn selecting(s: State, key: &str, value: &str) -> State {
+    edit_job(s, |j| {
+        let sel = tpl(j)["nodeSelector"].as_object_mut().unwrap();
+        sel.remove("topology.kubernetes.io/zone");
+        sel.insert(key.into(), json!(value));
+    })
+}
+
+#[test]
+fn a_node_pool_kept_to_one_zone_keeps_the_pods_in_one_zone() {
+    // Issue 20: lab 15's arrangement, a single-AZ NodePool, is a zone constraint too.
+    let s = selecting(
+        solved().add(&node_pool(&["us-west-2a"])),
+        "karpenter.sh/nodepool",
+        "gpu-training",
+    );
+    let r = s.grade(LAB);
+    assert_all_pass(&r);
+    let o = outcome(&r, "single-zone");
+    assert_eq!(o.evidence["zone"], "us-west-2a");
+    assert_eq!(o.evidence["by"], "karpenter.sh/nodepool: gpu-training");
+    // In static mode too, when the NodePool's manifest is among the files.
+    let files = selecting(
+        solved().add(&node_pool(&["us-west-2a"])).into_files(),
+        "karpenter.sh/nodepool",
+        "gpu-training",
+    );
+    assert_eq!(status(&files.grade(LAB), "single-zone"), Status::Pass);
+}
+
+#[test]
+fn a_node_pool_spanning_zones_fails_single_zone_naming_it() {
+    let s = selecting(
+        solved().add(&node_pool(&["us-west-2a", "us-west-2b"])),
+        "karpenter.sh/nodepool",
+        "gpu-training",
+    );
+    let o = assert_only_fails(&s.grade(LAB), "single-zone", Some("pool-zones"));
+    assert_eq!(o.evidence["zones"], "us-west-2a, us-west-2b");
+    assert_eq!(
+        o.found.as_deref(),
+        Some("karpenter.sh/nodepool: gpu-training → topology.kubernetes.io/zone: us-west-2a, us-west-2b")
+    );
+}
+
+#[test]
+fn a_node_pool_static_mode_cannot_see_is_skipped_not_failed() {
+    let s = selecting(
+        solved().into_files(),
+        "karpenter.sh/nodepool",
+        "gpu-training",
+    );
+    let r = s.grade(LAB);
+    let o = outcome(&r, "single-zone");
+    assert_eq!(o.status, Status::Skipped, "{o:?}");
+    assert_eq!(message_id(o), Some("zone-pool-unseen"));
+    assert_eq!(o.evidence["by"], "karpenter.sh/nodepool: gpu-training");
+}
+
+#[test]
+fn a_node_group_whose_nodes_sit_in_one_zone_keeps_the_pods_there() {
+    let group = |name: &str| {
+        let name = name.to_string();
+        move |n: &mut Value| {
+            let node = n["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            if ["trainlab-worker", "trainlab-worker2"].contains(&node.as_str())
+                || (name == "spread" && node == "trainlab-worker3")
+            {
+                n["metadata"]["labels"]["eks.amazonaws.com/nodegroup"] = json!("p5");
+            }
+        }
+    };
+    let s = selecting(solved(), "eks.amazonaws.com/nodegroup", "p5").edit_all("Node", group("one"));
+    let r = s.grade(LAB);
+    assert_all_pass(&r);
+    assert_eq!(outcome(&r, "single-zone").evidence["zone"], "us-west-2a");
+    // A group with a node in another zone lets the pods split.
+    let s =
+        selecting(solved(), "eks.amazonaws.com/nodegroup", "p5").edit_all("Node", group("spread"));
+    let o = assert_only_fails(&s.grade(LAB), "single-zone", Some("pool-zones"));
+    assert_eq!(o.evidence["zones"], "us-west-2a, us-west-2b");
 }
 
 // --- pods-on-efa-nodes ------------------------------------------------------------------------------
@@ -960,18 +1133,33 @@ fn the_mpijob_manifest_passes_the_spec_checks_in_static_mode() {
 }
 
 #[test]
-fn fi_provider_only_in_the_workers_env_does_not_reach_the_ranks() {
+fn the_workers_env_does_not_reach_the_ranks_mpirun_exports_does() {
+    // A Worker's `FI_PROVIDER=tcp` never reaches ranks started over ssh: they see none (advice).
     let s = edit_mpijob(mpijob(), |m| {
         let cmd = launcher(m)["command"].as_array_mut().unwrap();
         let at = cmd.iter().position(|w| w == "FI_PROVIDER=efa").unwrap();
         cmd.drain(at - 1..=at);
-        worker(m)["env"] = json!([{"name": "FI_PROVIDER", "value": "efa"}]);
+        worker(m)["env"] = json!([{"name": "FI_PROVIDER", "value": "tcp"}]);
     });
-    let o = assert_only_fails(&s.grade(LAB), "fi-provider", Some("mpi-export"));
-    assert_eq!(o.expected.as_deref(), Some("mpirun -x FI_PROVIDER=efa"));
+    let r = s.grade(LAB);
+    assert_all_pass(&r);
+    let ids: Vec<&str> = r.advice.iter().map(|a| a.id.as_str()).collect();
+    assert_eq!(ids, ["fi-provider-legacy"]);
+    // What mpirun exports does reach them.
+    let s = edit_mpijob(mpijob(), |m| {
+        let cmd = launcher(m)["command"].as_array_mut().unwrap();
+        let at = cmd.iter().position(|w| w == "FI_PROVIDER=efa").unwrap();
+        cmd.insert(at + 1, json!("NCCL_NET=Socket"));
+        cmd.insert(at + 1, json!("-x"));
+    });
+    let o = assert_only_fails(&s.grade(LAB), "fi-provider", Some("nccl-net"));
     assert_eq!(
         o.found.as_deref(),
-        Some("spec.mpiReplicaSpecs.Worker.template.spec.containers[0].env: FI_PROVIDER")
+        Some("mpirun -x FI_PROVIDER=efa; mpirun -x NCCL_NET=Socket")
+    );
+    assert_eq!(
+        o.evidence["path"],
+        "spec.mpiReplicaSpecs.Launcher.template.spec.containers[0]"
     );
 }
 
@@ -990,7 +1178,7 @@ fn mpirun_forwarding_the_launcher_s_fi_provider_counts() {
             "mpirun --allow-run-as-root -np 16 -x FI_PROVIDER=tcp /opt/nccl-tests/build/all_reduce_perf -b 8 -e 2G"]);
     });
     let o = assert_only_fails(&s.grade(LAB), "fi-provider", Some("wrong-value"));
-    assert_eq!(o.found.as_deref(), Some("FI_PROVIDER=tcp"));
+    assert_eq!(o.found.as_deref(), Some("mpirun -x FI_PROVIDER=tcp"));
 }
 
 #[test]

@@ -37,12 +37,135 @@ fn with_kind_params(s: State) -> State {
     s.param("nodes", "2").param("gpus_per_node", "8")
 }
 
+/// `state` graded as the EKS profile grades it (real GPUs; the eks parameters in static mode).
+fn grade_eks(state: &State) -> LabResult {
+    let catalog = trainlab::catalog::Catalog::embedded().unwrap();
+    let bundle = catalog.get(LAB).unwrap();
+    trainlab::verify::grade_lab(
+        bundle,
+        &state.observed(),
+        &trainlab::verify::Target::for_lab(LAB),
+        &std::collections::BTreeMap::new(),
+        Some(trainlab::profile::Profile::Eks),
+    )
+    .unwrap()
+}
+
+fn advice_ids(r: &LabResult) -> Vec<&str> {
+    r.advice.iter().map(|a| a.id.as_str()).collect()
+}
+
+const SPEC_CHECKS: [&str; 6] = [
+    "nodeset-kind",
+    "controller-ref",
+    "partition-enabled",
+    "gpu-placement",
+    "gpus-per-slurmd",
+    "replicas-match",
+];
+
 fn edit_spec(s: State, f: impl FnOnce(&mut Value)) -> State {
     s.edit("NodeSet", NODESET, |v| f(&mut v["spec"]))
 }
 
 fn slurmd_limits(spec: &mut Value) -> &mut Value {
     &mut spec["slurmd"]["resources"]["limits"]
+}
+
+// ---------------------------------------------------------------------------------------------
+// GRES: Slurm told about the GPUs (EKS only: kind's GPUs are fake) and the EKS starter.
+
+#[test]
+fn the_eks_solution_passes_the_spec_checks_and_declares_its_gpus_to_slurm() {
+    let r = grade_eks(&files(&["solution-eks"]));
+    for c in SPEC_CHECKS {
+        assert_eq!(status(&r, c), Status::Pass, "{c}: {:?}", outcome(&r, c));
+    }
+    assert!(advice_ids(&r).is_empty(), "{:?}", r.advice);
+}
+
+#[test]
+fn the_eks_starter_controller_finds_the_gpus_and_keeps_its_state_on_an_eks_storage_class() {
+    // Issue 20 §1: EKS clusters created at 1.30+ have no default StorageClass; §3: GRES needs a
+    // gres.conf (AutoDetect=nvidia) the Controller mounts.
+    let starter = files(&["starter-eks"]);
+    let find = |kind: &str, name: &str| {
+        starter
+            .objects
+            .iter()
+            .find(|o| o.kind() == kind && o.name() == name)
+            .unwrap_or_else(|| panic!("no {kind}/{name} in starter-eks"))
+    };
+    let c = find("Controller", "slurm");
+    let class = c.value["spec"]["persistence"]["storageClassName"]
+        .as_str()
+        .unwrap();
+    let sc = find("StorageClass", class);
+    assert_eq!(sc.value["provisioner"], "ebs.csi.aws.com");
+    assert_eq!(sc.value["metadata"]["labels"]["trainlab.dev/lab"], LAB);
+    let refs = c.value["spec"]["configFileRefs"].as_array().unwrap();
+    let cm = find("ConfigMap", refs[0]["name"].as_str().unwrap());
+    assert_eq!(
+        cm.value["data"]["gres.conf"].as_str().unwrap().trim(),
+        "AutoDetect=nvidia"
+    );
+    assert!(c.value["spec"]["jwtKeyRef"].is_object());
+}
+
+#[test]
+fn both_starters_name_the_jwt_key_with_jwt_key_ref_and_ship_its_secret() {
+    // Issue 20: jwtHs256KeyRef is deprecated since slurm-operator 1.1.0.
+    for folder in ["starter", "starter-eks"] {
+        let mut s = files(&[folder]);
+        if folder == "starter-eks" {
+            s = s.and("../../labs/04-slinky-nodeset/starter/slurm-auth.yaml");
+        }
+        let c = s.objects.iter().find(|o| o.kind() == "Controller").unwrap();
+        assert!(c.value["spec"]["jwtHs256KeyRef"].is_null(), "{folder}");
+        let r = &c.value["spec"]["jwtKeyRef"];
+        let secret = s
+            .objects
+            .iter()
+            .find(|o| o.kind() == "Secret" && o.name() == r["name"].as_str().unwrap())
+            .unwrap_or_else(|| panic!("{folder}: no Secret {}", r["name"]));
+        let key = r["key"].as_str().unwrap();
+        assert!(
+            secret.value["stringData"][key].is_string(),
+            "{folder}: key {key}"
+        );
+    }
+}
+
+#[test]
+fn on_eks_gpus_slurm_is_not_told_about_draw_advice_but_not_on_kind() {
+    let r = grade_eks(&files(&["solution"]));
+    assert_eq!(advice_ids(&r), ["no-gres"]);
+    assert_eq!(r.advice[0].evidence["gpus"], "8");
+    // kind's GPUs are fake: the kind answer sets no GRES and draws no advice.
+    let kind = with_kind_params(files(&["solution"])).grade(LAB);
+    assert!(advice_ids(&kind).is_empty(), "{:?}", kind.advice);
+    // A count other than the slurmd's GPUs.
+    let four = edit_spec(files(&["solution-eks"]), |s| {
+        s["extraConf"] = json!("Gres=gpu:h100:4")
+    });
+    let r = grade_eks(&four);
+    assert_eq!(advice_ids(&r), ["gres-count"]);
+    assert_eq!(r.advice[0].evidence["gres"], "4");
+}
+
+#[test]
+fn on_eks_a_controller_without_a_gres_conf_draws_advice() {
+    let gres = |s: State| edit_spec(s, |s| s["extraConf"] = json!("Gres=gpu:8"));
+    let r = grade_eks(&gres(solved()));
+    assert_eq!(advice_ids(&r), ["no-gres-conf"]);
+    assert_eq!(r.advice[0].evidence["controller"], "slurm");
+    let mounted = gres(solved())
+        .edit("Controller", "slurm", |c| {
+            c["spec"]["configFileRefs"] = json!([{"name": "slurm-gres"}])
+        })
+        .add("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: slurm-gres\n  namespace: trainlab-slinky-nodeset\ndata:\n  gres.conf: |\n    AutoDetect=nvidia\n");
+    let r = grade_eks(&mounted);
+    assert!(advice_ids(&r).is_empty(), "{:?}", r.advice);
 }
 
 // ---------------------------------------------------------------------------------------------

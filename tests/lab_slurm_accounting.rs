@@ -121,6 +121,51 @@ fn a_controller_without_persistence_passes_with_the_state_advice() {
     assert!(rep.advice[0].text.contains("クラスター状態"));
 }
 
+/// `state` graded as the EKS profile grades it.
+fn grade_eks(state: &State) -> LabResult {
+    let catalog = trainlab::catalog::Catalog::embedded().unwrap();
+    let bundle = catalog.get(LAB).unwrap();
+    trainlab::verify::grade_lab(
+        bundle,
+        &state.observed(),
+        &trainlab::verify::Target::for_lab(LAB),
+        &std::collections::BTreeMap::new(),
+        Some(trainlab::profile::Profile::Eks),
+    )
+    .unwrap()
+}
+
+#[test]
+fn the_eks_solution_passes_the_spec_checks_and_its_volume_has_an_eks_storage_class() {
+    // Issue 20 §1: EKS clusters created at 1.30+ have no default StorageClass.
+    let eks = files(&["solution-eks"]);
+    let r = grade_eks(&eks);
+    for c in [
+        "accounting-kind",
+        "storage-config",
+        "password-from-secret",
+        "controller-references-accounting",
+    ] {
+        assert_eq!(status(&r, c), Status::Pass, "{c}: {:?}", outcome(&r, c));
+    }
+    assert!(advice_ids(&r).is_empty(), "{:?}", r.advice);
+    let class = eks
+        .objects
+        .iter()
+        .find(|o| o.kind() == "Controller")
+        .and_then(|c| c.value["spec"]["persistence"]["storageClassName"].as_str())
+        .expect("the EKS Controller names its StorageClass")
+        .to_string();
+    let starter = files(&["starter-eks"]);
+    let sc = starter
+        .objects
+        .iter()
+        .find(|o| o.kind() == "StorageClass" && o.name() == class)
+        .expect("the EKS starter ships that StorageClass");
+    assert_eq!(sc.value["provisioner"], "ebs.csi.aws.com");
+    assert_eq!(sc.value["metadata"]["labels"]["trainlab.dev/lab"], LAB);
+}
+
 // ---------------------------------------------------------------------------------------------
 // One broken state per check.
 
@@ -134,7 +179,50 @@ fn an_accounting_without_its_slurm_key_is_what_the_crd_refuses() {
     let o = assert_only_fails(&r, "accounting-kind", Some("rejected"));
     assert_eq!(o.found.as_deref(), Some("spec.slurmKeyRef: —"));
     assert!(hint(&r, "accounting-kind", Lang::En)
-        .contains("`slurmKeyRef` and `jwtHs256KeyRef` are required"));
+        .contains("`jwtKeyRef: {name: slurm-auth-jwt, key: jwt.key}`"));
+}
+
+#[test]
+fn a_missing_jwt_key_is_refused_under_jwt_key_ref_the_field_to_use() {
+    // Issue 20: jwtKeyRef is the field (jwtHs256KeyRef is deprecated since slurm-operator 1.1.0).
+    let r = solved()
+        .edit("Controller", CTL, |v| {
+            v["spec"].as_object_mut().unwrap().remove("jwtKeyRef");
+        })
+        .grade(LAB);
+    let o = assert_only_fails(&r, "controller-references-accounting", Some("rejected"));
+    assert_eq!(o.found.as_deref(), Some("spec.jwtKeyRef: —"));
+    assert_eq!(o.evidence["field"], "spec.jwtKeyRef");
+    for lang in [Lang::En, Lang::Ja] {
+        let h = hint(&r, "controller-references-accounting", lang);
+        assert!(
+            h.contains("`jwtKeyRef: {name: slurm-auth-jwt, key: jwt.key}`"),
+            "{h}"
+        );
+        assert!(!h.contains("jwt_hs256.key"), "{h}");
+    }
+}
+
+#[test]
+fn the_deprecated_jwt_hs256_key_ref_passes_with_advice_naming_both_objects() {
+    // The CRD accepts either name (`has(self.jwtKeyRef) || has(self.jwtHs256KeyRef)`).
+    let rename = |v: &mut Value| {
+        let spec = v["spec"].as_object_mut().unwrap();
+        let r = spec.remove("jwtKeyRef").unwrap();
+        spec.insert("jwtHs256KeyRef".into(), r);
+    };
+    let r = solved()
+        .edit("Accounting", ACCT, rename)
+        .edit("Controller", CTL, rename)
+        .grade(LAB);
+    assert_all_pass(&r);
+    assert_eq!(advice_ids(&r), ["jwt-hs256-deprecated"]);
+    assert_eq!(
+        r.advice[0].evidence["objects"],
+        "Accounting slurm-accounting, Controller slurm"
+    );
+    let rep = LabReport::new(&r, Lang::Ja);
+    assert!(rep.advice[0].text.contains("`jwtKeyRef`"));
 }
 
 #[test]

@@ -8,9 +8,13 @@
 //! - `efa-count` and `gpus-whole-node` compare against the instance types that template allows
 //!   (kit `devices::judged_types`: else the bound nodes' types, else `--param instance_type`),
 //!   so a missing type fails one check, not three.
-//! - `fi-provider` reads what the ranks see (kit `rank_env`): the container's env or its command
-//!   line (`export FI_PROVIDER=efa`, as the quiz writes it); in an MPIJob only what mpirun
-//!   exports. `single-zone` accepts any one-zone arrangement (kit `spread::one_zone`).
+//! - `fi-provider` grades that nothing steers NCCL off EFA (kit `efa::steers_off`: an
+//!   `FI_PROVIDER` filter without `efa`, `NCCL_NET` forcing NCCL's own `Socket`/`IB`) in what the
+//!   ranks see (kit `rank_env`): the container's env or its command line (`export
+//!   FI_PROVIDER=efa`, as the quiz writes it); in an MPIJob only what mpirun exports.
+//! - `single-zone` accepts any one-zone arrangement: the pods' own (kit `spread::one_zone`), or
+//!   a NodePool or node group kept to one zone that they select (kit `zones::confined`, over the
+//!   NodePools read cluster-wide as lab 15 reads them; static mode sees only those in the files).
 //! - State checks follow the pods by ownerReference uid (kit `ranks`): the Job's pods, or the
 //!   MPIJob's Workers (the Launcher's pod belongs to its own Job). An unschedulable pod fails
 //!   `pods-running` only when its own constraints keep it off every node (kit
@@ -22,17 +26,21 @@ use k8s_openapi::api::core::v1::Container;
 
 use super::{Advice, JudgeCtx, Judgement, Named, Outcome, Params, Read, Reason, Status, Verifier};
 use crate::facts::instances::{self, EFA, GPU, INSTANCE_TYPE_LABEL, ZONE_LABEL};
-use crate::observe::kinds::{CONFIGMAPS, JOBS, MPIJOBS, PODS};
+use crate::facts::NodeFacts;
+use crate::observe::kinds::{CONFIGMAPS, JOBS, MPIJOBS, NODEPOOLS, PODS};
 use crate::observe::{InputError, Obj, Unavailable};
 use crate::verify::kit::container;
 use crate::verify::kit::devices::{self, PerType};
-use crate::verify::kit::efa::{self, EFA_PROVIDER, FI_PROVIDER};
+use crate::verify::kit::cmdline::EnvLookup;
+use crate::verify::kit::efa::{self, OffEfa, EFA_PROVIDER, FI_PROVIDER, NCCL_NET};
 use crate::verify::kit::placement::{self, Allowed};
 use crate::verify::kit::pods::JobEnd;
-use crate::verify::kit::rank_env::{self, RankEnv};
+use crate::verify::kit::rank_env::{self, RankEnv, RanksSee};
 use crate::verify::kit::ranks::{self, RankPod, Standing};
 use crate::verify::kit::spread::{self, NodeView, OneZone, Zones};
 use crate::verify::kit::workload::{PodTemplate, Workload, WorkloadKind};
+use crate::verify::kit::zones::{self, Confined};
+use crate::verify::views::karpenter::NodePool;
 
 pub struct EfaNccl;
 
@@ -40,7 +48,15 @@ static JOBS_READ: Read = Read::lab(&JOBS);
 static MPIJOBS_READ: Read = Read::lab(&MPIJOBS);
 static PODS_READ: Read = Read::lab(&PODS);
 static CONFIGMAPS_READ: Read = Read::lab(&CONFIGMAPS);
-static READS: &[&Read] = &[&JOBS_READ, &MPIJOBS_READ, &PODS_READ, &CONFIGMAPS_READ];
+// Cluster-scoped, as lab 15 reads them: a NodePool may be what keeps the pods in one zone.
+static NODEPOOLS_READ: Read = Read::cluster(&NODEPOOLS);
+static READS: &[&Read] = &[
+    &JOBS_READ,
+    &MPIJOBS_READ,
+    &PODS_READ,
+    &CONFIGMAPS_READ,
+    &NODEPOOLS_READ,
+];
 
 const NAME: &str = "nccl-efa";
 /// Two pods, one per node.
@@ -90,7 +106,8 @@ impl Verifier for EfaNccl {
         j.push(lab.efa_in_limits());
         j.push(lab.efa_count(ctx));
         j.push(lab.gpus_whole_node(ctx)?);
-        j.push(lab.fi_provider()?);
+        let fi = lab.fi_provider(&mut j)?;
+        j.push(fi);
         j.push(lab.efa_instance_type(ctx));
         j.push(lab.single_zone()?);
         j.push(lab.pods_on_efa_nodes());
@@ -110,6 +127,8 @@ struct Lab<'a> {
     /// The NCCL pods that are not terminating, one per rank.
     pods: Result<Vec<RankPod>, Unavailable>,
     nodes: Result<Vec<NodeView>, Unavailable>,
+    /// The NodePools that could be read and parsed, by name (none without Karpenter's CRDs).
+    pools: Vec<(&'a str, NodePool)>,
     end: JobEnd,
 }
 
@@ -136,7 +155,14 @@ impl<'a> Lab<'a> {
             Err(u) => Err(u),
             Ok(objs) => Ok(NodeView::all(&objs)?),
         };
+        // Context, not the lab's object: a pool that does not parse is lab 15's to report.
+        let pools = ctx.list(&NODEPOOLS_READ).unwrap_or_default();
+        let pools = pools
+            .into_iter()
+            .filter_map(|o| Some((o.name(), NodePool::from_obj(o).ok()?)))
+            .collect();
         Ok(Lab {
+            pools,
             end: JobEnd::of(&wl)?,
             wl,
             rank,
@@ -281,13 +307,77 @@ impl<'a> Lab<'a> {
         Ok(o.with("gpus_expected", want).with("path", path))
     }
 
-    /// The ranks get FI_PROVIDER=efa (kit `rank_env::check_reaches`: env or command line;
-    /// in an MPIJob, what the Launcher's mpirun exports).
-    fn fi_provider(&self) -> Result<Outcome, InputError> {
+    /// Nothing steers NCCL's ranks off EFA (kit `efa::steers_off` on what the ranks see, kit
+    /// `rank_env::ranks_see`: in an MPIJob, what the Launcher's mpirun exports). FI_PROVIDER
+    /// unset passes with the advice aws-ofi-nccl <= 1.5.0 needs; a value the grader cannot read
+    /// is skipped, not failed.
+    fn fi_provider(&self, j: &mut Judgement) -> Result<Outcome, InputError> {
+        const ID: &str = "fi-provider";
         let cm = rank_env::config_maps(&self.configmaps);
-        let want = (FI_PROVIDER, EFA_PROVIDER);
-        let o = rank_env::check_reaches("fi-provider", &self.wl, self.container(), want, &cm)?;
-        Ok(self.ev(o))
+        let see = |name| rank_env::ranks_see(&self.wl, self.container(), name, &cm);
+        let mpi = self.wl.kind == WorkloadKind::MpiJob;
+        let shown = |name: &str, v: &str| match mpi {
+            true => format!("mpirun -x {name}={v}"),
+            false => format!("{name}={v}"),
+        };
+        let expected = format!(
+            "{} | {}; {NCCL_NET} ∉ {{Socket, IB}}",
+            shown(FI_PROVIDER, "—"),
+            shown(FI_PROVIDER, EFA_PROVIDER)
+        );
+        let mut values: Vec<Option<String>> = Vec::new();
+        let mut at = String::new();
+        for name in [FI_PROVIDER, NCCL_NET] {
+            match see(name)? {
+                RanksSee::NoMpirun { path, command } => {
+                    return Ok((self.fail(ID, expected, &command).hint("no-mpirun"))
+                        .with("path", path)
+                        .with("command", command));
+                }
+                RanksSee::Seen {
+                    value: EnvLookup::Unresolved(_),
+                    path,
+                    source,
+                } => {
+                    let o = Outcome::skipped(ID, Reason::Message("env-unresolved".into()));
+                    return Ok(o
+                        .with("variable", name)
+                        .with("source", source.unwrap_or_default())
+                        .with("path", path));
+                }
+                RanksSee::Seen { value, path, .. } => {
+                    at = path;
+                    values.push(match value {
+                        EnvLookup::Value(v) => Some(v),
+                        _ => None,
+                    });
+                }
+            }
+        }
+        let (fi, net) = (values[0].as_deref(), values[1].as_deref());
+        let set: Vec<String> = [(FI_PROVIDER, fi), (NCCL_NET, net)]
+            .iter()
+            .filter_map(|(n, v)| Some(shown(n, (*v)?)))
+            .collect();
+        let found = match set.is_empty() {
+            true => shown(FI_PROVIDER, "—"),
+            false => set.join("; "),
+        };
+        let o = match efa::steers_off(fi, net) {
+            Some(OffEfa::Provider(v)) => (self.fail(ID, expected, found).hint("wrong-value"))
+                .with("value", v)
+                .with("variable", FI_PROVIDER),
+            Some(OffEfa::NcclNet(v)) => (self.fail(ID, expected, found).hint("nccl-net"))
+                .with("value", v)
+                .with("variable", NCCL_NET),
+            None => {
+                if fi.is_none() {
+                    j.advise(Advice::new("fi-provider-legacy").with("path", &at));
+                }
+                Outcome::pass(ID).expected_found(expected, found)
+            }
+        };
+        Ok(o.with("path", at))
     }
 
     fn efa_instance_type(&self, ctx: &JudgeCtx) -> Outcome {
@@ -323,9 +413,36 @@ impl<'a> Lab<'a> {
         let at = t.field("affinity.podAffinity");
         let how = spread::one_zone(&t.spec, &labels, &self.namespace)
             .map_err(|e| self.wl.obj.field_error(&at, e))?;
+        if matches!(how, OneZone::Pinned(_) | OneZone::PodAffinity) {
+            return Ok(match how {
+                OneZone::Pinned(zone) => Outcome::pass(ID).with("zone", zone),
+                _ => Outcome::pass(ID),
+            });
+        }
+        // A NodePool or node group kept in one zone (lab 15's arrangement) confines the pods
+        // too; it decides whenever the pod spec itself names no zone.
+        let unpinned = matches!(how, OneZone::Unconstrained | OneZone::PreferredOnly);
+        match self.confined() {
+            Confined::OneZone { zone, by } => {
+                return Ok(Outcome::pass(ID)
+                    .expected_found(&expected, format!("{by} → {}", found(&zone)))
+                    .with("zone", zone)
+                    .with("by", by));
+            }
+            Confined::Several { by, zones } if unpinned => {
+                let listed = if zones.is_empty() { "*".to_string() } else { zones.join(", ") };
+                return Ok((self.fail(ID, expected, format!("{by} → {}", found(&listed))))
+                    .hint("pool-zones")
+                    .with("by", by)
+                    .with("zones", listed));
+            }
+            Confined::Unseen { by } if unpinned => {
+                let o = Outcome::skipped(ID, Reason::Message("zone-pool-unseen".into()));
+                return Ok(o.with("by", by));
+            }
+            _ => {}
+        }
         Ok(match how {
-            OneZone::Pinned(zone) => Outcome::pass(ID).with("zone", zone),
-            OneZone::PodAffinity => Outcome::pass(ID),
             OneZone::Several(set) => (self.fail(ID, expected, found(&join(&set))))
                 .hint("several-zones")
                 .with("zones", join(&set)),
@@ -341,8 +458,18 @@ impl<'a> Lab<'a> {
                 let found = "preferredDuringSchedulingIgnoredDuringExecution";
                 self.fail(ID, expected, found).hint("preferred-only")
             }
-            OneZone::Unconstrained => self.fail(ID, expected, found("—")),
+            _ => self.fail(ID, expected, found("—")),
         })
+    }
+
+    /// Whether the NodePools or node groups the NCCL template selects keep it in one zone (kit
+    /// `zones::confined`, over the pools and nodes that could be read).
+    fn confined(&self) -> Confined {
+        let nodes: Vec<&NodeFacts> = match &self.nodes {
+            Ok(n) => n.iter().map(|v| &v.facts).collect(),
+            Err(_) => Vec::new(),
+        };
+        zones::confined(&self.tpl().spec, &self.pools, &nodes)
     }
 
     // --- state checks --------------------------------------------------------------------------

@@ -18,11 +18,15 @@
 //! - the NodeSet controller creates the pods itself, owned by the NodeSet
 //!   (`docs/concepts/nodeset-controller.md`);
 //! - `partition.enabled` adds `PartitionName=<nodeset> Nodes=<nodeset>` to slurm.conf
-//!   (`internal/builder/controllerbuilder/controller_config.go`).
+//!   (`internal/builder/controllerbuilder/controller_config.go`);
+//! - GPUs reach Slurm as GRES: `Gres=gpu:N` in `extraConf` and a gres.conf (`AutoDetect=nvidia`)
+//!   the Controller mounts (`docs/installation.md` "With GPUs"; kit `slinky`). Advice on EKS
+//!   only, where the GPUs are real.
 
 use crate::facts::instances::{GPU, INSTANCE_TYPE_LABEL};
 use crate::facts::NodeFacts;
-use crate::observe::kinds::{NODESETS, PODS, SLURM_CONTROLLERS};
+use crate::facts::Profile;
+use crate::observe::kinds::{CONFIGMAPS, NODESETS, PODS, SLURM_CONTROLLERS};
 use crate::observe::{InputError, Obj};
 use crate::verify::kit::placement::{self, Allowed};
 use crate::verify::kit::resources::{self, Rule};
@@ -30,14 +34,21 @@ use crate::verify::kit::rollout::{self, Rollout};
 use crate::verify::kit::workload::{PodTemplate, Workload};
 use crate::verify::kit::{owned, pods, slinky};
 use crate::verify::views::slinky::{NodeSet, SCALING_DAEMONSET, SCALING_STATEFULSET};
-use crate::verify::{JudgeCtx, Judgement, Named, Outcome, Params, Read, Reason, Verifier};
+use crate::verify::{Advice, JudgeCtx, Judgement, Named, Outcome, Params, Read, Reason, Verifier};
 
 pub struct SlinkyNodeset;
 
 static NODESETS_READ: Read = Read::lab(&NODESETS);
 static CONTROLLERS_READ: Read = Read::lab(&SLURM_CONTROLLERS);
 static PODS_READ: Read = Read::lab(&PODS);
-static READS: &[&Read] = &[&NODESETS_READ, &CONTROLLERS_READ, &PODS_READ];
+// The Controller's `configFileRefs` ConfigMaps: where gres.conf lives.
+static CONFIGMAPS_READ: Read = Read::lab(&CONFIGMAPS);
+static READS: &[&Read] = &[
+    &NODESETS_READ,
+    &CONTROLLERS_READ,
+    &PODS_READ,
+    &CONFIGMAPS_READ,
+];
 
 const NODESET: &str = "gpu-h100";
 const KIND: &str = "nodeset-kind";
@@ -98,6 +109,9 @@ impl Verifier for SlinkyNodeset {
         j.push(placement_check(t, &gpu).with("instance_type", &gpu.instance_type));
         j.push(gpus(obj, t, &gpu)?.with("instance_type", &gpu.instance_type));
         j.push(replicas(ns, &gpu).with("instance_type", &gpu.instance_type));
+        if let Some(a) = gres_advice(ctx, obj, t, ns)? {
+            j.advise(a);
+        }
         if ctx.is_static() {
             return Ok(j);
         }
@@ -122,6 +136,69 @@ impl Verifier for SlinkyNodeset {
         j.push(registered(ns, &r));
         Ok(j)
     }
+}
+
+/// Whether Slurm is told about the slurmd's GPUs (kit `slinky::gres_gpus`,
+/// `gres_conf_finds_gpus`): without `Gres=gpu:N` in `extraConf` Slurm sees none, and jobs asking
+/// for `--gres=gpu` cannot run. Only where the GPUs are real: kind's are node capacity the setup
+/// fakes, with no device for slurmd to detect, and a GRES count above what slurmd finds drains the
+/// node, so the kind answer leaves GRES out. The Controller's gres.conf is looked at live only
+/// (static mode: the starter's Controller and ConfigMap are not among the learner's files).
+fn gres_advice(
+    ctx: &JudgeCtx,
+    obj: &Obj,
+    t: &PodTemplate,
+    ns: &NodeSet,
+) -> Result<Option<Advice>, InputError> {
+    if ctx.profile != Profile::Eks {
+        return Ok(None);
+    }
+    let Some((slurmd, path)) = t.containers().next() else {
+        return Ok(None);
+    };
+    let gpus = resources::effective_count(slurmd, GPU)
+        .map_err(|e| obj.field_error(path, e))?
+        .unwrap_or(0);
+    if gpus <= 0 {
+        return Ok(None);
+    }
+    let written = ns.spec.extra_conf.clone().unwrap_or_default();
+    let advice = |id: &str| {
+        Advice::new(id)
+            .with("gpus", gpus)
+            .with("extra_conf", dash(&written))
+            .with("nodeset", NODESET)
+    };
+    match slinky::gres_gpus(&written) {
+        None => return Ok(Some(advice("no-gres"))),
+        Some(n) if n != gpus => return Ok(Some(advice("gres-count").with("gres", n))),
+        Some(_) => {}
+    }
+    if ctx.is_static() {
+        return Ok(None);
+    }
+    let Some(name) = ns.controller_name() else {
+        return Ok(None);
+    };
+    let (Ok(controllers), Ok(maps)) = (ctx.list(&CONTROLLERS_READ), ctx.list(&CONFIGMAPS_READ))
+    else {
+        return Ok(None);
+    };
+    let Some(c) = controllers.iter().find(|c| c.name() == name) else {
+        return Ok(None);
+    };
+    let refs: Vec<&str> = c.value["spec"]["configFileRefs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r["name"].as_str())
+        .collect();
+    let found = maps.iter().filter(|m| refs.contains(&m.name())).any(|m| {
+        m.value["data"]["gres.conf"]
+            .as_str()
+            .is_some_and(slinky::gres_conf_finds_gpus)
+    });
+    Ok((!found).then(|| advice("no-gres-conf").with("controller", name)))
 }
 
 /// The pods the NodeSet wants: `status.desired` in DaemonSet mode (one per matching node),

@@ -19,7 +19,8 @@
 //! - the Accounting and the Controller each get a StatefulSet whose controller reference is the
 //!   CR (`internal/builder/{accountingbuilder,controllerbuilder}`: `SetControllerReference`);
 //! - `persistence.enabled` defaults to true: slurmctld's StateSaveLocation on a volume
-//!   (`ControllerPersistence`, `docs/installation.md` "Controller Persistence").
+//!   (`ControllerPersistence`, `docs/installation.md` "Controller Persistence");
+//! - the JWT key is `jwtKeyRef`; `jwtHs256KeyRef` is deprecated since 1.1.0 (advice).
 
 use crate::observe::kinds::{
     PODS, SECRETS, SERVICES, SLURM_ACCOUNTINGS, SLURM_CONTROLLERS, STATEFULSETS,
@@ -106,6 +107,10 @@ impl Verifier for SlurmAccounting {
                 j.advise(Advice::new("no-persistence").with("controller", ctl_name));
             }
         }
+        let mine = [Some(obj), controller.as_ref().ok().copied().flatten()];
+        if let Some(a) = deprecated_jwt(mine.into_iter().flatten()) {
+            j.advise(a);
+        }
         // Static mode: the framework skips the state checks (NeedsLiveCluster).
         if ctx.is_static() {
             return Ok(j);
@@ -170,6 +175,16 @@ impl<'a> Db<'a> {
             key: p("password_key", "password"),
         })
     }
+}
+
+/// `jwt-hs256-deprecated`: the objects naming their JWT key with `jwtHs256KeyRef`, which the
+/// CRD still accepts but slurm-operator deprecated in 1.1.0 for `jwtKeyRef` (kit `slinky`).
+fn deprecated_jwt<'a>(objs: impl Iterator<Item = &'a Obj>) -> Option<Advice> {
+    let named: Vec<String> = objs
+        .filter(|o| slinky::deprecated_jwt_ref(o))
+        .map(|o| format!("{} {}", o.kind(), o.name()))
+        .collect();
+    (!named.is_empty()).then(|| Advice::new("jwt-hs256-deprecated").with("objects", named.join(", ")))
 }
 
 fn kind(obj: &Obj) -> Outcome {

@@ -8,7 +8,6 @@ use super::cmdline::{self, EnvLookup, Mpirun, ShellError};
 use super::workload::{Workload, WorkloadKind};
 use crate::observe::{InputError, Obj, Unavailable};
 use crate::verify::views::mpi;
-use crate::verify::Outcome;
 
 /// Reads ConfigMap keys from the namespace's ConfigMaps: a map that is missing or unreadable
 /// leaves the variable unresolved (`ConfigMap/<name>`); a missing key is absent.
@@ -104,89 +103,60 @@ pub fn source_of(c: &Container, name: &str) -> String {
     from.unwrap_or_else(|| "envFrom".into())
 }
 
-/// `check`: the program of the training container `(c, path)` sees `name` = `want` (blanks
-/// around the value ignored); in an MPIJob, the ranks the Launcher's mpirun starts do
-/// ([`rank_env`]). Fails, with evidence `path` where it names a container:
-/// - default: not set (expected `<path>.env: NAME=want`, found `<path>.env: —`);
-/// - `wrong-value` {`value`}: found `NAME=value`;
-/// - `unresolved` {`source`}: set from what the grader cannot read ([`source_of`]);
-/// - `other-container` {`other`}: set on another container, not on the training one;
-/// - MPIJob: `mpi-export` {`command`} (mpirun does not export it; found: the Worker's env entry
-///   when only the Workers set it), `no-mpirun` {`command`} (the Launcher runs no mpirun).
-///
-/// A Launcher command line the shell reader cannot follow is bad input naming its field.
-pub fn check_reaches(
-    check: &str,
+/// A variable as the ranks see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RanksSee {
+    /// Its value (or absence). `path` is the container that decides it: the training container,
+    /// or in an MPIJob the Launcher, whose mpirun exports it; `source` says where a value the
+    /// grader cannot read comes from ([`source_of`]).
+    Seen {
+        value: EnvLookup,
+        path: String,
+        source: Option<String>,
+    },
+    /// An MPIJob whose Launcher runs no mpirun (`command` as written): no rank starts.
+    NoMpirun { path: String, command: String },
+}
+
+/// `name` as the ranks of the training container `(c, path)` see it: what its program starts
+/// with; in an MPIJob, what the Launcher's mpirun exports to the ranks it starts over ssh
+/// ([`rank_env`]: the Workers' own `env` does not reach them). A Launcher command line the
+/// shell reader cannot follow is bad input naming its field.
+pub fn ranks_see(
     wl: &Workload,
     (c, path): (&Container, &str),
-    (name, want): (&str, &str),
+    name: &str,
     config_map: &dyn Fn(&str, &str) -> EnvLookup,
-) -> Result<Outcome, InputError> {
-    let seen = program_env(c, name, config_map);
-    let wrong = |expected: &str, v: &str| {
-        Outcome::fail(check, expected, format!("{name}={v}"))
-            .hint("wrong-value")
-            .with("value", v)
-    };
-    let unresolved = |expected: &str, c: &Container, path: &str| {
-        let source = source_of(c, name);
-        Outcome::fail(check, expected, format!("{name} ← {source}"))
-            .hint("unresolved")
-            .with("source", source)
-            .with("path", path)
+) -> Result<RanksSee, InputError> {
+    let seen = |value: EnvLookup, c: &Container, path: &str| {
+        let source = matches!(value, EnvLookup::Unresolved(_)).then(|| source_of(c, name));
+        RanksSee::Seen {
+            value,
+            path: path.to_string(),
+            source,
+        }
     };
     if wl.kind != WorkloadKind::MpiJob {
-        let expected = format!("{path}.env: {name}={want}");
-        return Ok(match seen {
-            EnvLookup::Value(v) if v.trim() == want => Outcome::pass(check),
-            EnvLookup::Value(v) => wrong(&expected, &v),
-            EnvLookup::Unresolved(_) => unresolved(&expected, c, path),
-            EnvLookup::Absent => {
-                let set = |o: &Container| program_env(o, name, config_map) != EnvLookup::Absent;
-                let other = wl.containers().find(|(_, o, p)| *p != path && set(o));
-                let found = match other {
-                    Some((_, _, op)) => format!("{op}.env: {name}"),
-                    None => format!("{path}.env: —"),
-                };
-                let o = Outcome::fail(check, expected, found).with("path", path);
-                match other {
-                    Some((_, _, op)) => o.hint("other-container").with("other", op),
-                    None => o,
-                }
-            }
-        });
+        return Ok(seen(program_env(c, name, config_map), c, path));
     }
-    let expected = format!("mpirun -x {name}={want}");
     let launcher = wl
         .template(mpi::LAUNCHER)
         .and_then(|t| t.containers().next());
     let Some((lc, lpath)) = launcher else {
-        let lpath = format!("spec.mpiReplicaSpecs.{}", mpi::LAUNCHER);
-        return Ok(Outcome::fail(check, expected, format!("{lpath}: —"))
-            .hint("no-mpirun")
-            .with("path", lpath)
-            .with("command", "—"));
+        return Ok(RanksSee::NoMpirun {
+            path: format!("spec.mpiReplicaSpecs.{}", mpi::LAUNCHER),
+            command: "—".into(),
+        });
     };
-    let command = cmdline::command_line(lc, 160);
     let env = rank_env(lc, name, config_map)
         .map_err(|e| wl.obj.field_error(format!("{lpath}.command"), e.problem))?;
     Ok(match env {
-        RankEnv::NoMpirun => Outcome::fail(check, expected, &command)
-            .hint("no-mpirun")
-            .with("path", lpath)
-            .with("command", command),
-        RankEnv::Exported(EnvLookup::Value(v)) if v.trim() == want => Outcome::pass(check),
-        RankEnv::Exported(EnvLookup::Value(v)) => wrong(&expected, &v),
-        RankEnv::Exported(EnvLookup::Unresolved(_)) => unresolved(&expected, lc, lpath),
-        RankEnv::Exported(EnvLookup::Absent) | RankEnv::NotExported => {
-            let found = match seen {
-                EnvLookup::Absent => command.clone(),
-                _ => format!("{path}.env: {name}"),
-            };
-            Outcome::fail(check, expected, found)
-                .hint("mpi-export")
-                .with("command", command)
-        }
+        RankEnv::NoMpirun => RanksSee::NoMpirun {
+            path: lpath.to_string(),
+            command: cmdline::command_line(lc, 160),
+        },
+        RankEnv::NotExported => seen(EnvLookup::Absent, lc, lpath),
+        RankEnv::Exported(v) => seen(v, lc, lpath),
     })
 }
 
@@ -273,7 +243,7 @@ mod tests {
         assert_eq!(source_of(&c, FI), "ConfigMap/m");
     }
 
-    fn workload_check(v: Value) -> Outcome {
+    fn ranks_see_of(v: Value) -> RanksSee {
         let o = Obj::new(
             v,
             Origin::File {
@@ -286,7 +256,7 @@ mod tests {
         let wl = Workload::from_obj(&o).unwrap().unwrap();
         let t = wl.templates.last().unwrap();
         let (c, p) = t.containers().next().unwrap();
-        check_reaches("fi", &wl, (c, p), (FI, "efa"), &none).unwrap()
+        ranks_see(&wl, (c, p), FI, &none).unwrap()
     }
 
     fn job(containers: Value) -> Value {
@@ -302,44 +272,62 @@ mod tests {
                      {"name": "w", "image": "i", "env": worker_env}]}}}}}})
     }
 
+    fn value(r: RanksSee) -> EnvLookup {
+        match r {
+            RanksSee::Seen { value, .. } => value,
+            other => panic!("not seen: {other:?}"),
+        }
+    }
+
     #[test]
-    fn a_job_s_program_must_see_the_value() {
-        let ok = workload_check(job(json!([{"name": "c", "image": "i",
-            "command": ["sh", "-c", "export FI_PROVIDER=efa; ./run"]}])));
-        assert_eq!(ok.status, crate::verify::Status::Pass);
-        let tcp = workload_check(job(
-            json!([{"name": "c", "image": "i", "env": [{"name": FI, "value": "tcp"}]}]),
-        ));
-        assert_eq!(
-            (tcp.hint.as_deref(), tcp.found.as_deref()),
-            (Some("wrong-value"), Some("FI_PROVIDER=tcp"))
-        );
-        let other = workload_check(job(json!([{"name": "c", "image": "i"},
-            {"name": "s", "image": "i", "env": [{"name": FI, "value": "efa"}]}])));
-        assert_eq!(other.hint.as_deref(), Some("other-container"));
+    fn a_job_s_ranks_see_what_its_program_starts_with() {
+        let export = job(json!([{"name": "c", "image": "i",
+            "command": ["sh", "-c", "export FI_PROVIDER=efa; ./run"]}]));
+        assert_eq!(value(ranks_see_of(export)), EnvLookup::Value("efa".into()));
+        let secret = job(json!([{"name": "c", "image": "i", "env": [{"name": FI,
+            "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}]}]));
+        match ranks_see_of(secret) {
+            RanksSee::Seen { path, source, .. } => {
+                assert_eq!(path, "spec.template.spec.containers[0]");
+                assert_eq!(source.as_deref(), Some("Secret/s"));
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
     fn an_mpijob_s_ranks_see_only_what_mpirun_exports() {
         let launcher = |cmd: Value| json!({"name": "l", "image": "i", "command": cmd});
-        let ok = workload_check(mpijob(
-            launcher(json!(["mpirun", "-x", "FI_PROVIDER=efa", "./a"])),
+        let exported = mpijob(
+            launcher(json!(["mpirun", "-x", "FI_PROVIDER=tcp", "./a"])),
             json!([]),
-        ));
-        assert_eq!(ok.status, crate::verify::Status::Pass);
-        let w = workload_check(mpijob(
-            launcher(json!(["mpirun", "./a"])),
-            json!([{"name": FI, "value": "efa"}]),
-        ));
-        assert_eq!(w.hint.as_deref(), Some("mpi-export"));
-        assert_eq!(
-            w.found.as_deref(),
-            Some("spec.mpiReplicaSpecs.Worker.template.spec.containers[0].env: FI_PROVIDER")
         );
-        let bare = workload_check(mpijob(launcher(json!(["./all_reduce_perf"])), json!([])));
         assert_eq!(
-            (bare.hint.as_deref(), bare.found.as_deref()),
-            (Some("no-mpirun"), Some("./all_reduce_perf"))
+            value(ranks_see_of(exported)),
+            EnvLookup::Value("tcp".into())
+        );
+        // The Workers' env does not reach ranks started over ssh.
+        let workers_only = mpijob(
+            launcher(json!(["mpirun", "./a"])),
+            json!([{"name": FI, "value": "tcp"}]),
+        );
+        match ranks_see_of(workers_only) {
+            RanksSee::Seen { value, path, .. } => {
+                assert_eq!(value, EnvLookup::Absent);
+                assert_eq!(
+                    path,
+                    "spec.mpiReplicaSpecs.Launcher.template.spec.containers[0]"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        let bare = mpijob(launcher(json!(["./all_reduce_perf"])), json!([]));
+        assert_eq!(
+            ranks_see_of(bare),
+            RanksSee::NoMpirun {
+                path: "spec.mpiReplicaSpecs.Launcher.template.spec.containers[0]".into(),
+                command: "./all_reduce_perf".into()
+            }
         );
     }
 }

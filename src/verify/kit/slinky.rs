@@ -5,8 +5,17 @@
 //!   (`no matches for kind "SlurmNodeSet" in version "slinky.slurm.net/v1alpha1"`, apimachinery
 //!   `NoKindMatchError`), so in static mode a learner's manifest of such a kind is found
 //!   ([`unserved_manifests`]) and failed with the lab's hint instead of "missing";
-//! - what the v1beta1 CRDs refuse in a Controller or Accounting ([`key_ref_refusals`]);
-//! - the container images the CRDs leave empty ([`missing_images`]).
+//! - what the v1beta1 CRDs refuse in a Controller or Accounting ([`key_ref_refusals`]), and the
+//!   JWT key reference's deprecated name ([`deprecated_jwt_ref`]);
+//! - the container images the CRDs leave empty ([`missing_images`]);
+//! - the GPUs Slurm itself is told about ([`gres_gpus`], [`gres_conf_finds_gpus`]): a NodeSet's
+//!   `extraConf` is split on spaces into `key=value` items passed to slurmd as `--conf`, keys
+//!   title-cased (`internal/builder/workerbuilder/worker_app.go` `slurmdConfArgs`); GPUs are
+//!   declared there as `Gres=gpu[:type]:N` and found on the node by a `gres.conf` in a ConfigMap
+//!   the Controller's `configFileRefs` mount in /etc/slurm, `AutoDetect=nvidia` in the guide
+//!   (`docs/installation.md` "With GPUs"; gres.conf(5): `Name=gpu … File=…` describes them by
+//!   hand). A node found with fewer GRES than configured is drained (Slurm "Generic Resource
+//!   (GRES) Scheduling").
 //!
 //! Upstream: SlinkyProject/slurm-operator v1.2.1 (`config/crd/bases/`, `api/v1beta1/`); the
 //! v0.x kinds from v0.1.0 `api/v1alpha1/cluster_types.go` and the v0.4 changelog ("Removed the
@@ -113,11 +122,17 @@ pub struct Refusal {
     pub field: String,
 }
 
+/// The JWT key reference (v1.2.1 `ControllerSpec.JwtKeyRef`, `AccountingSpec.JwtKeyRef`), added
+/// in 1.1.0, and its deprecated former name ("Deprecated: use JwtKeyRef instead", read only
+/// when `jwtKeyRef` is unset: `controller_keys.go` `AuthJwtRef`).
+pub const JWT_KEY_REF: &str = "jwtKeyRef";
+pub const JWT_HS256_KEY_REF: &str = "jwtHs256KeyRef";
+
 /// What the CRD refuses in a Controller's or Accounting's key references: unless
 /// `spec.external` is true, `spec.slurmKeyRef` must be set and so must a JWT key
-/// (`spec.jwtHs256KeyRef`, or `spec.jwtKeyRef` in later releases) — the
+/// (`spec.jwtKeyRef`, or the deprecated `spec.jwtHs256KeyRef`) — the
 /// `x-kubernetes-validations` on ControllerSpec and AccountingSpec (`has(self.slurmKeyRef)`,
-/// `has(self.jwtKeyRef) || has(self.jwtHs256KeyRef)`); and a set reference needs its `key`
+/// `has(self.jwtKeyRef) || has(self.jwtHs256KeyRef)`); and every set reference needs its `key`
 /// (core/v1 `SecretKeySelector.key` is required). Rules on `spec` apply only when it is written.
 pub fn key_ref_refusals(o: &Obj) -> Vec<Refusal> {
     let spec = &o.value["spec"];
@@ -134,16 +149,23 @@ pub fn key_ref_refusals(o: &Obj) -> Vec<Refusal> {
         Some(r) if keyless(r) => out.push(refusal("slurmKeyRef.key")),
         Some(_) => {}
     }
-    let jwt = ["jwtHs256KeyRef", "jwtKeyRef"]
+    let jwt = [JWT_KEY_REF, JWT_HS256_KEY_REF]
         .into_iter()
         .filter(|f| !spec[*f].is_null())
         .collect::<Vec<_>>();
-    match jwt.first() {
-        None => out.push(refusal("jwtHs256KeyRef")),
-        Some(f) if keyless(&spec[*f]) => out.push(refusal(&format!("{f}.key"))),
-        Some(_) => {}
+    if jwt.is_empty() {
+        out.push(refusal(JWT_KEY_REF));
+    }
+    for f in jwt.into_iter().filter(|f| keyless(&spec[*f])) {
+        out.push(refusal(&format!("{f}.key")));
     }
     out
+}
+
+/// Whether a Controller or Accounting names its JWT key with the deprecated
+/// `spec.jwtHs256KeyRef` (accepted by the CRD, but `jwtKeyRef` is the field to use).
+pub fn deprecated_jwt_ref(o: &Obj) -> bool {
+    !o.value["spec"][JWT_HS256_KEY_REF].is_null()
 }
 
 /// The refusal as a fail of `check` (hint `rejected`, evidence `field`, `kind`, `name`).
@@ -180,6 +202,44 @@ pub fn missing_images(o: &Obj, wrappers: &[&str]) -> Result<Vec<String>, InputEr
     Ok(out)
 }
 
+/// The GPUs a NodeSet's `extraConf` declares to Slurm: the counts of the `gpu` entries of its
+/// `Gres=` items (`gpu:8`, `gpu:h100:8`; key case-insensitive, as the operator title-cases it).
+/// None when no item declares `gpu`.
+pub fn gres_gpus(extra_conf: &str) -> Option<i64> {
+    let entries = extra_conf
+        .split_whitespace()
+        .filter_map(|item| item.split_once('='))
+        .filter(|(k, _)| k.eq_ignore_ascii_case("gres"))
+        .flat_map(|(_, v)| v.split(','));
+    let mut total = None;
+    for e in entries {
+        let mut parts = e.split(':');
+        if parts.next() != Some("gpu") {
+            continue;
+        }
+        // `name[:type][:count]` (slurm.conf(5) `Gres`): without a count, one.
+        let n = parts
+            .next_back()
+            .and_then(|c| c.parse::<i64>().ok())
+            .unwrap_or(1);
+        total = Some(total.unwrap_or(0) + n);
+    }
+    total
+}
+
+/// Whether a `gres.conf` lets slurmd find GPUs: an `AutoDetect=` other than `off`, or a
+/// `Name=gpu` line (gres.conf(5): parameter names are case-insensitive, `#` starts a comment).
+pub fn gres_conf_finds_gpus(text: &str) -> bool {
+    text.lines()
+        .map(|l| l.split('#').next().unwrap_or_default())
+        .flat_map(str::split_whitespace)
+        .filter_map(|w| w.split_once('='))
+        .any(|(k, v)| {
+            (k.eq_ignore_ascii_case("autodetect") && !v.eq_ignore_ascii_case("off"))
+                || (k.eq_ignore_ascii_case("name") && v == "gpu")
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -214,15 +274,28 @@ mod tests {
     fn both_key_references_are_required_unless_external() {
         let ok = controller(json!({
             "slurmKeyRef": {"name": "slurm-auth-slurm", "key": "slurm.key"},
-            "jwtHs256KeyRef": {"name": "slurm-auth-jwths256", "key": "jwt_hs256.key"}}));
+            "jwtKeyRef": {"name": "slurm-auth-jwt", "key": "jwt.key"}}));
         assert!(fields(&ok).is_empty());
-        let newer = controller(json!({
+        assert!(!deprecated_jwt_ref(&ok));
+        // The CRD still accepts the deprecated name.
+        let older = controller(json!({
             "slurmKeyRef": {"name": "a", "key": "slurm.key"},
-            "jwtKeyRef": {"name": "b", "key": "jwt.key"}}));
-        assert!(fields(&newer).is_empty());
+            "jwtHs256KeyRef": {"name": "b", "key": "jwt_hs256.key"}}));
+        assert!(fields(&older).is_empty());
+        assert!(deprecated_jwt_ref(&older));
+        // A missing JWT key is reported under the field to use.
         assert_eq!(
             fields(&controller(json!({}))),
-            ["spec.slurmKeyRef", "spec.jwtHs256KeyRef"]
+            ["spec.slurmKeyRef", "spec.jwtKeyRef"]
+        );
+        // Every reference written needs its key.
+        assert_eq!(
+            fields(&controller(
+                json!({"slurmKeyRef": {"name": "a", "key": "k"},
+                                      "jwtKeyRef": {"name": "b", "key": "k"},
+                                      "jwtHs256KeyRef": {"name": "c"}})
+            )),
+            ["spec.jwtHs256KeyRef.key"]
         );
         assert_eq!(
             fields(&controller(json!({"slurmKeyRef": {"name": "a"},
@@ -266,5 +339,30 @@ mod tests {
             Some("apiVersion: slinky.slurm.net/v1alpha1")
         );
         assert!(wrong_version("nodeset-kind", &controller(json!({}))).is_none());
+    }
+
+    #[test]
+    fn gres_gpus_sums_the_gpu_entries_of_extra_conf() {
+        assert_eq!(gres_gpus("Gres=gpu:8"), Some(8));
+        assert_eq!(
+            gres_gpus("Features=a100 gres=gpu:h100:4,gpu:h100:4"),
+            Some(8)
+        );
+        assert_eq!(gres_gpus("GRES=gpu"), Some(1));
+        assert_eq!(gres_gpus("Gres=gpu:h100"), Some(1));
+        assert_eq!(gres_gpus("Gres=shard:8 Weight=10"), None);
+        assert_eq!(gres_gpus(""), None);
+    }
+
+    #[test]
+    fn a_gres_conf_finds_gpus_by_autodetect_or_by_name() {
+        assert!(gres_conf_finds_gpus("AutoDetect=nvidia\n"));
+        assert!(gres_conf_finds_gpus(
+            "# h100\nNodeName=x Name=gpu File=/dev/nvidia[0-7]"
+        ));
+        assert!(!gres_conf_finds_gpus("AutoDetect=off\n"));
+        assert!(!gres_conf_finds_gpus(
+            "# AutoDetect=nvidia\nName=shard Count=8"
+        ));
     }
 }

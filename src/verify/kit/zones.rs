@@ -10,19 +10,35 @@
 //! - A zone name is its Region code and a letter (`us-west-2a`); an AZ ID is a Region code part,
 //!   `-az` and a number (`usw2-az1`), the same physical zone in every account; a Local Zone's
 //!   Region part extends its parent's (`us-west-2-lax-1a`, `usw2-lax1-az1`) (AWS docs, "AZ IDs").
+//! - Pods may also be kept in one zone by where they are allowed to run ([`confined`]): a
+//!   NodePool whose requirements leave one zone (lab 15's arrangement), selected by the label
+//!   Karpenter puts on its nodes (`karpenter.sh/nodepool`: kubernetes-sigs/karpenter v1.14.1
+//!   `pkg/apis/v1/labels.go` `NodePoolLabelKey`), or a node group whose nodes all sit in one zone,
+//!   selected by its node label (`eks.amazonaws.com/nodegroup` on EKS managed node groups, EKS
+//!   user guide "Managed node groups"; `alpha.eksctl.io/nodegroup-name` on eksctl's).
 
 use std::collections::BTreeSet;
 
-use k8s_openapi::api::core::v1::NodeSelectorRequirement;
+use k8s_openapi::api::core::v1::{NodeSelectorRequirement, PodSpec};
 
-use super::placement::{allowed_by_requirements, Allowed};
+use super::placement::{allowed_by_requirements, allowed_values, Allowed};
 use crate::facts::instances::ZONE_LABEL;
+use crate::facts::NodeFacts;
 use crate::observe::Obj;
+use crate::verify::views::karpenter::NodePool;
 
 /// The AZ ID node label (see the module docs).
 pub const ZONE_ID_LABEL: &str = "topology.k8s.aws/zone-id";
 /// The labels that name a zone: its name, its AZ ID.
 pub const ZONE_KEYS: [&str; 2] = [ZONE_LABEL, ZONE_ID_LABEL];
+
+/// The node label naming a node's Karpenter NodePool.
+pub const NODEPOOL_LABEL: &str = "karpenter.sh/nodepool";
+/// Node labels naming a node group (see the module docs).
+pub const NODE_GROUP_LABELS: [&str; 2] = [
+    "eks.amazonaws.com/nodegroup",
+    "alpha.eksctl.io/nodegroup-name",
+];
 
 /// The one zone requirements leave on one key.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -167,6 +183,105 @@ pub fn name_and_id_disagree(pins: &[Pin], nodes: &[&Obj]) -> Option<BTreeSet<Str
     (!ids.is_empty() && !ids.contains(&id.value)).then_some(ids)
 }
 
+/// Whether the pools or node groups a pod spec selects keep its pods in one zone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Confined {
+    /// The spec selects no NodePool or node group by name.
+    NotSelected,
+    /// One zone (`us-west-2a`, or an AZ ID a pool pins), and the selection that keeps the pods
+    /// there (`karpenter.sh/nodepool: gpu-training`).
+    OneZone { zone: String, by: String },
+    /// The selection allows several zones (`zones`; empty: a NodePool that pins none).
+    Several { by: String, zones: Vec<String> },
+    /// What the selection leads to cannot be seen: a NodePool that was not read (static mode
+    /// without its manifest) and no node of the selection.
+    Unseen { by: String },
+}
+
+/// Whether `spec`'s node selection on [`NODEPOOL_LABEL`] or a [`NODE_GROUP_LABELS`] key keeps
+/// its pods in one zone: every selected NodePool's requirements pin the same one zone (kit
+/// [`one_zone`]); else (a pool not among `pools`, a node group) every node carrying the
+/// selection sits in one zone. `pools` are the NodePools read, by name; `nodes` the cluster's
+/// nodes (empty in static mode).
+pub fn confined(spec: &PodSpec, pools: &[(&str, NodePool)], nodes: &[&NodeFacts]) -> Confined {
+    let keys = std::iter::once(NODEPOOL_LABEL).chain(NODE_GROUP_LABELS);
+    let Some((key, names)) = keys
+        .into_iter()
+        .find_map(|k| match allowed_values(spec, k) {
+            Allowed::Only(set) => Some((k, set)),
+            _ => None,
+        })
+    else {
+        return Confined::NotSelected;
+    };
+    let listed: Vec<&str> = names.iter().map(String::as_str).collect();
+    let by = format!("{key}: {}", listed.join(", "));
+    if key == NODEPOOL_LABEL {
+        let found: Vec<&NodePool> = names
+            .iter()
+            .filter_map(|n| pools.iter().find(|(p, _)| p == n).map(|(_, pool)| pool))
+            .collect();
+        if found.len() == names.len() {
+            return pools_zone(&found, by);
+        }
+    }
+    nodes_zone(key, &names, nodes, by)
+}
+
+/// The one zone all these pools pin, by zone name (else AZ ID).
+fn pools_zone(pools: &[&NodePool], by: String) -> Confined {
+    let mut zones: BTreeSet<String> = BTreeSet::new();
+    for pool in pools {
+        match one_zone(&pool.selector_requirements()) {
+            Ok(pins) => {
+                let pin = pins
+                    .iter()
+                    .find(|p| p.key == ZONE_LABEL)
+                    .unwrap_or(&pins[0]);
+                zones.insert(pin.value.clone());
+            }
+            Err(ZoneProblem::Several(values)) => zones.extend(values),
+            Err(_) => {
+                return Confined::Several {
+                    by,
+                    zones: Vec::new(),
+                }
+            }
+        }
+    }
+    match zones.len() {
+        1 => Confined::OneZone {
+            zone: zones.into_iter().next().unwrap_or_default(),
+            by,
+        },
+        _ => Confined::Several {
+            by,
+            zones: zones.into_iter().collect(),
+        },
+    }
+}
+
+/// The one zone every node carrying one of `names` on `key` sits in.
+fn nodes_zone(key: &str, names: &BTreeSet<String>, nodes: &[&NodeFacts], by: String) -> Confined {
+    let selected: Vec<&&NodeFacts> = nodes
+        .iter()
+        .filter(|n| n.labels.get(key).is_some_and(|v| names.contains(v)))
+        .collect();
+    let zones: Option<BTreeSet<&str>> = selected.iter().map(|n| n.zone.as_deref()).collect();
+    match zones {
+        Some(z) if z.len() == 1 => Confined::OneZone {
+            zone: z.iter().next().copied().unwrap_or_default().to_string(),
+            by,
+        },
+        Some(z) if z.len() > 1 => Confined::Several {
+            by,
+            zones: z.into_iter().map(str::to_string).collect(),
+        },
+        // No node of the selection (static mode, a group scaled to zero) or one without a zone.
+        _ => Confined::Unseen { by },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -291,5 +406,105 @@ mod tests {
         ];
         assert_eq!(name_and_id_disagree(&same, &[&a]), None);
         assert_eq!(name_and_id_disagree(&pins[..1], &[&a]), None);
+    }
+
+    fn pool(reqs: serde_json::Value) -> NodePool {
+        let o = Obj::new(
+            serde_json::json!({"apiVersion": "karpenter.sh/v1", "kind": "NodePool",
+                "metadata": {"name": "p"},
+                "spec": {"template": {"spec": {"requirements": reqs}}}}),
+            Origin::Live,
+        )
+        .unwrap();
+        NodePool::from_obj(&o).unwrap()
+    }
+
+    fn selecting(key: &str, value: &str) -> PodSpec {
+        serde_json::from_value(serde_json::json!({"containers": [],
+            "nodeSelector": {key: value}}))
+        .unwrap()
+    }
+
+    fn facts(name: &str, zone: &str, label: (&str, &str)) -> NodeFacts {
+        let o = Obj::new(
+            serde_json::json!({"apiVersion": "v1", "kind": "Node",
+                "metadata": {"name": name, "labels": {ZONE_LABEL: zone, label.0: label.1}}}),
+            Origin::Live,
+        )
+        .unwrap();
+        NodeFacts::from_obj(&o).unwrap()
+    }
+
+    #[test]
+    fn a_pod_on_a_one_zone_node_pool_is_confined_to_that_zone() {
+        let one = pool(serde_json::json!([{"key": ZONE_LABEL, "operator": "In",
+            "values": ["us-west-2a"]}]));
+        let spec = selecting(NODEPOOL_LABEL, "gpu-training");
+        let pools = [("gpu-training", one.clone())];
+        assert_eq!(
+            confined(&spec, &pools, &[]),
+            Confined::OneZone {
+                zone: "us-west-2a".into(),
+                by: "karpenter.sh/nodepool: gpu-training".into()
+            }
+        );
+        let two = pool(serde_json::json!([{"key": ZONE_LABEL, "operator": "In",
+            "values": ["us-west-2a", "us-west-2b"]}]));
+        let spread = [("gpu-training", two)];
+        assert!(matches!(
+            confined(&spec, &spread, &[]),
+            Confined::Several { zones, .. } if zones == ["us-west-2a", "us-west-2b"]
+        ));
+        let any = [("gpu-training", pool(serde_json::json!([])))];
+        assert!(
+            matches!(confined(&spec, &any, &[]), Confined::Several { zones, .. } if zones.is_empty())
+        );
+        // Two pools pinning different zones allow both.
+        let other = pool(serde_json::json!([{"key": ZONE_LABEL, "operator": "In",
+            "values": ["us-west-2c"]}]));
+        let spec2: PodSpec = serde_json::from_value(serde_json::json!({"containers": [],
+            "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
+                {"nodeSelectorTerms": [{"matchExpressions": [{"key": NODEPOOL_LABEL,
+                    "operator": "In", "values": ["a", "b"]}]}]}}}}))
+        .unwrap();
+        let both = [("a", one), ("b", other)];
+        assert!(matches!(
+            confined(&spec2, &both, &[]),
+            Confined::Several { .. }
+        ));
+    }
+
+    #[test]
+    fn an_unread_pool_or_a_node_group_is_judged_by_its_nodes() {
+        let spec = selecting(NODEPOOL_LABEL, "gpu-training");
+        assert_eq!(
+            confined(&spec, &[], &[]),
+            Confined::Unseen {
+                by: "karpenter.sh/nodepool: gpu-training".into()
+            }
+        );
+        let ng = NODE_GROUP_LABELS[0];
+        let (a, b) = (
+            facts("a", "us-west-2a", (ng, "p5")),
+            facts("b", "us-west-2a", (ng, "p5")),
+        );
+        let other = facts("c", "us-west-2b", (ng, "cpu"));
+        let spec = selecting(ng, "p5");
+        assert_eq!(
+            confined(&spec, &[], &[&a, &b, &other]),
+            Confined::OneZone {
+                zone: "us-west-2a".into(),
+                by: format!("{ng}: p5")
+            }
+        );
+        let c = facts("c", "us-west-2b", (ng, "p5"));
+        assert!(matches!(
+            confined(&spec, &[], &[&a, &c]),
+            Confined::Several { zones, .. } if zones == ["us-west-2a", "us-west-2b"]
+        ));
+        assert_eq!(
+            confined(&selecting("x", "y"), &[], &[&a]),
+            Confined::NotSelected
+        );
     }
 }
