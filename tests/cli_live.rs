@@ -608,7 +608,8 @@ fn grading_every_lab_at_once_lists_each_kind_and_namespace_once_and_nodes_once()
         "/api/v1/namespaces/trainlab-optimum-neuron/pods",
         "/api/v1/namespaces/trainlab-optimum-neuron/configmaps",
         // slurm-accounting: Accountings, Controllers, Services, Secrets (metadata only),
-        // StatefulSets, Pods; slinky-nodeset: NodeSets, Controllers, Pods.
+        // StatefulSets, Pods; slinky-nodeset: NodeSets, Controllers, Pods, ConfigMaps (the
+        // Controller's gres.conf).
         "/apis/slinky.slurm.net/v1beta1/namespaces/trainlab-slurm-accounting/accountings",
         "/apis/slinky.slurm.net/v1beta1/namespaces/trainlab-slurm-accounting/controllers",
         "/api/v1/namespaces/trainlab-slurm-accounting/services",
@@ -618,6 +619,7 @@ fn grading_every_lab_at_once_lists_each_kind_and_namespace_once_and_nodes_once()
         "/apis/slinky.slurm.net/v1beta1/namespaces/trainlab-slinky-nodeset/nodesets",
         "/apis/slinky.slurm.net/v1beta1/namespaces/trainlab-slinky-nodeset/controllers",
         "/api/v1/namespaces/trainlab-slinky-nodeset/pods",
+        "/api/v1/namespaces/trainlab-slinky-nodeset/configmaps",
         // fsx-lustre: PVCs, Jobs, Pods, Events (StorageClasses are listed above).
         "/api/v1/namespaces/trainlab-fsx-lustre/persistentvolumeclaims",
         "/apis/batch/v1/namespaces/trainlab-fsx-lustre/jobs",
