@@ -577,3 +577,30 @@ fn a_draft_path_that_leaves_its_folder_is_an_error_and_start_writes_nothing() {
         assert!(!work.path().join("../../../../evil-draft.yaml").exists());
     }
 }
+
+#[test]
+fn lint_reports_every_broken_lab_and_every_folder_it_passes_over() {
+    let labs = Labs::copy();
+    // Two broken labs: both are reported, not only the first.
+    labs.replace(
+        LAB1,
+        "topic: parallelism\n",
+        "topic: parallelism\ndifficulty: hard\n",
+    );
+    labs.replace(LAB10, "number: 10\n", "number: 10\nlevel: 3\n");
+    // Two folders that are not lab folders: said, with why.
+    std::fs::create_dir_all(labs.root().join("volcano-gang")).unwrap();
+    std::fs::create_dir_all(labs.root().join("..x")).unwrap();
+    let out = labs.lint().code(2).get_output().clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("difficulty"), "{stderr}");
+    assert!(stderr.contains("level"), "{stderr}");
+    for folder in ["volcano-gang", "..x"] {
+        assert!(
+            stderr.contains(&format!("{folder}: passed over: not a lab folder name")),
+            "{folder}: {stderr}"
+        );
+    }
+    // The other 13 labs were still linted: one problem each for the two broken ones only.
+    assert!(stderr.contains("lint found 2 problem(s)"), "{stderr}");
+}

@@ -101,7 +101,12 @@ fn cases_of(b: &LabBundle, profile: &str) -> Vec<Value> {
     let parsed: Vec<(&str, Vec<Obj>)> = ["starter", "solution"]
         .iter()
         .flat_map(|folder| b.files_for(folder, profile))
-        .map(|(rel, text)| (rel, parse_text(text, &b.path_of(rel)).expect("lab files parse")))
+        .map(|(rel, text)| {
+            (
+                rel,
+                parse_text(text, &b.path_of(rel)).expect("lab files parse"),
+            )
+        })
         .collect();
     let config_maps: BTreeMap<String, Value> = parsed
         .iter()

@@ -53,9 +53,12 @@ fn run(program: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
         c.env_remove(k);
     }
     // No __pycache__ next to the files (the torchrun shim imports trainer.py).
+    // The labs' pods set CUDA_DEVICE_MAX_CONNECTIONS=1 (Megatron refuses TP > 1 without it); a
+    // test about its absence passes it empty.
     c.env("PYTHONDONTWRITEBYTECODE", "1")
         .env("TRAINLAB_STANDIN_SECONDS", "0")
-        .env("TRAINLAB_STANDIN_ALLOCATE", "0");
+        .env("TRAINLAB_STANDIN_ALLOCATE", "0")
+        .env("CUDA_DEVICE_MAX_CONNECTIONS", "1");
     for (k, v) in env {
         c.env(k, v);
     }
@@ -74,11 +77,51 @@ fn run(program: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
 }
 
 fn trainer(args: &[&str], env: &[(&str, &str)]) -> Run {
-    run("trainer.py", args, env)
+    run("trainer.py", &with_hf_data(args), env)
+}
+
+/// Flags only Megatron-LM's pretrain_gpt.py takes: a line with one is not an HF line.
+const MEGATRON_MARKERS: &[&str] = &[
+    "--num-layers",
+    "--micro-batch-size",
+    "--global-batch-size",
+    "--tensor-model-parallel-size",
+    "--pipeline-model-parallel-size",
+    "--recompute-activations",
+    "--recompute-granularity",
+    "--checkpoint-activations",
+    "--batch-size",
+    "--model-parallel-size",
+    "--loss-scale",
+    "--initial-loss-scale",
+];
+
+/// An HF line (no Megatron-LM flag, no NeMo override) without data gets run_clm.py's required
+/// dataset, so a test pins the flags it is about: run_clm refuses a line with no dataset first.
+fn with_hf_data<'a>(args: &[&'a str]) -> Vec<&'a str> {
+    let mut a = args.to_vec();
+    let flag_of = |w: &str| w.split('=').next().unwrap_or(w).to_string();
+    let megatron = args
+        .iter()
+        .any(|w| MEGATRON_MARKERS.contains(&flag_of(w).as_str()));
+    // NeMo's Hydra overrides (`trainer.precision=bf16-mixed`) are no HF line either.
+    let nemo = args
+        .iter()
+        .any(|w| !w.starts_with('-') && w.contains('=') && w.contains('.'));
+    let hf = !megatron && !nemo && args.iter().any(|w| w.starts_with("--"));
+    let has_data = args.iter().any(|w| {
+        ["--dataset_name", "--train_file", "--validation_file"]
+            .iter()
+            .any(|f| w.starts_with(f))
+    });
+    if hf && !has_data {
+        a.extend(["--dataset_name", "Salesforce/wikitext"]);
+    }
+    a
 }
 
 fn torchrun(args: &[&str], env: &[(&str, &str)]) -> Run {
-    run("torchrun", args, env)
+    run("torchrun", &with_hf_data(args), env)
 }
 
 /// What Megatron-LM's pretrain_gpt.py refuses to start without, besides the flags a test is
@@ -591,16 +634,22 @@ fn hf_depth_comes_from_run_clms_config_overrides_not_a_num_hidden_layers_flag() 
         ]),
         "6"
     );
-    // `--num_hidden_layers` is no field of run_clm.py or TrainingArguments: a script's own flag,
-    // not the depth (the default 24 applies).
-    assert_eq!(
-        layers(&[
+    // `--num_hidden_layers` is no field of run_clm.py or TrainingArguments: run_clm's
+    // HfArgumentParser refuses the left-over words, as the real one does (the conformance
+    // suite's differential test pins it against transformers 5.24.0).
+    let r = trainer(
+        &[
             "--num_hidden_layers",
             "8",
             "--per_device_train_batch_size",
-            "2"
-        ]),
-        "24"
+            "2",
+        ],
+        &[],
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(
+        r.last_err(),
+        "ValueError: Some specified arguments are not used by the HfArgumentParser: ['--num_hidden_layers', '8']"
     );
     // config.update_from_string: `int(v)` for an int field.
     let r = trainer(

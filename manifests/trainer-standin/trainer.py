@@ -183,6 +183,48 @@ SHARED = {n.replace("_", "-") for n in HF_BOOL | HF_INT | HF_VALUE} & (
 )
 MEGATRON_ONLY = MEGATRON_ONLY - SHARED
 HF_ONLY = (HF_BOOL | HF_INT | HF_VALUE) - {n.replace("-", "_") for n in SHARED}
+# Every option run_clm.py's HfArgumentParser knows: the init fields of run_clm.py's
+# ModelArguments and DataTrainingArguments and of transformers 5.24.0 TrainingArguments
+# (training_args.py), as listed by dataclasses.fields() in the conformance venv
+# (tests/conformance/run_clm_args.py describes run_clm's two). Any other option is left over,
+# and run_clm refuses the whole line (hf_argparser.py parse_args_into_dataclasses).
+RUN_CLM_FIELDS = frozenset((
+    "accelerator_config", "activation_checkpointing", "activation_checkpointing_kwargs",
+    "adam_beta1", "adam_beta2", "adam_epsilon", "auto_find_batch_size",
+    "average_tokens_across_devices", "batch_eval_metrics", "bf16", "bf16_full_eval", "block_size",
+    "cache_dir", "config_name", "config_overrides", "data_seed", "dataloader_drop_last",
+    "dataloader_in_order", "dataloader_multiprocessing_context", "dataloader_num_workers",
+    "dataloader_persistent_workers", "dataloader_pin_memory", "dataloader_prefetch_factor",
+    "dataset_config_name", "dataset_name", "ddp_backend", "ddp_broadcast_buffers",
+    "ddp_bucket_cap_mb", "ddp_find_unused_parameters", "ddp_static_graph", "ddp_timeout", "debug",
+    "deepspeed", "disable_tqdm", "do_eval", "do_predict", "do_train", "dtype",
+    "enable_jit_checkpoint", "eval_accumulation_steps", "eval_delay", "eval_do_concat_batches",
+    "eval_on_start", "eval_steps", "eval_strategy", "eval_use_gather_object", "fp16",
+    "fp16_full_eval", "fsdp", "fsdp_config", "full_determinism", "gradient_accumulation_steps",
+    "gradient_checkpointing", "gradient_checkpointing_kwargs", "greater_is_better",
+    "hub_always_push", "hub_model_id", "hub_private_repo", "hub_revision", "hub_strategy",
+    "hub_token", "ignore_data_skip", "include_for_metrics", "include_num_input_tokens_seen",
+    "keep_linebreaks", "label_names", "label_smoothing_factor", "learning_rate",
+    "length_column_name", "liger_kernel_config", "load_best_model_at_end", "local_rank",
+    "log_level", "log_level_replica", "log_on_each_node", "logging_first_step",
+    "logging_nan_inf_filter", "logging_steps", "logging_strategy", "lr_scheduler_kwargs",
+    "lr_scheduler_type", "max_eval_samples", "max_grad_norm", "max_steps", "max_train_samples",
+    "metric_for_best_model", "model_name_or_path", "model_revision", "model_type",
+    "neftune_noise_alpha", "num_train_epochs", "optim", "optim_args", "optim_target_modules",
+    "output_dir", "overwrite_cache", "parallelism_config", "per_device_eval_batch_size",
+    "per_device_train_batch_size", "prediction_loss_only", "preprocessing_num_workers", "project",
+    "push_to_hub", "remove_unused_columns", "report_to",
+    "restore_callback_states_from_checkpoint", "resume_from_checkpoint", "run_name",
+    "save_on_each_node", "save_only_model", "save_steps", "save_strategy", "save_total_limit",
+    "seed", "skip_memory_metrics", "streaming", "tf32", "token", "tokenizer_name",
+    "torch_compile", "torch_compile_backend", "torch_compile_mode", "torch_empty_cache_steps",
+    "trackio_bucket_id", "trackio_space_id", "trackio_static_space_id", "train_file",
+    "train_sampling_strategy", "trust_remote_code", "use_cache", "use_cpu", "use_fast_tokenizer",
+    "use_liger_kernel", "validation_file", "validation_split_percentage", "warmup_steps",
+    "weight_decay",
+))
+# TrainingArguments save_strategy (trainer_utils.py SaveStrategy): argparse choices.
+SAVE_STRATEGIES = ("no", "steps", "epoch", "best")
 # transformers/hf_argparser.py string_to_bool: the accepted spellings (upstream-facts.md §13).
 TRUTHY = {"yes", "true", "t", "y", "1"}
 FALSY = {"no", "false", "f", "n", "0"}
@@ -668,14 +710,24 @@ def string_to_bool(flag, raw):
 
 
 def parse_hf(argv):
-    a = {"per_device_train_batch_size": 8}  # TrainingArguments default
+    a = {"per_device_train_batch_size": 8, "unused": []}  # TrainingArguments default
     i = 0
     while i < len(argv):
         tok = argv[i]
         name, value = split_flag(tok)
         i += 1
         if name is None:
-            continue  # a positional (the script path) or a script's own argument
+            if not tok.endswith(".py"):  # the script path a launcher passes on is no argument
+                a["unused"].append(tok)  # argparse leaves a stray word over too
+            continue
+        field = name.replace("-", "_")
+        if field not in RUN_CLM_FIELDS and field.removeprefix("no_") not in RUN_CLM_FIELDS:
+            # Not an option of run_clm.py's parser: left over with the word after it.
+            a["unused"].append(tok)
+            if value is None and i < len(argv) and not argv[i].startswith("-"):
+                a["unused"].append(argv[i])
+                i += 1
+            continue
         field = name.replace("-", "_")
         if field in HF_BOOL:
             # bool fields have nargs="?", const=True: the next token is the value unless it is
@@ -731,14 +783,50 @@ def validate_run_clm_model_args(a):
         )
 
 
+def validate_run_clm_data_args(a):
+    """run_clm.py DataTrainingArguments.__post_init__: some data to train on is required."""
+    if all(a.get(k) is None for k in ("dataset_name", "train_file", "validation_file")):
+        raise Invalid("ValueError", "Need either a dataset name or a training/validation file.")
+
+
+def validate_save_strategy(a):
+    """TrainingArguments save_strategy is an argparse choice: refused while parsing (exit 2)."""
+    strategy = a.get("save_strategy", "steps")
+    if strategy not in SAVE_STRATEGIES:
+        choices = ", ".join(repr(c) for c in SAVE_STRATEGIES)
+        raise Usage(
+            f"argument --save_strategy/--save-strategy: invalid choice: {strategy!r} (choose from {choices})"
+        )
+
+
+def validate_save_steps(a):
+    """With save_strategy "steps" (the default) a save_steps above 1 must be whole
+    (transformers 5.24.0 training_args.py TrainingArguments.__post_init__)."""
+    raw = a.get("save_steps")
+    if a.get("save_strategy", "steps") == "steps" and raw is not None:
+        steps = parse_float("save_steps", raw)
+        if steps > 1 and steps != int(steps):
+            raise Invalid("ValueError", f"--save_steps must be an integer if bigger than 1: {steps}")
+
+
 def validate_hf(a, world):
+    # HfArgumentParser builds ModelArguments, DataTrainingArguments, TrainingArguments in that
+    # order (each __post_init__ runs), and only then refuses left-over words.
+    validate_save_strategy(a)
     validate_run_clm_model_args(a)
+    validate_run_clm_data_args(a)
+    validate_save_steps(a)
     # transformers/src/transformers/training_args.py TrainingArguments.__post_init__:
     #   if self.fp16 and self.bf16: raise ValueError("At most one of fp16 and bf16 can be True,
     #   but not both")  (verified in transformers 5.24.0, upstream-facts.md §13)
     # The bf16-support check that runs before it is not reproduced: kind's GPUs are faked.
     if a.get("fp16") and a.get("bf16"):
         raise Invalid("ValueError", "At most one of fp16 and bf16 can be True, but not both")
+    if a["unused"]:
+        raise Invalid(
+            "ValueError",
+            f"Some specified arguments are not used by the HfArgumentParser: {a['unused']!r}",
+        )
     if a.get("gradient_checkpointing"):
         # transformers 5.24 deprecates the old name (a warning, not an error).
         print(

@@ -141,6 +141,15 @@ fn file_name(rel: &str) -> &str {
     rel.rsplit('/').next().unwrap_or(rel)
 }
 
+/// A labs folder as `lint` reads it: what loads, every error, and what was passed over.
+#[derive(Debug)]
+pub struct Survey {
+    pub catalog: Catalog,
+    pub errors: Vec<LabError>,
+    /// One line per sub-folder that is not a lab folder, saying so.
+    pub skipped: Vec<String>,
+}
+
 /// All labs, sorted by number.
 #[derive(Debug, Clone)]
 pub struct Catalog {
@@ -165,21 +174,40 @@ impl Catalog {
 
     /// Labs from a folder on disk (`--labs-dir`), for lab authors.
     pub fn from_dir(root: &Path) -> Result<Catalog, LabError> {
+        let survey = Catalog::survey_dir(root)?;
+        match survey.errors.into_iter().next() {
+            Some(e) => Err(e),
+            None => Ok(survey.catalog),
+        }
+    }
+
+    /// Every lab of a folder on disk with every problem found, not only the first, and the
+    /// sub-folders passed over with why (`trainlab lint --labs-dir`). Errs only when the folder
+    /// itself cannot be read or holds no lab folder at all.
+    pub fn survey_dir(root: &Path) -> Result<Survey, LabError> {
         let shown = root.display().to_string();
         let entries = std::fs::read_dir(root).map_err(|e| {
             LabError::new(&shown, None, format!("cannot read the labs folder: {e}"))
         })?;
         let mut raw = Vec::new();
+        let mut skipped = Vec::new();
         for entry in entries {
             let entry = entry.map_err(|e| LabError::new(&shown, None, e.to_string()))?;
             let folder = entry.file_name().to_string_lossy().to_string();
-            if !entry.path().is_dir() || !is_lab_folder(&folder) {
+            if !entry.path().is_dir() {
+                continue;
+            }
+            if !is_lab_folder(&folder) {
+                skipped.push(format!(
+                    "{shown}/{folder}: passed over: not a lab folder name (expected NN-<id>, e.g. 09-volcano-gang)"
+                ));
                 continue;
             }
             let mut files = BTreeMap::new();
             collect_disk(&entry.path(), &entry.path(), &mut files)?;
             raw.push((folder, files));
         }
+        skipped.sort();
         if raw.is_empty() {
             return Err(LabError::new(
                 &shown,
@@ -187,32 +215,60 @@ impl Catalog {
                 "no lab folders found (expected sub-folders named NN-<id> holding lab.yaml)",
             ));
         }
-        Catalog::from_raw(raw, &shown)
+        let (catalog, errors) = Catalog::load_all(raw, &shown);
+        Ok(Survey {
+            catalog,
+            errors,
+            skipped,
+        })
     }
 
     /// Labs from (folder name, files by relative path) pairs, validated as [`Catalog::from_dir`]
     /// validates them; `root` names them in messages. Public for the fuzz targets (fuzz/).
     pub fn from_raw(
-        mut raw: Vec<(String, BTreeMap<String, String>)>,
+        raw: Vec<(String, BTreeMap<String, String>)>,
         root: &str,
     ) -> Result<Catalog, LabError> {
+        let (catalog, errors) = Catalog::load_all(raw, root);
+        match errors.into_iter().next() {
+            Some(e) => Err(e),
+            None => Ok(catalog),
+        }
+    }
+
+    /// The labs that load, and one error per lab that does not (plus duplicate ids and
+    /// numbers), in folder order.
+    fn load_all(
+        mut raw: Vec<(String, BTreeMap<String, String>)>,
+        root: &str,
+    ) -> (Catalog, Vec<LabError>) {
         // Deterministic: the first broken lab reported is the same on every filesystem.
         raw.sort_by(|a, b| a.0.cmp(&b.0));
         let mut labs = Vec::new();
+        let mut errors = Vec::new();
         for (folder, mut files) in raw {
             let origin = format!("{root}/{folder}");
             let file = format!("{origin}/lab.yaml");
-            let text = files
-                .remove("lab.yaml")
-                .ok_or_else(|| LabError::new(&file, None, "missing lab.yaml"))?;
-            let lab = parse_lab(&text, &file)?;
+            let Some(text) = files.remove("lab.yaml") else {
+                errors.push(LabError::new(&file, None, "missing lab.yaml"));
+                continue;
+            };
+            let lab = match parse_lab(&text, &file) {
+                Ok(lab) => lab,
+                Err(e) => {
+                    errors.push(e);
+                    continue;
+                }
+            };
             let bundle = LabBundle {
                 lab: std::sync::Arc::new(lab),
                 origin,
                 files,
             };
-            validate(&bundle, &folder)?;
-            labs.push(bundle);
+            match validate(&bundle, &folder) {
+                Ok(()) => labs.push(bundle),
+                Err(e) => errors.push(e),
+            }
         }
         labs.sort_by_key(|b| b.lab.number);
         let mut ids = BTreeSet::new();
@@ -220,21 +276,21 @@ impl Catalog {
         for b in &labs {
             let file = format!("{}/lab.yaml", b.origin);
             if !ids.insert(b.lab.id.clone()) {
-                return Err(LabError::new(
+                errors.push(LabError::new(
                     &file,
                     Some("id"),
                     format!("duplicate lab id `{}`", b.lab.id),
                 ));
             }
             if !numbers.insert(b.lab.number) {
-                return Err(LabError::new(
+                errors.push(LabError::new(
                     &file,
                     Some("number"),
                     format!("duplicate lab number {}", b.lab.number),
                 ));
             }
         }
-        Ok(Catalog { labs })
+        (Catalog { labs }, errors)
     }
 
     /// Finds a lab by number (`9`), id (`volcano-gang`) or folder name (`09-volcano-gang`).

@@ -10,19 +10,30 @@ use crate::verify::{lint_lab, verifier_for};
 #[derive(Debug, Args)]
 pub struct LintArgs {}
 
-pub fn run_lint(g: &Global) -> Result<Vec<String>, crate::Error> {
-    let catalog = g.catalog()?; // schema and field errors stop here, with file and field
-    let mut problems = Vec::new();
-    for b in &catalog.labs {
+/// Every problem of every lab (a lab that does not load is one problem; the others are still
+/// linted), and the folders passed over. Only a labs folder that cannot be read stops it.
+pub fn run_lint(g: &Global) -> Result<(Vec<String>, Vec<String>, usize), crate::Error> {
+    let survey = match &g.labs_dir {
+        Some(dir) => crate::catalog::Catalog::survey_dir(dir)?,
+        None => crate::catalog::Survey {
+            catalog: g.catalog()?,
+            errors: Vec::new(),
+            skipped: Vec::new(),
+        },
+    };
+    let mut problems: Vec<String> = survey.errors.iter().map(ToString::to_string).collect();
+    for b in &survey.catalog.labs {
         problems.extend(lint_lab(b, verifier_for(&b.lab.id)));
     }
-    Ok(problems)
+    Ok((problems, survey.skipped, survey.catalog.labs.len()))
 }
 
 pub fn run(g: &Global, _a: &LintArgs) -> Result<ExitCode, crate::Error> {
-    let problems = run_lint(g)?;
+    let (problems, skipped, n) = run_lint(g)?;
+    for line in &skipped {
+        super::output::eprint(&format!("note: {line}\n"));
+    }
     if problems.is_empty() {
-        let n = g.catalog()?.labs.len();
         print(&format!("lint: {n} labs OK\n"));
         Ok(ExitCode::Ok)
     } else {

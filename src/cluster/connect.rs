@@ -70,9 +70,14 @@ pub async fn connect(opts: &ConnectOpts) -> Result<Conn, Error> {
                 })?;
             if !kc.contexts.iter().any(|c| c.name == context) {
                 let known: Vec<&str> = kc.contexts.iter().map(|c| c.name.as_str()).collect();
+                let which = if known.is_empty() {
+                    "it defines no context at all (`kubectl config get-contexts` lists them)"
+                        .to_string()
+                } else {
+                    format!("known contexts: {}", known.join(", "))
+                };
                 return Err(Error::Usage(format!(
-                    "context `{context}` not found in the kubeconfig; known contexts: {}",
-                    known.join(", ")
+                    "context `{context}` not found in the kubeconfig; {which}"
                 )));
             }
             let options = KubeConfigOptions {
