@@ -206,7 +206,7 @@ fn workload_cases(
             });
             let env = inv.environment();
             let files = mounted_files(&t.spec, c, config_maps);
-            if let Some(tr) = &torchrun {
+            if torchrun.is_some() {
                 let start = inv
                     .expanded
                     .iter()

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 use support::state::*;
-use trainlab::catalog::{Catalog, Lang};
+use trainlab::catalog::Lang;
 use trainlab::observe::{manifest_files, parse_file, Obj};
 use trainlab::report::LabReport;
 use trainlab::verify::kit::cmdline::Args;
@@ -48,20 +48,7 @@ fn lab_files(folders: &[&str]) -> State {
 /// The EKS profile's answer as the learner's files: `solution/` with each file of
 /// `solution-eks/` in place of the same-named one, graded with the lab's EKS parameters.
 fn eks_solution() -> State {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("labs/11-gradient-checkpointing");
-    let eks = manifest_files(&dir.join("solution-eks")).unwrap();
-    let replaced = |f: &Path| eks.iter().any(|e| e.file_name() == f.file_name());
-    let mut s = State::load("gradient-checkpointing/solution-state").into_files();
-    s.objects = manifest_files(&dir.join("solution"))
-        .unwrap()
-        .into_iter()
-        .filter(|f| !replaced(f))
-        .chain(eks.iter().cloned())
-        .flat_map(|f| parse_file(&f).unwrap())
-        .collect();
-    let catalog = Catalog::embedded().unwrap();
-    let params = catalog.get(LAB).unwrap().lab.params("eks");
-    params.iter().fold(s, |s, (k, v)| s.param(k, v))
+    State::solution_of(LAB, "eks")
 }
 
 /// The training command's arguments of Job `ckpt-train` among these objects.
@@ -73,29 +60,6 @@ fn job_training_args(objects: &[Obj]) -> Args {
     let job = Workload::from_obj(obj).unwrap().unwrap();
     let (c, _) = main_container(&job.templates[0]).unwrap();
     training_command(c).expect("a training command").args
-}
-
-/// What run_clm.py itself stops on before training, or that makes it not train (transformers
-/// examples/pytorch/language-modeling/run_clm.py: ModelArguments.__post_init__,
-/// DataTrainingArguments.__post_init__, the tokenizer and `do_train` in `main`; HfArgumentParser
-/// refuses a flag no dataclass has, such as `--num_hidden_layers`).
-fn run_clm_refusal(a: &Args) -> Option<&'static str> {
-    let model = a.has(&["model_name_or_path"]) || a.has(&["config_name"]);
-    if a.has(&["num_hidden_layers"]) {
-        Some("Some specified arguments are not used by the HfArgumentParser")
-    } else if a.has(&["config_overrides"]) && model {
-        Some("--config_overrides can't be used in combination with --config_name or --model_name_or_path")
-    } else if !a.has(&["dataset_name"]) && !a.has(&["train_file"]) && !a.has(&["validation_file"]) {
-        Some("Need either a dataset name or a training/validation file.")
-    } else if !a.has(&["model_name_or_path"]) && !a.has(&["tokenizer_name"]) {
-        Some("You are instantiating a new tokenizer from scratch.")
-    } else if !model && !a.has(&["model_type"]) {
-        Some("no model: --model_name_or_path, --config_name or --model_type")
-    } else if !a.has(&["do_train"]) {
-        Some("no --do_train: run_clm.py does not train")
-    } else {
-        None
-    }
 }
 
 fn english_hint(r: &LabResult, check: &str) -> String {
@@ -519,7 +483,12 @@ fn every_answer_and_the_draft_run_with_run_clms_own_arguments() {
         ("solution-eks", &eks_solution().objects),
     ] {
         let a = job_training_args(objects);
-        assert_eq!(run_clm_refusal(&a), None, "{name}: {:?}", a.words());
+        assert_eq!(
+            support::run_clm::refusal(&a),
+            None,
+            "{name}: {:?}",
+            a.words()
+        );
         // The depth comes from the model config run_clm.py builds, not from a flag.
         let overrides = a.value(&["config_overrides"]).unwrap_or_default();
         assert!(overrides.contains("n_layer="), "{name}: {overrides}");
@@ -527,7 +496,7 @@ fn every_answer_and_the_draft_run_with_run_clms_own_arguments() {
     // The command line the lab had before: run_clm.py refuses it.
     let old = Args::new(["--output_dir", "/tmp/x", "--num_hidden_layers", "24"]);
     assert_eq!(
-        run_clm_refusal(&old),
+        support::run_clm::refusal(&old),
         Some("Some specified arguments are not used by the HfArgumentParser")
     );
     let pretrained_and_overrides = Args::new([
@@ -539,7 +508,7 @@ fn every_answer_and_the_draft_run_with_run_clms_own_arguments() {
         "Salesforce/wikitext",
         "--do_train",
     ]);
-    assert!(run_clm_refusal(&pretrained_and_overrides)
+    assert!(support::run_clm::refusal(&pretrained_and_overrides)
         .unwrap()
         .starts_with("--config_overrides can't"));
 }

@@ -734,29 +734,11 @@ fn hints_are_filled_and_expected_found_are_values() {
 /// The EKS reference answer as the learner's files: each file of `solution-eks/` replaces the
 /// same-named file of `solution/`, graded with the lab's `eks` parameters.
 fn eks_solution() -> State {
-    let lab = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("labs/01-tensor-parallelism");
-    let names = |d: &str| -> std::collections::BTreeSet<String> {
-        std::fs::read_dir(lab.join(d))
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .collect()
-    };
-    let mut s = State::load("../../labs/01-tensor-parallelism/solution-eks").into_files();
-    for shared in names("solution").difference(&names("solution-eks")) {
-        s = s.and(&format!(
-            "../../labs/01-tensor-parallelism/solution/{shared}"
-        ));
-    }
-    for (k, v) in &eks_params() {
-        s = s.param(k, v);
-    }
-    s
+    State::solution_of(LAB, "eks")
 }
 
 fn eks_params() -> std::collections::BTreeMap<String, String> {
-    let catalog = trainlab::catalog::Catalog::embedded().unwrap();
-    let task = catalog.get(LAB).unwrap().lab.task.clone().unwrap();
-    task.params["eks"].clone()
+    params_of(LAB, "eks")
 }
 
 #[test]

@@ -4,12 +4,10 @@
 
 mod support;
 
-use std::path::Path;
-
 use serde_json::{json, Value};
 use support::state::*;
-use trainlab::catalog::{Catalog, Lang};
-use trainlab::observe::{manifest_files, parse_file, Obj};
+use trainlab::catalog::Lang;
+use trainlab::observe::Obj;
 use trainlab::report::LabReport;
 use trainlab::verify::kit::cmdline::Args;
 use trainlab::verify::kit::training::{main_container, training_command};
@@ -43,20 +41,7 @@ fn files(folder: &str) -> State {
 /// The EKS profile's answer as the learner's files: `solution/` with each file of
 /// `solution-eks/` in place of the same-named one, graded with the lab's EKS parameters.
 fn eks_solution() -> State {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("labs/12-zero3-offload");
-    let eks = manifest_files(&dir.join("solution-eks")).unwrap();
-    let replaced = |f: &Path| eks.iter().any(|e| e.file_name() == f.file_name());
-    let mut s = files("solution");
-    s.objects = manifest_files(&dir.join("solution"))
-        .unwrap()
-        .into_iter()
-        .filter(|f| !replaced(f))
-        .chain(eks.iter().cloned())
-        .flat_map(|f| parse_file(&f).unwrap())
-        .collect();
-    let catalog = Catalog::embedded().unwrap();
-    let params = catalog.get(LAB).unwrap().lab.params("eks");
-    params.iter().fold(s, |s, (k, v)| s.param(k, v))
+    State::solution_of(LAB, "eks")
 }
 
 /// The training command's arguments of the job among these objects.
@@ -68,26 +53,6 @@ fn job_training_args(objects: &[Obj]) -> Args {
     let job = Workload::from_obj(obj).unwrap().unwrap();
     let (c, _) = main_container(&job.templates[0]).unwrap();
     training_command(c).expect("a training command").args
-}
-
-/// What run_clm.py itself stops on before training, or that makes it not train (transformers
-/// examples/pytorch/language-modeling/run_clm.py: ModelArguments.__post_init__,
-/// DataTrainingArguments.__post_init__, the tokenizer and `do_train` in `main`).
-fn run_clm_refusal(a: &Args) -> Option<&'static str> {
-    let model = a.has(&["model_name_or_path"]) || a.has(&["config_name"]);
-    if a.has(&["config_overrides"]) && model {
-        Some("--config_overrides can't be used in combination with --config_name or --model_name_or_path")
-    } else if !a.has(&["dataset_name"]) && !a.has(&["train_file"]) && !a.has(&["validation_file"]) {
-        Some("Need either a dataset name or a training/validation file.")
-    } else if !a.has(&["model_name_or_path"]) && !a.has(&["tokenizer_name"]) {
-        Some("You are instantiating a new tokenizer from scratch.")
-    } else if !model && !a.has(&["model_type"]) {
-        Some("no model: --model_name_or_path, --config_name or --model_type")
-    } else if !a.has(&["do_train"]) {
-        Some("no --do_train: run_clm.py does not train")
-    } else {
-        None
-    }
 }
 
 fn english_hint(r: &LabResult, check: &str) -> String {
@@ -262,7 +227,12 @@ fn every_answer_and_the_draft_run_with_run_clms_own_arguments() {
         ("solution-eks", eks_solution().objects),
     ] {
         let a = job_training_args(&objects);
-        assert_eq!(run_clm_refusal(&a), None, "{name}: {:?}", a.words());
+        assert_eq!(
+            support::run_clm::refusal(&a),
+            None,
+            "{name}: {:?}",
+            a.words()
+        );
     }
     // The command line the lab had before: no dataset, no --do_train.
     let old = Args::new([
@@ -279,7 +249,7 @@ fn every_answer_and_the_draft_run_with_run_clms_own_arguments() {
         "20",
     ]);
     assert_eq!(
-        run_clm_refusal(&old),
+        support::run_clm::refusal(&old),
         Some("Need either a dataset name or a training/validation file.")
     );
 }

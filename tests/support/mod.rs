@@ -2,4 +2,5 @@
 #![allow(dead_code)]
 
 pub mod emulator;
+pub mod run_clm;
 pub mod state;

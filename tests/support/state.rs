@@ -20,6 +20,16 @@ pub fn data(rel: &str) -> PathBuf {
         .join(rel)
 }
 
+/// A lab's parameters for a profile (`task.params.eks`).
+pub fn params_of(lab: &str, profile: &str) -> BTreeMap<String, String> {
+    Catalog::embedded()
+        .expect("embedded labs")
+        .get(lab)
+        .expect("a shipped lab")
+        .lab
+        .params(profile)
+}
+
 /// A saved state (all objects of a folder), editable before grading.
 #[derive(Clone)]
 pub struct State {
@@ -29,6 +39,30 @@ pub struct State {
 }
 
 impl State {
+    /// A lab's reference solution for a profile as the learner's files (static mode):
+    /// `solution/` with the profile's overlay laid over it, as `solve --profile` applies it
+    /// (`LabBundle::files_for`), graded with the profile's parameters.
+    pub fn solution_of(lab: &str, profile: &str) -> State {
+        let catalog = Catalog::embedded().expect("embedded labs");
+        let b = catalog.get(lab).expect("a shipped lab");
+        let objects = b
+            .files_for("solution", profile)
+            .into_iter()
+            .flat_map(|(rel, text)| {
+                trainlab::observe::parse_text(text, &b.path_of(rel)).expect("lab files parse")
+            })
+            .collect();
+        let mut s = State {
+            objects,
+            source: SourceKind::Files,
+            params: BTreeMap::new(),
+        };
+        for (k, v) in params_of(lab, profile) {
+            s = s.param(&k, &v);
+        }
+        s
+    }
+
     /// Loads every .yaml/.json under `tests/data/<rel>` as a snapshot.
     pub fn load(rel: &str) -> State {
         let files = trainlab::observe::manifest_files(&data(rel)).expect("test data folder");
