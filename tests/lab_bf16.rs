@@ -76,6 +76,17 @@ fn job_args(extra: &[&'static str]) -> State {
     solved().edit("PyTorchJob", "bf16-train", move |v| args(&words)(v))
 }
 
+/// The job running an HF Trainer script instead: HF's spellings (`--bf16 True`, `--bf16 false`)
+/// belong to its parser, not to Megatron-LM's.
+fn hf_job_args(extra: &[&'static str]) -> State {
+    let words: Vec<&str> = ["train.py", "--output_dir", "/tmp/o"]
+        .iter()
+        .chain(extra)
+        .copied()
+        .collect();
+    solved().edit("PyTorchJob", "bf16-train", move |v| args(&words)(v))
+}
+
 /// Sets the node affinity of both replicas.
 fn placement(affinity: Value) -> impl Fn(&mut Value) {
     move |v: &mut Value| {
@@ -130,14 +141,16 @@ fn finished_pods_still_pass() {
 
 #[test]
 fn other_ways_to_say_bf16_pass() {
-    for extra in [
-        &["--bf16", "True"][..],
-        &["--bf16=true"],
-        &["trainer.precision=bf16-mixed"],
-        &["trainer.precision=bf16"],
-        &["trainer.plugins=bf16_mixed"],
+    for state in [
+        hf_job_args(&["--bf16", "True"]),
+        hf_job_args(&["--bf16=true"]),
+        job_args(&["trainer.precision=bf16-mixed"]),
+        job_args(&["trainer.precision=bf16"]),
+        job_args(&["trainer.plugins=bf16_mixed"]),
     ] {
-        let r = grade(&job_args(extra));
+        let extra = &state.objects[0].value["spec"]["pytorchReplicaSpecs"]["Master"]["template"]
+            ["spec"]["containers"][0]["args"];
+        let r = grade(&state);
         assert_eq!(
             (
                 outcome(&r, "bf16-on").status,
@@ -305,8 +318,23 @@ fn no_precision_flag_fails_bf16_on() {
 }
 
 #[test]
+fn a_megatron_switch_given_a_value_is_refused_as_megatron_refuses_it() {
+    // Megatron-LM's --bf16 is a store_true switch: argparse refuses "True" as an unrecognized
+    // argument and `=true` as an ignored explicit argument (tests/conformance/variants.yaml).
+    for extra in [&["--bf16", "True"][..], &["--bf16=true"]] {
+        let r = grade(&job_args(extra));
+        let o = outcome(&r, "bf16-on");
+        assert_eq!(o.status, Status::Fail, "{extra:?}: {o:?}");
+        assert_eq!(o.hint.as_deref(), Some("bad-flag"), "{extra:?}: {o:?}");
+    }
+    // The underscore spelling is no flag of Megatron-LM's parser either.
+    let r = grade(&job_args(&["--bf16", "--tensor_model_parallel_size", "1"]));
+    assert_eq!(outcome(&r, "bf16-on").hint.as_deref(), Some("bad-flag"));
+}
+
+#[test]
 fn hf_bf16_false_and_fp32_are_not_bf16() {
-    let r = grade(&job_args(&["--bf16", "false"]));
+    let r = grade(&hf_job_args(&["--bf16", "false"]));
     assert_only_fails(&r, "bf16-on", None);
     let r = grade(&job_args(&["trainer.precision=32"]));
     let o = assert_only_fails(&r, "bf16-on", None);
@@ -315,7 +343,7 @@ fn hf_bf16_false_and_fp32_are_not_bf16() {
 
 #[test]
 fn an_unresolved_variable_fails_bf16_on_with_its_hint() {
-    let r = grade(&job_args(&["--bf16", "$(USE_BF16)"]));
+    let r = grade(&hf_job_args(&["--bf16", "$(USE_BF16)"]));
     let o = assert_only_fails(&r, "bf16-on", Some("variable"));
     assert_eq!(o.found.as_deref(), Some("--bf16 $(USE_BF16)"));
 }
@@ -335,7 +363,7 @@ fn both_precisions_fail_fp16_off_only_with_the_hf_error() {
     let o = assert_only_fails(&r, "fp16-off", Some("both"));
     assert_eq!(o.found.as_deref(), Some("--fp16"));
     assert!(english_hint(&r, "fp16-off").contains("At most one of fp16 and bf16 can be True"));
-    let r = grade(&job_args(&["--bf16", "trainer.precision=16-mixed"]));
+    let r = grade(&job_args(&["trainer.precision=16-mixed", "--bf16"]));
     assert_only_fails(&r, "fp16-off", Some("both"));
 }
 
@@ -344,9 +372,9 @@ fn a_loss_scale_under_bf16_fails_no_loss_scaling() {
     let r = grade(&job_args(&["--bf16", "--loss-scale", "1024"]));
     let o = assert_only_fails(&r, "no-loss-scaling", None);
     assert_eq!(o.found.as_deref(), Some("--loss-scale 1024"));
-    let r = grade(&job_args(&["--bf16", "--initial_loss_scale=65536"]));
+    let r = grade(&job_args(&["--bf16", "--initial-loss-scale=65536"]));
     let o = assert_only_fails(&r, "no-loss-scaling", None);
-    assert_eq!(o.found.as_deref(), Some("--initial_loss_scale 65536"));
+    assert_eq!(o.found.as_deref(), Some("--initial-loss-scale 65536"));
 }
 
 #[test]

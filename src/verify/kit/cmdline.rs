@@ -30,9 +30,9 @@ pub use ds_config::{
     Bf16, DsConfig, DsConfigError, DsValue, Fp16, Offload, OffloadDevice, ZeroStage,
 };
 pub use frameworks::{
-    deepspeed_config_arg, Devices, HfTrainingArgs, MegatronArgs, Merged, MergedState, NemoArgs,
-    Override, OverrideKind, Overrides, ParallelPlan, Precision, RecomputeGranularity,
-    RecomputeMethod, RemovedFlag, SaveSteps, SaveStrategy,
+    deepspeed_config_arg, is_megatron_entry, Devices, HfTrainingArgs, MegatronArgs, Merged,
+    MergedState, NemoArgs, Override, OverrideKind, Overrides, ParallelPlan, Precision,
+    RecomputeGranularity, RecomputeMethod, RemovedFlag, SaveSteps, SaveStrategy,
 };
 pub use launch::{
     AccelerateLaunch, DeepSpeedLaunch, Launch, Nnodes, NprocPerNode, OptimumCli, PythonRun,

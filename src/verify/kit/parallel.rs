@@ -234,6 +234,8 @@ pub struct RoleLaunch {
     pub launcher: Launcher,
     /// The training script's arguments (what Megatron-LM or NeMo parse).
     pub script_args: Vec<String>,
+    /// Whether the script is a Megatron-LM entry point (`pretrain_gpt.py`).
+    pub megatron: bool,
 }
 
 impl RoleLaunch {
@@ -320,6 +322,7 @@ fn role_launch(t: &PodTemplate, job: &PyTorchJob) -> RoleLaunch {
         command: String::new(),
         launcher: Launcher::Nothing,
         script_args: Vec::new(),
+        megatron: false,
     };
     let Some((c, path)) = chosen else {
         return out;
@@ -352,9 +355,11 @@ fn role_launch(t: &PodTemplate, job: &PyTorchJob) -> RoleLaunch {
         return out;
     };
     out.command = inv.display();
-    out.script_args = Launch::training_entry(&inv.expanded)
-        .map(|e| e.args)
-        .unwrap_or_default();
+    let entry = Launch::training_entry(&inv.expanded);
+    out.megatron = entry
+        .as_ref()
+        .is_some_and(|e| super::cmdline::is_megatron_entry(&e.script));
+    out.script_args = entry.map(|e| e.args).unwrap_or_default();
     out.launcher = match torchrun {
         None => Launcher::Python,
         Some(tr) => match torchrun_launcher(&tr, job, gpus.unwrap_or(0)) {
@@ -557,6 +562,9 @@ impl Degrees {
         let mut removed = Vec::new();
         let mut distributed = !job.roles.is_empty();
         for r in &job.roles {
+            if r.megatron {
+                MegatronArgs::strict(&super::cmdline::Args::new(r.script_args.iter().cloned()))?;
+            }
             let p = ParallelPlan::from_argv(&r.script_args)?;
             let m = MegatronArgs::from_argv(&r.script_args)?;
             let o = Overrides::parse(&r.script_args);

@@ -9,6 +9,7 @@ use crate::verify::kit::cmdline::{
     deepspeed_config_arg, invocations, is_var_ref, Args, DsConfig, DsValue, FlagError, Known,
     Launch, Offload, OffloadDevice, Overrides, ParallelPlan, Precision, Setting,
 };
+use crate::verify::kit::cmdline::{is_megatron_entry, MegatronArgs};
 use crate::verify::kit::mounts::{config_map_file, mount_rejections};
 use crate::verify::kit::parallel;
 use crate::verify::kit::quantity::Quantity;
@@ -163,6 +164,17 @@ pub struct Training {
     pub args: Args,
     /// The command as written, for messages.
     pub display: String,
+}
+
+impl Training {
+    /// Whether the script is one of Megatron-LM's entry points (its arguments are then read
+    /// as strictly as Megatron-LM's parser reads them).
+    pub fn is_megatron(&self) -> bool {
+        self.launchers
+            .last()
+            .and_then(Launch::entry)
+            .is_some_and(|e| is_megatron_entry(&e.script))
+    }
 }
 
 /// Python modules that are not a training script (`python -m pip install …`).
@@ -352,6 +364,9 @@ pub fn precision(
     c: &Container,
     config_maps: &[&Obj],
 ) -> Result<PrecisionFacts, FlagError> {
+    if t.is_megatron() {
+        MegatronArgs::strict(&t.args)?;
+    }
     let mut plan = ParallelPlan::from_args(&t.args)?;
     let ds = deepspeed_config(t, spec, c, config_maps)?;
     let mut facts = PrecisionFacts::default();

@@ -72,6 +72,40 @@ const MEGATRON_REMOVED: &[(&str, &str)] = &[
     ),
 ];
 
+/// Megatron-LM's `store_true` switches the kit reads (megatron/training/arguments.py).
+const MEGATRON_SWITCHES: &[&str] = &[
+    "bf16",
+    "fp16",
+    "recompute-activations",
+    "use-distributed-optimizer",
+    "sequence-parallel",
+];
+
+/// Megatron-LM's flags with a value that the kit reads.
+const MEGATRON_VALUED: &[&str] = &[
+    "tensor-model-parallel-size",
+    "pipeline-model-parallel-size",
+    "context-parallel-size",
+    "num-layers",
+    "hidden-size",
+    "num-attention-heads",
+    "seq-length",
+    "micro-batch-size",
+    "global-batch-size",
+    "loss-scale",
+    "initial-loss-scale",
+    "recompute-granularity",
+    "recompute-method",
+    "recompute-num-layers",
+];
+
+/// Whether a training script is one of Megatron-LM's entry points (`pretrain_gpt.py`,
+/// `/opt/Megatron-LM/pretrain_bert.py`): then its arguments are Megatron-LM's parser's alone.
+pub fn is_megatron_entry(script: &str) -> bool {
+    let name = script.rsplit('/').next().unwrap_or(script);
+    name.starts_with("pretrain_") && name.ends_with(".py")
+}
+
 /// Megatron-LM's parallelism, batch, precision and recompute flags (NVIDIA/Megatron-LM
 /// `megatron/training/arguments.py`, core_v0.19.0). Switches are argparse `store_true`. Both
 /// `-` and `_` spellings are read.
@@ -143,6 +177,41 @@ impl MegatronArgs {
             sequence_parallel: a.switch(&["sequence-parallel"])?,
             removed,
         })
+    }
+
+    /// What Megatron-LM's own parser refuses that this lenient reading takes, for a line known
+    /// to be Megatron-LM's ([`is_megatron_entry`]): a switch given a value (`--bf16 True`:
+    /// "unrecognized arguments: True"; `--bf16=true`: "ignored explicit argument 'true'"), and
+    /// the underscore spelling of a flag (`--tensor_model_parallel_size`: "unrecognized
+    /// arguments"). megatron/training/arguments.py (core_v0.19.0) declares every flag with
+    /// dashes and its switches with `action='store_true'`; the conformance suite shows the
+    /// real parser refusing each (tests/conformance/variants.yaml).
+    pub fn strict(a: &Args) -> Result<(), FlagError> {
+        for name in MEGATRON_SWITCHES {
+            for f in a.flags(&[name]) {
+                if let Some(value) = f.inline.or(f.next) {
+                    return Err(FlagError::invalid(
+                        f.spelling,
+                        value,
+                        "no value: Megatron-LM's switches take none",
+                    ));
+                }
+            }
+        }
+        for name in MEGATRON_VALUED.iter().chain(MEGATRON_SWITCHES) {
+            if let Some(f) = a
+                .flags(&[name])
+                .into_iter()
+                .find(|f| f.spelling.contains('_'))
+            {
+                return Err(FlagError::invalid(
+                    f.spelling,
+                    f.inline.or(f.next).unwrap_or(""),
+                    format!("the spelling --{name}: Megatron-LM's parser knows only dashes"),
+                ));
+            }
+        }
+        Ok(())
     }
 
     pub fn from_argv(argv: &[String]) -> Result<MegatronArgs, FlagError> {
