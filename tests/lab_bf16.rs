@@ -193,7 +193,7 @@ fn a_shell_script_and_an_hf_script_are_read_too() {
             let c = &mut v["spec"]["pytorchReplicaSpecs"][role]["template"]["spec"]["containers"][0];
             c["command"] = json!(["/bin/sh", "-c"]);
             c["args"] = json!([
-                "pip install -q transformers && exec torchrun --nproc_per_node=1 run_clm.py --output_dir /tmp/out --per_device_train_batch_size 4 --bf16 true"
+                "pip install -q transformers && exec torchrun --nproc_per_node=1 run_clm.py --model_name_or_path EleutherAI/pythia-14m --dataset_name Salesforce/wikitext --dataset_config_name wikitext-2-raw-v1 --do_train --output_dir /tmp/out --per_device_train_batch_size 4 --bf16 true"
             ]);
         }
     }));
