@@ -4,6 +4,10 @@
 //! "gather once, judge purely" (DESIGN.md): verifiers declare reads, a source answers them, and
 //! a pure `judge()` turns what was observed into outcomes.
 
+// No unsafe code anywhere (the README says so); a bool is branched on with if/else, not match.
+#![forbid(unsafe_code)]
+#![warn(clippy::match_bool)]
+
 pub mod catalog;
 pub mod cli;
 pub mod cluster;

@@ -266,10 +266,7 @@ impl<'a> Lab<'a> {
                 .with("counts", each);
         };
         let names = join(&types);
-        let o = match devices::count_of(c, EFA) == Some(i64::from(want)) {
-            true => Outcome::pass(ID),
-            false => self.fail(ID, format!("{EFA}: {want} ({names})"), found),
-        };
+        let o = if devices::count_of(c, EFA) == Some(i64::from(want)) { Outcome::pass(ID) } else { self.fail(ID, format!("{EFA}: {want} ({names})"), found) };
         o.with("instance_type", names)
             .with("efa_expected", want)
             .with("path", path)
@@ -297,12 +294,9 @@ impl<'a> Lab<'a> {
         }
         // A whole node: the table's GPU count when every judged type is known and agrees.
         let want = per.agreed().unwrap_or(param);
-        let o = match devices::count_of(c, GPU) == Some(i64::from(want)) {
-            true => Outcome::pass(ID),
-            false => {
-                let found = format!("{GPU}: {}", devices::count_text(c, GPU));
-                self.fail(ID, format!("{GPU}: {want}"), found)
-            }
+        let o = if devices::count_of(c, GPU) == Some(i64::from(want)) { Outcome::pass(ID) } else {
+            let found = format!("{GPU}: {}", devices::count_text(c, GPU));
+            self.fail(ID, format!("{GPU}: {want}"), found)
         };
         Ok(o.with("gpus_expected", want).with("path", path))
     }
@@ -316,10 +310,7 @@ impl<'a> Lab<'a> {
         let cm = rank_env::config_maps(&self.configmaps);
         let see = |name| rank_env::ranks_see(&self.wl, self.container(), name, &cm);
         let mpi = self.wl.kind == WorkloadKind::MpiJob;
-        let shown = |name: &str, v: &str| match mpi {
-            true => format!("mpirun -x {name}={v}"),
-            false => format!("{name}={v}"),
-        };
+        let shown = |name: &str, v: &str| if mpi { format!("mpirun -x {name}={v}") } else { format!("{name}={v}") };
         let expected = format!(
             "{} | {}; {NCCL_NET} ∉ {{Socket, IB}}",
             shown(FI_PROVIDER, "—"),
@@ -359,10 +350,7 @@ impl<'a> Lab<'a> {
             .iter()
             .filter_map(|(n, v)| Some(shown(n, (*v)?)))
             .collect();
-        let found = match set.is_empty() {
-            true => shown(FI_PROVIDER, "—"),
-            false => set.join("; "),
-        };
+        let found = if set.is_empty() { shown(FI_PROVIDER, "—") } else { set.join("; ") };
         let o = match efa::steers_off(fi, net) {
             Some(OffEfa::Provider(v)) => (self.fail(ID, expected, found).hint("wrong-value"))
                 .with("value", v)

@@ -168,9 +168,10 @@ impl<'a> Spec<'a> {
             _ => "slotsPerWorker",
         };
         let w = format!("Worker.replicas {}", self.workers);
-        let hosts = match self.as_worker {
-            true => format!("({w} + Launcher 1)"),
-            false => w,
+        let hosts = if self.as_worker {
+            format!("({w} + Launcher 1)")
+        } else {
+            w
         };
         let (np, per_host) = (self.expected_np(), self.per_host);
         format!("-np {np} ({basis} {per_host} × {hosts})")
@@ -316,9 +317,10 @@ fn check_np(s: &Spec, j: &mut Judgement) -> Outcome {
     match (&np, &per_node) {
         (Some(n), _) if n.known() != Some(&expected) => fail(n.as_written(), None),
         (_, Some(pn)) if pn.known() != Some(&s.per_host) => {
-            let per_host = match pn.source.ends_with("map-by") {
-                true => format!("ppr:{}:node", s.per_host),
-                false => s.per_host.to_string(),
+            let per_host = if pn.source.ends_with("map-by") {
+                format!("ppr:{}:node", s.per_host)
+            } else {
+                s.per_host.to_string()
             };
             let o = Outcome::fail(NP, format!("{} {per_host}", pn.source), pn.as_written());
             facts(

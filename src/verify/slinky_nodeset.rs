@@ -469,10 +469,7 @@ fn replicas(ns: &NodeSet, gpu: &GpuType) -> Outcome {
     };
     let (r, written) = ns.replicas();
     let expected = format!("spec.replicas: {n}");
-    let found = match written {
-        true => format!("spec.replicas: {r}"),
-        false => format!("spec.replicas: — ({r})"),
-    };
+    let found = if written { format!("spec.replicas: {r}") } else { format!("spec.replicas: — ({r})") };
     let names = match &gpu.nodes {
         Ok(v) => v
             .iter()

@@ -257,9 +257,10 @@ fn check_gang_size(gang: &Gang, cap: &WholeNodes) -> Outcome {
     };
     let (r, field) = (gang.replicas, gang.replicas_field());
     let expected = format!("{field}: {} ({n} GPU nodes + 1)", n + 1);
-    let found = match gang.w.templates.is_empty() {
-        true => "spec.tasks: []".to_string(),
-        false => format!("{field}: {r}"),
+    let found = if gang.w.templates.is_empty() {
+        "spec.tasks: []".to_string()
+    } else {
+        format!("{field}: {r}")
     };
     let out = |o: Outcome| {
         o.with("replicas", r)
@@ -297,18 +298,20 @@ fn check_whole_node(gang: &Gang, cap: &WholeNodes) -> Outcome {
         Err(why) => return why.outcome(WHOLE_NODE),
     };
     let low = p / 2 + 1;
-    let expected = match low < p {
-        true => format!("{GPU}: {low}–{p}"),
-        false => format!("{GPU}: {p}"),
+    let expected = if low < p {
+        format!("{GPU}: {low}–{p}")
+    } else {
+        format!("{GPU}: {p}")
     };
     let mut found = Vec::new();
     for (t, m) in gang.w.templates.iter().zip(&gang.members) {
         let g = m.gpus;
         if m.whole_node_need(p).is_some() {
             let apart = !capacity::takes_whole_node(g, p);
-            found.push(match apart {
-                true => format!("{GPU}: {g} (podAntiAffinity: {})", capacity::HOSTNAME_LABEL),
-                false => format!("{GPU}: {g}"),
+            found.push(if apart {
+                format!("{GPU}: {g} (podAntiAffinity: {})", capacity::HOSTNAME_LABEL)
+            } else {
+                format!("{GPU}: {g}")
             });
             continue;
         }

@@ -128,9 +128,12 @@ pub fn refused(check: &str, wl: &Workload, v: &Violation) -> Outcome {
     let c = wl.containers().find(|(_, c, _)| c.name == v.container);
     let written = |limits: bool| {
         let r = c.and_then(|(_, c, _)| c.resources.as_ref());
-        let m = r.and_then(|r| match limits {
-            true => r.limits.as_ref(),
-            false => r.requests.as_ref(),
+        let m = r.and_then(|r| {
+            if limits {
+                r.limits.as_ref()
+            } else {
+                r.requests.as_ref()
+            }
         });
         let q = m.and_then(|m| m.get(&v.resource)).map(|q| q.0.clone());
         q.unwrap_or_else(|| "—".into())

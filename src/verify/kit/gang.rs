@@ -100,9 +100,10 @@ impl<'a> GangState<'a> {
 
     /// How many pods are bound to a node: current ones, or those being deleted.
     pub fn bound(&self, leaving: bool) -> usize {
-        let pods = match leaving {
-            true => &self.pods.terminating,
-            false => &self.pods.current,
+        let pods = if leaving {
+            &self.pods.terminating
+        } else {
+            &self.pods.current
         };
         pods.iter().filter(|p| node_of(p).is_some()).count()
     }

@@ -101,9 +101,10 @@ impl Policy {
     /// As written: `-bind-to none`, `--mca hwloc_base_binding_policy none`,
     /// `OMPI_MCA_hwloc_base_binding_policy=none`.
     pub fn written(&self) -> String {
-        match self.source.starts_with('-') {
-            true => format!("{} {}", self.source, self.value),
-            false => format!("{}={}", self.source, self.value),
+        if self.source.starts_with('-') {
+            format!("{} {}", self.source, self.value)
+        } else {
+            format!("{}={}", self.source, self.value)
         }
     }
 

@@ -95,9 +95,10 @@ pub fn disrupts_training(pool: &NodePool) -> Option<(String, String)> {
         return None;
     }
     let shown: Vec<String> = budgets.iter().map(|b| b.describe()).collect();
-    let budgets = match shown.is_empty() {
-        true => "{nodes: \"10%\"}".to_string(),
-        false => shown.join(", "),
+    let budgets = if shown.is_empty() {
+        "{nodes: \"10%\"}".to_string()
+    } else {
+        shown.join(", ")
     };
     Some((policy.to_string(), budgets))
 }
@@ -108,9 +109,10 @@ pub fn not_ready_causes<'c>(ready: &'c Condition, conds: &'c [Condition]) -> Vec
         .iter()
         .filter(|c| c.type_ != ready.type_ && c.is_false())
         .collect();
-    match causes.is_empty() {
-        true => vec![ready],
-        false => causes,
+    if causes.is_empty() {
+        vec![ready]
+    } else {
+        causes
     }
 }
 

@@ -301,9 +301,10 @@ pub fn one_zone(
         .flatten()
         .flat_map(|p| p.preference.match_expressions.iter().flatten())
         .any(|e| zone_key(&e.key));
-    Ok(match preferred_pod || preferred_node {
-        true => OneZone::PreferredOnly,
-        false => OneZone::Unconstrained,
+    Ok(if preferred_pod || preferred_node {
+        OneZone::PreferredOnly
+    } else {
+        OneZone::Unconstrained
     })
 }
 
