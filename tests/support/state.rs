@@ -296,3 +296,64 @@ pub fn message(o: &Outcome) -> &str {
         other => panic!("{}: expected a lab message, got {other:?}", o.check),
     }
 }
+
+/// A Megatron-LM lab's EKS answer is what its task text says for EKS: the text (ja and en) names
+/// the EKS image, script and EFA; every replica of the solution's PyTorchJob runs that image and
+/// script with every EFA device of a p5.48xlarge (32, requests = limits) and a memory-backed
+/// `/dev/shm`, as multi-node NCCL needs.
+pub fn assert_eks_megatron_job_matches_the_task_text(lab: &str) {
+    let eks = params_of(lab, "eks");
+    let catalog = Catalog::embedded().expect("embedded labs");
+    let task = catalog.get(lab).unwrap().lab.task.clone().unwrap();
+    for text in [&task.text.ja, &task.text.en] {
+        for fact in [
+            eks["image"].as_str(),
+            eks["script"].as_str(),
+            "vpc.amazonaws.com/efa",
+        ] {
+            assert!(text.contains(fact), "the task text does not name {fact}");
+        }
+    }
+    let s = State::solution_of(lab, "eks");
+    let job = s.objects.iter().find(|o| o.kind() == "PyTorchJob").unwrap();
+    let specs = job.value["spec"]["pytorchReplicaSpecs"]
+        .as_object()
+        .unwrap();
+    assert!(!specs.is_empty());
+    for (role, spec) in specs {
+        let pod = &spec["template"]["spec"];
+        let c = &pod["containers"][0];
+        assert_eq!(c["image"], Value::from(eks["image"].as_str()), "{role}");
+        assert!(
+            c["args"]
+                .as_array()
+                .unwrap()
+                .contains(&Value::from(eks["script"].as_str())),
+            "{role}"
+        );
+        let r = &c["resources"];
+        assert_eq!(
+            r["limits"]["vpc.amazonaws.com/efa"],
+            Value::from(32),
+            "{role}"
+        );
+        assert_eq!(
+            r["requests"]["vpc.amazonaws.com/efa"],
+            Value::from(32),
+            "{role}"
+        );
+        let shm = c["volumeMounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["mountPath"] == "/dev/shm")
+            .expect("/dev/shm mounted");
+        let vol = pod["volumes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["name"] == shm["name"])
+            .unwrap();
+        assert_eq!(vol["emptyDir"]["medium"], "Memory", "{role}");
+    }
+}
