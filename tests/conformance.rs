@@ -385,3 +385,45 @@ fn the_real_tools_accept_every_solution_command_line_and_config() {
         "the real tools refused a solution (above), or judge.py failed:\n{stderr}"
     );
 }
+
+/// `tests/conformance/variants.yaml` stays true to the kit: every entry's kit and real verdicts
+/// agree (the kit accepts what the tool accepts; what the kit refuses the tool refuses too, or is
+/// a concept error it cannot see; what the kit only advises about is what the tool refuses), no
+/// disagreement is left as a `finding:`, and every `from:` names a lab test function or kit file
+/// that exists, so the table cannot drift from the tests that pin the kit's side.
+#[test]
+fn every_flag_variant_pairs_the_kits_verdict_with_the_real_tools_and_names_a_live_test() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(conformance_dir().join("variants.yaml")).unwrap();
+    let doc: Value = serde_saphyr::from_str(&text).expect("variants.yaml parses");
+    let variants = doc["variants"].as_array().expect("a variants list");
+    assert!(variants.len() >= 50, "{}", variants.len());
+    for v in variants {
+        let id = v["id"].as_str().expect("an id");
+        let kit = v["kit"].as_str().unwrap_or_default();
+        let real = v["real"].as_str().unwrap_or_default();
+        let agrees = matches!(
+            (kit, real),
+            ("accept", "accept") | ("refuse", "refuse" | "concept") | ("advise", "refuse")
+        );
+        assert!(agrees, "{id}: kit {kit} / real {real}");
+        assert!(v.get("finding").is_none(), "{id}: open finding {}", v["finding"]);
+        let from = v["from"].as_str().expect("from");
+        if let Some(kit_ref) = from.strip_prefix("kit ") {
+            let (file, symbol) = kit_ref.split_once(' ').expect("kit <file> <symbol>");
+            let source = std::fs::read_to_string(root.join(file))
+                .unwrap_or_else(|_| panic!("{id}: no {file}"));
+            let name = symbol.rsplit("::").next().unwrap().split(' ').next().unwrap();
+            assert!(source.contains(name), "{id}: {file} has no {name}");
+        } else {
+            let mut words = from.split_whitespace();
+            let (test_file, function) = (words.next().unwrap(), words.next().expect("a test"));
+            let source = std::fs::read_to_string(root.join("tests").join(format!("{test_file}.rs")))
+                .unwrap_or_else(|_| panic!("{id}: no tests/{test_file}.rs"));
+            assert!(
+                source.contains(&format!("fn {function}(")),
+                "{id}: tests/{test_file}.rs has no fn {function}"
+            );
+        }
+    }
+}

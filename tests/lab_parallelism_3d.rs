@@ -668,3 +668,8 @@ fn hints_are_filled_and_expected_found_are_values() {
 fn the_eks_solution_is_what_the_task_text_says_for_eks() {
     assert_eks_megatron_job_matches_the_task_text(LAB);
 }
+
+#[test]
+fn tp_above_one_without_cuda_device_max_connections_1_is_advised_not_failed() {
+    support::state::assert_max_connections_is_advice_when_layers_split(LAB, solved());
+}

@@ -752,3 +752,11 @@ fn the_eks_solution_passes_every_spec_check_with_the_eks_params() {
 fn the_eks_solution_is_what_the_task_text_says_for_eks() {
     assert_eks_megatron_job_matches_the_task_text(LAB);
 }
+
+// ---------------------------------------------------------------------------------------------
+// CUDA_DEVICE_MAX_CONNECTIONS (advice)
+
+#[test]
+fn tp_above_one_without_cuda_device_max_connections_1_is_advised_not_failed() {
+    support::state::assert_max_connections_is_advice_when_layers_split(LAB, solved());
+}

@@ -228,7 +228,7 @@ fn every_answer_and_the_draft_run_with_run_clms_own_arguments() {
     ] {
         let a = job_training_args(&objects);
         assert_eq!(
-            support::run_clm::refusal(&a),
+            support::run_clm::refusal(&a).as_deref(),
             None,
             "{name}: {:?}",
             a.words()
@@ -249,7 +249,7 @@ fn every_answer_and_the_draft_run_with_run_clms_own_arguments() {
         "20",
     ]);
     assert_eq!(
-        support::run_clm::refusal(&old),
+        support::run_clm::refusal(&old).as_deref(),
         Some("Need either a dataset name or a training/validation file.")
     );
 }
@@ -915,4 +915,13 @@ fn expected_and_found_are_values_and_hints_are_filled_in_both_languages() {
             }
         }
     }
+}
+
+#[test]
+fn a_run_clm_line_without_a_dataset_is_advised_not_failed() {
+    support::run_clm::assert_a_line_run_clm_refuses_is_advised_not_failed(
+        LAB,
+        "Job",
+        State::solution_of(LAB, "eks"),
+    );
 }

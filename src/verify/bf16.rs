@@ -21,6 +21,7 @@ use crate::verify::kit::cmdline::{command_line, FlagError};
 use crate::verify::kit::placement::{self, Allowed};
 use crate::verify::kit::pods::{self, JobEnd, PodState};
 use crate::verify::kit::training::{
+    self,
     bad_flag, first_rejection, main_container, no_command, precision, training_command,
     wrong_version, PrecisionFacts,
 };
@@ -101,6 +102,9 @@ impl Verifier for Bf16 {
                     j.advise(Advice::new("ds-config-unseen").with("path", origin));
                 }
             }
+        }
+        if let Some(a) = training::run_clm_advice(&job) {
+            j.advise(a);
         }
         j.push(placement_outcome(&job).with("job", JOB));
 

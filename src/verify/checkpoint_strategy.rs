@@ -110,6 +110,9 @@ impl Verifier for CheckpointStrategy {
         };
         let on_pvc = durable.status == crate::verify::Status::Pass;
         j.push(ev(durable));
+        if let Some(a) = training::run_clm_advice(&w) {
+            j.advise(a);
+        }
         if let Ok(a) = &read {
             if a.resume_from_checkpoint.is_none() {
                 j.advise(Advice::new("resume"));

@@ -22,6 +22,7 @@ use crate::verify::kit::pods::{pod_states, ContainerEnd, PodState, STUCK};
 use crate::verify::kit::quantity::Quantity;
 use crate::verify::kit::resources;
 use crate::verify::kit::training::{
+    self,
     bad_flag, main_container, no_command, rejections, training_command, wrong_version,
 };
 use crate::verify::kit::workload::{PodTemplate, Workload};
@@ -87,6 +88,9 @@ impl Verifier for GradientCheckpointing {
             return Err(obj.field_error("spec.template", "a Job needs a pod template"));
         };
         let batch = Params::number(ctx.params.get("batch_size"), "batch_size")?.unwrap_or(16);
+        if let Some(a) = training::run_clm_advice(&job) {
+            j.advise(a);
+        }
 
         // Spec: the API server refuses the Job outright; otherwise read the training command.
         match rejections(&job) {

@@ -125,6 +125,9 @@ impl Verifier for Parallelism3d {
                 j.push(ev(check_layers(&d)));
                 j.push(ev(check_batch(&d, dp)));
                 advise_memory(&mut j, ctx, &d, dp, &gpu_nodes)?;
+                if let Some(a) = parallel::max_connections_advice(&launch, &d) {
+                    j.advise(a);
+                }
             }
             Err(e) => {
                 let written = parallel::flag_written(&e);

@@ -83,6 +83,9 @@ impl Verifier for TensorParallelism {
                 j.push(ev(check_tp_set(d)));
                 j.push(ev(check_tp_within_node(TP_WITHIN, d, &nodes)));
                 j.push(ev(check_world(&launch, d)));
+                if let Some(a) = parallel::max_connections_advice(&launch, d) {
+                    j.advise(a);
+                }
             }
             Err(e) => {
                 let written = parallel::flag_written(e);

@@ -91,6 +91,9 @@ impl Verifier for Zero3Offload {
             })?),
             Named::Absent(_) => None,
         };
+        if let Some(a) = found.as_ref().and_then(training::run_clm_advice) {
+            j.advise(a);
+        }
         let traced: Vec<(&PodTemplate, Traced)> = found
             .iter()
             .flat_map(|w| w.templates.iter())

@@ -1,28 +1,75 @@
-//! run_clm.py's own refusals, for lab tests that show every answer and draft would start: what
-//! the script stops on before training (the conformance suite runs the real one on the same
-//! lines; this keeps the lab tests self-contained).
+//! run_clm.py's own refusals, for lab tests that show every answer and draft would start (the
+//! kit's model of the script, `trainlab::verify::kit::cmdline::run_clm`; the conformance suite
+//! runs the real script on the same lines).
 
-use trainlab::verify::kit::cmdline::Args;
+#![allow(dead_code)]
 
-/// What run_clm.py itself stops on before training, or that makes it not train (transformers
-/// examples/pytorch/language-modeling/run_clm.py: ModelArguments.__post_init__,
-/// DataTrainingArguments.__post_init__, the tokenizer and `do_train` in `main`; HfArgumentParser
-/// refuses a flag no dataclass has, such as `--num_hidden_layers`).
-pub fn refusal(a: &Args) -> Option<&'static str> {
-    let model = a.has(&["model_name_or_path"]) || a.has(&["config_name"]);
-    if a.has(&["num_hidden_layers"]) {
-        Some("Some specified arguments are not used by the HfArgumentParser")
-    } else if a.has(&["config_overrides"]) && model {
-        Some("--config_overrides can't be used in combination with --config_name or --model_name_or_path")
-    } else if !a.has(&["dataset_name"]) && !a.has(&["train_file"]) && !a.has(&["validation_file"]) {
-        Some("Need either a dataset name or a training/validation file.")
-    } else if !a.has(&["model_name_or_path"]) && !a.has(&["tokenizer_name"]) {
-        Some("You are instantiating a new tokenizer from scratch.")
-    } else if !model && !a.has(&["model_type"]) {
-        Some("no model: --model_name_or_path, --config_name or --model_type")
-    } else if !a.has(&["do_train"]) {
-        Some("no --do_train: run_clm.py does not train")
-    } else {
-        None
+use serde_json::Value;
+#[allow(unused_imports)]
+pub use trainlab::verify::kit::cmdline::run_clm::refusal;
+
+use super::state::State;
+
+/// Removes `--dataset_name VALUE` (or `--dataset_name=VALUE`) wherever a command line holds it:
+/// an argv array, or a shell script string.
+fn drop_dataset(v: &mut Value) {
+    match v {
+        Value::Array(words) => {
+            if let Some(i) = words.iter().position(|w| w == "--dataset_name") {
+                words.drain(i..(i + 2).min(words.len()));
+            }
+            words.retain(|w| !w.as_str().is_some_and(|s| s.starts_with("--dataset_name=")));
+            words.iter_mut().for_each(drop_dataset);
+        }
+        Value::Object(map) => map.values_mut().for_each(drop_dataset),
+        Value::String(s) if s.contains("--dataset_name") => {
+            let kept: Vec<&str> = s.split(' ').collect();
+            let mut out = Vec::new();
+            let mut skip = false;
+            for w in kept {
+                if skip {
+                    skip = false;
+                } else if w == "--dataset_name" {
+                    skip = true;
+                } else if !w.starts_with("--dataset_name=") {
+                    out.push(w);
+                }
+            }
+            *s = out.join(" ");
+        }
+        _ => {}
     }
+}
+
+/// A lab whose answer can run run_clm.py: its kind and EKS answers get no `run-clm-refuses`
+/// advice; `answer` (a state whose `kind` object runs run_clm.py) without its dataset keeps every
+/// check's status (the lab grades its own concept) and is advised with run_clm's own message,
+/// naming the role. (The kind answers run the stand-in, which refuses the same lines live.)
+pub fn assert_a_line_run_clm_refuses_is_advised_not_failed(lab: &str, kind: &str, answer: State) {
+    let advised = |s: &State| {
+        s.grade(lab)
+            .advice
+            .into_iter()
+            .find(|a| a.id == "run-clm-refuses")
+    };
+    for profile in ["kind", "eks"] {
+        let s = State::solution_of(lab, profile);
+        assert_eq!(advised(&s), None, "{profile}");
+    }
+    assert_eq!(advised(&answer), None);
+    let broken = answer.clone().edit_all(kind, drop_dataset);
+    let statuses = |s: &State| -> Vec<_> {
+        s.grade(lab)
+            .outcomes
+            .iter()
+            .map(|o| (o.check.clone(), o.status))
+            .collect()
+    };
+    assert_eq!(statuses(&broken), statuses(&answer));
+    let a = advised(&broken).expect("run-clm-refuses advice");
+    assert_eq!(
+        a.evidence["message"],
+        "Need either a dataset name or a training/validation file."
+    );
+    assert!(!a.evidence["role"].is_empty());
 }

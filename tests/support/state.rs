@@ -357,3 +357,78 @@ pub fn assert_eks_megatron_job_matches_the_task_text(lab: &str) {
         assert_eq!(vol["emptyDir"]["medium"], "Memory", "{role}");
     }
 }
+
+/// Labs 1 and 2 split layers with Megatron-LM (TP > 1): their answers set
+/// `CUDA_DEVICE_MAX_CONNECTIONS=1`, and a job without it, or with another value, still passes
+/// every check but is advised (the GPU the pods get decides whether Megatron-LM refuses it, which a
+/// manifest does not show); with TP 1 nothing is advised.
+pub fn assert_max_connections_is_advice_when_layers_split(lab: &str, solved: State) {
+    const VAR: &str = "CUDA_DEVICE_MAX_CONNECTIONS";
+    let advice_ids = |r: &LabResult| -> Vec<String> {
+        r.advice
+            .iter()
+            .map(|a| a.id.clone())
+            .filter(|id| id.starts_with("max-connections"))
+            .collect()
+    };
+    let with_env = |s: State, value: Option<&'static str>| {
+        s.edit_all("PyTorchJob", |job| {
+            for spec in job["spec"]["pytorchReplicaSpecs"]
+                .as_object_mut()
+                .unwrap()
+                .values_mut()
+            {
+                let env = spec["template"]["spec"]["containers"][0]["env"]
+                    .as_array_mut()
+                    .unwrap();
+                env.retain(|e| e["name"] != VAR);
+                if let Some(v) = value {
+                    env.push(serde_json::json!({"name": VAR, "value": v}));
+                }
+            }
+        })
+    };
+    for profile in ["kind", "eks"] {
+        let r = State::solution_of(lab, profile).grade(lab);
+        assert!(advice_ids(&r).is_empty(), "{profile}: {:?}", r.advice);
+    }
+    let r = solved.clone().grade(lab);
+    assert!(advice_ids(&r).is_empty(), "{:?}", r.advice);
+
+    let r = with_env(solved.clone(), None).grade(lab);
+    assert_all_pass(&r);
+    assert_eq!(advice_ids(&r), ["max-connections-unset"]);
+    let a = r.advice.iter().find(|a| a.id == "max-connections-unset").unwrap();
+    assert!(["Master", "Worker"].contains(&a.evidence["role"].as_str()));
+    assert!(a.evidence["model"].starts_with("TP "), "{:?}", a.evidence);
+    let text = r.lab.advice["max-connections-unset"].render(Lang::En, &a.evidence);
+    assert!(!text.contains('{'), "{text}");
+    assert!(text.contains("CUDA_DEVICE_MAX_CONNECTIONS: \"1\""), "{text}");
+
+    let r = with_env(solved.clone(), Some("0")).grade(lab);
+    assert_all_pass(&r);
+    assert_eq!(advice_ids(&r), ["max-connections"]);
+    let a = r.advice.iter().find(|a| a.id == "max-connections").unwrap();
+    assert_eq!(a.evidence["found"], "0");
+
+    // TP 1: no layer is split, so the variable does not matter (tp-set says what is wrong).
+    let tp1 = with_env(solved, None).edit_all("PyTorchJob", |job| {
+        for spec in job["spec"]["pytorchReplicaSpecs"]
+            .as_object_mut()
+            .unwrap()
+            .values_mut()
+        {
+            for w in spec["template"]["spec"]["containers"][0]["args"]
+                .as_array_mut()
+                .unwrap()
+            {
+                if w.as_str()
+                    .is_some_and(|s| s.starts_with("--tensor-model-parallel-size"))
+                {
+                    *w = serde_json::json!("--tensor-model-parallel-size=1");
+                }
+            }
+        }
+    });
+    assert!(advice_ids(&tp1.grade(lab)).is_empty());
+}

@@ -14,6 +14,7 @@
 //! - [`frameworks`]: Megatron-LM flags, NeMo (Hydra) overrides, Hugging Face `TrainingArguments`
 //!   (with optimum-neuron's additions), and a merged parallelism/precision view.
 //! - [`ds_config`]: DeepSpeed config JSON.
+//! - [`run_clm`]: what transformers' `run_clm.py` example stops on before it trains.
 //!
 //! Nothing here judges: a verifier decides what a value must be. Bad input never panics; what
 //! the tools themselves would reject is a typed error that names the flag, field or container.
@@ -23,6 +24,7 @@ pub mod ds_config;
 pub mod frameworks;
 pub mod launch;
 pub mod mpi;
+pub mod run_clm;
 pub mod shell;
 
 pub use args::{is_var_ref, Args, Flag};

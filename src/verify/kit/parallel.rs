@@ -39,7 +39,9 @@ use super::workload::{PodTemplate, Workload};
 use crate::facts::instances::GPU;
 use crate::observe::{InputError, Obj};
 use crate::verify::views::pytorch::{self, NprocPerNode as SpecNproc, PyTorchJob};
-use crate::verify::{JudgeCtx, Judgement, Named, Outcome, Read, Reason, MISSING_HINT};
+use crate::verify::{
+    Advice, JudgeCtx, Judgement, Named, Outcome, Read, Reason, MISSING_HINT,
+};
 
 pub use super::capacity::{GpuNodes, Unknown, GPU_MEMORY_LABEL};
 
@@ -236,6 +238,9 @@ pub struct RoleLaunch {
     pub script_args: Vec<String>,
     /// Whether the script is a Megatron-LM entry point (`pretrain_gpt.py`).
     pub megatron: bool,
+    /// `CUDA_DEVICE_MAX_CONNECTIONS` as the launching command starts with it (the container's
+    /// literal `env`, an `export`, or a `VAR=value` prefix); None when nothing sets it.
+    pub max_connections: Option<String>,
 }
 
 impl RoleLaunch {
@@ -323,6 +328,7 @@ fn role_launch(t: &PodTemplate, job: &PyTorchJob) -> RoleLaunch {
         launcher: Launcher::Nothing,
         script_args: Vec::new(),
         megatron: false,
+        max_connections: None,
     };
     let Some((c, path)) = chosen else {
         return out;
@@ -355,6 +361,7 @@ fn role_launch(t: &PodTemplate, job: &PyTorchJob) -> RoleLaunch {
         return out;
     };
     out.command = inv.display();
+    out.max_connections = inv.env(MAX_CONNECTIONS).map(str::to_string);
     let entry = Launch::training_entry(&inv.expanded);
     out.megatron = entry
         .as_ref()
@@ -629,6 +636,46 @@ impl Degrees {
         }
         s
     }
+}
+
+/// The environment variable Megatron-LM needs at 1 when a layer is split across GPUs.
+pub const MAX_CONNECTIONS: &str = "CUDA_DEVICE_MAX_CONNECTIONS";
+
+/// Advice `max-connections` (`max-connections-unset` when nothing sets it) when a Megatron-LM role splits layers (TP or CP > 1) and starts
+/// without `CUDA_DEVICE_MAX_CONNECTIONS=1`. Megatron-LM's `validate_args` stops on it only on GPUs
+/// before Blackwell (megatron-core 0.19.0 wheel, `megatron/training/arguments.py` lines
+/// 1412-1439: with `tensor_model_parallel_size > 1` or `context_parallel_size > 1` and
+/// `get_device_arch_version() < 10`, it asserts the variable is `1`, so the communication
+/// kernels queue in order with compute; with `--use-torch-fsdp2`, `--use-megatron-fsdp` or
+/// `--overlap-moe-expert-parallel-comm` it only warns, and from compute capability 10 on the
+/// requirement is gone). A
+/// manifest does not say which GPU the pods get, so this is advice, not a fail; the kind profile's
+/// stand-in trainer behaves as an H100 and refuses to start, which `pods-running` reports.
+/// Evidence: `role`, `found` (the value written), `model` (TP × PP × CP as written).
+pub fn max_connections_advice(job: &JobLaunch, d: &Degrees) -> Option<Advice> {
+    let splits_layers = |v: &Value| v.degree().is_some_and(|n| n > 1);
+    if !splits_layers(&d.tp) && !splits_layers(&d.cp) {
+        return None;
+    }
+    // The three options under which validate_args warns instead of asserting.
+    const ONLY_WARNS: [&str; 3] = [
+        "--use-torch-fsdp2",
+        "--use-megatron-fsdp",
+        "--overlap-moe-expert-parallel-comm",
+    ];
+    let asserts = |r: &RoleLaunch| !r.script_args.iter().any(|a| ONLY_WARNS.contains(&a.as_str()));
+    let role = job.roles.iter().find(|r| {
+        r.megatron && asserts(r) && r.max_connections.as_deref() != Some("1")
+    })?;
+    let advice = match &role.max_connections {
+        Some(found) => Advice::new("max-connections").with("found", found),
+        None => Advice::new("max-connections-unset"),
+    };
+    Some(
+        advice
+            .with("role", &role.role)
+            .with("model", d.describe_model_parallel()),
+    )
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -16,7 +16,8 @@ use crate::verify::kit::quantity::Quantity;
 use crate::verify::kit::resources::validate_pod_spec;
 use crate::verify::kit::workload::{PodTemplate, Workload};
 use crate::verify::views::pytorch;
-use crate::verify::{JudgeCtx, Judgement, Named, Outcome, Read, MISSING_HINT};
+use crate::verify::kit::cmdline::run_clm;
+use crate::verify::{Advice, JudgeCtx, Judgement, Named, Outcome, Read, MISSING_HINT};
 
 /// A manifest in another version of the kind is refused by `kubectl apply` (no such version is
 /// served), so the object would not exist: every check fails with the lab's `missing` text.
@@ -175,6 +176,29 @@ impl Training {
             .and_then(Launch::entry)
             .is_some_and(|e| is_megatron_entry(&e.script))
     }
+}
+
+/// Advice `run-clm-refuses` {`role`, `message`} for the first pod template whose training
+/// command runs transformers' run_clm.py with arguments it stops on, or trains nothing with
+/// ([`run_clm::refusal`]). Advice, not a fail: the labs that run it grade a training concept
+/// (BF16, checkpointing, ZeRO, checkpoints), not run_clm's data and model arguments, and a copy
+/// of the script in the learner's image may differ; live, the pod that stops fails the lab's
+/// pod check with the script's own message.
+pub fn run_clm_advice(w: &Workload) -> Option<Advice> {
+    w.templates.iter().find_map(|t| {
+        let (c, _) = main_container(t)?;
+        let training = training_command(c)?;
+        let entry = training.launchers.last().and_then(Launch::entry)?;
+        if !run_clm::runs_run_clm(&entry.script, &training.args) {
+            return None;
+        }
+        let why = run_clm::refusal(&training.args)?;
+        Some(
+            Advice::new("run-clm-refuses")
+                .with("role", &t.role)
+                .with("message", why),
+        )
+    })
 }
 
 /// Python modules that are not a training script (`python -m pip install …`).
