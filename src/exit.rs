@@ -23,8 +23,8 @@ impl ExitCode {
 /// The text `--help` prints about exit codes.
 pub const EXIT_CODES_HELP: &str = "\
 Exit codes:
-  0  every counted check passed (quiz: right answer)
-  1  a check failed (quiz: wrong answer)
+  0  every counted check passed (quiz: every answer given was right; quitting is no wrong answer)
+  1  a check failed (quiz: a wrong answer)
   2  usage error or bad input (unreadable file, invalid YAML, unknown lab)
   3  environment error (cluster unreachable, read forbidden, missing operator)
   4  checks still pending (not converged yet; --wait D re-checks up to D)";

@@ -603,7 +603,7 @@ fn a_file_larger_than_the_input_limit_is_refused_without_reading_it_all() {
         .assert()
         .code(2)
         .stderr(predicates::str::contains(
-            "larger than 1 MiB, the most trainlab reads from one file (raise it with --max-input-mib)",
+            "larger than 1 MiB, the most trainlab reads from one input (raise it with --max-input-mib)",
         ));
 }
 
@@ -755,4 +755,128 @@ fn a_sequence_where_a_mapping_belongs_is_bad_input_for_every_workload_kind() {
                 )));
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Item 17: the smaller ones.
+
+#[test]
+fn check_help_names_the_json_schema_version_it_emits() {
+    let out = trainlab().args(["check", "--help"]).output().unwrap();
+    let help = String::from_utf8(out.stdout).unwrap();
+    let version = trainlab::report::SCHEMA_VERSION;
+    assert!(
+        help.contains(&format!("schema version {version}")),
+        "{help}"
+    );
+}
+
+#[test]
+fn a_huge_lab_name_is_echoed_cut_short_and_escaped() {
+    let huge = format!("\u{1b}[31m{}", "x".repeat(100_000));
+    let out = trainlab()
+        .args(["check", &huge, "--demo"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.len() < 2_000, "{} bytes", err.len());
+    assert!(err.contains("unknown lab `\\x1b[31mxxx"), "{err}");
+    assert!(err.contains("…`"), "{err}");
+    assert!(!err.contains('\u{1b}'), "a raw escape reached the terminal");
+}
+
+#[test]
+fn files_dash_reads_the_manifests_from_standard_input() {
+    trainlab()
+        .args(["check", "9", "--files", "-", "-o", "json"])
+        .write_stdin(JOB)
+        .assert()
+        .stdout(predicates::str::contains("\"source\""))
+        .stdout(predicates::str::contains("standard input"));
+    trainlab()
+        .args(["check", "9", "--files", "-"])
+        .write_stdin("")
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn contexts_with_an_empty_or_a_repeated_name_say_which() {
+    trainlab()
+        .args(["grade", "--contexts", ",", "9"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--contexts has an empty name"));
+    trainlab()
+        .args(["grade", "--contexts", "kind-a,kind-a", "9"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--contexts names `kind-a` twice"));
+}
+
+#[test]
+fn a_lab_named_twice_is_graded_once() {
+    let out = trainlab()
+        .args(["check", "9", "9", "volcano-gang", "--demo", "-o", "json"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let labs = v["results"].as_array().map_or(1, |r| r.len());
+    assert_eq!(labs, 1, "{text}");
+}
+
+#[test]
+fn a_manifest_for_another_namespace_or_kind_says_what_was_found_instead() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "other-ns.yaml",
+        &JOB.replace("namespace: trainlab-volcano-gang", "namespace: team-a"),
+    );
+    let out = trainlab()
+        .args(["check", "9", "--files"])
+        .arg(dir.path().join("other-ns.yaml"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("found: gang-train in namespace team-a"),
+        "{text}"
+    );
+    // A batch/v1 Job where the Volcano Job belongs.
+    write(
+        dir.path(),
+        "batch.yaml",
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: gang-train, namespace: trainlab-volcano-gang}\nspec: {template: {spec: {containers: [{name: c, image: busybox}], restartPolicy: Never}}}\n",
+    );
+    let out = trainlab()
+        .args(["check", "9", "--files"])
+        .arg(dir.path().join("batch.yaml"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("found: batch/v1 Job gang-train"), "{text}");
+}
+
+#[test]
+fn control_characters_in_a_manifest_value_never_reach_the_terminal_raw() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "job.yaml",
+        &JOB.replace(
+            "schedulerName: volcano",
+            "schedulerName: \"\\e[2J\\e[31mvolcano\\r\"",
+        ),
+    );
+    let out = trainlab()
+        .args(["check", "9", "--files"])
+        .arg(dir.path().join("job.yaml"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(!text.contains('\u{1b}') && !text.contains('\r'), "{text:?}");
+    assert!(text.contains("\\x1b[2J"), "{text}");
 }

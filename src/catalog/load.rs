@@ -314,7 +314,8 @@ impl Catalog {
                 .map(|b| format!("  {:>2}  {}", b.lab.number, b.lab.id))
                 .collect();
             crate::Error::Usage(format!(
-                "unknown lab `{key}`; give a number, an id or a folder name. Labs:\n{}",
+                "unknown lab `{}`; give a number, an id or a folder name. Labs:\n{}",
+                super::echo(key, 60),
                 valid.join("\n")
             ))
         })

@@ -6,4 +6,4 @@ mod text;
 
 pub use load::{parse_lab, Catalog, LabBundle, LabError, Survey, PROFILES};
 pub use model::{Check, Choice, Choices, Lab, LabStatus, Note, Quiz, Stage, Task};
-pub use text::{fill, placeholders, Lang, Text, Vars};
+pub use text::{echo, fill, placeholders, printable, Lang, Text, Vars};

@@ -152,3 +152,36 @@ mod tests {
         assert_eq!(placeholders("{ \"a\": {x} } {y_2}"), vec!["x", "y_2"]);
     }
 }
+
+/// `text` as it may reach a terminal: control characters other than newline and tab (an ANSI
+/// escape written into a manifest value, a carriage return, a NUL) are shown escaped (`\x1b`),
+/// so a value can neither restyle the screen nor hide what is printed before it.
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    let shown = |c: char| !c.is_control() || c == '\n' || c == '\t';
+    if text.chars().all(shown) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if shown(c) {
+            out.push(c);
+        } else if (c as u32) < 0x100 {
+            out.push_str(&format!("\\x{:02x}", c as u32));
+        } else {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// `text` cut to `max` characters (with `…`) and made [`printable`], for echoing what a user
+/// typed back in an error.
+pub fn echo(text: &str, max: usize) -> String {
+    let cut: String = text.chars().take(max).collect();
+    let more = if text.chars().nth(max).is_some() {
+        "…"
+    } else {
+        ""
+    };
+    format!("{}{more}", printable(&cut))
+}

@@ -68,7 +68,8 @@ pub struct SourceArgs {
     /// A folder of saved cluster state (`kubectl get ... -o yaml` Lists, multi-document YAML, JSON)
     #[arg(long, value_name = "DIR")]
     pub snapshot: Option<PathBuf>,
-    /// Your manifest files or folders (static mode: no cluster state)
+    /// Your manifest files or folders (static mode: no cluster state); `-` reads them from
+    /// standard input, as `kubectl apply -f -` does
     #[arg(long, value_name = "PATH", num_args = 1..)]
     pub files: Vec<PathBuf>,
     /// The embedded demo: a learner half-way through the flagship labs

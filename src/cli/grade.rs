@@ -98,13 +98,7 @@ pub fn run(g: &Global, a: &GradeArgs) -> Result<ExitCode, crate::Error> {
                 "--contexts names every learner's cluster; drop --context".into(),
             ));
         }
-        Learners::Contexts(
-            a.contexts
-                .iter()
-                .map(|c| c.trim().to_string())
-                .filter(|c| !c.is_empty())
-                .collect(),
-        )
+        Learners::Contexts(a.contexts.iter().map(|c| c.trim().to_string()).collect())
     } else {
         Learners::Named(grade::parse_learners(&a.learners)?)
     };

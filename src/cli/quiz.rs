@@ -101,8 +101,10 @@ pub fn ask(
             }
             match Choice::parse(&line) {
                 Some(c) => break c,
+                // Enter alone: ask again, nothing was typed to refuse.
+                None if line.trim().is_empty() => continue,
                 None => {
-                    let given = line.trim();
+                    let given = crate::catalog::echo(line.trim(), 40);
                     let _ = writeln!(
                         prompts,
                         "{}",
@@ -153,7 +155,8 @@ fn summary_to(
         (Lang::En, 0) => writeln!(out, "{right}/{answered} right"),
         (Lang::En, n) => writeln!(out, "{right}/{answered} right ({n} not answered)"),
     };
-    if answered > 0 && right == answered {
+    // Quitting early is no wrong answer: exit 1 only when an answer given was wrong.
+    if right == answered {
         ExitCode::Ok
     } else {
         ExitCode::Failed
@@ -280,5 +283,25 @@ mod tests {
         // No Enter yet: the next question is not shown.
         let (_, out, _) = run_with(&["9", "13"], "B\n");
         assert!(!out.contains("13. "), "{out}");
+    }
+
+    #[test]
+    fn enter_alone_asks_again_without_calling_it_a_choice() {
+        let (code, out, prompts) = run_with(&["9"], "\n  \nB\n");
+        assert!(!prompts.contains("is not a choice"), "{prompts}");
+        assert_eq!(prompts.matches("Your answer (A-D, q to quit)").count(), 3);
+        assert!(out.contains("1/1 right"), "{out}");
+        assert_eq!(code, ExitCode::Ok);
+    }
+
+    #[test]
+    fn quitting_is_no_wrong_answer_and_a_wrong_one_given_still_counts() {
+        let (code, out, _) = run_with(&["9", "13"], "q\n");
+        assert!(out.contains("0/0 right (2 not answered)"), "{out}");
+        assert_eq!(code, ExitCode::Ok);
+        let (code, _, _) = run_with(&["9", "13"], "B\n\nq\n");
+        assert_eq!(code, ExitCode::Ok);
+        let (code, _, _) = run_with(&["9", "13"], "A\n\nq\n");
+        assert_eq!(code, ExitCode::Failed);
     }
 }

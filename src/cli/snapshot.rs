@@ -88,9 +88,9 @@ pub fn run(g: &Global, a: &SnapshotArgs) -> Result<ExitCode, crate::Error> {
         std::fs::write(&path, save::to_list_json(q, objs))
             .map_err(|e| crate::Error::Usage(format!("cannot write {}: {e}", path.display())))?;
         print(&format!(
-            "wrote {} ({} objects)\n",
+            "wrote {} ({})\n",
             path.display(),
-            objs.len()
+            objects(objs.len())
         ));
         written += 1;
     }
@@ -111,4 +111,22 @@ pub fn run(g: &Global, a: &SnapshotArgs) -> Result<ExitCode, crate::Error> {
         dir.display()
     ));
     Ok(ExitCode::Ok)
+}
+
+/// `1 object`, `3 objects`.
+fn objects(n: usize) -> String {
+    match n {
+        1 => "1 object".to_string(),
+        n => format!("{n} objects"),
+    }
+}
+
+#[cfg(test)]
+mod count_tests {
+    #[test]
+    fn one_object_is_singular() {
+        assert_eq!(super::objects(1), "1 object");
+        assert_eq!(super::objects(0), "0 objects");
+        assert_eq!(super::objects(12), "12 objects");
+    }
 }

@@ -145,11 +145,17 @@ impl<'c> Room<'c> {
                 }
             }
             Learners::Contexts(ctxs) => {
-                let unique: HashSet<&String> = ctxs.iter().collect();
-                if ctxs.is_empty() || unique.len() != ctxs.len() {
+                if ctxs.is_empty() || ctxs.iter().any(|c| c.is_empty()) {
                     return Err(Error::Usage(
-                        "--contexts must name each context once".into(),
+                        "--contexts has an empty name; give the kubeconfig contexts, comma-separated (--contexts kind-a,kind-b; `kubectl config get-contexts` lists them)".into(),
                     ));
+                }
+                let mut seen = HashSet::new();
+                if let Some(twice) = ctxs.iter().find(|c| !seen.insert(*c)) {
+                    return Err(Error::Usage(format!(
+                        "--contexts names `{}` twice; name each context once",
+                        crate::catalog::echo(twice, 80)
+                    )));
                 }
             }
             Learners::Demo => {}

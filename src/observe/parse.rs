@@ -256,9 +256,14 @@ pub fn parse_file_marked(path: &Path, captured: &mut Vec<String>) -> Result<Vec<
 /// A text file, read a block at a time: stops at the first NUL byte (binary data, not YAML or
 /// JSON) or once more than `max` bytes came, so a huge or sparse file is never read whole.
 fn read_bounded(path: &Path, max: u64) -> Result<String, String> {
-    use std::io::Read as _;
     let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    let mut reader = std::io::BufReader::with_capacity(1 << 16, file).take(max.saturating_add(1));
+    read_text_bounded(file, max)
+}
+
+/// [`read_bounded`] for any reader (standard input for `--files -`).
+pub(crate) fn read_text_bounded(input: impl std::io::Read, max: u64) -> Result<String, String> {
+    use std::io::Read as _;
+    let mut reader = std::io::BufReader::with_capacity(1 << 16, input).take(max.saturating_add(1));
     let mut bytes = Vec::new();
     let mut block = [0u8; 1 << 16];
     loop {
@@ -275,7 +280,7 @@ fn read_bounded(path: &Path, max: u64) -> Result<String, String> {
         bytes.extend_from_slice(&block[..n]);
         if bytes.len() as u64 > max {
             return Err(format!(
-                "larger than {} MiB, the most trainlab reads from one file (raise it with --max-input-mib)",
+                "larger than {} MiB, the most trainlab reads from one input (raise it with --max-input-mib)",
                 max / (1024 * 1024)
             ));
         }

@@ -56,24 +56,57 @@ fn named_by_file(path: &Path) -> Vec<String> {
 }
 
 /// The learner's manifests (static mode): files or folders.
+/// `-` stands for standard input, as in `kubectl apply -f -`.
 pub fn files(paths: &[PathBuf]) -> Result<Observed, InputError> {
     let mut all = Vec::new();
+    let mut from_stdin = Vec::new();
     for p in paths {
-        all.extend(manifest_files(p)?);
+        if p.as_os_str() == STDIN {
+            if from_stdin.is_empty() {
+                from_stdin = read_stdin()?;
+            }
+        } else {
+            all.extend(manifest_files(p)?);
+        }
     }
-    let objects = read_all(&all)?;
+    let mut objects = read_all(&all)?;
+    objects = dedupe(objects.into_iter().chain(from_stdin).collect())?;
     if objects.is_empty() {
         let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
         return Err(InputError::Empty {
             path: shown.join(", "),
         });
     }
-    let detail: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    let detail: Vec<String> = paths
+        .iter()
+        .map(|p| {
+            if p.as_os_str() == STDIN {
+                "standard input".to_string()
+            } else {
+                p.display().to_string()
+            }
+        })
+        .collect();
     Ok(Observed::offline(
         SourceKind::Files,
         detail.join(", "),
         objects,
     ))
+}
+
+/// The path that names standard input.
+const STDIN: &str = "-";
+
+/// Manifests piped in (`kubectl kustomize . | trainlab check 9 --files -`), read with the same
+/// bounds as a file.
+fn read_stdin() -> Result<Vec<super::Obj>, InputError> {
+    let text =
+        super::parse::read_text_bounded(std::io::stdin().lock(), super::limits::max_input_bytes())
+            .map_err(|message| InputError::Unreadable {
+                path: "standard input".into(),
+                message,
+            })?;
+    parse_text(&text, "standard input")
 }
 
 /// The saved state of a learner half-way through the flagship labs, embedded at build time.

@@ -110,6 +110,7 @@ fn para(
     width: Option<usize>,
 ) {
     let hang = " ".repeat(indent.chars().count() + textwrap::core::display_width(label));
+    let text = crate::catalog::printable(text);
     for (i, line) in text.trim_end().lines().enumerate() {
         let first = if i == 0 {
             format!("{indent}{styled_label}")

@@ -133,9 +133,9 @@ fn unavailable_text(u: &Unavailable, lang: Lang) -> String {
         }
         Unavailable::NotCaptured { resource } => {
             if ja {
-                format!("スナップショットに {resource} が保存されていません（ラボが読むものをまとめて `trainlab snapshot LAB DIR` で、または `kubectl get {resource} -A -o yaml > DIR/{resource}.yaml` で保存してください）")
+                format!("スナップショットに {resource} が保存されていません（ラボが読むものをまとめて `trainlab snapshot LAB DIR` で、または `{}` で保存してください）", save_command(resource))
             } else {
-                format!("the snapshot holds no {resource}: it was not saved (save what the labs read with `trainlab snapshot LAB DIR`, or this kind with `kubectl get {resource} -A -o yaml > DIR/{resource}.yaml`)")
+                format!("the snapshot holds no {resource}: it was not saved (save what the labs read with `trainlab snapshot LAB DIR`, or this kind with `{}`)", save_command(resource))
             }
         }
         Unavailable::NotServed {
@@ -172,5 +172,31 @@ fn unavailable_text(u: &Unavailable, lang: Lang) -> String {
             format!("権限がありません: {scope} {resource} を {verb} できません（{message}）。{kinds} で許可できます。例: {commands}")
         }
         Unavailable::Forbidden { .. } | Unavailable::Failed { .. } => u.to_string(),
+    }
+}
+
+/// The kubectl command that saves one resource into a snapshot folder: every namespace for a
+/// namespaced kind, no namespace flag for a cluster-scoped one (nodes, StorageClasses).
+fn save_command(resource: &str) -> String {
+    let namespaced = crate::observe::kinds::ALL
+        .iter()
+        .find(|k| k.resource_name() == resource)
+        .is_none_or(|k| k.namespaced);
+    let all = if namespaced { " -A" } else { "" };
+    format!("kubectl get {resource}{all} -o yaml > DIR/{resource}.yaml")
+}
+
+#[cfg(test)]
+mod save_command_tests {
+    #[test]
+    fn cluster_scoped_kinds_are_saved_without_a_namespace_flag() {
+        assert_eq!(
+            super::save_command("nodes"),
+            "kubectl get nodes -o yaml > DIR/nodes.yaml"
+        );
+        assert_eq!(
+            super::save_command("jobs.batch.volcano.sh"),
+            "kubectl get jobs.batch.volcano.sh -A -o yaml > DIR/jobs.batch.volcano.sh.yaml"
+        );
     }
 }

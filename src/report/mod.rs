@@ -67,7 +67,7 @@ pub struct Counts {
     pub error: usize,
 }
 
-/// One lab's report, rendered in one language. This is the JSON object of schema version 1.
+/// One lab's report, rendered in one language: the JSON object of [`SCHEMA_VERSION`].
 #[derive(Debug, Clone, Serialize)]
 pub struct LabReport {
     pub schema_version: u32,
@@ -168,7 +168,7 @@ impl LabReport {
 pub enum Format {
     /// Coloured text for people.
     Human,
-    /// JSON, schema version 1 (docs/report-schema.md).
+    /// JSON, schema version 2 (docs/report-schema.md).
     Json,
     /// JUnit XML: a testsuite per lab, a testcase per check.
     Junit,

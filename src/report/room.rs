@@ -31,6 +31,16 @@ pub fn render(board: &Scoreboard, format: RoomFormat, width: Option<usize>) -> S
     }
 }
 
+/// `1 learner`, `8 learners`; `受講者 8 人`, `lab 15 個`.
+fn counted(n: usize, what: &str, lang: Lang) -> String {
+    match (lang, what) {
+        (Lang::Ja, "learner") => format!("受講者 {n} 人"),
+        (Lang::Ja, _) => format!("lab {n} 個"),
+        (Lang::En, _) if n == 1 => format!("1 {what}"),
+        (Lang::En, _) => format!("{n} {what}s"),
+    }
+}
+
 fn t(key: &str, lang: Lang) -> &'static str {
     let (ja, en) = match key {
         "learner" => ("受講者", "learner"),
@@ -41,8 +51,6 @@ fn t(key: &str, lang: Lang) -> &'static str {
             "Checks the room fails most",
         ),
         "room" => ("教室", "room"),
-        "learners" => ("受講者", "learners"),
-        "labs" => ("lab", "labs"),
         "notes" => ("注記", "notes"),
         "not-graded-row" => ("採点できませんでした", "could not be graded"),
         _ => ("?", "?"),
@@ -143,13 +151,11 @@ pub fn table(board: &Scoreboard, width: Option<usize>) -> String {
         out.push_str(&format!("\n※ {}: {n}\n", t("notes", lang)));
     }
     out.push_str(&format!(
-        "\n{}: {} · {} {} × {} {} · {} ({})\n",
+        "\n{}: {} · {} × {} · {} ({})\n",
         t("room", lang),
         score_text(&board.score),
-        board.learners.len(),
-        t("learners", lang),
-        board.labs.len(),
-        t("labs", lang),
+        counted(board.learners.len(), "learner", lang),
+        counted(board.labs.len(), "lab", lang),
         board.source.kind,
         board.source.detail
     ));
@@ -246,4 +252,19 @@ pub fn junit(board: &Scoreboard) -> String {
     report
         .to_string()
         .unwrap_or_else(|e| format!("<!-- cannot serialize JUnit: {e} -->\n"))
+}
+
+#[cfg(test)]
+mod counted_tests {
+    use super::*;
+
+    #[test]
+    fn the_room_size_reads_in_each_language() {
+        assert_eq!(counted(1, "learner", Lang::En), "1 learner");
+        assert_eq!(counted(8, "learner", Lang::En), "8 learners");
+        assert_eq!(counted(1, "lab", Lang::En), "1 lab");
+        assert_eq!(counted(15, "lab", Lang::En), "15 labs");
+        assert_eq!(counted(8, "learner", Lang::Ja), "受講者 8 人");
+        assert_eq!(counted(15, "lab", Lang::Ja), "lab 15 個");
+    }
 }

@@ -150,7 +150,7 @@ impl<'a> JudgeCtx<'a> {
         let mut others: Vec<&str> = objs.iter().map(|o| o.name()).collect();
         others.sort_unstable();
         let found = if others.is_empty() {
-            "—".to_string()
+            self.found_instead(read, name)
         } else {
             others.join(", ")
         };
@@ -163,6 +163,41 @@ impl<'a> JudgeCtx<'a> {
                 .with("api_version", kind.api_version())
                 .with("namespace", &ns)
         }))
+    }
+
+    /// What the learner most likely meant when no object of the read's kind is in the target
+    /// namespace: one of that kind and name in another namespace (a manifest for another
+    /// namespace), else objects of other kinds named `name` here (another kind or API group,
+    /// such as a batch/v1 Job where a Volcano Job belongs); `—` when there is neither. Only what
+    /// was read is searched: the learner's files, a snapshot, or the live reads of this check.
+    fn found_instead(&self, read: &Read, name: &str) -> String {
+        let kind = read.kind;
+        let ns = self.target.namespace.as_str();
+        let all = self.obs.objects();
+        let mut elsewhere: Vec<String> = all
+            .iter()
+            .filter(|o| kind.matches(o.api_version(), o.kind()) && o.namespace() != Some(ns))
+            .map(|o| match o.namespace() {
+                Some(other) => format!("{} in namespace {other}", o.name()),
+                None => format!("{} without a namespace", o.name()),
+            })
+            .collect();
+        let mut other_kinds: Vec<String> = all
+            .iter()
+            .filter(|o| o.name() == name && !kind.matches(o.api_version(), o.kind()))
+            .filter(|o| o.namespace().is_none_or(|n| n == ns))
+            .map(|o| format!("{} {} {}", o.api_version(), o.kind(), o.name()))
+            .collect();
+        for list in [&mut elsewhere, &mut other_kinds] {
+            list.sort_unstable();
+            list.dedup();
+            list.truncate(5);
+        }
+        match (elsewhere.is_empty(), other_kinds.is_empty()) {
+            (false, _) => elsewhere.join(", "),
+            (true, false) => other_kinds.join(", "),
+            (true, true) => "—".to_string(),
+        }
     }
 
     /// Nodes as the framework read them (for verifiers that need the error too).
