@@ -407,19 +407,30 @@ fn every_flag_variant_pairs_the_kits_verdict_with_the_real_tools_and_names_a_liv
             ("accept", "accept") | ("refuse", "refuse" | "concept") | ("advise", "refuse")
         );
         assert!(agrees, "{id}: kit {kit} / real {real}");
-        assert!(v.get("finding").is_none(), "{id}: open finding {}", v["finding"]);
+        assert!(
+            v.get("finding").is_none(),
+            "{id}: open finding {}",
+            v["finding"]
+        );
         let from = v["from"].as_str().expect("from");
         if let Some(kit_ref) = from.strip_prefix("kit ") {
             let (file, symbol) = kit_ref.split_once(' ').expect("kit <file> <symbol>");
             let source = std::fs::read_to_string(root.join(file))
                 .unwrap_or_else(|_| panic!("{id}: no {file}"));
-            let name = symbol.rsplit("::").next().unwrap().split(' ').next().unwrap();
+            let name = symbol
+                .rsplit("::")
+                .next()
+                .unwrap()
+                .split(' ')
+                .next()
+                .unwrap();
             assert!(source.contains(name), "{id}: {file} has no {name}");
         } else {
             let mut words = from.split_whitespace();
             let (test_file, function) = (words.next().unwrap(), words.next().expect("a test"));
-            let source = std::fs::read_to_string(root.join("tests").join(format!("{test_file}.rs")))
-                .unwrap_or_else(|_| panic!("{id}: no tests/{test_file}.rs"));
+            let source =
+                std::fs::read_to_string(root.join("tests").join(format!("{test_file}.rs")))
+                    .unwrap_or_else(|_| panic!("{id}: no tests/{test_file}.rs"));
             assert!(
                 source.contains(&format!("fn {function}(")),
                 "{id}: tests/{test_file}.rs has no fn {function}"

@@ -697,13 +697,24 @@ fn the_eks_solution_is_what_the_task_text_says_for_eks() {
 fn a_run_clm_line_without_a_dataset_is_advised_not_failed() {
     let answer = solved().edit("PyTorchJob", "bf16-train", |v| {
         for role in ["Master", "Worker"] {
-            let c = &mut v["spec"]["pytorchReplicaSpecs"][role]["template"]["spec"]["containers"][0];
+            let c =
+                &mut v["spec"]["pytorchReplicaSpecs"][role]["template"]["spec"]["containers"][0];
             c["command"] = json!(["torchrun", "--nproc_per_node=1", "run_clm.py"]);
             c["args"] = json!([
-                "--model_name_or_path", "EleutherAI/pythia-14m", "--dataset_name",
-                "Salesforce/wikitext", "--do_train", "--output_dir", "/tmp/out", "--bf16"
+                "--model_name_or_path",
+                "EleutherAI/pythia-14m",
+                "--dataset_name",
+                "Salesforce/wikitext",
+                "--do_train",
+                "--output_dir",
+                "/tmp/out",
+                "--bf16"
             ]);
         }
     });
-    support::run_clm::assert_a_line_run_clm_refuses_is_advised_not_failed(LAB, "PyTorchJob", answer);
+    support::run_clm::assert_a_line_run_clm_refuses_is_advised_not_failed(
+        LAB,
+        "PyTorchJob",
+        answer,
+    );
 }

@@ -398,12 +398,19 @@ pub fn assert_max_connections_is_advice_when_layers_split(lab: &str, solved: Sta
     let r = with_env(solved.clone(), None).grade(lab);
     assert_all_pass(&r);
     assert_eq!(advice_ids(&r), ["max-connections-unset"]);
-    let a = r.advice.iter().find(|a| a.id == "max-connections-unset").unwrap();
+    let a = r
+        .advice
+        .iter()
+        .find(|a| a.id == "max-connections-unset")
+        .unwrap();
     assert!(["Master", "Worker"].contains(&a.evidence["role"].as_str()));
     assert!(a.evidence["model"].starts_with("TP "), "{:?}", a.evidence);
     let text = r.lab.advice["max-connections-unset"].render(Lang::En, &a.evidence);
     assert!(!text.contains('{'), "{text}");
-    assert!(text.contains("CUDA_DEVICE_MAX_CONNECTIONS: \"1\""), "{text}");
+    assert!(
+        text.contains("CUDA_DEVICE_MAX_CONNECTIONS: \"1\""),
+        "{text}"
+    );
 
     let r = with_env(solved.clone(), Some("0")).grade(lab);
     assert_all_pass(&r);

@@ -39,9 +39,7 @@ use super::workload::{PodTemplate, Workload};
 use crate::facts::instances::GPU;
 use crate::observe::{InputError, Obj};
 use crate::verify::views::pytorch::{self, NprocPerNode as SpecNproc, PyTorchJob};
-use crate::verify::{
-    Advice, JudgeCtx, Judgement, Named, Outcome, Read, Reason, MISSING_HINT,
-};
+use crate::verify::{Advice, JudgeCtx, Judgement, Named, Outcome, Read, Reason, MISSING_HINT};
 
 pub use super::capacity::{GpuNodes, Unknown, GPU_MEMORY_LABEL};
 
@@ -663,10 +661,15 @@ pub fn max_connections_advice(job: &JobLaunch, d: &Degrees) -> Option<Advice> {
         "--use-megatron-fsdp",
         "--overlap-moe-expert-parallel-comm",
     ];
-    let asserts = |r: &RoleLaunch| !r.script_args.iter().any(|a| ONLY_WARNS.contains(&a.as_str()));
-    let role = job.roles.iter().find(|r| {
-        r.megatron && asserts(r) && r.max_connections.as_deref() != Some("1")
-    })?;
+    let asserts = |r: &RoleLaunch| {
+        !r.script_args
+            .iter()
+            .any(|a| ONLY_WARNS.contains(&a.as_str()))
+    };
+    let role = job
+        .roles
+        .iter()
+        .find(|r| r.megatron && asserts(r) && r.max_connections.as_deref() != Some("1"))?;
     let advice = match &role.max_connections {
         Some(found) => Advice::new("max-connections").with("found", found),
         None => Advice::new("max-connections-unset"),

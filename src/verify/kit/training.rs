@@ -5,6 +5,7 @@
 use k8s_openapi::api::core::v1::{Container, PodSpec};
 
 use crate::observe::{Obj, Unavailable};
+use crate::verify::kit::cmdline::run_clm;
 use crate::verify::kit::cmdline::{
     deepspeed_config_arg, invocations, is_var_ref, Args, DsConfig, DsValue, FlagError, Known,
     Launch, Offload, OffloadDevice, Overrides, ParallelPlan, Precision, Setting,
@@ -16,7 +17,6 @@ use crate::verify::kit::quantity::Quantity;
 use crate::verify::kit::resources::validate_pod_spec;
 use crate::verify::kit::workload::{PodTemplate, Workload};
 use crate::verify::views::pytorch;
-use crate::verify::kit::cmdline::run_clm;
 use crate::verify::{Advice, JudgeCtx, Judgement, Named, Outcome, Read, MISSING_HINT};
 
 /// A manifest in another version of the kind is refused by `kubectl apply` (no such version is

@@ -43,8 +43,7 @@ pub fn refusal(a: &Args) -> Option<String> {
     }
     let reason = if a.has(&["config_overrides"]) && model {
         "--config_overrides can't be used in combination with --config_name or --model_name_or_path"
-    } else if !a.has(&["dataset_name"]) && !a.has(&["train_file"]) && !a.has(&["validation_file"])
-    {
+    } else if !a.has(&["dataset_name"]) && !a.has(&["train_file"]) && !a.has(&["validation_file"]) {
         "Need either a dataset name or a training/validation file."
     } else if !a.has(&["model_name_or_path"]) && !a.has(&["tokenizer_name"]) {
         "You are instantiating a new tokenizer from scratch. This is not supported by this script."
@@ -125,7 +124,10 @@ mod tests {
     fn run_clm_py_and_the_stand_in_given_an_hf_line_run_as_run_clm() {
         let hf = args(&["--output_dir", "/tmp/out"]);
         let megatron = args(&["--tensor-model-parallel-size", "8"]);
-        assert!(runs_run_clm("examples/pytorch/language-modeling/run_clm.py", &megatron));
+        assert!(runs_run_clm(
+            "examples/pytorch/language-modeling/run_clm.py",
+            &megatron
+        ));
         assert!(runs_run_clm("run_clm.py", &hf));
         assert!(runs_run_clm(STAND_IN, &hf));
         assert!(!runs_run_clm(STAND_IN, &megatron));
