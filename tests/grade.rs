@@ -747,6 +747,42 @@ fn the_demo_room_needs_no_cluster_and_keeps_stable_ids() {
     }
 }
 
+/// Issue 21 item 20: a demo learner's state in a lab depends on the lab, never on the other labs
+/// graded with it, so each cell of a few labs equals that cell in the whole room.
+#[test]
+fn the_demo_room_is_the_same_learners_in_the_same_states_whatever_labs_are_chosen() {
+    let cells = |labs: &[&str]| -> Vec<(String, Value)> {
+        let mut c = Command::cargo_bin("trainlab").unwrap();
+        c.env("KUBECONFIG", "/nonexistent")
+            .args(["grade", "--demo", "-o", "json"])
+            .args(labs);
+        let (_, out, stderr) = run(c);
+        let doc = json_of(&out);
+        assert!(doc["learners"].is_array(), "{stderr}");
+        doc["learners"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|r| r["cells"].as_array().unwrap().clone())
+            .map(|cell| {
+                (
+                    cell["id"].as_str().unwrap().to_string(),
+                    cell["score"].clone(),
+                )
+            })
+            .collect()
+    };
+    let whole = cells(&[]);
+    for pick in [&["9"][..], &["14", "2"], &["15", "13", "11"]] {
+        let some = cells(pick);
+        assert!(!some.is_empty());
+        for (id, score) in &some {
+            let same = whole.iter().find(|(w, _)| w == id).map(|(_, s)| s);
+            assert_eq!(same, Some(score), "{id} with labs {pick:?}");
+        }
+    }
+}
+
 #[test]
 fn bad_input_is_exit_2_with_what_to_do() {
     let c = Cluster::new(room::cluster_base());
