@@ -1609,3 +1609,56 @@ fn snapshot_saves_what_grading_reads_and_check_snapshot_grades_it_the_same() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("already exists"), "{stderr}");
 }
+
+// --- TLS failures in plain words (issue 21 item 13) --------------------------------------------
+
+/// `trainlab check 9` against `kubeconfig`, with its stderr.
+fn check_with(kubeconfig: &Path) -> (i32, String) {
+    let out = Command::cargo_bin("trainlab")
+        .unwrap()
+        .env("LANG", "C.UTF-8")
+        .env("NO_COLOR", "1")
+        .env("KUBECONFIG", kubeconfig)
+        .args(["check", "9", "--request-timeout", "5s"])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn a_server_certificate_the_kubeconfig_does_not_trust_is_said_so_naming_the_field() {
+    let emu = Emulator::start_tls(nodes());
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = emu.kubeconfig(dir.path(), CONTEXT);
+    // Another cluster's CA: a valid certificate that did not sign the server's.
+    let other = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string()]).unwrap();
+    std::fs::write(dir.path().join("emulator-ca.pem"), other.cert.pem()).unwrap();
+    let (code, stderr) = check_with(&kubeconfig);
+    assert_eq!(code, 3, "{stderr}");
+    assert!(stderr.contains("is not trusted"), "{stderr}");
+    assert!(
+        stderr.contains("clusters[].cluster.certificate-authority"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("check that the cluster is running"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn https_to_a_server_without_tls_says_the_handshake_failed_and_to_check_the_scheme() {
+    let emu = Emulator::start(nodes());
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = emu.kubeconfig(dir.path(), CONTEXT);
+    let text = std::fs::read_to_string(&kubeconfig).unwrap();
+    std::fs::write(&kubeconfig, text.replace("http://", "https://")).unwrap();
+    let (code, stderr) = check_with(&kubeconfig);
+    assert_eq!(code, 3, "{stderr}");
+    assert!(stderr.contains("TLS"), "{stderr}");
+    assert!(stderr.contains("http://"), "{stderr}");
+}

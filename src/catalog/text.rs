@@ -125,34 +125,6 @@ fn is_placeholder(s: &str) -> bool {
         && s.chars().next().is_some_and(|c| c.is_ascii_lowercase())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn vars(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    }
-
-    #[test]
-    fn fills_known_placeholders_and_keeps_unknown_ones() {
-        let v = vars(&[("np", "16")]);
-        assert_eq!(
-            fill("set -np {np} ({missing})", &v),
-            "set -np 16 ({missing})"
-        );
-    }
-
-    #[test]
-    fn leaves_yaml_and_json_braces_alone() {
-        let v = vars(&[("x", "1")]);
-        assert_eq!(fill("{ \"a\": {x} } {Upper}", &v), "{ \"a\": 1 } {Upper}");
-        assert_eq!(placeholders("{ \"a\": {x} } {y_2}"), vec!["x", "y_2"]);
-    }
-}
-
 /// `text` as it may reach a terminal: control characters other than newline and tab (an ANSI
 /// escape written into a manifest value, a carriage return, a NUL) are shown escaped (`\x1b`),
 /// so a value can neither restyle the screen nor hide what is printed before it.
@@ -184,4 +156,40 @@ pub fn echo(text: &str, max: usize) -> String {
         ""
     };
     format!("{}{more}", printable(&cut))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn fills_known_placeholders_and_keeps_unknown_ones() {
+        let v = vars(&[("np", "16")]);
+        assert_eq!(
+            fill("set -np {np} ({missing})", &v),
+            "set -np 16 ({missing})"
+        );
+    }
+
+    #[test]
+    fn leaves_yaml_and_json_braces_alone() {
+        let v = vars(&[("x", "1")]);
+        assert_eq!(fill("{ \"a\": {x} } {Upper}", &v), "{ \"a\": 1 } {Upper}");
+        assert_eq!(placeholders("{ \"a\": {x} } {y_2}"), vec!["x", "y_2"]);
+    }
+
+    #[test]
+    fn control_characters_are_shown_escaped_and_long_echoes_are_cut() {
+        assert_eq!(super::printable("ok\tline\n"), "ok\tline\n");
+        assert_eq!(super::printable("\u{1b}[31mred\r"), "\\x1b[31mred\\x0d");
+        assert_eq!(super::echo("abcdef", 3), "abc…");
+        assert_eq!(super::echo("abc", 3), "abc");
+    }
 }

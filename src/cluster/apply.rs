@@ -145,8 +145,8 @@ const REFERENCES: &[Reference] = &[
         path: &["spec", "storageClassName"],
         to: Referent::Kind("storage.k8s.io", "StorageClass"),
     },
-    // `nodeClassRef` is `{group, kind, name}` (kubernetes-sigs/karpenter v1 NodeClassReference;
-    // upstream-facts 3.1).
+    // `nodeClassRef` is `{group, kind, name}` (kubernetes-sigs/karpenter v1
+    // `pkg/apis/v1/nodeclaim.go` NodeClassReference).
     Reference {
         from: ("karpenter.sh", "NodePool"),
         path: &["spec", "template", "spec", "nodeClassRef", "name"],
@@ -154,7 +154,7 @@ const REFERENCES: &[Reference] = &[
     },
     // A Volcano Job's and PodGroup's `spec.queue` name a Queue, which is cluster-scoped
     // (volcano.sh/apis batch/v1alpha1 JobSpec.Queue, scheduling/v1beta1 PodGroupSpec.Queue;
-    // upstream-facts: default "default").
+    // the scheduler's default queue is named "default").
     Reference {
         from: ("batch.volcano.sh", "Job"),
         path: &["spec", "queue"],

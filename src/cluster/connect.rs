@@ -57,6 +57,7 @@ impl Conn {
 
 pub async fn connect(opts: &ConnectOpts) -> Result<Conn, Error> {
     let kubeconfig = load_kubeconfig(opts)?;
+    let mut ca_file = None;
     let (mut config, context) = match kubeconfig {
         Some(kc) => {
             let context = opts
@@ -80,13 +81,19 @@ pub async fn connect(opts: &ConnectOpts) -> Result<Conn, Error> {
                     "context `{context}` not found in the kubeconfig; {which}"
                 )));
             }
+            ca_file = certificate_authority_file(&kc, &context);
             let options = KubeConfigOptions {
                 context: Some(context.clone()),
                 ..Default::default()
             };
             let config = kube::Config::from_custom_kubeconfig(kc, &options)
                 .await
-                .map_err(|e| Error::Environment(format!("cannot use context `{context}`: {e}")))?;
+                .map_err(|e| {
+                    Error::Environment(format!(
+                        "cannot use context `{context}`: {}",
+                        super::kubeconfig_error::describe(&e)
+                    ))
+                })?;
             (config, context)
         }
         None => {
@@ -107,6 +114,7 @@ pub async fn connect(opts: &ConnectOpts) -> Result<Conn, Error> {
         }
     };
     check_server_scheme(&config.cluster_url, &context)?;
+    check_root_certificates(&config, ca_file.as_deref(), &context)?;
     let timeout = (!opts.request_timeout.is_zero()).then_some(opts.request_timeout);
     config.connect_timeout = timeout;
     config.read_timeout = timeout;
@@ -147,6 +155,46 @@ fn check_server_scheme(url: &http::Uri, context: &str) -> Result<(), Error> {
     }
 }
 
+/// A certificate authority that holds no PEM certificate (a key, a text file) would leave the
+/// client trusting nothing, and every request would fail as "certificate not trusted"; kube
+/// keeps only `CERTIFICATE` blocks (kube-client 5.0.0 `config/mod.rs` `certs`). Refused up front,
+/// naming the file or field.
+fn check_root_certificates(
+    config: &kube::Config,
+    ca_file: Option<&str>,
+    context: &str,
+) -> Result<(), Error> {
+    if !config.root_cert.as_ref().is_some_and(Vec::is_empty) {
+        return Ok(());
+    }
+    let source = match ca_file {
+        Some(f) => format!("the file {f} (`clusters[].cluster.certificate-authority`)"),
+        None => "`clusters[].cluster.certificate-authority-data`".to_string(),
+    };
+    Err(Error::Usage(format!(
+        "context `{context}`: the certificate authority, {source}, holds no PEM certificate (a `-----BEGIN CERTIFICATE-----` block); point it at the cluster's CA certificate"
+    )))
+}
+
+/// The `certificate-authority` file of the context's cluster, when it names one.
+fn certificate_authority_file(kc: &Kubeconfig, context: &str) -> Option<String> {
+    let cluster = kc
+        .contexts
+        .iter()
+        .find(|c| c.name == context)?
+        .context
+        .as_ref()?
+        .cluster
+        .clone();
+    kc.clusters
+        .iter()
+        .find(|c| c.name == cluster)?
+        .cluster
+        .as_ref()?
+        .certificate_authority
+        .clone()
+}
+
 /// The kubeconfig to use, as kubectl finds it: `--kubeconfig` (must exist), else the files of
 /// `$KUBECONFIG` merged, else `~/.kube/config`; `None` when there is none (then in-cluster).
 ///
@@ -166,9 +214,13 @@ fn find_kubeconfig(
     home: Option<PathBuf>,
 ) -> Result<Option<Kubeconfig>, Error> {
     if let Some(p) = &opts.kubeconfig {
-        return Kubeconfig::read_from(p)
-            .map(Some)
-            .map_err(|e| Error::Usage(format!("--kubeconfig {}: {e}", p.display())));
+        return Kubeconfig::read_from(p).map(Some).map_err(|e| {
+            Error::Usage(format!(
+                "--kubeconfig {}: {}",
+                p.display(),
+                super::kubeconfig_error::describe(&e)
+            ))
+        });
     }
     let from_env: Vec<PathBuf> = env
         .map(|v| {
@@ -184,13 +236,17 @@ fn find_kubeconfig(
     };
     let mut merged: Option<Kubeconfig> = None;
     for file in files.iter().filter(|f| f.exists()) {
-        let kc = Kubeconfig::read_from(file)
-            .map_err(|e| Error::Usage(format!("{origin}{}: {e}", file.display())))?;
+        let problem = |e: kube::config::KubeconfigError| {
+            Error::Usage(format!(
+                "{origin}{}: {}",
+                file.display(),
+                super::kubeconfig_error::describe(&e)
+            ))
+        };
+        let kc = Kubeconfig::read_from(file).map_err(problem)?;
         merged = Some(match merged {
             None => kc,
-            Some(m) => m
-                .merge(kc)
-                .map_err(|e| Error::Usage(format!("{origin}{}: {e}", file.display())))?,
+            Some(m) => m.merge(kc).map_err(problem)?,
         });
     }
     Ok(merged)

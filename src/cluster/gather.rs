@@ -43,6 +43,12 @@ async fn probe_once(conn: &Conn) -> Result<k8s_openapi::apimachinery::pkg::versi
         if is_credentials_error(&e) {
             return credentials_error(conn, &e);
         }
+        if let Some(tls) = super::retry::tls_problem(&e) {
+            return Error::Environment(format!(
+                "cannot connect to the API server of {}: {tls}",
+                conn.describe()
+            ));
+        }
         let why = super::retry::describe(&e, conn.timeout);
         if matches!(e, kube::Error::Api(_) | kube::Error::SerdeError(_)) {
             return Error::Environment(format!(

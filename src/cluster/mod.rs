@@ -6,6 +6,7 @@ mod connect;
 mod discovery;
 mod gather;
 mod http;
+mod kubeconfig_error;
 mod retry;
 
 pub use apply::{

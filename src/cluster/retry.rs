@@ -135,6 +135,54 @@ pub fn describe(e: &kube::Error, timeout: std::time::Duration) -> String {
     }
 }
 
+/// The TLS failure under a request error, in the user's terms, when there is one: a server
+/// certificate the kubeconfig's certificate authority did not sign (or that is expired, or for
+/// another name), or a handshake that failed because the server does not speak TLS. None for
+/// other errors. rustls' error sits under hyper's inside `io::Error`s, whose `source()` skips
+/// the error they wrap, so each `io::Error` is opened with `get_ref`.
+pub fn tls_problem(e: &kube::Error) -> Option<String> {
+    let mut pending: Vec<&(dyn std::error::Error + 'static)> = vec![e];
+    // Bounded: an error chain is short, and this never loops on a cycle.
+    for _ in 0..32 {
+        let err = pending.pop()?;
+        if let Some(tls) = err.downcast_ref::<rustls::Error>() {
+            return Some(tls_words(tls));
+        }
+        pending.extend(err.source());
+        if let Some(wrapped) = err
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+        {
+            pending.push(wrapped);
+        }
+    }
+    None
+}
+
+fn tls_words(e: &rustls::Error) -> String {
+    use rustls::CertificateError as C;
+    const CA: &str = "`clusters[].cluster.certificate-authority` or `-data`";
+    match e {
+        rustls::Error::InvalidCertificate(C::UnknownIssuer | C::BadSignature) => format!(
+            "the server's TLS certificate is not trusted: the certificate authority in the kubeconfig ({CA}) did not sign it ({e}); use the cluster's own CA (kind and `aws eks update-kubeconfig` write it for you)"
+        ),
+        rustls::Error::InvalidCertificate(C::Expired | C::ExpiredContext { .. }) => {
+            format!("the server's TLS certificate has expired ({e})")
+        }
+        rustls::Error::InvalidCertificate(
+            C::NotValidForName | C::NotValidForNameContext { .. },
+        ) => format!(
+            "the server's TLS certificate is not for the host in `clusters[].cluster.server` ({e}); use the server name the certificate was issued for"
+        ),
+        rustls::Error::InvalidCertificate(_) => {
+            format!("the server's TLS certificate is not trusted ({e}); check {CA}")
+        }
+        _ => format!(
+            "the TLS handshake failed ({e}): a server that does not speak TLS answers an `https://` URL this way; if the server has no TLS, write `clusters[].cluster.server` as `http://…`"
+        ),
+    }
+}
+
 /// The first non-empty line of a body, at most 200 characters: enough to recognise a page.
 fn first_line(text: &str) -> String {
     let line = text

@@ -1,6 +1,6 @@
 //! Which accelerators train in BF16 natively, and how a node says which accelerator it has.
 //!
-//! Sources (shared research upstream-facts.md §17, §5, §3.1):
+//! Sources:
 //! - GPU per EC2 instance type and Karpenter's `instance-gpu-name`:
 //!   aws/karpenter-provider-aws `website/content/en/docs/reference/instance-types.md`.
 //! - GFD labels `nvidia.com/gpu.product` (the NVML name, sanitised, with `-MIG-…`/`-SHARED`
@@ -14,7 +14,8 @@
 //!
 //! V100 (p3, p3dn) and T4 (g4dn) have no BF16 tensor cores. Software does not stop BF16 there:
 //! torch's `is_bf16_supported()` counts emulation, so the HF Trainer's own check usually passes
-//! and training runs slowly in emulation (upstream-facts.md §13).
+//! and training runs slowly in emulation (torch 2.15.0 `torch/cuda/__init__.py`
+//! `is_bf16_supported(including_emulation=True)`).
 
 /// GFD labels (NVIDIA/k8s-device-plugin `internal/lm`).
 pub const GPU_PRODUCT_LABEL: &str = "nvidia.com/gpu.product";

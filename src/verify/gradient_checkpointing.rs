@@ -153,6 +153,8 @@ fn checkpointing(t: &PodTemplate) -> Outcome {
         Ok(h) => h,
         Err(e) => return ev(bad_flag(CHECKPOINTING_ON, &e)),
     };
+    // NeMo 1's switch is `model.activations_checkpoint_granularity` (NVIDIA/NeMo v2.4.0
+    // `examples/nlp/language_modeling/conf/megatron_gpt_config.yaml` l.198).
     let nemo = match NemoArgs::from_argv(args.words()) {
         Ok(n) => n,
         Err(e) => return ev(bad_flag(CHECKPOINTING_ON, &e)),
@@ -221,6 +223,10 @@ fn checkpointing(t: &PodTemplate) -> Outcome {
             Known::Variable(_) => unknown.push(g.as_written()),
         }
     }
+    // `selective`/`full` turn recompute on; `null`, the yaml default, leaves it off: NeMo v2.4.0
+    // `megatron_base_model.py` `build_transformer_config` hands it to Megatron-core as
+    // `recompute_granularity` ("If None, no recompute is performed": core_v0.19.0
+    // `megatron/core/transformer/transformer_config.py` l.518).
     if let Some(s) = &nemo.activations_checkpoint_granularity {
         match &s.value {
             Known::Value(Some(_)) => on.push(s.as_written()),

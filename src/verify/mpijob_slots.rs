@@ -4,11 +4,12 @@
 //!
 //! The concept, not one layout: the operator writes one hostfile line per host with
 //! `slots=<slotsPerWorker>`, the launcher included with `runLauncherAsWorker`
-//! (kubeflow/mpi-operator `pkg/controller/mpi_job_controller.go`, `newConfigMap`), so the ranks
-//! are `slotsPerWorker × hosts`. mpirun may say so with `-np`/`-n`/`--np`, with a per-node count
-//! (`-N`, `--npernode`, `--map-by ppr:N:node`), or, for Open MPI, not at all: "If no value is
-//! provided for the number of copies to execute …, Open MPI will automatically execute a copy of
-//! the program on each process slot" (open-mpi/ompi v4.x `orte/tools/orterun/orterun.1in`).
+//! (kubeflow/mpi-operator v0.8.0 `pkg/controller/mpi_job_controller.go`, `newConfigMap`), so the
+//! ranks are `slotsPerWorker × hosts`. mpirun may say so with `-np`/`-n`/`--np`, with a per-node
+//! count (`-N`, `--npernode`, `--map-by ppr:N:node`), or, for Open MPI, not at all: "If no value
+//! is provided for the number of copies to execute …, Open MPI will automatically execute a copy
+//! of the program on each process slot" (open-mpi/ompi v4.1.8 `orte/tools/orterun/orterun.1in`,
+//! `-np`).
 //! The right per-host count is the worker's GPUs: when `slotsPerWorker` disagrees with them only
 //! the slots check fails, and mpirun's count is judged against the GPUs.
 //!
@@ -157,6 +158,8 @@ impl<'a> Spec<'a> {
         })
     }
 
+    /// Per-host ranks × hostfile lines: kubeflow/mpi-operator v0.8.0 `mpi_job_controller.go`
+    /// `newConfigMap` writes one line per worker, plus the launcher with `runLauncherAsWorker`.
     fn expected_np(&self) -> i64 {
         self.per_host.saturating_mul(self.hosts)
     }
@@ -330,6 +333,8 @@ fn check_np(s: &Spec, j: &mut Judgement) -> Outcome {
         }
         (Some(_), _) | (_, Some(_)) => facts(Outcome::pass(NP)),
         // Open MPI starts one rank per slot: right whenever slotsPerWorker is (its own check).
+        // Open MPI finds the hostfile through `OMPI_MCA_orte_default_hostfile`, which
+        // mpi-operator v0.8.0 sets (`mpi_job_controller.go`, `ompiEnvVars`).
         (None, None) if s.job.is_open_mpi() => {
             let total = s.slots.saturating_mul(s.hosts);
             let a = Advice::new("implicit-np")
@@ -348,7 +353,9 @@ fn check_one_launcher(s: &Spec) -> Outcome {
         let o = Outcome::fail(ONE_LAUNCHER, expected, s.absent(mpi::LAUNCHER));
         return o.hint("no-launcher");
     };
-    // Unset defaults to 1 (`setDefaultsTypeLauncher`); the operator's validation requires 1.
+    // Unset defaults to 1 (`setDefaultsTypeLauncher`); the operator's validation requires 1
+    // (mpi-operator v0.8.0 `pkg/apis/kubeflow/v2beta1/default.go`;
+    // `pkg/apis/kubeflow/validation/validation.go` `validateLauncherReplicaSpec`).
     if launcher.replicas != 1 {
         let (path, n) = (&launcher.replicas_path, launcher.replicas);
         let o = Outcome::fail(ONE_LAUNCHER, format!("{path}: 1"), format!("{path}: {n}"));
@@ -369,7 +376,8 @@ fn check_bind_map(s: &Spec) -> Outcome {
     let is = |p: &Option<mpi_launcher::Policy>, want| p.as_ref().is_some_and(|p| p.is(want));
     // `slot` (also `slot:PE=1`), or a per-node count (`-N 8`, `--map-by ppr:8:node`): both put
     // consecutive ranks on one host until its share is full (mpirun(1): "-npernode 2 …
-    // launches processes 0-1 on node aa and processes 2-3 on node bb").
+    // launches processes 0-1 on node aa and processes 2-3 on node bb"; open-mpi/ompi v4.1.8
+    // `orte/tools/orterun/orterun.1in`, "Specifying Number of Processes").
     let map_ok = is(&map, "slot") || matches!(f.mpirun.per_node(), Ok(Some(_)));
     if is(&bind, "none") && map_ok {
         return Outcome::pass(BIND_MAP);
@@ -396,7 +404,8 @@ fn advise(j: &mut Judgement, s: &Spec, params: &Params) -> Result<(), InputError
         }
     }
     // The operator blanks NVIDIA_VISIBLE_DEVICES in a launcher that is not a worker
-    // (`nvidiaDisableEnvVars` in `newLauncherPodTemplate`), so GPUs requested there sit idle.
+    // (`nvidiaDisableEnvVars` in `newLauncherPodTemplate`, mpi-operator v0.8.0
+    // `pkg/controller/mpi_job_controller.go`), so GPUs requested there sit idle.
     if let (false, Some(g)) = (s.as_worker, s.launcher_gpus.filter(|g| *g > 0)) {
         j.advise(Advice::new("launcher-gpu").with("gpus", g));
     }

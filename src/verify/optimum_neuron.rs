@@ -391,7 +391,8 @@ impl Uses {
 // Tensor parallelism.
 
 /// `tp-divides-cores`: optimum-neuron's `--tensor_parallel_size` (`NeuronTrainingArguments`,
-/// default 1) divides the pod's NeuronCores, so every tensor-parallel group fits inside the pod
+/// default 1: huggingface/optimum-neuron v0.4.5 `optimum/neuron/trainers/training_args.py`
+/// l.361) divides the pod's NeuronCores, so every tensor-parallel group fits inside the pod
 /// (Neuron training best practices: keep TP inside a node). Read from the command line
 /// (`HfArgumentParser` spellings), else a literal `tensor_parallel_size=<n>` in the script.
 fn tp_divides_cores(
@@ -414,6 +415,10 @@ fn tp_divides_cores(
                 .with("written", written);
         }
     };
+    // Advice only: optimum-neuron v0.4.5's examples train with `--bf16`
+    // (`examples/training/qwen3/finetune_qwen3.sh` l.35; `finetune_qwen3.py` l.65 loads the model
+    // in float32 without it), and BF16 runs much faster than FP32 on Neuron (aws-neuron-sdk
+    // v2.26.1 `about-neuron/appnotes/neuronx-cc/neuronx-cc-training-mixed-precision.rst`).
     if !matches!(
         args.bf16.as_ref().map(|s| &s.value),
         Some(Known::Value(true)) | Some(Known::Variable(_))
@@ -429,6 +434,9 @@ fn tp_divides_cores(
                     .with("tp_written", s.as_written())
             }
         },
+        // Not on the command line: a script may build `NeuronTrainingArguments(...,
+        // tensor_parallel_size=8)` itself, as optimum-neuron v0.4.5's `docs/source/quickstart.mdx`
+        // l.71 and `docs/source/guides/distributed_training.mdx` l.174 do.
         None => match uses
             .script_text()
             .and_then(|t| PyScan::of(t).int_literal("tensor_parallel_size"))

@@ -4,7 +4,7 @@
 //!
 //! Degrees come from the command line as Megatron-LM or NeMo read it; DP is derived as Megatron
 //! does (world / (TP × PP × CP)), never written. The rules and their messages are Megatron-LM's
-//! (core_v0.19.0, research notes upstream-facts.md §12.2): `--num-layers` divisible by PP
+//! (core_v0.19.0 `megatron/training/arguments.py`): `--num-layers` divisible by PP
 //! (`validate_args`, without virtual or uneven pipeline stages), `--num-attention-heads` by TP
 //! (`TransformerConfig.__post_init__`), global batch by micro batch × DP
 //! (`num_microbatches_calculator.py`); `--micro-batch-size` is required and the global batch

@@ -26,7 +26,7 @@ use crate::observe::{InputError, Obj, Unavailable};
 use crate::verify::{JudgeCtx, Outcome, Params, Reason};
 
 /// The label GPU feature discovery puts on a node: the memory of one GPU in MiB
-/// (NVIDIA/k8s-device-plugin `docs/gpu-feature-discovery/README.md`, research notes §5).
+/// (NVIDIA/k8s-device-plugin `docs/gpu-feature-discovery/README.md`).
 pub const GPU_MEMORY_LABEL: &str = "nvidia.com/gpu.memory";
 
 /// Why a cluster fact is unknown.

@@ -46,7 +46,8 @@ pub struct Found {
 }
 
 /// The mpirun a launcher template runs: the first with a process count (`-np`, `-N`, …), else
-/// the first one.
+/// the first one. A trainlab choice, no upstream rule: launcher scripts often run a probe such as
+/// `mpirun hostname` first, and the run that sets a count is the job being graded.
 pub fn find(t: &PodTemplate) -> Launch {
     let mut found: Vec<Found> = Vec::new();
     for c in &t.spec.containers {
@@ -108,7 +109,10 @@ impl Policy {
         }
     }
 
-    /// Whether the policy is `want`, qualifiers aside (`slot:PE=1` is `slot`).
+    /// Whether the policy is `want`, qualifiers aside (`slot:PE=1` is `slot`). Open MPI reads the
+    /// word before the first `:` case-insensitively, the rest as modifiers (open-mpi/ompi v4.1.8
+    /// `orte/mca/rmaps/base/rmaps_base_frame.c` `orte_rmaps_base_set_mapping_policy`;
+    /// `opal/mca/hwloc/base/hwloc_base_frame.c` `opal_hwloc_base_set_binding_policy`).
     pub fn is(&self, want: &str) -> bool {
         let head = self.value.split(':').next().unwrap_or_default();
         head.eq_ignore_ascii_case(want)

@@ -415,7 +415,11 @@ pub const NEURON_TRAINER_NAMES: &[&str] = &[
     "NeuronSFTConfig",
 ];
 /// The plain Hugging Face trainers (`transformers`, `trl`), which do not shard a model over
-/// NeuronCores.
+/// NeuronCores. In optimum-neuron v0.4.5 `NeuronTrainer` is its own class, not a `Trainer`
+/// subclass, and takes TP/PP from `args.trn_config` (`optimum/neuron/trainers/transformers.py`
+/// `NeuronTrainer.__init__`); `NeuronSFTTrainer` puts it in place of the transformers `Trainer`
+/// under trl's `SFTTrainer` (`trainers/sft_trainer.py` l.73-80); `docs/source/quickstart.mdx`
+/// calls them drop-in replacements.
 pub const PLAIN_TRAINER_NAMES: &[&str] = &[
     "Trainer",
     "TrainingArguments",
@@ -441,7 +445,8 @@ pub fn is_optimum_neuron_repo(url: &str) -> bool {
         || u.ends_with("github.com:huggingface/optimum-neuron")
 }
 
-/// The modules the plain trainers come from.
+/// The modules the plain trainers come from (`transformers.Trainer`, `trl.SFTTrainer`: the
+/// classes optimum-neuron v0.4.5 replaces, see [`PLAIN_TRAINER_NAMES`]).
 pub fn is_plain_trainer_module(module: &str) -> bool {
     module == "transformers" || module == "trl"
 }

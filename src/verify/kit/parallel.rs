@@ -11,15 +11,16 @@
 //!   `PET_NPROC_PER_NODE` to `spec.nprocPerNode` verbatim (default `auto`; the deprecated
 //!   `elasticPolicy.nProcPerNode` instead when only it is set) on every container, appended after
 //!   the container's own `env`, so it wins over a `PET_NPROC_PER_NODE` the learner wrote
-//!   (kubeflow/trainer v1.9.4 `pkg/controller.v1/pytorch/envvar.go` `setPodEnv`; research notes
-//!   upstream-facts.md §11.2). `gpu` is the CUDA device count and fails without one (`Cuda is
+//!   (kubeflow/trainer v1.9.4 `pkg/controller.v1/pytorch/envvar.go` `setPodEnv` l.99-104; default
+//!   `auto`: `pkg/apis/kubeflow.org/v1/pytorch_defaults.go` `setDefaultNprocPerNode`). `gpu` is the CUDA device count and fails without one (`Cuda is
 //!   not available.`), `auto` the accelerator count else the node's CPU count, `cpu` the CPU
 //!   count (torch `run.py` `determine_local_world_size`). A pod sees exactly the GPUs it was
 //!   given, so `gpu`/`auto` count the pod's `nvidia.com/gpu`. A plain `python script.py` is one
 //!   process per pod (the operator's `WORLD_SIZE` counts pods).
 //! - World size = Σ over pods of their processes. Megatron-LM: `world % (TP × PP × CP) == 0` and
-//!   DP = world / (TP × PP × CP) (`megatron/training/arguments.py` `validate_args`, core_v0.19.0,
-//!   research notes §12.2); unset degrees are 1 (their argparse default).
+//!   DP = world / (TP × PP × CP) (`megatron/training/arguments.py` `validate_args` l.422-446,
+//!   core_v0.19.0); unset degrees are 1 (`megatron/core/model_parallel_config.py`
+//!   `ModelParallelConfig` defaults l.55/83/100, made flags by `ArgumentGroupFactory`).
 //! - A tensor-parallel group is TP consecutive global ranks (Megatron `parallel_state.
 //!   initialize_model_parallel`, default order `tp-cp-ep-dp-pp`: "8 tensor model-parallel
 //!   groups: [g0, g1], [g2, g3], …"), and torchrun numbers ranks node by node (node rank × nproc +
@@ -510,7 +511,9 @@ impl Value {
         }
     }
 
-    /// A parallel degree: unset is 1 (Megatron-LM's and NeMo's default).
+    /// A parallel degree: unset is 1. Megatron-LM core_v0.19.0 `ModelParallelConfig` defaults;
+    /// NeMo v2.4.0 `megatron_base_model.py` `MegatronBaseModel.__init__` (`cfg.get(…, 1)`,
+    /// l.199-207) and `megatron_strategy.py` `MegatronStrategy.__init__` (l.237-244).
     pub fn degree(&self) -> Option<i64> {
         match self {
             Value::Unset => Some(1),
@@ -530,9 +533,10 @@ impl Value {
     }
 }
 
-/// NeMo keys of the context-parallel size (NeMo 1 `model.context_parallel_size`; NeMo 2
-/// `MegatronStrategy(context_parallel_size)` as `trainer.strategy.context_parallel_size`,
-/// research notes §12.3).
+/// NeMo keys of the context-parallel size: NeMo 1 `model.context_parallel_size` (NVIDIA/NeMo
+/// v2.4.0 `nemo/collections/nlp/models/language_modeling/megatron_base_model.py` l.207, default
+/// 1); NeMo 2 `trainer.strategy.context_parallel_size` (`nemo/lightning/pytorch/strategies/
+/// megatron_strategy.py` `MegatronStrategy.__init__` l.244; `llm/recipes/llama3_8b.py` l.110).
 const CP_KEYS: &[&str] = &[
     "model.context_parallel_size",
     "trainer.strategy.context_parallel_size",

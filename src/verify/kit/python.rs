@@ -194,7 +194,10 @@ impl PyScan {
         found.into_iter().collect()
     }
 
-    /// The integer last written as `<name>=<int>`.
+    /// The integer last written as `<name>=<int>`. The optimum-neuron lab reads
+    /// `tensor_parallel_size` this way, a `NeuronTrainingArguments` field
+    /// (huggingface/optimum-neuron v0.4.5 `optimum/neuron/trainers/training_args.py` l.361) that
+    /// its docs pass as a keyword (`docs/source/quickstart.mdx` l.71: `tensor_parallel_size=8`).
     pub fn int_literal(&self, name: &str) -> Option<i64> {
         self.int_literals.get(name).copied()
     }

@@ -57,6 +57,10 @@ pub enum RankEnv {
 /// Open MPI mpirun(1) `-x`: "Export the specified environment variables to the remote nodes
 /// before executing the program"; a bare `-x NAME` forwards mpirun's own value, which is its
 /// command line's environment, else the container's. The first mpirun that exports `name`.
+/// Upstream: open-mpi/ompi v4.1.8 `orte/tools/orterun/orterun.1in` (`-x`) and
+/// `orte/mca/schizo/ompi/schizo_ompi.c` `parse_env` (bare name: mpirun's `getenv`, a warning if
+/// unset). Taking the first exporting mpirun is a trainlab choice. Not Hydra: by default it passes
+/// mpiexec's whole environment (mpich v4.2.3 `src/pm/hydra/mansrc/mpiexec.txt`, `-envnone`).
 pub fn rank_env(
     c: &Container,
     name: &str,

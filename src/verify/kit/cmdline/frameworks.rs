@@ -285,7 +285,9 @@ impl Overrides {
         Overrides { entries }
     }
 
-    /// The last override of `key` (a later `~key` deletes it).
+    /// The last override of `key` (a later `~key` deletes it). Hydra applies command-line
+    /// overrides in order, each replacing the value before (hydra v1.3.2, which NeMo v2.4.0 pins
+    /// as its newest: `hydra/_internal/config_loader_impl.py` `_apply_overrides_to_config`).
     pub fn get(&self, key: &str) -> Option<&Override> {
         match self.entries.iter().rev().find(|o| o.key == key) {
             Some(o) if o.kind == OverrideKind::Delete => None,
@@ -298,8 +300,9 @@ impl Overrides {
         self.entries.iter().filter(move |o| o.key == key)
     }
 
-    /// The value of any of `keys` (the last written wins), parsed; `expected` describes a good
-    /// value for the error.
+    /// The value of any of `keys` (the last written wins, as Hydra applies them in order: see
+    /// [`Overrides::get`]), parsed; `expected` describes a good value for the error. Lenient:
+    /// Hydra v1.3.2 refuses a second `+key=` once the key exists ("Could not append to config").
     pub fn parse_with<T>(
         &self,
         keys: &[&str],
@@ -313,7 +316,14 @@ impl Overrides {
             .filter(|o| keys.contains(&o.key.as_str()))
         {
             let source = match o.kind {
-                OverrideKind::Set | OverrideKind::Delete => o.key.clone(),
+                // `~key` and `~key=value` delete the key (Hydra v1.3.2 `config_loader_impl.py`
+                // `_apply_overrides_to_config`: the value only has to match the one deleted), so
+                // nothing is set, whatever the value says.
+                OverrideKind::Delete => {
+                    setting = None;
+                    continue;
+                }
+                OverrideKind::Set => o.key.clone(),
                 OverrideKind::Add => format!("+{}", o.key),
                 OverrideKind::ForceAdd => format!("++{}", o.key),
             };
@@ -417,8 +427,12 @@ pub enum Precision {
 
 impl Precision {
     /// Lightning precision strings (`trainer.precision`): `bf16-mixed`, `bf16-true` and the
-    /// legacy `bf16`; `16-mixed`, `16-true` and the legacy `16`; `32-true`, `32`
-    /// (Lightning-AI `precision` docs; NeMo 1 `trainer.precision`).
+    /// legacy `bf16`; `16-mixed`, `16-true` and the legacy `16`; `32-true`, `32`. Lightning 2.6.5
+    /// `src/lightning/fabric/plugins/precision/precision.py` `_PRECISION_INPUT_STR` and its alias
+    /// map (`bf16`→`bf16-mixed`, `16`→`16-mixed`, `32`→`32-true`), applied by
+    /// `fabric/connector.py` `_convert_precision_to_unified_args`; NeMo v2.4.0
+    /// `nemo/collections/nlp/parts/megatron_trainer_builder.py` `MegatronTrainerBuilder._plugins`
+    /// takes `16`, `bf16`, `16-mixed`, `bf16-mixed` as mixed precision.
     pub fn from_lightning(s: &str) -> Precision {
         match s.trim() {
             "bf16" | "bf16-mixed" | "bf16-true" => Precision::Bf16,
@@ -436,8 +450,14 @@ pub enum Devices {
     Named(String),
 }
 
-/// NeMo settings from Hydra overrides (NeMo 1 `megatron_gpt_config.yaml` names; NeMo 2 recipe
-/// paths `trainer.strategy.*` and `data.*`, NVIDIA NeMo docs "parallelism" migration page).
+/// NeMo settings from Hydra overrides. NeMo 1 names: NVIDIA/NeMo v2.4.0
+/// `examples/nlp/language_modeling/conf/megatron_gpt_config.yaml` (`trainer.devices`,
+/// `num_nodes`, `precision` l.8-11; `model.micro_batch_size`, `global_batch_size` l.81-82,
+/// `tensor_`/`pipeline_model_parallel_size` l.84-85, `num_layers` l.92, `num_attention_heads`
+/// l.95, `activations_checkpoint_*` l.198-203, `sequence_parallel` l.224). NeMo 2 paths: v2.4.0
+/// `nemo/collections/llm/recipes/llama3_8b.py`, `trainer()` (a `MegatronStrategy` with the
+/// parallel sizes and `sequence_parallel`: `trainer.strategy.*`) and `pretrain_recipe` (`data`
+/// with `micro_batch_size`, `global_batch_size`: `data.*`).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct NemoArgs {
     pub tensor_model_parallel_size: Option<Setting<i64>>,
@@ -449,7 +469,10 @@ pub struct NemoArgs {
     pub global_batch_size: Option<Setting<i64>>,
     pub num_layers: Option<Setting<i64>>,
     pub num_attention_heads: Option<Setting<i64>>,
-    /// `model.activations_checkpoint_granularity`; inner None for `null`.
+    /// `model.activations_checkpoint_granularity`; inner None for `null`, the yaml default, which
+    /// is no recompute (NeMo v2.4.0 `megatron_base_model.py` `build_transformer_config` passes it
+    /// on as `recompute_granularity`; Megatron-LM core_v0.19.0 `megatron/core/transformer/
+    /// transformer_config.py` l.518: "If None, no recompute is performed").
     pub activations_checkpoint_granularity: Option<Setting<Option<RecomputeGranularity>>>,
     /// `model.activations_checkpoint_method`; inner None for `null`.
     pub activations_checkpoint_method: Option<Setting<Option<RecomputeMethod>>>,
@@ -466,7 +489,9 @@ pub(crate) const PP_KEYS: &[&str] = &[
     "trainer.strategy.pipeline_model_parallel_size",
 ];
 pub(crate) const MBS_KEYS: &[&str] = &["model.micro_batch_size", "data.micro_batch_size"];
-/// Megatron-Bridge recipes use `train.global_batch_size` (NVIDIA Megatron-Bridge docs).
+/// Megatron-Bridge uses `train.global_batch_size` (NVIDIA-NeMo/Megatron-Bridge v0.6.0
+/// `docs/megatron-lm-to-megatron-bridge.md`: `--global-batch-size N` becomes
+/// `train.global_batch_size=N`).
 pub(crate) const GBS_KEYS: &[&str] = &[
     "model.global_batch_size",
     "data.global_batch_size",
@@ -475,6 +500,10 @@ pub(crate) const GBS_KEYS: &[&str] = &[
 
 impl NemoArgs {
     pub fn parse(o: &Overrides) -> Result<NemoArgs, FlagError> {
+        // Hydra v1.3.2 reads only `null` (any case) as null (`hydra/grammar/OverrideLexer.g4`
+        // NULL); by that grammar `None` is the string "None" and `~` is no value token (it is
+        // null only in a YAML file: PyYAML 6.0.3 `resolver.py`). Both are taken as null here,
+        // leniently; `NULL`/`Null` are refused.
         let nullable = |s: &str| matches!(s, "null" | "None" | "~");
         Ok(NemoArgs {
             tensor_model_parallel_size: o.int(TP_KEYS)?,
@@ -537,7 +566,8 @@ impl NemoArgs {
     }
 }
 
-/// Hydra/OmegaConf booleans (YAML 1.1 style, case-insensitive true/false).
+/// Hydra override booleans: `true`/`false` in any case (hydra v1.3.2
+/// `hydra/grammar/OverrideLexer.g4` BOOL; YAML 1.1's yes/no/on/off are strings there).
 fn yaml_bool(s: &str) -> Option<bool> {
     match s.to_ascii_lowercase().as_str() {
         "true" => Some(true),
@@ -569,7 +599,8 @@ pub enum SaveSteps {
 
 /// The `TrainingArguments` fields the labs grade (transformers 5.24 `training_args.py`, read
 /// through `HfArgumentParser`: both spellings, `string_to_bool` booleans), plus optimum-neuron's
-/// `NeuronTrainingArguments` (`optimum/neuron/trainers/training_args.py`).
+/// `NeuronTrainingArguments` (huggingface/optimum-neuron v0.4.5
+/// `optimum/neuron/trainers/training_args.py`).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct HfTrainingArgs {
     /// The single `.json`/`.yaml`/`.yml` argument example scripts read their arguments from
@@ -592,11 +623,12 @@ pub struct HfTrainingArgs {
     pub save_strategy: Option<Setting<SaveStrategy>>,
     pub save_steps: Option<Setting<SaveSteps>>,
     pub save_total_limit: Option<Setting<i64>>,
-    /// optimum-neuron `--tensor_parallel_size` (default 1).
+    /// optimum-neuron `--tensor_parallel_size` (default 1; v0.4.5 `training_args.py` l.361).
     pub tensor_parallel_size: Option<Setting<i64>>,
-    /// optimum-neuron `--pipeline_parallel_size` (default 1).
+    /// optimum-neuron `--pipeline_parallel_size` (default 1; v0.4.5 `training_args.py` l.368).
     pub pipeline_parallel_size: Option<Setting<i64>>,
-    /// optimum-neuron `--zero_1` (default True, so `--no_zero_1` turns it off).
+    /// optimum-neuron `--zero_1` (default True, v0.4.5 `training_args.py` l.325, so `--no_zero_1`
+    /// turns it off).
     pub zero_1: Option<Setting<bool>>,
 }
 
@@ -990,6 +1022,11 @@ mod tests {
         let o = Overrides::parse(&words("model.a=1 ~model.a"));
         assert_eq!(o.int(&["model.a"]).unwrap(), None);
         assert_eq!(o.all("model.a").count(), 2);
+        // `~key=value` deletes too: it never sets the value it names.
+        let o = Overrides::parse(&words("~model.tensor_model_parallel_size=4"));
+        assert_eq!(o.int(&["model.tensor_model_parallel_size"]).unwrap(), None);
+        let o = Overrides::parse(&words("model.a=2 ~model.a=2 model.a=3"));
+        assert_eq!(o.int(&["model.a"]).unwrap().unwrap().known(), Some(&3));
     }
 
     #[test]

@@ -6,20 +6,31 @@
 //! switches, and the first word that is neither an option nor an option's value starts the
 //! program (`/opt/nccl-tests/build/all_reduce_perf -b 8 -e 2G`), whose own flags are never read
 //! as mpirun's. Option names are case-sensitive (`-N` is not `-n`).
+//! Upstream: open-mpi/ompi v4.1.8 `opal/util/cmd_line.c` (`opal_cmd_line_parse`, `find_option`
+//! with `strcmp`): either prefix finds any option name; a non-dash word or `--` ends the
+//! options. Hydra compares names case-insensitively (mpich v4.2.3 `lib/utils/args.c`
+//! `match_arg`): not modelled.
 
 use super::args::{parse_int, split_flag};
 use super::{basename, FlagError, Known, Setting};
 
 /// Program names that start MPI jobs (Open MPI `mpirun`/`mpiexec`/`orterun`/`prterun`; MPICH and
-/// Intel MPI Hydra `mpiexec`/`mpiexec.hydra`).
+/// Intel MPI Hydra `mpiexec`/`mpiexec.hydra`). Install names: open-mpi/ompi v4.1.8 links
+/// `mpirun`, `mpiexec` to `orterun` (`ompi/mca/rte/orte/Makefile.am`); v5.0.8 `mpirun` execs
+/// `prterun` (`ompi/tools/mpirun/main.c`); mpich v4.2.3 links both to `mpiexec.hydra`
+/// (`src/pm/hydra/Makefile.am`).
 pub const MPI_LAUNCHERS: &[&str] = &["mpirun", "mpiexec", "mpiexec.hydra", "orterun", "prterun"];
 
 /// Options taking two values (`--mca NAME VALUE`; Hydra `-genv NAME VALUE`, `-env NAME VALUE`).
+/// Upstream: ompi v4.1.8 `opal/mca/base/mca_base_cmd_line.c` (`mca`/`gmca`, 2 params); PRRTE
+/// v3.0.11 `src/util/prte_cmd_line.h` (`prtemca`/`pmixmca` "requires TWO"); mpich v4.2.3
+/// `mpiexec/options.c` `genv_fn`/`env_fn` also take one `NAME=VALUE` word, not modelled here.
 const TWO_VALUES: &[&str] = &["mca", "gmca", "prtemca", "pmixmca", "genv", "env"];
 
 /// Options taking one value: Open MPI 4 `orte/orted/orted_submit.c` / mpirun(1)
 /// (https://www.open-mpi.org/doc/v4.0/man1/mpirun.1.php), Open MPI 5 mpirun(1), and Hydra
 /// `mpiexec -h` (MPICH, Intel MPI `-ppn`/`-perhost`). Anything else is read as a switch.
+/// The v4.1.8 table itself is `orte/mca/schizo/ompi/schizo_ompi.c` `cmd_line_init` (param counts).
 const ONE_VALUE: &[&str] = &[
     "np",
     "n",
@@ -91,6 +102,9 @@ pub struct EnvExport {
 /// A host of `-H`/`--host`/`-hosts`: `node1` or `node1:4`. Open MPI's "not enough slots"
 /// help text: slots come from "the --host command line parameter, via a ":N" suffix on the
 /// hostname (N defaults to 1 if not provided)".
+/// That text: ompi v4.1.8 `orte/mca/rmaps/base/help-orte-rmaps-base.txt` (`alloc-error`); parsing:
+/// `orte/util/dash_host/dash_host.c` `orte_util_add_dash_host_nodes` (first `:`; `:*`/`:auto` not
+/// modelled). Hydra `-hosts h:n` also defaults to 1 (mpich v4.2.3 `options.c` `hostlist_fn`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HostSpec {
     pub host: String,
@@ -110,6 +124,10 @@ pub struct Mpirun {
 
 impl Mpirun {
     /// Reads an argv whose program is an MPI launcher; None otherwise.
+    /// Unknown options are an error upstream (ompi v4.1.8 `opal_cmd_line_parse`, mpich v4.2.3
+    /// `match_arg`): reading them as switches is trainlab's tolerance. `=value` is not in v4.1.8;
+    /// it is in Hydra (`match_arg`) and Open MPI 5 (getopt_long, openpmix v5.0.8
+    /// `src/util/pmix_cmd_line.c`).
     pub fn parse(argv: &[String]) -> Option<Mpirun> {
         let launcher = argv.first()?;
         if !MPI_LAUNCHERS.contains(&basename(launcher)) {
@@ -154,6 +172,8 @@ impl Mpirun {
 
     /// The first MPI launcher anywhere in an argv, with what follows it (e.g. behind a wrapper
     /// the shell layer does not know: `numactl --interleave=all mpirun …`).
+    /// A trainlab choice, no upstream rule: a wrapper execs its first command word, so the first
+    /// launcher word is the one that runs; later ones are arguments of its program.
     pub fn find(argv: &[String]) -> Option<Mpirun> {
         let start = argv
             .iter()
@@ -180,12 +200,16 @@ impl Mpirun {
 
     /// The number of processes as written: `-np N`, `-n N`, `--np N`, `--n N`, `-c N` and the
     /// `=N` forms (Open MPI synonyms; Hydra `-n`/`-np`). `Some("")` when the option has no value.
+    /// Upstream: ompi v4.1.8 `schizo_ompi.c` `cmd_line_init` ("-c, -n, --n, -np, and --np are all
+    /// synonyms"); mpich v4.2.3 `mpiexec/options.c` (`n`, `np` → `np_fn`).
     pub fn np_raw(&self) -> Option<&str> {
         self.option(NP)
             .map(|o| o.values.first().map(String::as_str).unwrap_or_default())
     }
 
     /// The number of processes, parsed. A repeated option: the last one, earlier ones reported.
+    /// Last wins as in ompi v4.1.8 (`opal/util/cmd_line.h` `ocl_variable_dest`: overwritten on
+    /// each occurrence); Hydra rejects a differing repeat (mpich v4.2.3 `args.c` `HYDU_set_int`).
     pub fn np(&self) -> Result<Option<Setting<i64>>, FlagError> {
         self.int_setting(NP)
     }
@@ -193,6 +217,13 @@ impl Mpirun {
     /// Processes per node: `-N n` / `--npernode n` / `-npernode n` (Open MPI: "Launch n
     /// processes per node on all allocated nodes", `-N` its synonym), Hydra `-ppn n` / Intel
     /// `-perhost n`, or `--map-by ppr:n:node` (processes per resource). The last one written wins.
+    /// Upstream: ompi v4.1.8 `schizo_ompi.c` `cmd_line_init` (`-N`, `npernode` set
+    /// `rmaps_ppr_n_pernode`) and `orterun.1in` (`-npernode` "deprecated in favor of --map-by
+    /// ppr:n:node"); mpich v4.2.3 `options.c` `ppn_fn`; Intel MPI Developer Reference 2021.15
+    /// "Global Hydra Options" lists `-perhost` beside `-ppn` (its argument not verified upstream).
+    /// "Last wins" is trainlab's simplification: v4.1.8 ignores `-N` once `--map-by` is given
+    /// (`orte/mca/rmaps/base/rmaps_base_frame.c` `orte_rmaps_base_open`), and Open MPI 5 rejects
+    /// the pair (PRRTE v3.0.11 `schizo_base_stubs.c` `prte_schizo_base_add_directive`).
     pub fn per_node(&self) -> Result<Option<Setting<i64>>, FlagError> {
         let direct = self.int_setting(PER_NODE)?;
         let direct_index = self
@@ -236,6 +267,8 @@ impl Mpirun {
 
     /// Hosts of every `-H`/`-host`/`--host`/`-hosts` option, in order (`a:2,b:2` → two hosts).
     /// A slot count that is neither an integer nor a variable is an error.
+    /// Spellings: ompi v4.1.8 `schizo_ompi.c` `cmd_line_init` (`H`, `host`); repeats are joined
+    /// (`orted_submit.c` `create_app`); mpich v4.2.3 `options.c` (`host`, `hosts`, `hostlist`).
     pub fn hosts(&self) -> Result<Vec<HostSpec>, FlagError> {
         let mut out = Vec::new();
         for o in self.options_named(&["H", "host", "hosts"]) {
@@ -270,6 +303,9 @@ impl Mpirun {
     }
 
     /// `--hostfile F` / `-hostfile` / `--machinefile` / `--default-hostfile` / Hydra `-f F`.
+    /// Upstream: ompi v4.1.8 `schizo_ompi.c` `cmd_line_init`; mpich v4.2.3 `options.c` (`f`,
+    /// `hostfile`, `machinefile` → `mfile_fn`). Both refuse a second `-hostfile`/`-machinefile`;
+    /// trainlab takes the last.
     pub fn hostfile(&self) -> Option<&str> {
         self.option(&["hostfile", "machinefile", "default-hostfile", "f"])
             .and_then(|o| o.values.first())
@@ -278,6 +314,9 @@ impl Mpirun {
 
     /// Environment passed to the ranks, in order: Open MPI `-x NAME[=value]`, Hydra
     /// `-genv`/`-env NAME VALUE` and `-genvlist`/`-envlist A,B`.
+    /// Upstream: ompi v4.1.8 `schizo_ompi.c` `parse_env` (`NAME=value` sets it, bare `NAME` copies
+    /// mpirun's own value); mpich v4.2.3 `options.c` `genv_fn`, `genvlist_fn` (values taken from
+    /// mpiexec's environment).
     pub fn exports(&self) -> Vec<EnvExport> {
         let mut out = Vec::new();
         for o in &self.options {
@@ -352,6 +391,8 @@ impl Mpirun {
     }
 
     /// `--bind-to X`, or Open MPI's legacy `--bind-to-none`.
+    /// That option is in ompi v1.6.5 `orte/tools/orterun/orterun.c`; v1.8.8 `orterun.1in` calls it
+    /// "deprecated in favor of --bind-to none"; v4.1.8 and PRRTE v3.0.11 no longer list it.
     pub fn bind_to(&self) -> Option<String> {
         let last = self
             .options
@@ -365,6 +406,8 @@ impl Mpirun {
     }
 
     /// `--map-by X`, or Open MPI 4's `--byslot` (= `--map-by slot`).
+    /// Upstream: ompi v4.1.8 `rmaps_base_frame.c` `orte_rmaps_base_open` (maps by slot, warns
+    /// "deprecated"); PRRTE v3.0.11 `schizo_ompi.c` `convert_deprecated_cli` (→ `--map-by slot`).
     pub fn map_by(&self) -> Option<String> {
         let last = self
             .options
@@ -390,6 +433,8 @@ impl Mpirun {
             .collect()
     }
 
+    /// A missing value is an error upstream too (ompi v4.1.8 `opal_cmd_line_parse`: "did not have
+    /// enough parameters").
     fn int_setting(&self, names: &[&str]) -> Result<Option<Setting<i64>>, FlagError> {
         let mut setting: Option<Setting<i64>> = None;
         for o in self.options_named(names) {
@@ -426,6 +471,8 @@ const NP: &[&str] = &["np", "n", "c"];
 const PER_NODE: &[&str] = &["N", "npernode", "ppn", "perhost"];
 
 /// `ppr:8:node` or `ppr:8:node:PE=2` → `8`; other mappings → None.
+/// Upstream shape: ompi v4.1.8 `rmaps_base_frame.c` `orte_rmaps_base_set_mapping_policy` (`ppr`,
+/// then `N:object`, then optional `:modifiers`) and `rmaps/ppr/rmaps_ppr.c` `ppr_mapper`.
 fn ppr_per_node(map_by: &str) -> Option<&str> {
     let mut parts = map_by.split(':');
     if !parts.next()?.eq_ignore_ascii_case("ppr") {

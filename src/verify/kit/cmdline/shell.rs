@@ -10,7 +10,8 @@
 //!    backticks kept whole, redirections set aside and here-documents captured. A `-c` script
 //!    that runs another shell is unwrapped again, up to [`MAX_SHELL_DEPTH`] levels.
 //! 3. Each command drops its leading `VAR=value` assignments and wrappers (`exec`, `env …`,
-//!    `time`, `nohup`, `nice`, `stdbuf`, `timeout`, `neuron_parallel_compile`), recording them.
+//!    `time`, `nohup`, `nice`, `stdbuf`, `timeout`, `neuron_parallel_compile`), recording them
+//!    (see `strip_wrappers` for each).
 //!
 //! Shell variables are tracked in script order (container env, then `VAR=value` and
 //! `export VAR=value` commands) without following control flow (`if`/`case` branches all count),
@@ -566,6 +567,10 @@ fn strip_wrappers(
             "exec" if shell => skip_options(argv, &["a"], 0),
             // GNU time / bash's `time -p`.
             "time" => skip_options(argv, &["f", "o", "format", "output"], 0),
+            // `neuron_parallel_compile <run commands>` prefixes the training command, running it
+            // as a short graph-extraction trial (aws-neuron-sdk v2.26.1 `frameworks/torch/
+            // torch-neuronx/api-reference-guide/training/pytorch-neuron-parallel-compile.rst`).
+            // Its own `--command …` and `--analyze-*` options are not skipped here.
             "nohup" | "neuron_parallel_compile" => 1,
             // GNU nice: `-n N`, `--adjustment=N`, legacy `-N`.
             "nice" => skip_options(argv, &["n", "adjustment"], 0),
