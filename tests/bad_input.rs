@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use assert_cmd::Command;
+use predicates::prelude::PredicateBooleanExt;
 use trainlab::observe::{sources, InputError};
 
 fn trainlab() -> Command {
@@ -879,4 +880,61 @@ fn control_characters_in_a_manifest_value_never_reach_the_terminal_raw() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(!text.contains('\u{1b}') && !text.contains('\r'), "{text:?}");
     assert!(text.contains("\\x1b[2J"), "{text}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Items 13 and 15: kubeconfig problems in the user's terms.
+
+fn kubeconfig_with_ca(dir: &Path, ca: &str) -> std::path::PathBuf {
+    let path = dir.join("kubeconfig");
+    std::fs::write(
+        &path,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {{server: 'https://127.0.0.1:9', certificate-authority: {ca}}}\nusers:\n- name: u\n  user: {{token: t}}\ncontexts:\n- name: x\n  context: {{cluster: c, user: u}}\ncurrent-context: x\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+#[test]
+fn a_kubeconfig_problem_names_the_file_field_or_line_in_plain_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = kubeconfig_with_ca(dir.path(), "/nonexistent/ca.pem");
+    trainlab()
+        .env("KUBECONFIG", &missing)
+        .args(["check", "9"])
+        .assert()
+        .code(3)
+        .stderr(predicates::str::contains(
+            "the certificate authority file /nonexistent/ca.pem (`clusters[].cluster.certificate-authority`) cannot be read",
+        ))
+        .stderr(predicates::str::contains("'\"").not());
+
+    let not_pem = dir.path().join("ca.pem");
+    std::fs::write(&not_pem, "this is not a certificate\n").unwrap();
+    let kc = kubeconfig_with_ca(dir.path(), &not_pem.display().to_string());
+    trainlab()
+        .env("KUBECONFIG", &kc)
+        .args(["check", "9"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("holds no PEM certificate"))
+        .stderr(predicates::str::contains(not_pem.display().to_string()));
+
+    let twice = dir.path().join("twice");
+    std::fs::write(
+        &twice,
+        "apiVersion: v1\nkind: Config\nclusters: []\nclusters: []\n",
+    )
+    .unwrap();
+    trainlab()
+        .env("KUBECONFIG", &twice)
+        .args(["check", "9"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "line 4 column 1: the key `clusters` is written twice",
+        ))
+        .stderr(predicates::str::contains("DuplicateKeyPolicy").not());
 }
