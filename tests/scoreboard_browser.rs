@@ -49,12 +49,17 @@ fn demo_page(dir: &Path, lang: &str) -> (PathBuf, Value) {
 }
 
 fn browser(profile: &Path) -> Browser {
+    browser_sized(profile, 1500, 1500)
+}
+
+/// A browser whose window is `width` × `height` pixels.
+fn browser_sized(profile: &Path, width: u32, height: u32) -> Browser {
     let opts = LaunchOptions::default_builder()
         .path(Some(chromium()))
         .headless(true)
         .sandbox(false)
         .user_data_dir(Some(profile.to_path_buf()))
-        .window_size(Some((1500, 1500)))
+        .window_size(Some((width, height)))
         .idle_browser_timeout(Duration::from_secs(120))
         .args(vec![
             OsStr::new("--headless"),
@@ -321,4 +326,86 @@ fn the_japanese_scoreboard_keeps_the_same_room() {
         .as_str()
         .unwrap()
         .starts_with(board["learners"][0]["learner"].as_str().unwrap()));
+}
+
+/// Issue 21 item 19: at 2200 px every column of the fifteen-lab room is in sight; in a narrow
+/// window the table scrolls and a sorted column is brought into sight beside the sticky names
+/// and total; each cell has the legend's colour of its status, whatever its percent.
+#[test]
+fn every_column_is_in_sight_and_each_cell_has_its_statuss_legend_colour() {
+    let dir = tempfile::tempdir().unwrap();
+    let (page, _) = demo_page(dir.path(), "en");
+
+    let profile = tempfile::tempdir().unwrap();
+    let wide = browser_sized(profile.path(), 2200, 1200);
+    let tab = wide.new_tab().unwrap();
+    open(&tab, &page);
+    let fit = eval(
+        &tab,
+        "(function() { var ths = Array.from(document.querySelectorAll('#heatmap thead th'));
+           return { columns: ths.length, outside: ths.filter(th => th.getBoundingClientRect().right > window.innerWidth).map(th => th.dataset.key),
+                    scrolls: document.querySelector('.scroll').scrollWidth > document.querySelector('.scroll').clientWidth }; })()",
+    );
+    assert_eq!(fit["columns"], 17, "learner, 15 labs, total: {fit}");
+    assert_eq!(fit["outside"], serde_json::json!([]), "{fit}");
+    assert_eq!(fit["scrolls"], false, "{fit}");
+
+    // Colour by status: every cell is its mark's legend colour, and cells of one mark with
+    // different percents share it.
+    let colours = eval(
+        &tab,
+        "(function() { var key = {}; document.querySelectorAll('.legend .key').forEach(k => key[k.dataset.mark] = getComputedStyle(k).backgroundColor);
+           return Array.from(document.querySelectorAll('td.cell')).map(td => [td.dataset.mark, getComputedStyle(td).backgroundColor, key[td.dataset.mark] || null, td.dataset.value]); })()",
+    );
+    let colours = colours.as_array().unwrap();
+    assert!(colours.len() > 100);
+    for c in colours {
+        assert_eq!(c[1], c[2], "cell {c}");
+    }
+    let partial: std::collections::HashSet<&str> = colours
+        .iter()
+        .filter(|c| c[0] == "partial")
+        .map(|c| c[3].as_str().unwrap())
+        .collect();
+    assert!(
+        partial.len() > 1,
+        "the demo has partial cells of several percents"
+    );
+
+    let profile = tempfile::tempdir().unwrap();
+    let narrow = browser_sized(profile.path(), 900, 900);
+    let tab = narrow.new_tab().unwrap();
+    open(&tab, &page);
+    let in_sight = |tab: &Tab, key: &str| -> Value {
+        eval(
+            tab,
+            &format!(
+                "(function() {{ var box = document.querySelector('.scroll').getBoundingClientRect();
+                   var th = document.querySelector(\"th[data-key='{key}']\").getBoundingClientRect();
+                   var names = document.querySelector(\"th[data-key='learner']\").getBoundingClientRect();
+                   var total = document.querySelector(\"th[data-key='total']\").getBoundingClientRect();
+                   return {{ scrolls: document.querySelector('.scroll').scrollWidth > document.querySelector('.scroll').clientWidth,
+                            visible: th.left >= names.right - 1 && th.right <= total.left + 1,
+                            total: total.right <= box.right + 1 && total.left >= box.left }}; }})()"
+            ),
+        )
+    };
+    let before = in_sight(&tab, "lab:checkpoint-strategy");
+    assert_eq!(before["scrolls"], true, "{before}");
+    assert_eq!(
+        before["visible"], false,
+        "lab 14 starts off-screen: {before}"
+    );
+    assert_eq!(before["total"], true, "the total stays in sight: {before}");
+    // A script click: the page itself must scroll (a pointer click would scroll first).
+    eval(
+        &tab,
+        "(function() { document.querySelector(\"th[data-key='lab:checkpoint-strategy'] button\").click(); return true; })()",
+    );
+    let after = in_sight(&tab, "lab:checkpoint-strategy");
+    assert_eq!(
+        after["visible"], true,
+        "the sorted column is in sight: {after}"
+    );
+    assert_eq!(after["total"], true, "{after}");
 }

@@ -62,25 +62,17 @@ fn esc(s: &str) -> String {
     out
 }
 
-/// The heatmap colour of a cell: red (0 %) through amber to green (100 %); greys and violet
-/// for cells without a percent.
-fn colour(mark: Mark, pct: Option<f64>) -> String {
-    match (mark, pct) {
-        (Mark::Error, _) => "#e4d4f4".into(),
-        (Mark::NotStarted, _) => "#f1f1f1".into(),
-        (_, None) => "#e2e2e2".into(),
-        (_, Some(p)) => format!("hsl({:.0} 70% 80%)", p.clamp(0.0, 100.0) * 1.2),
-    }
-}
-
-/// A typical percent of each mark, to colour the legend.
-fn legend_percent(m: Mark) -> Option<f64> {
-    match m {
-        Mark::Done => Some(100.0),
-        Mark::Pending => Some(80.0),
-        Mark::Partial => Some(50.0),
-        Mark::Failing => Some(0.0),
-        Mark::NotStarted | Mark::NotGraded | Mark::Error => None,
+/// A cell's colour: its status, the same colour the legend shows for it (a percent is in the
+/// cell's text; colouring by percent made a failing 60 % cell look like a passing one).
+fn colour(mark: Mark) -> &'static str {
+    match mark {
+        Mark::Done => "#b9e4bb",
+        Mark::Pending => "#fde9a8",
+        Mark::Partial => "#fdd3a6",
+        Mark::Failing => "#f5b7b3",
+        Mark::NotStarted => "#f1f1f1",
+        Mark::NotGraded => "#e2e2e2",
+        Mark::Error => "#e4d4f4",
     }
 }
 
@@ -294,7 +286,7 @@ pub fn render(board: &Scoreboard) -> String {
                 esc(&c.lab),
                 pct.map(|p| p.to_string()).unwrap_or_else(|| "-1".into()),
                 c.mark.as_str(),
-                colour(c.mark, pct),
+                colour(c.mark),
                 esc(c.mark.label(lang)),
                 esc(&cell_text(c.mark, c.score.as_ref()))
             );
@@ -316,8 +308,9 @@ pub fn render(board: &Scoreboard) -> String {
     for m in Mark::ALL {
         let _ = write!(
             h,
-            "<span class=\"key\" style=\"background:{}\">{} {}</span> ",
-            colour(m, legend_percent(m)),
+            "<span class=\"key\" data-mark=\"{}\" style=\"background:{}\">{} {}</span> ",
+            m.as_str(),
+            colour(m),
             m.symbol(),
             esc(m.label(lang))
         );
@@ -465,11 +458,11 @@ pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
 
 const CSS: &str = r#"
 :root{color-scheme:light;font-family:system-ui,-apple-system,"Segoe UI","Hiragino Sans","Noto Sans CJK JP",sans-serif;color:#1d1d1f;background:#fafafa}
-body{margin:0 auto;padding:1rem 1.5rem 3rem;max-width:1400px}
+body{margin:0;padding:1rem 1.5rem 3rem}
 h1{font-size:1.4rem;margin:.2rem 0}
 h2{font-size:1.1rem;margin:1.2rem 0 .5rem}
 .meta span{margin-right:1.2rem}.meta,.help,.legend{color:#444;font-size:.9rem}
-.scroll{overflow-x:auto}
+.scroll{overflow-x:auto;max-width:100%}
 table{border-collapse:separate;border-spacing:2px;font-variant-numeric:tabular-nums}
 th,td{padding:.3rem .45rem;white-space:nowrap}
 thead th{position:sticky;top:0;background:#fafafa;font-weight:600;font-size:.85rem;vertical-align:bottom;white-space:normal;max-width:6.5rem;text-align:left}
@@ -480,7 +473,8 @@ tbody th{text-align:left;font-weight:600;background:#fafafa;position:sticky;left
 td.cell{text-align:right;cursor:pointer;border-radius:4px;min-width:3.8rem;font-size:.92rem}
 td.cell:hover,td.cell:focus-visible{outline:2px solid #333}
 td.cell.selected{outline:3px solid #0b57d0}
-td.total{text-align:right;font-weight:600}
+td.total{text-align:right;font-weight:600;background:#fafafa}
+td.total,thead th[data-key=total]{position:sticky;right:0}
 .legend .key{display:inline-block;padding:.1rem .4rem;border-radius:4px;margin:.1rem}
 #detail{margin-top:1rem;padding:1rem 1.2rem;background:#fff;border:1px solid #ddd;border-radius:8px;position:relative}
 #close{position:absolute;right:1rem;top:1rem}
@@ -574,6 +568,20 @@ const JS: &str = r#"
       return d * dir;
     });
     rows.forEach(function (r) { tbody.append(r); });
+    reveal(th);
+  }
+
+  // The sorted column stays in sight: a narrow window scrolls the table, and the column is
+  // brought between the sticky learner names and the sticky total.
+  function reveal(th) {
+    var box = table.parentElement;
+    if (box.scrollWidth <= box.clientWidth) return;
+    var left = table.querySelector("thead th").getBoundingClientRect().right;
+    var right = table.querySelector("thead th[data-key=total]").getBoundingClientRect().left;
+    var r = th.getBoundingClientRect();
+    if (th.dataset.key === "learner" || th.dataset.key === "total") return;
+    if (r.left < left) box.scrollLeft -= left - r.left;
+    else if (r.right > right) box.scrollLeft += r.right - right;
   }
 
   table.addEventListener("click", function (e) {
@@ -608,10 +616,9 @@ mod tests {
     }
 
     #[test]
-    fn colours_run_from_red_to_green() {
-        assert_eq!(colour(Mark::Failing, Some(0.0)), "hsl(0 70% 80%)");
-        assert_eq!(colour(Mark::Done, Some(100.0)), "hsl(120 70% 80%)");
-        assert_eq!(colour(Mark::NotGraded, None), "#e2e2e2");
+    fn every_status_has_a_colour_of_its_own() {
+        let all: std::collections::HashSet<&str> = Mark::ALL.iter().map(|m| colour(*m)).collect();
+        assert_eq!(all.len(), Mark::ALL.len());
     }
 
     #[test]
