@@ -71,41 +71,71 @@ pub fn render(catalog: &Catalog, format: ListFormat, lang: crate::catalog::Lang)
             s.push('\n');
             s
         }
-        ListFormat::Table => {
-            let mut t = Table::new();
-            t.load_preset(UTF8_FULL_CONDENSED)
-                .set_content_arrangement(ContentArrangement::Dynamic)
-                .set_header([
-                    "#",
-                    ui("list-id", lang),
-                    ui("list-topic", lang),
-                    ui("list-title", lang),
-                    ui("list-gradable", lang),
-                ]);
-            for e in &entries {
-                let gradable = if e.gradable {
-                    ui("list-checks", lang).replace("{n}", &e.checks.to_string())
-                } else {
-                    ui("list-quiz-only", lang).to_string()
-                };
-                t.add_row([
-                    e.number.to_string(),
-                    e.id.to_string(),
-                    e.topic.to_string(),
-                    e.title.get(lang).to_string(),
-                    gradable,
-                ]);
-            }
-            if let Some(w) = crate::report::human::terminal_width() {
-                t.set_width(u16::try_from(w).unwrap_or(u16::MAX));
-            }
-            // Ids, numbers and topics are never split (`tensor-parallelis/m`); titles wrap.
-            for i in [0, 1, 2, 4] {
-                if let Some(c) = t.column_mut(i) {
-                    c.set_constraint(comfy_table::ColumnConstraint::ContentWidth);
-                }
-            }
-            format!("{t}\n")
-        }
+        ListFormat::Table => table(&entries, lang, crate::report::human::terminal_width()),
     }
+}
+
+/// The most columns a title may be narrower than before the list drops the table: a title
+/// squeezed into fewer columns reads a word per line.
+const MIN_TITLE_WIDTH: usize = 24;
+
+/// The labs as a table whose titles wrap at word boundaries (Japanese between characters), or,
+/// when the terminal is too narrow for a title column, one entry per lab with its title under it.
+fn table(entries: &[Entry], lang: crate::catalog::Lang, width: Option<usize>) -> String {
+    use crate::report::fit::wrap_hanging;
+    let gradable = |e: &Entry| {
+        if e.gradable {
+            ui("list-checks", lang).replace("{n}", &e.checks.to_string())
+        } else {
+            ui("list-quiz-only", lang).to_string()
+        }
+    };
+    let head = [
+        "#",
+        ui("list-id", lang),
+        ui("list-topic", lang),
+        ui("list-title", lang),
+        ui("list-gradable", lang),
+    ];
+    let col = |i: usize, f: &dyn Fn(&Entry) -> String| -> usize {
+        entries
+            .iter()
+            .map(|e| textwrap::core::display_width(&f(e)))
+            .chain([textwrap::core::display_width(head[i])])
+            .max()
+            .unwrap_or(0)
+    };
+    let fixed = col(0, &|e| e.number.to_string())
+        + col(1, &|e| e.id.to_string())
+        + col(2, &|e| e.topic.to_string())
+        + col(4, &gradable);
+    // Five columns: a border and two padding columns each, and the closing border.
+    let title_width = width.map(|w| w.saturating_sub(fixed + 5 * 3 + 1));
+    if title_width.is_some_and(|tw| tw < MIN_TITLE_WIDTH) {
+        let mut out = String::new();
+        for e in entries {
+            let line = format!("{:>2}  {}  ({}, {})", e.number, e.id, e.topic, gradable(e));
+            out.push_str(&wrap_hanging(&line, width, "    "));
+            out.push('\n');
+            let title = format!("    {}", e.title.get(lang));
+            out.push_str(&wrap_hanging(&title, width, "    "));
+            out.push('\n');
+        }
+        return out;
+    }
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Disabled)
+        .set_header(head);
+    for e in entries {
+        let title = crate::report::fit::wrap(e.title.get(lang), title_width);
+        t.add_row([
+            e.number.to_string(),
+            e.id.to_string(),
+            e.topic.to_string(),
+            title,
+            gradable(e),
+        ]);
+    }
+    format!("{t}\n")
 }

@@ -5,6 +5,8 @@ use std::io::{BufRead, IsTerminal};
 
 use clap::Args;
 
+use crate::report::fit::wrap_prose;
+
 use super::{print, Global};
 use crate::catalog::{Choice, Lab, Lang};
 use crate::exit::ExitCode;
@@ -41,9 +43,10 @@ pub fn run(g: &Global, a: &QuizArgs) -> Result<ExitCode, crate::Error> {
                 "--answer grades exactly one question: name one lab, e.g. `trainlab quiz 9 --answer B`".into(),
             ));
         }
-        print(&question(labs[0], lang));
+        let width = crate::report::human::terminal_width();
+        print(&wrap_prose(&question(labs[0], lang), width));
         let (text, right) = verdict(labs[0], answer, lang);
-        print(&text);
+        print(&wrap_prose(&text, width));
         return Ok(if right {
             ExitCode::Ok
         } else {
@@ -60,7 +63,8 @@ pub fn run(g: &Global, a: &QuizArgs) -> Result<ExitCode, crate::Error> {
     let mut input = stdin.lock();
     let mut out = std::io::stdout();
     let mut prompts = std::io::stderr();
-    Ok(ask(&labs, lang, &mut input, &mut out, &mut prompts))
+    let width = crate::report::human::terminal_width();
+    Ok(ask(&labs, lang, width, &mut input, &mut out, &mut prompts))
 }
 
 /// The interactive quiz over any input and outputs (a terminal in use; buffers in tests): asks
@@ -70,6 +74,7 @@ pub fn run(g: &Global, a: &QuizArgs) -> Result<ExitCode, crate::Error> {
 pub fn ask(
     labs: &[&Lab],
     lang: Lang,
+    width: Option<usize>,
     input: &mut dyn BufRead,
     out: &mut dyn std::io::Write,
     prompts: &mut dyn std::io::Write,
@@ -83,7 +88,7 @@ pub fn ask(
     };
     let mut line = String::new();
     for (i, lab) in labs.iter().enumerate() {
-        let _ = write!(out, "{}", question(lab, lang));
+        let _ = write!(out, "{}", wrap_prose(&question(lab, lang), width));
         let choice = loop {
             let _ = write!(
                 prompts,
@@ -119,7 +124,7 @@ pub fn ask(
         };
         answered += 1;
         let (text, ok) = verdict_with_choice(lab, choice, lang);
-        let _ = writeln!(out, "{text}");
+        let _ = writeln!(out, "{}", wrap_prose(&text, width));
         right += usize::from(ok);
         if i + 1 < labs.len() {
             let _ = write!(
@@ -240,7 +245,7 @@ mod tests {
         let labs: Vec<&Lab> = keys.iter().map(|k| &*catalog.get(k).unwrap().lab).collect();
         let mut input = std::io::Cursor::new(typed.as_bytes().to_vec());
         let (mut out, mut prompts) = (Vec::new(), Vec::new());
-        let code = ask(&labs, Lang::En, &mut input, &mut out, &mut prompts);
+        let code = ask(&labs, Lang::En, None, &mut input, &mut out, &mut prompts);
         (
             code,
             String::from_utf8(out).unwrap(),

@@ -27,7 +27,11 @@ pub fn run(g: &Global, a: &ShowArgs) -> Result<ExitCode, crate::Error> {
         .profile
         .or_else(current_context_profile)
         .unwrap_or(Profile::Kind);
-    print(&render(bundle, g.lang(), profile));
+    let width = crate::report::human::terminal_width();
+    print(&crate::report::fit::wrap_prose(
+        &render(bundle, g.lang(), profile),
+        width,
+    ));
     ok()
 }
 

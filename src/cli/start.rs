@@ -117,7 +117,10 @@ pub fn run(g: &Global, a: &StartArgs) -> Result<ExitCode, crate::Error> {
         };
         print(&format!("\nwrote {p}: complete the TODOs, then\n{next}"));
     }
-    print(&super::show::render(b, g.lang(), profile));
+    print(&crate::report::fit::wrap_prose(
+        &super::show::render(b, g.lang(), profile),
+        crate::report::human::terminal_width(),
+    ));
     Ok(ExitCode::Ok)
 }
 

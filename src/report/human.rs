@@ -120,10 +120,7 @@ fn para(
         match width {
             Some(w) => {
                 // Wrap the plain text; the label's width is accounted for by the indents.
-                let opts = textwrap::Options::new(w)
-                    .initial_indent(&hang)
-                    .subsequent_indent(&hang)
-                    .break_words(false);
+                let opts = super::fit::options(line, w, &hang, &hang);
                 let wrapped = textwrap::fill(line, opts);
                 let mut lines = wrapped.lines();
                 if let Some(l) = lines.next() {
@@ -143,13 +140,12 @@ fn para(
 fn render_one(out: &mut String, r: &LabReport, color: bool, width: Option<usize>) {
     let p = Palette::new(color);
     let lang = r.lang;
+    let heading = format!("lab {} {} — {}", r.lab.number, r.lab.id, r.lab.title);
     let _ = writeln!(
         out,
         "{}",
-        p.bold.apply_to(format!(
-            "lab {} {} — {}",
-            r.lab.number, r.lab.id, r.lab.title
-        ))
+        p.bold
+            .apply_to(super::fit::wrap_hanging(&heading, width, "  "))
     );
     let mut ctx = format!("{}: {}", ui("source", lang), r.source.kind);
     if !r.source.detail.is_empty() {
@@ -162,7 +158,11 @@ fn render_one(out: &mut String, r: &LabReport, color: bool, width: Option<usize>
     if let Some(pr) = r.profile {
         let _ = write!(ctx, " · {}: {pr}", ui("profile", lang));
     }
-    let _ = writeln!(out, "{}", p.dim.apply_to(ctx));
+    let _ = writeln!(
+        out,
+        "{}",
+        p.dim.apply_to(super::fit::wrap_hanging(&ctx, width, "  "))
+    );
 
     // The object the lab is about is missing: say so once, not under every check.
     let hoist = r.outcomes.iter().filter(|o| o.missing).count() > 1;
@@ -226,10 +226,10 @@ fn render_one(out: &mut String, r: &LabReport, color: bool, width: Option<usize>
         ),
         None => ui("not-graded", lang).to_string(),
     };
-    let _ = writeln!(
-        out,
+    // The score line, wrapped whole: measured without its colour codes.
+    let plain = format!(
         "{}: {score} · {} {}, {} {}, {} {}, {} {}, {} {}",
-        p.bold.apply_to(ui("score", lang)),
+        ui("score", lang),
         c.pass,
         ui("pass", lang),
         c.fail,
@@ -240,5 +240,13 @@ fn render_one(out: &mut String, r: &LabReport, color: bool, width: Option<usize>
         ui("skipped", lang),
         c.error,
         ui("error", lang),
+    );
+    let wrapped = super::fit::wrap_hanging(&plain, width, "  ");
+    let label = format!("{}:", ui("score", lang));
+    let _ = writeln!(
+        out,
+        "{}{}",
+        p.bold.apply_to(&label),
+        &wrapped[label.len()..]
     );
 }

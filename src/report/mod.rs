@@ -7,6 +7,8 @@ pub mod junit;
 pub(crate) mod messages;
 // The room's outputs (`grade`): table, JSON and JUnit; CSV; the HTML scoreboard.
 pub mod csv;
+pub mod fit;
+pub mod heatmap;
 pub mod html;
 pub mod room;
 

@@ -1,7 +1,6 @@
 //! A graded room ([`Scoreboard`]) as a table for people, one JSON document, or JUnit XML (a
 //! testsuite per learner × lab). CSV and the HTML scoreboard are `csv.rs` and `html.rs`.
 
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
 use crate::catalog::Lang;
@@ -39,6 +38,11 @@ fn counted(n: usize, what: &str, lang: Lang) -> String {
         (Lang::En, _) if n == 1 => format!("1 {what}"),
         (Lang::En, _) => format!("{n} {what}s"),
     }
+}
+
+/// A word of the room's outputs in `lang`.
+pub(crate) fn label(key: &str, lang: Lang) -> &'static str {
+    t(key, lang)
 }
 
 fn t(key: &str, lang: Lang) -> &'static str {
@@ -87,79 +91,62 @@ fn score_text(s: &Score) -> String {
 
 pub fn table(board: &Scoreboard, width: Option<usize>) -> String {
     let lang = board.lang;
-    let mut tb = Table::new();
-    tb.load_preset(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic);
-    let mut header = vec![Cell::new(t("learner", lang))];
-    header.extend(
-        board
-            .labs
-            .iter()
-            .map(|c| Cell::new(format!("{} {}", c.lab.number, c.lab.id))),
-    );
-    header.push(Cell::new(t("total", lang)));
-    tb.set_header(header);
-    for r in &board.learners {
-        let mut row = vec![Cell::new(&r.learner)];
-        row.extend(r.cells.iter().map(|c| {
-            Cell::new(cell_text(c.mark, c.score.as_ref())).set_alignment(CellAlignment::Right)
-        }));
-        let total = match r.score.percent {
-            Some(p) => format!("{}%", percent(p)),
-            None => "–".to_string(),
-        };
-        row.push(Cell::new(total).set_alignment(CellAlignment::Right));
-        tb.add_row(row);
-    }
-    if let Some(w) = width {
-        tb.set_width(u16::try_from(w).unwrap_or(u16::MAX));
-    }
-    // Learner names and cells are never split; lab headers may wrap.
-    if let Some(c) = tb.column_mut(0) {
-        c.set_constraint(comfy_table::ColumnConstraint::ContentWidth);
-    }
-    let mut out = format!("{tb}\n");
-    let legend: Vec<String> = Mark::ALL
+    let mut heatmap = super::heatmap::render(board, width);
+    // The legend's entries stay whole (`· not started`), packed into the width.
+    let mut legend: Vec<String> = Mark::ALL
         .iter()
         .map(|m| format!("{} {}", m.symbol(), m.label(lang)))
         .collect();
-    out.push_str(&format!("{}: {}\n", t("legend", lang), legend.join("  ")));
+    legend[0] = format!("{}: {}", t("legend", lang), legend[0]);
+    heatmap.push_str(&super::fit::pack(
+        &legend,
+        "  ",
+        width.unwrap_or(usize::MAX),
+    ));
+    let mut out = String::new();
     for r in &board.learners {
         if let Some(e) = &r.error {
-            out.push_str(&format!(
-                "! {} {}: {}\n",
+            let line = format!(
+                "! {} {}: {}",
                 r.learner,
                 t("not-graded-row", lang),
                 e.lines().next().unwrap_or_default()
-            ));
+            );
+            out.push_str(&super::fit::wrap_hanging(&line, width, "  "));
+            out.push('\n');
         }
     }
     if !board.most_failed.is_empty() {
         out.push_str(&format!("\n{}:\n", t("most-failed", lang)));
         for f in board.most_failed.iter().take(5) {
-            out.push_str(&format!(
-                "  {}/{}  {}  {} ({})\n",
+            let entry = format!(
+                "  {}/{}  {}  {} ({})",
                 f.failed,
                 f.counted,
                 f.id,
                 f.title,
                 f.learners.join(", ")
-            ));
+            );
+            out.push_str(&super::fit::wrap_hanging(&entry, width, "       "));
+            out.push('\n');
         }
     }
     for n in &board.notes {
-        out.push_str(&format!("\n※ {}: {n}\n", t("notes", lang)));
+        let note = format!("※ {}: {n}", t("notes", lang));
+        out.push_str(&format!("\n{}\n", super::fit::wrap(&note, width)));
     }
-    out.push_str(&format!(
-        "\n{}: {} · {} × {} · {} ({})\n",
+    let summary = format!(
+        "{}: {} · {} × {} · {} ({})",
         t("room", lang),
         score_text(&board.score),
         counted(board.learners.len(), "learner", lang),
         counted(board.labs.len(), "lab", lang),
         board.source.kind,
         board.source.detail
-    ));
-    out
+    );
+    // Everything under the heatmap wraps at word boundaries, never inside an id.
+    out.push_str(&format!("\n{}\n", super::fit::wrap(&summary, width)));
+    heatmap + &out
 }
 
 /// The room as one JSON document: [`Scoreboard`] (`schema_version` 1), each cell holding the
