@@ -681,3 +681,95 @@ fn is_citation(line: &str) -> bool {
     textwrap::core::display_width(first) + line.len() - line.trim_start().len() > 40
         && (first.contains('/') || first.contains("://"))
 }
+
+/// A line of `--lang ja` output with an English sentence trainlab wrote, after what is rightly
+/// in English is set aside: code in backticks, fenced blocks, quotations in 「」, URLs, commands
+/// (`trainlab …`, `kubectl …`), citations of upstream files, lists of learner names and what
+/// the cluster itself said (a scheduler's message after `: 0/5 nodes`).
+fn english_in_japanese(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut fenced = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        let citation = line.trim_start().starts_with('(') && line.contains('@');
+        if fenced || citation {
+            continue;
+        }
+        let mut l = line.to_string();
+        for (open, close) in [('`', '`'), ('「', '」')] {
+            while let Some(i) = l.find(open) {
+                let after = i + open.len_utf8();
+                match l[after..].find(close) {
+                    Some(j) => l.replace_range(i..after + j + close.len_utf8(), " "),
+                    None => break,
+                }
+            }
+        }
+        for command in ["trainlab ", "kubectl ", "https://"] {
+            if let Some(i) = l.find(command) {
+                let end = l[i..].find(['(', '（']).map_or(l.len(), |j| i + j);
+                l.replace_range(i..end, " ");
+            }
+        }
+        if let Some(i) = l.find(" nodes are available") {
+            l.truncate(i);
+        }
+        let names = l.rfind(" (").filter(|i| {
+            l[i + 2..]
+                .trim_end_matches(')')
+                .split(", ")
+                .all(|n| n.chars().all(|c| c.is_ascii_lowercase()))
+        });
+        if let Some(i) = names {
+            l.truncate(i);
+        }
+        if let Some(words) = english_sentence(&l) {
+            found.push(format!("{line}  («{words}»)"));
+        }
+    }
+    found
+}
+
+/// Issue 21 item 14: the commands a newcomer runs first, and their commonest errors, say
+/// nothing in English under `--lang ja` (beyond code, commands, names and what upstream or the
+/// cluster wrote).
+#[test]
+fn japanese_runs_of_the_first_commands_and_their_errors_have_no_english_sentence() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs: [&[&str]; 12] = [
+        &["check", "--all", "--demo"],
+        &["show", "9"],
+        &["start", "9", "--draft-only"],
+        &["setup", "kind", "--dry-run"],
+        &["doctor"],
+        &["grade", "--demo"],
+        &["quiz", "9", "--answer", "A"],
+        &["list"],
+        &["check", "no-such-lab"],
+        &["check", "9", "-n", "Bad"],
+        &["check", "9"],
+        &["check", "9", "--context", "nope"],
+    ];
+    let mut english = Vec::new();
+    for args in runs {
+        let out = trainlab()
+            .current_dir(dir.path())
+            .args(["--lang", "ja"])
+            .args(args)
+            .output()
+            .unwrap();
+        for (stream, bytes) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+            let text = String::from_utf8_lossy(bytes);
+            if stream == "stderr" && !text.is_empty() && out.status.code() == Some(2) {
+                assert!(text.starts_with("エラー: "), "{args:?}: {text}");
+            }
+            for line in english_in_japanese(&text) {
+                english.push(format!("{args:?} {stream}: {line}"));
+            }
+        }
+    }
+    assert!(english.is_empty(), "English in ja:\n{}", english.join("\n"));
+}

@@ -313,11 +313,12 @@ impl Catalog {
                 .iter()
                 .map(|b| format!("  {:>2}  {}", b.lab.number, b.lab.id))
                 .collect();
-            crate::Error::Usage(format!(
-                "unknown lab `{}`; give a number, an id or a folder name. Labs:\n{}",
-                super::echo(key, 60),
-                valid.join("\n")
-            ))
+            let key = super::echo(key, 60);
+            let valid = valid.join("\n");
+            crate::Error::usage(
+                format!("lab `{key}` はありません。番号、id、フォルダー名のどれかで指定してください。lab の一覧:\n{valid}"),
+                format!("unknown lab `{key}`; give a number, an id or a folder name. Labs:\n{valid}"),
+            )
         })
     }
 }

@@ -143,7 +143,12 @@ pub fn dispatch(cli: Cli) -> i32 {
     let code = match result {
         Ok(code) => code.code(),
         Err(e) => {
-            output::eprint(&format!("error: {e}\n"));
+            let lang = cli.global.lang();
+            let label = match lang {
+                crate::catalog::Lang::Ja => "エラー",
+                crate::catalog::Lang::En => "error",
+            };
+            output::eprint(&format!("{label}: {}\n", e.in_lang(lang)));
             e.exit_code().code()
         }
     };

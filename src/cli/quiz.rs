@@ -54,9 +54,9 @@ pub fn run(g: &Global, a: &QuizArgs) -> Result<ExitCode, crate::Error> {
         });
     }
     if !std::io::stdin().is_terminal() {
-        return Err(crate::Error::Usage(
-            "quiz needs a terminal to ask questions; in scripts answer one with `--answer A|B|C|D`"
-                .into(),
+        return Err(crate::Error::usage(
+            "quiz は質問するために端末が必要です。スクリプトからは `--answer A|B|C|D` で 1 問ずつ答えてください",
+            "quiz needs a terminal to ask questions; in scripts answer one with `--answer A|B|C|D`",
         ));
     }
     let stdin = std::io::stdin();

@@ -79,8 +79,9 @@ pub fn render(b: &LabBundle, lang: Lang, profile: Profile) -> String {
                 };
                 let _ = writeln!(
                     s,
-                    "  - {} [{stage}, weight {}] {}",
+                    "  - {} [{stage}, {} {}] {}",
                     c.id,
+                    ui("weight", lang),
                     c.weight,
                     c.title.render(lang, &params)
                 );

@@ -12,6 +12,7 @@ use super::live::LiveArgs;
 use super::output::eprint;
 use super::{manifests, print, Global};
 use crate::exit::ExitCode;
+use crate::report::ui;
 
 const AFTER_HELP: &str = "\
 Exit codes:
@@ -53,6 +54,7 @@ pub struct StartArgs {
 
 pub fn run(g: &Global, a: &StartArgs) -> Result<ExitCode, crate::Error> {
     let catalog = g.catalog()?;
+    let lang = g.lang();
     let b = crate::plan::select(&catalog, std::slice::from_ref(&a.lab), false)?[0];
     let place = manifests::Placement::new(&b.lab.id, a.namespace.as_deref(), a.learner.as_deref())?;
     let namespace = &place.namespace;
@@ -101,21 +103,24 @@ pub fn run(g: &Global, a: &StartArgs) -> Result<ExitCode, crate::Error> {
                 None => String::new(),
             };
             let check = format!(
-                "  trainlab check {id}{learner} --files {p} --profile {}   (static mode, no cluster)\n",
-                profile.as_str()
+                "  trainlab check {id}{learner} --files {p} --profile {}   ({})\n",
+                profile.as_str(),
+                ui("static-no-cluster", lang)
             );
             format!(
-                "{check}  trainlab start {id}{w}   (on a cluster: the namespace and the starter objects)\n",
+                "{check}  trainlab start {id}{w}   ({})\n",
+                ui("on-a-cluster-starter", lang),
                 w = where_flags(a)
             )
         } else {
             let mut check = format!("  trainlab check {id}{w} --wait 2m\n", w = where_flags(a));
             if let Some(grade) = place.grade_command(id) {
-                check.push_str(&format!("  {grade}   (what the instructor runs)\n"));
+                check.push_str(&format!("  {grade}   ({})\n", ui("instructor-runs", lang)));
             }
             format!("  kubectl apply -n {namespace} -f {p}\n{check}")
         };
-        print(&format!("\nwrote {p}: complete the TODOs, then\n{next}"));
+        let wrote = ui("wrote-complete-todos", lang).replace("{path}", &p.to_string());
+        print(&format!("\n{wrote}\n{next}"));
     }
     print(&crate::report::fit::wrap_prose(
         &super::show::render(b, g.lang(), profile),

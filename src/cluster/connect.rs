@@ -65,21 +65,26 @@ pub async fn connect(opts: &ConnectOpts) -> Result<Conn, Error> {
                 .clone()
                 .or_else(|| kc.current_context.clone())
                 .ok_or_else(|| {
-                    Error::Usage(
-                        "the kubeconfig has no current context; pass --context NAME".into(),
+                    Error::usage(
+                        "kubeconfig に current context がありません。--context NAME で指定してください",
+                        "the kubeconfig has no current context; pass --context NAME",
                     )
                 })?;
             if !kc.contexts.iter().any(|c| c.name == context) {
                 let known: Vec<&str> = kc.contexts.iter().map(|c| c.name.as_str()).collect();
-                let which = if known.is_empty() {
-                    "it defines no context at all (`kubectl config get-contexts` lists them)"
-                        .to_string()
+                let context = crate::catalog::echo(&context, 80);
+                return Err(if known.is_empty() {
+                    Error::usage(
+                        format!("context `{context}` が kubeconfig にありません。kubeconfig に context が 1 つも定義されていません（`kubectl config get-contexts` で一覧できます）"),
+                        format!("context `{context}` not found in the kubeconfig; it defines no context at all (`kubectl config get-contexts` lists them)"),
+                    )
                 } else {
-                    format!("known contexts: {}", known.join(", "))
-                };
-                return Err(Error::Usage(format!(
-                    "context `{context}` not found in the kubeconfig; {which}"
-                )));
+                    let known = known.join(", ");
+                    Error::usage(
+                        format!("context `{context}` が kubeconfig にありません。定義されている context: {known}"),
+                        format!("context `{context}` not found in the kubeconfig; known contexts: {known}"),
+                    )
+                });
             }
             ca_file = certificate_authority_file(&kc, &context);
             let options = KubeConfigOptions {
@@ -98,16 +103,16 @@ pub async fn connect(opts: &ConnectOpts) -> Result<Conn, Error> {
         }
         None => {
             if opts.context.is_some() {
-                return Err(Error::Usage(
-                    "--context given but no kubeconfig was found (set KUBECONFIG or --kubeconfig)"
-                        .into(),
+                return Err(Error::usage(
+                    "--context が指定されましたが kubeconfig が見つかりません（KUBECONFIG か --kubeconfig で指定してください）",
+                    "--context given but no kubeconfig was found (set KUBECONFIG or --kubeconfig)",
                 ));
             }
             let config = kube::Config::incluster().map_err(|_| {
-                Error::Environment(
+                Error::environment(
+                    "kubeconfig が見つからず（KUBECONFIG、~/.kube/config）、Pod の中でもありません。--kubeconfig で kubeconfig を指定するか、`trainlab setup kind` でローカルクラスターを作ってください",
                     "no kubeconfig found (KUBECONFIG, ~/.kube/config) and not running in a pod; \
-                     point --kubeconfig at one, or create a local cluster with `trainlab setup kind`"
-                        .into(),
+                     point --kubeconfig at one, or create a local cluster with `trainlab setup kind`",
                 )
             })?;
             (config, "in-cluster".to_string())

@@ -57,11 +57,18 @@ async fn probe_once(conn: &Conn) -> Result<k8s_openapi::apimachinery::pkg::versi
                 conn.context
             ));
         }
-        Error::Environment(format!(
-            "cannot reach the API server of {}: {why}\n  check that the cluster is running and the context is right (`kubectl --context {} get nodes`), or raise --request-timeout",
-            conn.describe(),
-            conn.context
-        ))
+        Error::environment(
+            format!(
+                "{} の API サーバーに接続できません: {why}\n  クラスターが動いていて context が正しいか確認するか（`kubectl --context {} get nodes`）、--request-timeout を大きくしてください",
+                conn.describe(),
+                conn.context
+            ),
+            format!(
+                "cannot reach the API server of {}: {why}\n  check that the cluster is running and the context is right (`kubectl --context {} get nodes`), or raise --request-timeout",
+                conn.describe(),
+                conn.context
+            ),
+        )
     })
 }
 

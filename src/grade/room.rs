@@ -30,21 +30,27 @@ pub fn check_namespace(ns: &str, from: &str) -> Result<(), Error> {
     if is_dns_label(ns) {
         return Ok(());
     }
-    let shown: String = ns.chars().take(80).collect();
-    let more = if ns.chars().count() > 80 { "…" } else { "" };
-    let why = if ns.is_empty() {
-        "it is empty".to_string()
+    let shown = crate::catalog::echo(ns, 80);
+    let (ja, en) = if ns.is_empty() {
+        ("空です".to_string(), "it is empty".to_string())
     } else if ns.len() > LABEL_MAX {
-        format!(
-            "it has {} characters, at most {LABEL_MAX} are allowed",
-            ns.len()
+        (
+            format!("{} 文字あります（{LABEL_MAX} 文字まで）", ns.len()),
+            format!(
+                "it has {} characters, at most {LABEL_MAX} are allowed",
+                ns.len()
+            ),
         )
     } else {
-        "a namespace name is lowercase letters, digits and `-`, starting and ending with a letter or digit".to_string()
+        (
+            "namespace 名に使えるのは英小文字、数字と `-` で、先頭と末尾は英小文字か数字です".to_string(),
+            "a namespace name is lowercase letters, digits and `-`, starting and ending with a letter or digit".to_string(),
+        )
     };
-    Err(Error::Usage(format!(
-        "{from} `{shown}{more}`: not a valid namespace name: {why}"
-    )))
+    Err(Error::usage(
+        format!("{from} `{shown}`: namespace 名として使えません: {ja}"),
+        format!("{from} `{shown}`: not a valid namespace name: {en}"),
+    ))
 }
 
 /// The namespace of a learner's lab, from a template with `{learner}` (exactly once) and

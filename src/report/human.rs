@@ -148,8 +148,14 @@ fn render_one(out: &mut String, r: &LabReport, color: bool, width: Option<usize>
             .apply_to(super::fit::wrap_hanging(&heading, width, "  "))
     );
     let mut ctx = format!("{}: {}", ui("source", lang), r.source.kind);
-    if !r.source.detail.is_empty() {
-        let _ = write!(ctx, " ({})", r.source.detail);
+    // The demo's detail is trainlab's own words: said in the report's language.
+    let detail = if r.source.kind == "demo" {
+        ui("demo-state", lang)
+    } else {
+        r.source.detail.as_str()
+    };
+    if !detail.is_empty() {
+        let _ = write!(ctx, " ({detail})");
     }
     let _ = write!(ctx, " · {}: {}", ui("namespace", lang), r.target.namespace);
     if let Some(l) = &r.target.learner {

@@ -50,6 +50,19 @@ pub fn ui(key: &str, lang: Lang) -> &'static str {
             "Notes (where current upstream differs)",
         ),
         "task" => ("課題", "Task"),
+        "weight" => ("重み", "weight"),
+        "static-no-cluster" => ("静的モード、クラスター不要", "static mode, no cluster"),
+        "on-a-cluster-starter" => (
+            "クラスター上で: namespace と starter のオブジェクト",
+            "on a cluster: the namespace and the starter objects",
+        ),
+        "instructor-runs" => ("講師が実行するコマンド", "what the instructor runs"),
+        "wrote-complete-todos" => (
+            "{path} を書き出しました。TODO を埋めてから次を実行してください",
+            "wrote {path}: complete the TODOs, then",
+        ),
+        "demo-state" => ("組み込みのデモ状態", "embedded demo state"),
+        "demo-room" => ("組み込みのデモ教室", "embedded demo room"),
         "checks" => ("チェック", "Checks"),
         "solution-commands" => (
             "模範解答のコマンドライン",

@@ -135,14 +135,18 @@ pub fn table(board: &Scoreboard, width: Option<usize>) -> String {
         let note = format!("※ {}: {n}", t("notes", lang));
         out.push_str(&format!("\n{}\n", super::fit::wrap(&note, width)));
     }
+    let learners = counted(board.learners.len(), "learner", lang);
+    let detail = if board.source.kind == "demo" {
+        format!("{} ({learners})", super::ui("demo-room", lang))
+    } else {
+        board.source.detail.clone()
+    };
     let summary = format!(
-        "{}: {} · {} × {} · {} ({})",
+        "{}: {} · {learners} × {} · {} ({detail})",
         t("room", lang),
         score_text(&board.score),
-        counted(board.learners.len(), "learner", lang),
         counted(board.labs.len(), "lab", lang),
         board.source.kind,
-        board.source.detail
     );
     // Everything under the heatmap wraps at word boundaries, never inside an id.
     out.push_str(&format!("\n{}\n", super::fit::wrap(&summary, width)));
