@@ -5,6 +5,7 @@ use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 
 use super::live::{connect_and_announce, runtime, LiveArgs};
 use super::{print, Global};
+use crate::catalog::Lang;
 use crate::exit::ExitCode;
 use crate::profile::doctor::{inspect, DoctorReport};
 use crate::profile::eks::EksReport;
@@ -44,25 +45,47 @@ pub fn run(g: &Global, a: &DoctorArgs) -> Result<ExitCode, crate::Error> {
             "{}\n",
             serde_json::to_string_pretty(&report).unwrap_or_default()
         )),
-        DoctorFormat::Human => print(&render(&report)),
+        DoctorFormat::Human => print(&render(&report, g.lang())),
     }
     Ok(ExitCode::Ok)
 }
 
-fn render(r: &DoctorReport) -> String {
-    let mut s = format!(
-        "cluster: {} ({}), Kubernetes {}\nprofile: {}\n\n",
-        r.context,
-        r.server,
-        r.server_version,
-        r.profile
-            .map_or("unknown (no kind:// or aws:// providerID)", |p| p.as_str())
+/// The Japanese or the English of a text (both already formatted; English is the original).
+fn say(lang: Lang, ja: impl Into<String>, en: impl Into<String>) -> String {
+    match lang {
+        Lang::Ja => ja.into(),
+        Lang::En => en.into(),
+    }
+}
+
+fn render(r: &DoctorReport, lang: Lang) -> String {
+    let ja = lang == Lang::Ja;
+    let (context, server, version) = (&r.context, &r.server, &r.server_version);
+    let profile = match r.profile {
+        Some(p) => p.as_str().to_string(),
+        None => say(
+            lang,
+            "不明（ノードに kind:// や aws:// の providerID がありません）",
+            "unknown (no kind:// or aws:// providerID)",
+        ),
+    };
+    let mut s = say(
+        lang,
+        format!(
+            "クラスター: {context} ({server})、Kubernetes {version}\nプロファイル: {profile}\n\n"
+        ),
+        format!("cluster: {context} ({server}), Kubernetes {version}\nprofile: {profile}\n\n"),
     );
     let mut t = Table::new();
+    let (node, zone, instance_type) = if ja {
+        ("ノード", "ゾーン", "インスタンスタイプ")
+    } else {
+        ("node", "zone", "instance type")
+    };
     t.load_preset(UTF8_FULL_CONDENSED).set_header([
-        "node",
-        "zone",
-        "instance type",
+        node,
+        zone,
+        instance_type,
         "nvidia.com/gpu",
         "vpc.amazonaws.com/efa",
         "aws.amazon.com/neuron",
@@ -85,25 +108,31 @@ fn render(r: &DoctorReport) -> String {
         .iter()
         .filter(|n| !n.missing_fake_capacity.is_empty())
     {
-        s.push_str(&format!(
-            "warning: kind node {} lost its faked capacity ({}); `trainlab setup kind` repairs it\n",
-            n.name,
-            n.missing_fake_capacity.join(", ")
+        let (name, lost) = (&n.name, n.missing_fake_capacity.join(", "));
+        s.push_str(&say(
+            lang,
+            format!("警告: kind のノード {name} で模擬した容量（{lost}）が失われています。`trainlab setup kind` で元に戻せます\n"),
+            format!("warning: kind node {name} lost its faked capacity ({lost}); `trainlab setup kind` repairs it\n"),
         ));
     }
     for n in r.nodes.iter().filter(|n| !n.allocatable_pending.is_empty()) {
-        s.push_str(&format!(
-            "note: kind node {} has its faked capacity ({}) but the kubelet has not copied it into allocatable yet; run doctor again in a few seconds\n",
-            n.name,
-            n.allocatable_pending.join(", ")
+        let (name, pending) = (&n.name, n.allocatable_pending.join(", "));
+        s.push_str(&say(
+            lang,
+            format!("注: kind のノード {name} には模擬した容量（{pending}）がありますが、kubelet がまだ allocatable に反映していません。数秒後に doctor をもう一度実行してください\n"),
+            format!("note: kind node {name} has its faked capacity ({pending}) but the kubelet has not copied it into allocatable yet; run doctor again in a few seconds\n"),
         ));
     }
-    s.push_str("capabilities:\n");
+    s.push_str(&say(lang, "lab に必要な機能:\n", "capabilities:\n"));
     for c in &r.capabilities {
         let mark = if c.present { "✔" } else { "✘" };
-        s.push_str(&format!("  {mark} {:<22} {}\n", c.name, c.detail));
-        if let Some(i) = &c.install {
-            s.push_str(&format!("      install: {i}\n"));
+        s.push_str(&format!("  {mark} {:<22} {}\n", c.name, c.detail_in(ja)));
+        if let Some(i) = c.install_in(ja) {
+            s.push_str(&say(
+                lang,
+                format!("      インストール: {i}\n"),
+                format!("      install: {i}\n"),
+            ));
         }
     }
     s
@@ -119,7 +148,8 @@ struct EksDoctor {
 
 /// `doctor --cluster NAME`: the EKS view first, then the kube view; any mismatch is an
 /// environment error (exit 3) so nobody grades or resets the wrong cluster.
-fn run_eks(_g: &Global, a: &DoctorArgs, name: &str) -> Result<ExitCode, crate::Error> {
+fn run_eks(g: &Global, a: &DoctorArgs, name: &str) -> Result<ExitCode, crate::Error> {
+    let lang = g.lang();
     let (eks, cluster) = runtime()?.block_on(async {
         let conn = connect_and_announce(&a.live).await;
         let server = conn.as_ref().ok().map(|c| c.server.clone());
@@ -130,26 +160,34 @@ fn run_eks(_g: &Global, a: &DoctorArgs, name: &str) -> Result<ExitCode, crate::E
         };
         Ok::<_, crate::Error>((eks, cluster))
     })?;
-    let mut problems = Vec::new();
+    // Each problem in Japanese and English; the error carries both.
+    let mut problems: Vec<(String, String)> = Vec::new();
     if !eks.is_active() {
-        problems.push(format!("cluster {name} is {}, not ACTIVE", eks.status));
+        let status = &eks.status;
+        problems.push((
+            format!("クラスター {name} は {status} です（ACTIVE ではありません）"),
+            format!("cluster {name} is {status}, not ACTIVE"),
+        ));
     }
     let region = eks.region.clone().unwrap_or_else(|| "<region>".into());
+    let update = format!("aws eks update-kubeconfig --name {name} --region {region}");
     let (report, cluster_error) = match cluster {
         Ok(r) => {
             if eks.context_matches == Some(false) {
-                problems.push(format!(
-                    "the kube context {} ({}) does not point at cluster {name} (endpoint {}); run `aws eks update-kubeconfig --name {name} --region {region}`",
-                    r.context,
-                    r.server,
-                    eks.endpoint.as_deref().unwrap_or("?")
+                let (context, server) = (&r.context, &r.server);
+                let endpoint = eks.endpoint.as_deref().unwrap_or("?");
+                problems.push((
+                    format!("kube のコンテキスト {context} ({server}) はクラスター {name}（エンドポイント {endpoint}）を指していません。`{update}` を実行してください"),
+                    format!("the kube context {context} ({server}) does not point at cluster {name} (endpoint {endpoint}); run `{update}`"),
                 ));
             }
             (Some(r), None)
         }
         Err((_, e)) => {
-            problems.push(format!(
-                "cannot inspect the cluster through kube: {e}; `aws eks update-kubeconfig --name {name} --region {region}` writes a context for it"
+            let why_ja = e.in_lang(Lang::Ja);
+            problems.push((
+                format!("kube 経由でクラスターを調べられません: {why_ja}。`{update}` でこのクラスターのコンテキストを書き込めます"),
+                format!("cannot inspect the cluster through kube: {e}; `{update}` writes a context for it"),
             ));
             (None, Some(e.to_string()))
         }
@@ -166,38 +204,53 @@ fn run_eks(_g: &Global, a: &DoctorArgs, name: &str) -> Result<ExitCode, crate::E
             serde_json::to_string_pretty(&out).unwrap_or_default()
         )),
         DoctorFormat::Human => {
-            print(&render_eks(&out.eks));
+            print(&render_eks(&out.eks, lang));
             if let Some(r) = &out.cluster {
-                print(&format!("\n{}", render(r)));
+                print(&format!("\n{}", render(r, lang)));
             }
         }
     }
     if problems.is_empty() {
         Ok(ExitCode::Ok)
     } else {
-        Err(crate::Error::Environment(problems.join("\n")))
+        let (ja, en): (Vec<String>, Vec<String>) = problems.into_iter().unzip();
+        Err(crate::Error::environment(ja.join("\n"), en.join("\n")))
     }
 }
 
-fn render_eks(e: &EksReport) -> String {
-    let mut s = format!(
-        "EKS cluster {} ({}): {}, Kubernetes {}\nendpoint: {}\n",
-        e.cluster,
-        e.region.as_deref().unwrap_or("?"),
-        e.status,
-        e.version.as_deref().unwrap_or("?"),
-        e.endpoint.as_deref().unwrap_or("?")
+fn render_eks(e: &EksReport, lang: Lang) -> String {
+    let cluster = &e.cluster;
+    let region = e.region.as_deref().unwrap_or("?");
+    let status = &e.status;
+    let version = e.version.as_deref().unwrap_or("?");
+    let endpoint = e.endpoint.as_deref().unwrap_or("?");
+    let mut s = say(
+        lang,
+        format!("EKS クラスター {cluster} ({region}): {status}、Kubernetes {version}\nエンドポイント: {endpoint}\n"),
+        format!("EKS cluster {cluster} ({region}): {status}, Kubernetes {version}\nendpoint: {endpoint}\n"),
     );
+    let header = match lang {
+        Lang::Ja => [
+            "ノードグループ",
+            "状態",
+            "インスタンスタイプ",
+            "希望ノード数",
+            "GPU/ノード",
+            "EFA/ノード",
+            "Neuron/ノード",
+        ],
+        Lang::En => [
+            "node group",
+            "status",
+            "instance types",
+            "desired",
+            "GPUs/node",
+            "EFA/node",
+            "Neuron/node",
+        ],
+    };
     let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED).set_header([
-        "node group",
-        "status",
-        "instance types",
-        "desired",
-        "GPUs/node",
-        "EFA/node",
-        "Neuron/node",
-    ]);
+    t.load_preset(UTF8_FULL_CONDENSED).set_header(header);
     let fig = |v: Option<u32>| v.map_or("?".to_string(), |n| n.to_string());
     for n in &e.nodegroups {
         t.add_row([
@@ -212,4 +265,161 @@ fn render_eks(e: &EksReport) -> String {
     }
     s.push_str(&format!("{t}\n"));
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::cli::setup::tests::english_runs;
+    use crate::facts::capabilities::{self, Evidence, CAPABILITIES};
+    use crate::facts::{NodeFacts, Profile};
+    use crate::observe::ResourceKind;
+    use crate::profile::doctor::{CapabilityRow, NodeRow};
+    use crate::profile::eks::NodegroupRow;
+
+    fn node_facts() -> Vec<NodeFacts> {
+        vec![NodeFacts {
+            name: "trainlab-worker".into(),
+            zone: Some("us-west-2a".into()),
+            instance_type: Some("p5.48xlarge".into()),
+            provider_id: Some("kind://docker/trainlab/trainlab-worker".into()),
+            allocatable: BTreeMap::from([("nvidia.com/gpu".to_string(), 8)]),
+            capacity: BTreeMap::from([("nvidia.com/gpu".to_string(), 8)]),
+            labels: BTreeMap::new(),
+            taints: Vec::new(),
+            unschedulable: false,
+        }]
+    }
+
+    /// A report with every kind of line doctor prints: a node that lost its faked capacity, one
+    /// still syncing, capabilities present and missing (CRDs served or not, controllers up or
+    /// not, devices on some nodes or none).
+    fn report(profile: Option<Profile>) -> DoctorReport {
+        let nodes = node_facts();
+        let served = |k: &ResourceKind| Ok(!k.plural.contains("nodesets"));
+        let deploy = |d: &str| Ok(!d.starts_with("volcano-con") && d != "karpenter");
+        let ev = Evidence {
+            served: &served,
+            deployment_available: &deploy,
+            nodes: &nodes,
+            profile,
+        };
+        let row = |name: &str, missing: Vec<String>, pending: Vec<String>| NodeRow {
+            name: name.into(),
+            zone: Some("us-west-2a".into()),
+            instance_type: Some("p5.48xlarge".into()),
+            gpu: 8,
+            efa: 32,
+            neuron: 0,
+            neuroncore: 0,
+            missing_fake_capacity: missing,
+            allocatable_pending: pending,
+        };
+        DoctorReport {
+            schema_version: 1,
+            context: "kind-trainlab".into(),
+            server: "https://127.0.0.1:6443".into(),
+            server_version: "v1.33.1".into(),
+            profile,
+            nodes: vec![
+                row("trainlab-worker", Vec::new(), Vec::new()),
+                row(
+                    "trainlab-worker2",
+                    vec!["nvidia.com/gpu: 8".into()],
+                    Vec::new(),
+                ),
+                row(
+                    "trainlab-worker3",
+                    Vec::new(),
+                    vec!["vpc.amazonaws.com/efa: 32".into()],
+                ),
+            ],
+            capabilities: CAPABILITIES
+                .iter()
+                .map(|c| CapabilityRow::new(&capabilities::detect(c, &ev)))
+                .collect(),
+        }
+    }
+
+    fn eks_report() -> EksReport {
+        EksReport {
+            cluster: "train".into(),
+            region: Some("us-west-2".into()),
+            status: "ACTIVE".into(),
+            version: Some("1.33".into()),
+            endpoint: Some("https://ABC.gr7.us-west-2.eks.amazonaws.com".into()),
+            context_matches: Some(true),
+            nodegroups: vec![NodegroupRow {
+                name: "p5".into(),
+                status: "ACTIVE".into(),
+                instance_types: vec!["p5.48xlarge".into()],
+                desired_size: Some(2),
+                gpus: Some(8),
+                efa: Some(32),
+                neuron: None,
+            }],
+        }
+    }
+
+    #[test]
+    fn doctor_in_japanese_has_no_english_sentence() {
+        for profile in [Some(Profile::Kind), Some(Profile::Eks), None] {
+            let r = report(profile);
+            assert!(r.capabilities.iter().any(|c| !c.present));
+            let ja = render(&r, Lang::Ja);
+            let runs = english_runs(&ja);
+            assert!(
+                runs.is_empty(),
+                "English in doctor ({profile:?}): {runs:?}\n{ja}"
+            );
+            assert!(
+                ja.contains("trainlab-worker2") && ja.contains("nvidia.com/gpu: 8"),
+                "{ja}"
+            );
+            assert!(
+                ja.contains("`trainlab setup kind`") || profile == Some(Profile::Eks),
+                "{ja}"
+            );
+        }
+        let ja = render_eks(&eks_report(), Lang::Ja);
+        let runs = english_runs(&ja);
+        assert!(
+            runs.is_empty(),
+            "English in doctor --cluster: {runs:?}\n{ja}"
+        );
+        assert!(
+            ja.contains("EKS クラスター train (us-west-2): ACTIVE"),
+            "{ja}"
+        );
+    }
+
+    #[test]
+    fn doctor_in_english_is_unchanged() {
+        let en = render(&report(Some(Profile::Kind)), Lang::En);
+        for l in [
+            "cluster: kind-trainlab (https://127.0.0.1:6443), Kubernetes v1.33.1\nprofile: kind\n\n",
+            "│ node             ┆ zone       ┆ instance type ┆ nvidia.com/gpu ┆",
+            "warning: kind node trainlab-worker2 lost its faked capacity (nvidia.com/gpu: 8); `trainlab setup kind` repairs it\n",
+            "note: kind node trainlab-worker3 has its faked capacity (vpc.amazonaws.com/efa: 32) but the kubelet has not copied it into allocatable yet; run doctor again in a few seconds\n",
+            "capabilities:\n",
+            "  ✘ volcano                CRD jobs.batch.volcano.sh served; controller volcano-scheduler available; controller volcano-controllers not available\n      install: `trainlab setup kind`\n",
+            "  ✔ nvidia-device-plugin   nvidia.com/gpu faked on 1 node(s)\n",
+        ] {
+            assert!(en.contains(l), "{l:?} missing from\n{en}");
+        }
+        let unknown = render(&report(None), Lang::En);
+        assert!(
+            unknown.contains("profile: unknown (no kind:// or aws:// providerID)\n"),
+            "{unknown}"
+        );
+        assert!(!english_runs(&en).is_empty(), "the check sees English");
+        let eks = render_eks(&eks_report(), Lang::En);
+        assert!(
+            eks.starts_with("EKS cluster train (us-west-2): ACTIVE, Kubernetes 1.33\nendpoint: https://ABC.gr7.us-west-2.eks.amazonaws.com\n"),
+            "{eks}"
+        );
+        assert!(eks.contains("│ node group ┆ status ┆ instance types ┆ desired ┆ GPUs/node ┆ EFA/node ┆ Neuron/node │"), "{eks}");
+    }
 }

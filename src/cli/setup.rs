@@ -1,7 +1,6 @@
 //! `trainlab setup kind` — create (or reuse) the kind cluster, fake accelerator capacity on its
 //! nodes, install the pinned operators. Idempotent; every step only against `kind-<name>`.
 
-use std::fmt::Write as _;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::Command as Process;
@@ -13,6 +12,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use super::live::{parse_duration, runtime, LiveArgs};
 use super::output::eprint;
 use super::{print, Global};
+use crate::catalog::Lang;
 use crate::cluster::{connect, gather, probe, Discovery};
 use crate::exit::ExitCode;
 use crate::observe::{kinds, parse_text, Query};
@@ -80,31 +80,53 @@ pub struct KindArgs {
     pub live: LiveArgs,
 }
 
-pub fn run(_g: &Global, a: &SetupArgs) -> Result<ExitCode, Error> {
+pub fn run(g: &Global, a: &SetupArgs) -> Result<ExitCode, Error> {
     match &a.target {
-        SetupTarget::Kind(k) => kind_setup(k),
+        SetupTarget::Kind(k) => kind_setup(k, g.lang()),
     }
 }
 
-fn kind_setup(a: &KindArgs) -> Result<ExitCode, Error> {
+/// The Japanese or the English of a line (both already formatted; English is the original).
+fn say(lang: Lang, ja: impl Into<String>, en: impl Into<String>) -> String {
+    match lang {
+        Lang::Ja => ja.into(),
+        Lang::En => en.into(),
+    }
+}
+
+/// The name the plan gives the kind config built into trainlab.
+fn embedded_config_name(lang: Lang) -> String {
+    say(
+        lang,
+        "kind-config.yaml（組み込み）",
+        "kind-config.yaml (built in)",
+    )
+}
+
+fn kind_setup(a: &KindArgs, lang: Lang) -> Result<ExitCode, Error> {
     let context = format!("kind-{}", a.name);
     // Safety first, before any request: a fake-GPU patch must never reach a real cluster.
     if let Some(c) = &a.live.context {
         if c != &context {
-            return Err(Error::Usage(format!(
-                "setup kind only touches the context {context}; refusing --context {c}"
-            )));
+            return Err(Error::usage(
+                format!("setup kind が操作するのはコンテキスト {context} だけです。--context {c} は使えません"),
+                format!("setup kind only touches the context {context}; refusing --context {c}"),
+            ));
         }
     }
     let (config_text, config_name) = match &a.config {
         Some(p) => (
-            std::fs::read_to_string(p)
-                .map_err(|e| Error::Usage(format!("{}: cannot read: {e}", p.display())))?,
+            std::fs::read_to_string(p).map_err(|e| {
+                Error::usage(
+                    format!("{}: 読み込めません: {e}", p.display()),
+                    format!("{}: cannot read: {e}", p.display()),
+                )
+            })?,
             p.display().to_string(),
         ),
         None => (
             kind::EMBEDDED_CONFIG.to_string(),
-            "kind-config.yaml (built in)".to_string(),
+            embedded_config_name(lang),
         ),
     };
     let config = KindConfig::parse(&config_text, &config_name)?;
@@ -113,15 +135,21 @@ fn kind_setup(a: &KindArgs) -> Result<ExitCode, Error> {
         None => default_pins(),
     };
     if a.dry_run {
-        let mut plan = dry_run_plan(a, &config, &config_name, &pins)?;
+        let mut plan = dry_run_plan(a, &config, &config_name, &pins, lang)?;
         // A dry run with --from proves the folder would do: every pinned file present with
         // its size and hash, every chart archive present; nothing is applied.
         if let Some(dir) = &a.from {
             if !dir.is_dir() {
-                return Err(Error::Usage(format!(
-                    "--from {}: not a folder (give the folder holding the pinned files)",
-                    dir.display()
-                )));
+                return Err(Error::usage(
+                    format!(
+                        "--from {}: フォルダーではありません（固定したファイルを置いたフォルダーを指定してください）",
+                        dir.display()
+                    ),
+                    format!(
+                        "--from {}: not a folder (give the folder holding the pinned files)",
+                        dir.display()
+                    ),
+                ));
             }
             let rt = runtime()?;
             let mut n = 0;
@@ -133,12 +161,7 @@ fn kind_setup(a: &KindArgs) -> Result<ExitCode, Error> {
                 n += 1;
             }
             let archives = charts::archives_in(dir, &a.with)?;
-            let _ = writeln!(
-                plan,
-                "\n--from {}: {n} pinned file(s) found, sizes and sha256 match; {} chart archive(s) found",
-                dir.display(),
-                archives.len()
-            );
+            plan.push_str(&from_checked(dir, n, archives.len(), lang));
         }
         print(&plan);
         return Ok(ExitCode::Ok);
@@ -154,26 +177,47 @@ fn kind_setup(a: &KindArgs) -> Result<ExitCode, Error> {
     // first write: a mismatch, a missing `--from` file or a broken document installs nothing,
     // so no operator is ever left half-installed.
     let rt = runtime()?;
-    let pb = steps.start(&format!(
-        "manifests: verifying {} pinned file(s)",
-        pins.len()
+    let pb = steps.start(&say(
+        lang,
+        format!("マニフェスト: 固定したファイル {} 個を検証中", pins.len()),
+        format!("manifests: verifying {} pinned file(s)", pins.len()),
     ));
     let mut manifests = Vec::with_capacity(pins.len());
     for pin in &pins {
         let data = rt.block_on(fetch(pin, a.from.as_deref()))?;
-        let text = String::from_utf8(data)
-            .map_err(|_| Error::Environment(format!("{} is not UTF-8", pin.location())))?;
+        let text = String::from_utf8(data).map_err(|_| {
+            Error::environment(
+                format!("{} は UTF-8 ではありません", pin.location()),
+                format!("{} is not UTF-8", pin.location()),
+            )
+        })?;
         manifests.push((pin, parse_text(&text, pin.file_name())?));
     }
     steps.done(
         pb,
-        "manifests verified (size and sha256; built-in ones need none)",
+        &say(
+            lang,
+            "マニフェストを検証しました（サイズと sha256。組み込みのものは検証不要）",
+            "manifests verified (size and sha256; built-in ones need none)",
+        ),
     );
     if !a.skip_create {
-        steps.run("preflight: docker and kind", preflight)?;
-        steps.run(&format!("cluster {}", a.name), || {
-            create_cluster(a, &config_text)
-        })?;
+        steps.run(
+            &say(
+                lang,
+                "事前確認: docker と kind",
+                "preflight: docker and kind",
+            ),
+            preflight,
+        )?;
+        steps.run(
+            &say(
+                lang,
+                format!("クラスター {}", a.name),
+                format!("cluster {}", a.name),
+            ),
+            || create_cluster(a, &config_text),
+        )?;
     }
     let mut opts = a.live.opts();
     opts.context = Some(context.clone());
@@ -184,34 +228,62 @@ fn kind_setup(a: &KindArgs) -> Result<ExitCode, Error> {
         let discovery = Discovery::new();
         let nodes_q = Query::cluster(&kinds::NODES);
         let obs = gather(&conn, &discovery, std::slice::from_ref(&nodes_q)).await?;
-        let node_objs = obs.list(&nodes_q).map_err(|u| Error::Environment(format!("cannot list nodes: {u}")))?;
+        let node_objs = obs.list(&nodes_q).map_err(|u| {
+            Error::environment(
+                format!("ノードの一覧を取得できません: {u}"),
+                format!("cannot list nodes: {u}"),
+            )
+        })?;
         if Profile::detect(&node_objs) != Some(Profile::Kind) {
-            return Err(Error::Environment(format!(
-                "{context} does not look like a kind cluster (no kind:// providerID on its nodes); refusing to fake capacity"
-            )));
+            return Err(Error::environment(
+                format!("{context} は kind のクラスターには見えません（ノードに kind:// の providerID がありません）。容量の模擬はしません"),
+                format!("{context} does not look like a kind cluster (no kind:// providerID on its nodes); refusing to fake capacity"),
+            ));
         }
         let facts = NodeFacts::all(&node_objs)?;
         let patches = capacity_patches(&facts);
         let mut summary = String::new();
-        let pb = steps.start(&format!("fake accelerators: {} node(s) to patch", patches.len()));
+        let pb = steps.start(&say(
+            lang,
+            format!("アクセラレーターの模擬: パッチするノード {} 台", patches.len()),
+            format!("fake accelerators: {} node(s) to patch", patches.len()),
+        ));
         for p in &patches {
             patch_capacity(&conn, p).await?;
             let set: Vec<String> = p.set.iter().map(|(r, n)| format!("{r}={n}")).collect();
-            let _ = writeln!(summary, "  patched {}: {}", p.node, set.join(", "));
+            let set = set.join(", ");
+            summary.push_str(&say(
+                lang,
+                format!("  {} にパッチ: {set}\n", p.node),
+                format!("  patched {}: {set}\n", p.node),
+            ));
         }
-        steps.done(pb, "fake accelerators");
+        steps.done(pb, &say(lang, "アクセラレーターの模擬", "fake accelerators"));
         if patches.is_empty() {
-            let _ = writeln!(summary, "  node capacity already right on every node");
+            summary.push_str(&say(
+                lang,
+                "  どのノードの容量もすでに正しい状態です\n",
+                "  node capacity already right on every node\n",
+            ));
         }
         for (pin, objs) in manifests {
             let pb = steps.start(&format!("{} {}", pin.component, pin.version));
             let n = apply_objects(&conn, objs).await?;
             steps.done(pb, &format!("{} {}", pin.component, pin.version));
-            let _ = writeln!(summary, "  applied {} {} ({n} documents, server-side)", pin.component, pin.version);
+            let (c, v) = (&pin.component, &pin.version);
+            summary.push_str(&say(
+                lang,
+                format!("  {c} {v} を適用（ドキュメント {n} 個、server-side）\n"),
+                format!("  applied {c} {v} ({n} documents, server-side)\n"),
+            ));
         }
         let waits: Vec<&String> = pins.iter().flat_map(|p| &p.deployments).collect();
         if !waits.is_empty() {
-            let pb = steps.start("waiting for operator Deployments");
+            let pb = steps.start(&say(
+                lang,
+                "オペレーターの Deployment を待機中",
+                "waiting for operator Deployments",
+            ));
             let deadline = Instant::now() + a.wait_timeout;
             let mut pending: Vec<&String> = waits.clone();
             while !pending.is_empty() {
@@ -228,18 +300,29 @@ fn kind_setup(a: &KindArgs) -> Result<ExitCode, Error> {
                 }
                 if Instant::now() > deadline {
                     let names: Vec<&str> = pending.iter().map(|s| s.as_str()).collect();
-                    return Err(Error::Environment(format!(
-                        "not available after {}: {} (see `kubectl -n <ns> describe deployment <name>`; re-run setup to continue)",
-                        humantime::format_duration(a.wait_timeout),
-                        names.join(", ")
-                    )));
+                    let (after, names) = (humantime::format_duration(a.wait_timeout), names.join(", "));
+                    return Err(Error::environment(
+                        format!("{after} 待っても利用可能になりません: {names}（`kubectl -n <ns> describe deployment <name>` で確認してください。setup を再実行すると続きから進めます）"),
+                        format!("not available after {after}: {names} (see `kubectl -n <ns> describe deployment <name>`; re-run setup to continue)"),
+                    ));
                 }
                 if let Some(pb) = &pb {
-                    pb.set_message(format!("waiting for {} Deployment(s)", pending.len()));
+                    pb.set_message(say(
+                        lang,
+                        format!("Deployment {} 個を待機中", pending.len()),
+                        format!("waiting for {} Deployment(s)", pending.len()),
+                    ));
                 }
                 tokio::time::sleep(deadline.saturating_duration_since(Instant::now()).min(Duration::from_secs(3))).await;
             }
-            steps.done(pb, "operator Deployments available");
+            steps.done(
+                pb,
+                &say(
+                    lang,
+                    "オペレーターの Deployment が利用可能になりました",
+                    "operator Deployments available",
+                ),
+            );
         }
         let timeout = humantime::format_duration(a.wait_timeout).to_string();
         for extra in &a.with {
@@ -248,10 +331,19 @@ fn kind_setup(a: &KindArgs) -> Result<ExitCode, Error> {
                 let pb = steps.start(&what);
                 helm_install(c, &context, a.from.as_deref(), &timeout)?;
                 steps.done(pb, &what);
-                let _ = writeln!(summary, "  installed {} {} with helm (release {} in {})", c.component, c.version, c.release, c.namespace);
+                summary.push_str(&say(
+                    lang,
+                    format!("  {} {} を helm でインストール（namespace {} のリリース {}）\n", c.component, c.version, c.namespace, c.release),
+                    format!("  installed {} {} with helm (release {} in {})\n", c.component, c.version, c.release, c.namespace),
+                ));
             }
         }
-        print(&format!("\nkind profile ready on {}:\n{summary}next: trainlab doctor, then trainlab start 9\n", conn.describe()));
+        let on = conn.describe();
+        print(&say(
+            lang,
+            format!("\n{on} で kind プロファイルの準備ができました:\n{summary}次は trainlab doctor、続いて trainlab start 9 を実行してください\n"),
+            format!("\nkind profile ready on {on}:\n{summary}next: trainlab doctor, then trainlab start 9\n"),
+        ));
         Ok(ExitCode::Ok)
     })
 }
@@ -260,14 +352,23 @@ fn kind_setup(a: &KindArgs) -> Result<ExitCode, Error> {
 fn helm_preflight() -> Result<(), Error> {
     match Process::new("helm").args(["version", "--short"]).output() {
         Ok(o) if o.status.success() => Ok(()),
-        Ok(o) => Err(Error::Environment(format!(
-            "`helm version` failed: {}",
-            String::from_utf8_lossy(&o.stderr).trim()
-        ))),
-        Err(_) => Err(Error::Environment(format!(
-            "--with needs helm, which is not on PATH; install it ({}) and re-run",
-            charts::HELM_INSTALL
-        ))),
+        Ok(o) => {
+            let why = String::from_utf8_lossy(&o.stderr).trim().to_string();
+            Err(Error::environment(
+                format!("`helm version` が失敗しました: {why}"),
+                format!("`helm version` failed: {why}"),
+            ))
+        }
+        Err(_) => Err(Error::environment(
+            format!(
+                "--with には helm が必要ですが、PATH 上にありません。インストールして（{}）再実行してください",
+                charts::HELM_INSTALL
+            ),
+            format!(
+                "--with needs helm, which is not on PATH; install it ({}) and re-run",
+                charts::HELM_INSTALL
+            ),
+        )),
     }
 }
 
@@ -278,18 +379,19 @@ fn helm_install(
     timeout: &str,
 ) -> Result<(), Error> {
     let args = c.helm_args(context, from, timeout);
-    let out = Process::new("helm")
-        .args(&args)
-        .output()
-        .map_err(|e| Error::Environment(format!("running helm: {e}")))?;
+    let out = Process::new("helm").args(&args).output().map_err(|e| {
+        Error::environment(
+            format!("helm を実行できません: {e}"),
+            format!("running helm: {e}"),
+        )
+    })?;
     if !out.status.success() {
-        return Err(Error::Environment(format!(
-            "`helm {}` failed: {}\n(re-run setup to continue; `helm -n {} status {}` shows the release)",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim(),
-            c.namespace,
-            c.release
-        )));
+        let (cmd, why) = (args.join(" "), String::from_utf8_lossy(&out.stderr));
+        let (why, ns, release) = (why.trim(), c.namespace, c.release);
+        return Err(Error::environment(
+            format!("`helm {cmd}` が失敗しました: {why}\n（setup を再実行すると続きから進めます。リリースの状態は `helm -n {ns} status {release}` で確認できます）"),
+            format!("`helm {cmd}` failed: {why}\n(re-run setup to continue; `helm -n {ns} status {release}` shows the release)"),
+        ));
     }
     Ok(())
 }
@@ -299,14 +401,16 @@ fn preflight() -> Result<(), Error> {
         .args(["info", "--format", "{{.ServerVersion}}"])
         .output();
     if !docker.map(|o| o.status.success()).unwrap_or(false) {
-        return Err(Error::Environment(
-            "docker is not reachable (`docker info` failed); install and start Docker: https://docs.docker.com/get-docker/".into(),
+        return Err(Error::environment(
+            "docker に接続できません（`docker info` が失敗しました）。Docker をインストールして起動してください: https://docs.docker.com/get-docker/",
+            "docker is not reachable (`docker info` failed); install and start Docker: https://docs.docker.com/get-docker/",
         ));
     }
     let kind = Process::new("kind").arg("version").output();
     if !kind.map(|o| o.status.success()).unwrap_or(false) {
-        return Err(Error::Environment(
-            "`kind` is not on PATH; install it: https://kind.sigs.k8s.io/docs/user/quick-start/#installation".into(),
+        return Err(Error::environment(
+            "`kind` が PATH 上にありません。インストールしてください: https://kind.sigs.k8s.io/docs/user/quick-start/#installation",
+            "`kind` is not on PATH; install it: https://kind.sigs.k8s.io/docs/user/quick-start/#installation",
         ));
     }
     Ok(())
@@ -334,43 +438,78 @@ fn create_cluster(a: &KindArgs, config_text: &str) -> Result<(), Error> {
         .map_err(|e| Error::Environment(format!("kind create cluster: {e}")))?;
     let _ = std::fs::remove_dir_all(&dir);
     if !status.success() {
-        return Err(Error::Environment(format!(
-            "`kind create cluster --name {}` failed (see its output above)",
-            a.name
-        )));
+        return Err(Error::environment(
+            format!(
+                "`kind create cluster --name {}` が失敗しました（上の出力を確認してください）",
+                a.name
+            ),
+            format!(
+                "`kind create cluster --name {}` failed (see its output above)",
+                a.name
+            ),
+        ));
     }
     Ok(())
 }
 
-/// The `--dry-run` text: pinned by a snapshot test, so it must be deterministic.
+/// The line a dry run with `--from DIR` adds: the folder holds every pinned file and archive.
+fn from_checked(dir: &std::path::Path, files: usize, archives: usize, lang: Lang) -> String {
+    let dir = dir.display();
+    say(
+        lang,
+        format!(
+            "\n--from {dir}: 固定したファイル {files} 個があり、サイズと sha256 が一致しました。チャートのアーカイブは {archives} 個ありました\n"
+        ),
+        format!(
+            "\n--from {dir}: {files} pinned file(s) found, sizes and sha256 match; {archives} chart archive(s) found\n"
+        ),
+    )
+}
+
+/// The `--dry-run` text: pinned by a snapshot test, so it must be deterministic. The English is
+/// the snapshot's; the Japanese says the same, keeping names, commands, URLs and hashes as they are.
 pub fn dry_run_plan(
     a: &KindArgs,
     config: &KindConfig,
     config_name: &str,
     pins: &[Pin],
+    lang: Lang,
 ) -> Result<String, Error> {
     let mut s = String::new();
-    let name = config.name.clone().unwrap_or_else(|| a.name.clone());
-    let _ = writeln!(s, "setup kind --dry-run: nothing will be changed\n");
-    let create = if a.skip_create {
-        "use the existing cluster"
-    } else {
-        "create unless it exists"
+    // One line in `lang`; a line that reads the same in both (names, URLs, a command) is given twice.
+    let mut line = |ja: String, en: String| {
+        s.push_str(&say(lang, ja, en));
+        s.push('\n');
     };
-    let _ = writeln!(s, "cluster: {} ({create}) from {config_name}", a.name);
+    let name = config.name.clone().unwrap_or_else(|| a.name.clone());
+    let cluster = &a.name;
+    line(
+        "setup kind --dry-run: 何も変更しません\n".into(),
+        "setup kind --dry-run: nothing will be changed\n".into(),
+    );
+    let (create_ja, create_en) = if a.skip_create {
+        ("既存のクラスターを使用", "use the existing cluster")
+    } else {
+        ("なければ作成", "create unless it exists")
+    };
+    line(
+        format!("クラスター: {cluster}（{create_ja}）、設定: {config_name}"),
+        format!("cluster: {cluster} ({create_en}) from {config_name}"),
+    );
     if name != a.name {
-        let _ = writeln!(
-            s,
-            "  note: the config names the cluster `{name}`; --name {} wins",
-            a.name
+        line(
+            format!("  注: 設定ファイルではクラスター名が `{name}` ですが、--name {cluster} を優先します"),
+            format!("  note: the config names the cluster `{name}`; --name {cluster} wins"),
         );
     }
-    let _ = writeln!(
-        s,
-        "context: kind-{} (every later step runs only against it)\n",
-        a.name
+    line(
+        format!("コンテキスト: kind-{cluster}（以降の手順はすべてこのコンテキストに対してだけ実行します）\n"),
+        format!("context: kind-{cluster} (every later step runs only against it)\n"),
     );
-    let _ = writeln!(s, "fake accelerator capacity (node status, JSON patch):");
+    line(
+        "模擬するアクセラレーターの容量（ノードの status に JSON パッチ）:".into(),
+        "fake accelerator capacity (node status, JSON patch):".into(),
+    );
     for (i, w) in config.workers().enumerate() {
         let node = kind::worker_name(&a.name, i);
         let it = w
@@ -388,64 +527,93 @@ pub fn dry_run_plan(
             .map(|(r, n)| format!("{r}={n}"))
             .collect();
         let caps = if caps.is_empty() {
-            "nothing (unknown instance type)".to_string()
+            say(
+                lang,
+                "なし（不明なインスタンスタイプ）",
+                "nothing (unknown instance type)",
+            )
         } else {
             caps.join(", ")
         };
-        let _ = writeln!(s, "  {node:<18} {it:<14} {zone:<11} {caps}");
+        let row = format!("  {node:<18} {it:<14} {zone:<11} {caps}");
+        line(row.clone(), row);
     }
-    let source = match &a.from {
-        Some(d) => format!("from {}", d.display()),
-        None => "downloaded over HTTPS".to_string(),
+    let (source_ja, source_en) = match &a.from {
+        Some(d) => (
+            format!("{} から読み込んで", d.display()),
+            format!("from {}", d.display()),
+        ),
+        None => (
+            "HTTPS でダウンロードして".to_string(),
+            "downloaded over HTTPS".to_string(),
+        ),
     };
-    let _ = writeln!(
-        s,
-        "\nmanifests, applied server-side in this order (upstream files {source}, size and sha256 verified):"
+    line(
+        format!("\nマニフェスト（この順に server-side で適用。upstream のファイルは {source_ja}サイズと sha256 を検証）:"),
+        format!("\nmanifests, applied server-side in this order (upstream files {source_en}, size and sha256 verified):"),
     );
     for p in pins {
-        let _ = writeln!(s, "  {} {}", p.component, p.version);
+        let title = format!("  {} {}", p.component, p.version);
+        line(title.clone(), title);
         match &p.source {
             Source::Download { url, bytes, sha256 } => {
-                let _ = writeln!(s, "    {url}\n    {bytes} bytes, sha256 {sha256}");
+                line(
+                    format!("    {url}\n    {bytes} バイト、sha256 {sha256}"),
+                    format!("    {url}\n    {bytes} bytes, sha256 {sha256}"),
+                );
             }
             Source::Embedded(m) => {
-                let _ = writeln!(
-                    s,
-                    "    built into trainlab: {} (no download, nothing to hash)\n    {}",
-                    m.path, m.note
+                line(
+                    format!(
+                        "    trainlab に組み込み: {}（ダウンロードもハッシュの検証も不要）\n    {}",
+                        m.path, m.note_ja
+                    ),
+                    format!(
+                        "    built into trainlab: {} (no download, nothing to hash)\n    {}",
+                        m.path, m.note
+                    ),
                 );
                 for c in m.containers()? {
-                    let _ = writeln!(s, "    runs: {c}");
+                    line(
+                        format!("    実行するコンテナー: {c}"),
+                        format!("    runs: {c}"),
+                    );
                 }
             }
         }
         if !p.deployments.is_empty() {
-            let _ = writeln!(s, "    waits for: {}", p.deployments.join(", "));
+            let d = p.deployments.join(", ");
+            line(
+                format!("    待機する Deployment: {d}"),
+                format!("    waits for: {d}"),
+            );
         }
     }
     if a.with.is_empty() {
-        let _ = writeln!(
-            s,
-            "\noptional, not selected: --with slinky (labs 3 and 4) adds {}",
-            Extra::Slinky
-                .charts()
-                .iter()
-                .map(|c| format!("{} {}", c.release, c.version))
-                .collect::<Vec<_>>()
-                .join(", ")
+        let adds = Extra::Slinky
+            .charts()
+            .iter()
+            .map(|c| format!("{} {}", c.release, c.version))
+            .collect::<Vec<_>>()
+            .join(", ");
+        line(
+            format!("\nオプション（未選択）: --with slinky（lab 3 と 4 用）を付けると {adds} もインストールします"),
+            format!("\noptional, not selected: --with slinky (labs 3 and 4) adds {adds}"),
         );
     }
     for extra in &a.with {
-        let _ = writeln!(
-            s,
-            "\n--with {}: helm charts, installed in this order (helm must be on PATH):",
-            extra.name()
+        let with = extra.name();
+        line(
+            format!("\n--with {with}: Helm チャート。この順にインストールします（helm が PATH 上に必要）:"),
+            format!("\n--with {with}: helm charts, installed in this order (helm must be on PATH):"),
         );
         for c in extra.charts() {
-            let _ = writeln!(s, "  {} {}", c.component, c.version);
+            let title = format!("  {} {}", c.component, c.version);
+            line(title.clone(), title);
             let timeout = humantime::format_duration(a.wait_timeout).to_string();
             let args = c.helm_args(&format!("kind-{}", a.name), a.from.as_deref(), &timeout);
-            let _ = writeln!(s, "    helm {}", args.join(" "));
+            let cmd = format!("    helm {}", args.join(" "));
+            line(cmd.clone(), cmd);
         }
     }
     Ok(s)
@@ -494,5 +662,207 @@ impl Steps {
             (Err(_), None) => {}
         }
         r
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::cli::{Cli, Command};
+
+    /// Runs of three or more all-lowercase ASCII words (two letters or more each) on one line:
+    /// English sentences left in a Japanese text. Backtick spans, URLs and `helm` command lines
+    /// are not prose and are skipped; a word touching a Japanese character is no English word.
+    pub(crate) fn english_runs(text: &str) -> Vec<String> {
+        let mut runs = Vec::new();
+        for line in text.lines() {
+            if line.trim_start().starts_with("helm ") {
+                continue;
+            }
+            let mut prose = String::new();
+            for (i, part) in line.split('`').enumerate() {
+                if i % 2 == 0 {
+                    prose.push_str(part);
+                }
+                prose.push(' ');
+            }
+            let mut run: Vec<&str> = Vec::new();
+            for token in prose.split_whitespace() {
+                let word = token.trim_matches(|c: char| "()[],.;:!?\"'".contains(c));
+                if !token.contains("://")
+                    && word.len() >= 2
+                    && word.bytes().all(|b| b.is_ascii_lowercase())
+                {
+                    run.push(word);
+                    continue;
+                }
+                if run.len() >= 3 {
+                    runs.push(run.join(" "));
+                }
+                run.clear();
+            }
+            if run.len() >= 3 {
+                runs.push(run.join(" "));
+            }
+        }
+        runs
+    }
+
+    fn kind_args(args: &[&str]) -> KindArgs {
+        let argv = [&["trainlab", "setup", "kind"][..], args].concat();
+        match Cli::try_parse_from(argv).unwrap().command {
+            Command::Setup(SetupArgs {
+                target: SetupTarget::Kind(k),
+            }) => k,
+            other => panic!("not setup kind: {other:?}"),
+        }
+    }
+
+    /// The plan for `setup kind ARGS --dry-run` with the default pins and `config` (the
+    /// built-in kind-config.yaml when None).
+    fn plan(args: &[&str], config: Option<&str>, lang: Lang) -> String {
+        let a = kind_args(args);
+        let name = match config {
+            Some(_) => "mine.yaml".to_string(),
+            None => embedded_config_name(lang),
+        };
+        let config = KindConfig::parse(config.unwrap_or(kind::EMBEDDED_CONFIG), &name).unwrap();
+        dry_run_plan(&a, &config, &name, &default_pins(), lang).unwrap()
+    }
+
+    /// A config naming another cluster, with a worker of an instance type trainlab does not know.
+    const ODD_CONFIG: &str = "\
+kind: Cluster
+apiVersion: kind.x-k8s.io/v1alpha4
+name: elsewhere
+nodes:
+  - role: control-plane
+  - role: worker
+    labels:
+      node.kubernetes.io/instance-type: m9.unheard
+";
+
+    #[test]
+    fn english_runs_finds_prose_but_not_code_urls_or_commands() {
+        assert_eq!(
+            english_runs("注: the config names the cluster `x`"),
+            vec!["the config names the cluster"]
+        );
+        assert!(
+            english_runs("実行: `trainlab setup kind --with slinky` と https://a.b/c/d/e")
+                .is_empty()
+        );
+        assert!(english_runs("    helm upgrade --install cert-manager oci://x --wait").is_empty());
+        assert!(english_runs("setup kind --dry-run: 何も変更しません").is_empty());
+        assert!(english_runs("kind のノード trainlab-worker2 で GPU を模擬").is_empty());
+    }
+
+    #[test]
+    fn dry_run_plan_in_japanese_has_no_english_sentence() {
+        let variants: [(&[&str], Option<&str>); 4] = [
+            (&["--dry-run"], None),
+            (&["--dry-run", "--with", "slinky"], None),
+            (
+                &[
+                    "--dry-run",
+                    "--skip-create",
+                    "--from",
+                    "/srv/pins",
+                    "--with",
+                    "slinky",
+                ],
+                None,
+            ),
+            (&["--dry-run", "--name", "lab"], Some(ODD_CONFIG)),
+        ];
+        for (args, config) in variants {
+            let ja = plan(args, config, Lang::Ja);
+            let runs = english_runs(&ja);
+            assert!(
+                runs.is_empty(),
+                "English in the ja plan {args:?}: {runs:?}\n{ja}"
+            );
+            // What is not prose stays as it is: URLs, hashes, versions, commands.
+            let en = plan(args, config, Lang::En);
+            for p in default_pins() {
+                assert!(
+                    ja.contains(&format!("  {} {}\n", p.component, p.version)),
+                    "{ja}"
+                );
+                if let Source::Download { url, sha256, .. } = &p.source {
+                    assert!(
+                        ja.contains(url.as_str()) && ja.contains(sha256.as_str()),
+                        "{ja}"
+                    );
+                }
+            }
+            for l in en.lines().filter(|l| l.trim_start().starts_with("helm ")) {
+                assert!(ja.contains(l), "{l} missing from\n{ja}");
+            }
+        }
+        let ja = plan(&["--dry-run", "--name", "lab"], Some(ODD_CONFIG), Lang::Ja);
+        assert!(
+            ja.contains("`elsewhere`") && ja.contains("--name lab"),
+            "{ja}"
+        );
+        assert!(ja.contains("なし（不明なインスタンスタイプ）"), "{ja}");
+        assert!(
+            ja.contains(crate::profile::pins::TRAINING_OPERATOR.note_ja),
+            "{ja}"
+        );
+        let from = from_checked(std::path::Path::new("/srv/pins"), 7, 3, Lang::Ja);
+        assert!(english_runs(&from).is_empty(), "{from}");
+        assert!(from.contains("/srv/pins") && from.contains('7') && from.contains('3'));
+    }
+
+    #[test]
+    fn dry_run_plan_in_english_is_unchanged() {
+        let en = plan(&["--dry-run"], None, Lang::En);
+        // tests/kind_profile.rs pins the whole text; the unit test holds it to the same snapshot.
+        let snap = include_str!("../../tests/snapshots/kind_profile__setup_kind_dry_run.snap");
+        let body = snap.splitn(3, "---\n").nth(2).unwrap();
+        assert_eq!(en, body);
+        for l in [
+            "setup kind --dry-run: nothing will be changed\n\n",
+            "cluster: trainlab (create unless it exists) from kind-config.yaml (built in)\n",
+            "context: kind-trainlab (every later step runs only against it)\n\n",
+            "fake accelerator capacity (node status, JSON patch):\n",
+            "\nmanifests, applied server-side in this order (upstream files downloaded over HTTPS, size and sha256 verified):\n",
+            "    built into trainlab: manifests/kind/training-operator.yaml (no download, nothing to hash)\n",
+            "    waits for: kubeflow/training-operator\n",
+        ] {
+            assert!(en.contains(l), "{l:?} missing from\n{en}");
+        }
+        let odd = plan(
+            &[
+                "--dry-run",
+                "--name",
+                "lab",
+                "--skip-create",
+                "--from",
+                "/srv/pins",
+                "--with",
+                "slinky",
+            ],
+            Some(ODD_CONFIG),
+            Lang::En,
+        );
+        for l in [
+            "cluster: lab (use the existing cluster) from mine.yaml\n",
+            "  note: the config names the cluster `elsewhere`; --name lab wins\n",
+            "  lab-worker         m9.unheard     -           nothing (unknown instance type)\n",
+            "(upstream files from /srv/pins, size and sha256 verified):\n",
+            "\n--with slinky: helm charts, installed in this order (helm must be on PATH):\n",
+        ] {
+            assert!(odd.contains(l), "{l:?} missing from\n{odd}");
+        }
+        assert_eq!(
+            from_checked(std::path::Path::new("/srv/pins"), 7, 3, Lang::En),
+            "\n--from /srv/pins: 7 pinned file(s) found, sizes and sha256 match; 3 chart archive(s) found\n"
+        );
+        // The check sees English when there is some.
+        assert!(!english_runs(&en).is_empty());
     }
 }

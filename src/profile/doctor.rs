@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use crate::cluster::{Conn, Discovery};
-use crate::facts::capabilities::{self, Capability};
+use crate::facts::capabilities::{self, Capability, Detected, Seen};
 use crate::facts::instances::{self, EFA, GPU, NEURON, NEURONCORE};
 use crate::facts::{NodeFacts, Profile};
 use crate::observe::kinds;
@@ -30,8 +30,51 @@ pub struct NodeRow {
 pub struct CapabilityRow {
     pub name: &'static str,
     pub present: bool,
+    /// What was seen, in English (the JSON output); [`CapabilityRow::detail_in`] says it in a
+    /// report's language.
     pub detail: String,
     pub install: Option<String>,
+    /// What was seen, one note each, for rendering in either language.
+    #[serde(skip)]
+    pub seen: Vec<Seen>,
+    /// [`CapabilityRow::install`] in Japanese.
+    #[serde(skip)]
+    pub install_ja: Option<String>,
+}
+
+impl CapabilityRow {
+    /// The row for what detection found.
+    pub fn new(d: &Detected) -> CapabilityRow {
+        CapabilityRow {
+            name: d.name,
+            present: d.present(),
+            detail: d.detail.clone(),
+            install: d.install.clone(),
+            seen: d.seen.clone(),
+            install_ja: d
+                .install
+                .as_ref()
+                .map(|_| capabilities::install_hint_in(d.name, d.profile, true)),
+        }
+    }
+
+    /// What was seen, in Japanese (`ja`) or English (as in the JSON).
+    pub fn detail_in(&self, ja: bool) -> String {
+        if ja && !self.seen.is_empty() {
+            Seen::join(&self.seen, true)
+        } else {
+            self.detail.clone()
+        }
+    }
+
+    /// How to install it, in Japanese (`ja`) or English (as in the JSON); None when present.
+    pub fn install_in(&self, ja: bool) -> Option<&str> {
+        if ja {
+            self.install_ja.as_deref().or(self.install.as_deref())
+        } else {
+            self.install.as_deref()
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -50,9 +93,12 @@ pub async fn inspect(conn: &Conn) -> Result<DoctorReport, Error> {
     let discovery = Discovery::new();
     let queries = vec![crate::observe::Query::cluster(&kinds::NODES)];
     let obs = crate::cluster::gather(conn, &discovery, &queries).await?;
-    let nodes_objs = obs
-        .list(&queries[0])
-        .map_err(|u| Error::Environment(format!("cannot list nodes: {u}")))?;
+    let nodes_objs = obs.list(&queries[0]).map_err(|u| {
+        Error::environment(
+            format!("ノードの一覧を取得できません: {u}"),
+            format!("cannot list nodes: {u}"),
+        )
+    })?;
     let facts = NodeFacts::all(&nodes_objs)?;
     let profile = Profile::detect(&nodes_objs);
 
@@ -98,12 +144,7 @@ pub async fn inspect(conn: &Conn) -> Result<DoctorReport, Error> {
     let caps = all
         .iter()
         .filter_map(|c| detected.get(c.name))
-        .map(|d| CapabilityRow {
-            name: d.name,
-            present: d.present(),
-            detail: d.detail.clone(),
-            install: d.install.clone(),
-        })
+        .map(CapabilityRow::new)
         .collect();
     Ok(DoctorReport {
         schema_version: 1,

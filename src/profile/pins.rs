@@ -42,6 +42,8 @@ pub struct Embedded {
     pub text: &'static str,
     /// One line for the dry run: what it is and why it is trainlab's own.
     pub note: &'static str,
+    /// [`Embedded::note`] in Japanese (`--lang ja`).
+    pub note_ja: &'static str,
 }
 
 /// The training-operator is trainlab's own because its upstream standalone install also ships
@@ -52,6 +54,7 @@ pub static TRAINING_OPERATOR: Embedded = Embedded {
     path: "manifests/kind/training-operator.yaml",
     text: include_str!("../../manifests/kind/training-operator.yaml"),
     note: "the upstream standalone install without its v1 mpijobs.kubeflow.org CRD, so the MPI Operator's v2beta1 MPIJob keeps that name",
+    note_ja: "upstream の standalone インストールから v1 の mpijobs.kubeflow.org CRD を除いたもの（MPI Operator の v2beta1 の MPIJob がその名前を使い続けられるように）",
 };
 
 /// Every embedded manifest, by the name a pins file uses.
@@ -206,8 +209,12 @@ pub fn default_pins() -> Vec<Pin> {
 
 /// Pins from a YAML file (`--pins`, for mirrors of other versions and for tests).
 pub fn load_pins(path: &Path) -> Result<Vec<Pin>, Error> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Error::Usage(format!("{}: cannot read: {e}", path.display())))?;
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Error::usage(
+            format!("{}: 読み込めません: {e}", path.display()),
+            format!("{}: cannot read: {e}", path.display()),
+        )
+    })?;
     let mut field = String::new();
     let options = serde_saphyr::options! { with_snippet: false };
     serde_saphyr::with_deserializer_from_str_with_options(&text, options, |de| {
@@ -216,7 +223,12 @@ pub fn load_pins(path: &Path) -> Result<Vec<Pin>, Error> {
             e.into_inner()
         })
     })
-    .map_err(|e| Error::Usage(format!("{}: field `{field}`: {e}", path.display())))
+    .map_err(|e| {
+        Error::usage(
+            format!("{}: フィールド `{field}`: {e}", path.display()),
+            format!("{}: field `{field}`: {e}", path.display()),
+        )
+    })
 }
 
 pub fn sha256_hex(data: &[u8]) -> String {
@@ -232,12 +244,11 @@ pub fn verify(pin: &Pin, data: &[u8], from: &str) -> Result<(), Error> {
     };
     let got = sha256_hex(data);
     if data.len() as u64 != *bytes || got != *sha256 {
-        return Err(Error::Environment(format!(
-            "{from}: refusing {} {}: expected {bytes} bytes with sha256 {sha256}, got {} bytes with sha256 {got}",
-            pin.component,
-            pin.version,
-            data.len()
-        )));
+        let (c, v, len) = (&pin.component, &pin.version, data.len());
+        return Err(Error::environment(
+            format!("{from}: {c} {v} を拒否しました: {bytes} バイトで sha256 {sha256} のはずが、{len} バイトで sha256 {got} でした"),
+            format!("{from}: refusing {c} {v}: expected {bytes} bytes with sha256 {sha256}, got {len} bytes with sha256 {got}"),
+        ));
     }
     Ok(())
 }
@@ -253,12 +264,11 @@ pub async fn fetch(pin: &Pin, from: Option<&Path>) -> Result<Vec<u8>, Error> {
         Some(dir) => {
             let path = dir.join(pin.file_name());
             let data = std::fs::read(&path).map_err(|e| {
-                Error::Usage(format!(
-                    "{}: cannot read {} {} ({e}); --from needs every pinned file, named like the URL's last segment",
-                    path.display(),
-                    pin.component,
-                    pin.version
-                ))
+                let (shown, c, v) = (path.display(), &pin.component, &pin.version);
+                Error::usage(
+                    format!("{shown}: {c} {v} を読み込めません（{e}）。--from には固定したファイルがすべて、URL の最後の部分と同じ名前で必要です"),
+                    format!("{shown}: cannot read {c} {v} ({e}); --from needs every pinned file, named like the URL's last segment"),
+                )
             })?;
             (data, path.display().to_string())
         }
@@ -267,14 +277,17 @@ pub async fn fetch(pin: &Pin, from: Option<&Path>) -> Result<Vec<u8>, Error> {
                 .await
                 .and_then(|r| r.error_for_status())
                 .map_err(|e| {
-                    Error::Environment(format!(
-                        "downloading {url}: {e}; offline rooms can use --from DIR"
-                    ))
+                    Error::environment(
+                        format!("{url} のダウンロードに失敗しました: {e}。オフラインの会場では --from DIR を使えます"),
+                        format!("downloading {url}: {e}; offline rooms can use --from DIR"),
+                    )
                 })?;
-            let bytes = resp
-                .bytes()
-                .await
-                .map_err(|e| Error::Environment(format!("downloading {url}: {e}")))?;
+            let bytes = resp.bytes().await.map_err(|e| {
+                Error::environment(
+                    format!("{url} のダウンロードに失敗しました: {e}"),
+                    format!("downloading {url}: {e}"),
+                )
+            })?;
             (bytes.to_vec(), url.clone())
         }
     };
