@@ -199,6 +199,23 @@ fn save_command(resource: &str) -> String {
     format!("kubectl get {resource}{all} -o yaml > DIR/{resource}.yaml")
 }
 
+/// The few words verifiers put into expected/found values themselves (`TP unset (default 1)`,
+/// `(= node allocatable)`), in the report's language. Only these exact phrases are replaced, so
+/// a value from the cluster (a namespace named `default`) is never touched.
+pub fn value_words(value: &str, lang: Lang) -> String {
+    const JA: [(&str, &str); 3] = [
+        (" unset (default ", " 未設定 (既定値 "),
+        ("— (default ", "— (既定値 "),
+        ("(= node allocatable)", "(= ノードの allocatable)"),
+    ];
+    match lang {
+        Lang::En => value.to_string(),
+        Lang::Ja => JA
+            .iter()
+            .fold(value.to_string(), |v, (en, ja)| v.replace(en, ja)),
+    }
+}
+
 #[cfg(test)]
 mod save_command_tests {
     #[test]
@@ -210,6 +227,28 @@ mod save_command_tests {
         assert_eq!(
             super::save_command("jobs.batch.volcano.sh"),
             "kubectl get jobs.batch.volcano.sh -A -o yaml > DIR/jobs.batch.volcano.sh.yaml"
+        );
+    }
+
+    #[test]
+    fn value_words_are_said_in_japanese_and_names_are_left_alone() {
+        use super::value_words;
+        use crate::catalog::Lang;
+        assert_eq!(
+            value_words("TP unset (default 1)", Lang::Ja),
+            "TP 未設定 (既定値 1)"
+        );
+        assert_eq!(
+            value_words("--save_total_limit — (default None)", Lang::Ja),
+            "--save_total_limit — (既定値 None)"
+        );
+        assert_eq!(
+            value_words("namespace default", Lang::Ja),
+            "namespace default"
+        );
+        assert_eq!(
+            value_words("TP unset (default 1)", Lang::En),
+            "TP unset (default 1)"
         );
     }
 }

@@ -108,8 +108,11 @@ impl LabReport {
                     weight: check.weight,
                     title: check.title.render(lang, &o.evidence),
                     hint,
-                    expected: o.expected.clone(),
-                    found: o.found.clone(),
+                    expected: o
+                        .expected
+                        .as_deref()
+                        .map(|v| messages::value_words(v, lang)),
+                    found: o.found.as_deref().map(|v| messages::value_words(v, lang)),
                     reason: o
                         .reason
                         .as_ref()
