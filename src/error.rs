@@ -14,36 +14,28 @@ pub enum Error {
     #[error("{0}")]
     Input(#[from] crate::observe::InputError),
 
-    /// The user asked for something that does not exist or makes no sense.
-    #[error("{0}")]
-    Usage(String),
-
-    /// The environment (cluster, AWS, local tools) failed; never the learner's fault.
-    #[error("{0}")]
-    Environment(String),
-
-    /// [`Error::Usage`], said in both languages: the errors a newcomer meets first.
+    /// The user asked for something that does not exist or makes no sense. Said in both
+    /// languages (build it with [`Error::usage`]); `Display` is the English text.
     #[error("{}", .0.en)]
-    UsageSaid(Text),
+    Usage(Text),
 
-    /// [`Error::Environment`], said in both languages.
+    /// The environment (cluster, AWS, local tools) failed; never the learner's fault. Said in
+    /// both languages (build it with [`Error::environment`]); `Display` is the English text.
     #[error("{}", .0.en)]
-    EnvironmentSaid(Text),
+    Environment(Text),
 }
 
 impl Error {
     pub fn exit_code(&self) -> ExitCode {
         match self {
-            Error::Lab(_) | Error::Input(_) | Error::Usage(_) | Error::UsageSaid(_) => {
-                ExitCode::BadInput
-            }
-            Error::Environment(_) | Error::EnvironmentSaid(_) => ExitCode::Environment,
+            Error::Lab(_) | Error::Input(_) | Error::Usage(_) => ExitCode::BadInput,
+            Error::Environment(_) => ExitCode::Environment,
         }
     }
 
     /// A usage error in both languages.
     pub fn usage(ja: impl Into<String>, en: impl Into<String>) -> Error {
-        Error::UsageSaid(Text {
+        Error::Usage(Text {
             ja: ja.into(),
             en: en.into(),
         })
@@ -51,7 +43,7 @@ impl Error {
 
     /// An environment error in both languages.
     pub fn environment(ja: impl Into<String>, en: impl Into<String>) -> Error {
-        Error::EnvironmentSaid(Text {
+        Error::Environment(Text {
             ja: ja.into(),
             en: en.into(),
         })
@@ -60,7 +52,7 @@ impl Error {
     /// The message in `lang` where the error has one, else as it was written.
     pub fn in_lang(&self, lang: Lang) -> String {
         match self {
-            Error::UsageSaid(t) | Error::EnvironmentSaid(t) => t.get(lang).to_string(),
+            Error::Usage(t) | Error::Environment(t) => t.get(lang).to_string(),
             other => other.to_string(),
         }
     }
@@ -69,4 +61,25 @@ impl Error {
 /// A file path shown to users: relative paths stay as given, so messages match what they typed.
 pub fn display_path(p: &std::path::Path) -> String {
     p.display().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_are_said_in_both_languages_with_unchanged_exit_codes() {
+        let usage = Error::usage("ja text", "en text");
+        assert_eq!(usage.to_string(), "en text");
+        assert_eq!(usage.in_lang(Lang::Ja), "ja text");
+        assert_eq!(usage.in_lang(Lang::En), "en text");
+        assert_eq!(usage.exit_code(), ExitCode::BadInput);
+        assert_eq!(usage.exit_code().code(), 2);
+
+        let environment = Error::environment("ja text", "en text");
+        assert_eq!(environment.to_string(), "en text");
+        assert_eq!(environment.in_lang(Lang::Ja), "ja text");
+        assert_eq!(environment.exit_code(), ExitCode::Environment);
+        assert_eq!(environment.exit_code().code(), 3);
+    }
 }

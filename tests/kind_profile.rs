@@ -173,12 +173,7 @@ fn a_manifest_whose_hash_differs_from_its_pin_is_refused_showing_both_hashes() {
         .to_string();
     assert!(err.contains(download(&pins[0]).1), "{err}");
     assert!(err.contains(&sha256_hex(&bad)), "{err}");
-    assert_eq!(
-        trainlab::Error::Environment(String::new())
-            .exit_code()
-            .code(),
-        3
-    );
+    assert_eq!(trainlab::Error::environment("", "").exit_code().code(), 3);
 }
 
 #[test]

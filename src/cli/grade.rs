@@ -94,8 +94,9 @@ pub fn run(g: &Global, a: &GradeArgs) -> Result<ExitCode, crate::Error> {
         Learners::FromNamespaces(sel.clone())
     } else if !a.contexts.is_empty() {
         if a.live.context.is_some() {
-            return Err(crate::Error::Usage(
-                "--contexts names every learner's cluster; drop --context".into(),
+            return Err(crate::Error::usage(
+                "--contexts で受講者全員のクラスターを指定しています。--context を外してください",
+                "--contexts names every learner's cluster; drop --context",
             ));
         }
         Learners::Contexts(a.contexts.iter().map(|c| c.trim().to_string()).collect())
@@ -103,8 +104,9 @@ pub fn run(g: &Global, a: &GradeArgs) -> Result<ExitCode, crate::Error> {
         Learners::Named(grade::parse_learners(&a.learners)?)
     };
     if a.watch && a.output != RoomFormat::Table {
-        return Err(crate::Error::Usage(
-            "--watch redraws the table (and rewrites --html); -o json, junit and csv print one document: drop --watch or -o".into(),
+        return Err(crate::Error::usage(
+            "--watch は表を描き直します（--html も書き直します）。-o json、junit、csv は文書を 1 つ出力するだけなので、--watch か -o を外してください",
+            "--watch redraws the table (and rewrites --html); -o json, junit and csv print one document: drop --watch or -o",
         ));
     }
     if let Some(p) = &a.html {
@@ -152,31 +154,37 @@ fn check_writable(p: &std::path::Path) -> Result<(), crate::Error> {
     let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
     if let Some(d) = dir {
         if !d.is_dir() {
-            return Err(crate::Error::Usage(format!(
-                "--html {}: the folder {} does not exist",
-                p.display(),
-                d.display()
-            )));
+            let (p, d) = (p.display(), d.display());
+            return Err(crate::Error::usage(
+                format!("--html {p}: フォルダー {d} がありません"),
+                format!("--html {p}: the folder {d} does not exist"),
+            ));
         }
     }
     if p.is_dir() {
-        return Err(crate::Error::Usage(format!(
-            "--html {}: that is a folder; name a file such as {}/room.html",
-            p.display(),
-            p.display()
-        )));
+        let p = p.display();
+        return Err(crate::Error::usage(
+            format!("--html {p}: フォルダーです。{p}/room.html のようにファイルを指定してください"),
+            format!("--html {p}: that is a folder; name a file such as {p}/room.html"),
+        ));
     }
-    html::check_replaceable(p).map_err(|what| {
-        crate::Error::Usage(format!(
-            "--html {}: that is {what}, not a regular file; the page is written only to a new file or over a regular one",
-            p.display()
-        ))
+    html::check_replaceable(p).map_err(|(what_ja, what)| {
+        let p = p.display();
+        crate::Error::usage(
+            format!("--html {p}: {what_ja}で、通常のファイルではありません。ページを書き込むのは新しいファイルか、既存の通常のファイルだけです"),
+            format!("--html {p}: that is {what}, not a regular file; the page is written only to a new file or over a regular one"),
+        )
     })
 }
 
 fn write_html(p: &std::path::Path, board: &Scoreboard) -> Result<(), crate::Error> {
-    html::write_atomically(p, &html::render(board))
-        .map_err(|e| crate::Error::Usage(format!("cannot write --html {}: {e}", p.display())))
+    html::write_atomically(p, &html::render(board)).map_err(|e| {
+        let p = p.display();
+        crate::Error::usage(
+            format!("--html {p} に書き込めません: {e}"),
+            format!("cannot write --html {p}: {e}"),
+        )
+    })
 }
 
 fn width(format: RoomFormat) -> Option<usize> {
@@ -271,7 +279,7 @@ impl RoomProgress for RoomScreen {
         if let Some(p) = &self.html {
             // A failed rewrite keeps the last page and says why; the next round tries again.
             if let Err(e) = write_html(p, &board) {
-                eprint(&format!("trainlab: {e}\n"));
+                eprint(&format!("trainlab: {}\n", e.in_lang(self.lang)));
             }
         }
     }

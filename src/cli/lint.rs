@@ -37,10 +37,10 @@ pub fn run(g: &Global, _a: &LintArgs) -> Result<ExitCode, crate::Error> {
         print(&format!("lint: {n} labs OK\n"));
         Ok(ExitCode::Ok)
     } else {
-        Err(crate::Error::Usage(format!(
-            "lint found {} problem(s):\n{}",
-            problems.len(),
-            problems.join("\n")
-        )))
+        let (n, list) = (problems.len(), problems.join("\n"));
+        Err(crate::Error::usage(
+            format!("lint で問題が {n} 件見つかりました:\n{list}"),
+            format!("lint found {n} problem(s):\n{list}"),
+        ))
     }
 }

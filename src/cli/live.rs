@@ -58,7 +58,12 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, crate::Error> {
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| crate::Error::Environment(format!("cannot start the async runtime: {e}")))
+        .map_err(|e| {
+            crate::Error::environment(
+                format!("非同期ランタイムを起動できません: {e}"),
+                format!("cannot start the async runtime: {e}"),
+            )
+        })
 }
 
 /// Connects and says once which cluster this command talks to (on stderr, so JSON stays clean).

@@ -272,10 +272,11 @@ impl Placement {
         crate::grade::check_learner(learner)?;
         let target = crate::grade::shared_target(&Template::default(), learner, lab_id);
         if namespace.is_none() && !crate::grade::is_dns_label(&target.namespace) {
-            return Err(crate::Error::Usage(format!(
-                "--learner {learner}: the namespace {} is longer than the 63 characters a namespace name may have; use a shorter learner name, or give the namespace with -n",
-                target.namespace
-            )));
+            let ns = &target.namespace;
+            return Err(crate::Error::usage(
+                format!("--learner {learner}: namespace {ns} は namespace 名の上限の 63 文字より長くなります。短い受講者名を使うか、-n で namespace を指定してください"),
+                format!("--learner {learner}: the namespace {ns} is longer than the 63 characters a namespace name may have; use a shorter learner name, or give the namespace with -n"),
+            ));
         }
         Ok(Placement {
             namespace: namespace.map_or(target.namespace, str::to_string),
@@ -347,23 +348,30 @@ pub fn prefixed_draft(text: &str, origin: &str, prefix: &str) -> Result<String, 
         objs.iter().map(|o| o.value.as_ref().clone()).collect();
     for r in &renames {
         let (d, in_list) = doc_of[r.object];
-        let cannot = |why: &str| {
-            crate::Error::Usage(format!(
-                "{origin}: cannot give {} the learner prefix in place ({}: {why}); write the draft without --learner and rename it to {} by hand",
-                objs[r.object].display_name(),
-                r.path.join("."),
-                r.to
-            ))
+        let cannot = |why_ja: &str, why: &str| {
+            let (name, path, to) = (objs[r.object].display_name(), r.path.join("."), &r.to);
+            crate::Error::usage(
+                format!("{origin}: {name} に受講者の接頭辞をその場で付けられません（{path}: {why_ja}）。--learner なしで下書きを書き出し、手で {to} に名前を変えてください"),
+                format!("{origin}: cannot give {name} the learner prefix in place ({path}: {why}); write the draft without --learner and rename it to {to} by hand"),
+            )
         };
         if in_list {
-            return Err(cannot("an item of a List"));
+            return Err(cannot("List の要素です", "an item of a List"));
         }
         let range = docs[d].clone();
         let doc_lines: Vec<&str> = out[range.clone()].iter().map(String::as_str).collect();
-        let at =
-            locate(&doc_lines, r.path).ok_or_else(|| cannot("not found as a block mapping"))?;
-        let edited = replace_scalar(&out[range.start + at], &r.from, &r.to)
-            .ok_or_else(|| cannot("not a plain or quoted value on its line"))?;
+        let at = locate(&doc_lines, r.path).ok_or_else(|| {
+            cannot(
+                "ブロック形式のマッピングとして見つかりません",
+                "not found as a block mapping",
+            )
+        })?;
+        let edited = replace_scalar(&out[range.start + at], &r.from, &r.to).ok_or_else(|| {
+            cannot(
+                "その行の値がプレーンでも引用符付きでもありません",
+                "not a plain or quoted value on its line",
+            )
+        })?;
         out[range.start + at] = edited;
         apply_rename(&mut expected[r.object], r);
     }
@@ -373,9 +381,10 @@ pub fn prefixed_draft(text: &str, origin: &str, prefix: &str) -> Result<String, 
         .map(|o| std::sync::Arc::unwrap_or_clone(o.value))
         .collect();
     if back != expected {
-        return Err(crate::Error::Usage(format!(
-            "{origin}: the draft with the learner prefix does not read back as expected; write it without --learner and rename its cluster-scoped objects by hand"
-        )));
+        return Err(crate::Error::usage(
+            format!("{origin}: 受講者の接頭辞を付けた下書きを読み直すと、期待どおりになりません。--learner なしで書き出し、cluster-scoped のオブジェクトの名前を手で変えてください"),
+            format!("{origin}: the draft with the learner prefix does not read back as expected; write it without --learner and rename its cluster-scoped objects by hand"),
+        ));
     }
     Ok(result)
 }

@@ -39,8 +39,9 @@ pub fn run(g: &Global, a: &QuizArgs) -> Result<ExitCode, crate::Error> {
     };
     if let Some(answer) = a.answer {
         if labs.len() != 1 {
-            return Err(crate::Error::Usage(
-                "--answer grades exactly one question: name one lab, e.g. `trainlab quiz 9 --answer B`".into(),
+            return Err(crate::Error::usage(
+                "--answer で採点するのは 1 問だけです。lab を 1 つ指定してください（例: `trainlab quiz 9 --answer B`）",
+                "--answer grades exactly one question: name one lab, e.g. `trainlab quiz 9 --answer B`",
             ));
         }
         let width = crate::report::human::terminal_width();

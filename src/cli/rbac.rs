@@ -39,8 +39,9 @@ pub fn run(g: &Global, a: &RbacArgs) -> Result<ExitCode, crate::Error> {
         };
         Some(rbac::learner_namespaces(&catalog, &learners, &template))
     } else if !a.learners.is_empty() {
-        return Err(crate::Error::Usage(
-            "--learners goes with --namespace-scoped (the cluster-wide role needs no names)".into(),
+        return Err(crate::Error::usage(
+            "--learners は --namespace-scoped と一緒に使います（クラスター全体のロールに名前は要りません）",
+            "--learners goes with --namespace-scoped (the cluster-wide role needs no names)",
         ));
     } else {
         None

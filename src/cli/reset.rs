@@ -135,19 +135,20 @@ pub fn run(g: &Global, a: &ResetArgs) -> Result<ExitCode, crate::Error> {
     // `--learner alice` is `--name-prefix alice-` plus alice's namespace.
     let prefix = match (&a.name_prefix, place.learner.is_some()) {
         (Some(p), true) if *p != place.name_prefix => {
-            return Err(crate::Error::Usage(format!(
-                "--learner {} names objects with the prefix {}, not --name-prefix {p}; give one of them",
-                a.learner.as_deref().unwrap_or_default(),
-                place.name_prefix
-            )))
+            let (learner, prefix) = (a.learner.as_deref().unwrap_or_default(), &place.name_prefix);
+            return Err(crate::Error::usage(
+                format!("--learner {learner} ではオブジェクト名の接頭辞が {prefix} になり、--name-prefix {p} とは違います。どちらか一方を指定してください"),
+                format!("--learner {learner} names objects with the prefix {prefix}, not --name-prefix {p}; give one of them"),
+            ));
         }
         (Some(p), _) => p.clone(),
         (None, _) => place.name_prefix.clone(),
     };
     let namespace = place.namespace.clone();
     if !a.yes && !std::io::stdin().is_terminal() {
-        return Err(crate::Error::Usage(
-            "reset deletes objects; pass --yes to confirm when not on a terminal".into(),
+        return Err(crate::Error::usage(
+            "reset はオブジェクトを削除します。端末以外から実行するときは --yes を付けて確認してください",
+            "reset deletes objects; pass --yes to confirm when not on a terminal",
         ));
     }
     let kinds = lab_kinds(b)?;
@@ -159,7 +160,12 @@ pub fn run(g: &Global, a: &ResetArgs) -> Result<ExitCode, crate::Error> {
         let (ns_ar, _) = discovery
             .resolve_any(&conn, "v1", "Namespace")
             .await
-            .map_err(|e| crate::Error::Environment(e.to_string()))?;
+            .map_err(|e| {
+                crate::Error::environment(
+                    crate::report::messages::unavailable_text(&e, crate::catalog::Lang::Ja),
+                    e.to_string(),
+                )
+            })?;
         let ns_now = get_labels(&conn, &ns_ar, None, &namespace).await?;
         let ns_ours = ns_now
             .as_ref()
@@ -255,11 +261,15 @@ async fn get_labels(
             (o.metadata.labels.unwrap_or_default(), terminating)
         })),
         Err(e) if is_credentials_error(&e) => Err(credentials_error(conn, &e)),
-        Err(e) => Err(crate::Error::Environment(format!(
-            "reading {}/{name}: {}",
-            resource.kind,
-            api_error(&e).map_or_else(|| e.to_string(), |(code, msg)| format!("{code}: {msg}"))
-        ))),
+        Err(e) => {
+            let kind = &resource.kind;
+            let why =
+                api_error(&e).map_or_else(|| e.to_string(), |(code, msg)| format!("{code}: {msg}"));
+            Err(crate::Error::environment(
+                format!("{kind}/{name} を読み取れません: {why}"),
+                format!("reading {kind}/{name}: {why}"),
+            ))
+        }
     }
 }
 

@@ -420,7 +420,12 @@ fn create_cluster(a: &KindArgs, config_text: &str) -> Result<(), Error> {
     let out = Process::new("kind")
         .args(["get", "clusters"])
         .output()
-        .map_err(|e| Error::Environment(format!("kind get clusters: {e}")))?;
+        .map_err(|e| {
+            Error::environment(
+                format!("`kind get clusters` を実行できません: {e}"),
+                format!("kind get clusters: {e}"),
+            )
+        })?;
     if String::from_utf8_lossy(&out.stdout)
         .lines()
         .any(|l| l.trim() == a.name)
@@ -428,14 +433,20 @@ fn create_cluster(a: &KindArgs, config_text: &str) -> Result<(), Error> {
         return Ok(()); // already there: reuse it
     }
     let dir = std::env::temp_dir().join(format!("trainlab-kind-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| Error::Environment(e.to_string()))?;
+    std::fs::create_dir_all(&dir).map_err(|e| Error::environment(e.to_string(), e.to_string()))?;
     let file = dir.join("kind-config.yaml");
-    std::fs::write(&file, config_text).map_err(|e| Error::Environment(e.to_string()))?;
+    std::fs::write(&file, config_text)
+        .map_err(|e| Error::environment(e.to_string(), e.to_string()))?;
     let status = Process::new("kind")
         .args(["create", "cluster", "--name", &a.name, "--config"])
         .arg(&file)
         .status()
-        .map_err(|e| Error::Environment(format!("kind create cluster: {e}")))?;
+        .map_err(|e| {
+            Error::environment(
+                format!("`kind create cluster` を実行できません: {e}"),
+                format!("kind create cluster: {e}"),
+            )
+        })?;
     let _ = std::fs::remove_dir_all(&dir);
     if !status.success() {
         return Err(Error::environment(

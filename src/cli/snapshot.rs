@@ -42,13 +42,16 @@ pub struct SnapshotArgs {
 pub fn run(g: &Global, a: &SnapshotArgs) -> Result<ExitCode, crate::Error> {
     let catalog = g.catalog()?;
     let Some((dir, labs)) = a.args.split_last() else {
-        return Err(crate::Error::Usage("give the folder to write".into()));
+        return Err(crate::Error::usage(
+            "書き出し先のフォルダーを指定してください",
+            "give the folder to write",
+        ));
     };
     let dir = PathBuf::from(dir);
     if a.all != labs.is_empty() {
-        return Err(crate::Error::Usage(
-            "give the labs then the folder (`trainlab snapshot 9 ./saved`), or --all and the folder"
-                .into(),
+        return Err(crate::Error::usage(
+            "lab に続けて書き出し先のフォルダーを指定するか（`trainlab snapshot 9 ./saved`）、--all とフォルダーを指定してください",
+            "give the labs then the folder (`trainlab snapshot 9 ./saved`), or --all and the folder",
         ));
     }
     let plan = Plan::resolve(
@@ -66,8 +69,13 @@ pub fn run(g: &Global, a: &SnapshotArgs) -> Result<ExitCode, crate::Error> {
     )?;
     let mut screen = Screen::new(g.lang(), Format::Human, true, false);
     let answers = runtime()?.block_on(plan::capture(&plan, &mut screen))?;
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| crate::Error::Usage(format!("cannot create {}: {e}", dir.display())))?;
+    std::fs::create_dir_all(&dir).map_err(|e| {
+        let d = dir.display();
+        crate::Error::usage(
+            format!("{d} を作成できません: {e}"),
+            format!("cannot create {d}: {e}"),
+        )
+    })?;
     let mut failed = Vec::new();
     let mut written = 0;
     for (i, (q, r)) in answers.iter().enumerate() {
@@ -80,13 +88,19 @@ pub fn run(g: &Global, a: &SnapshotArgs) -> Result<ExitCode, crate::Error> {
         };
         let path = dir.join(save::file_name(i, q));
         if path.exists() && !a.force {
-            return Err(crate::Error::Usage(format!(
-                "{} already exists; choose an empty folder or pass --force",
-                path.display()
-            )));
+            let p = path.display();
+            return Err(crate::Error::usage(
+                format!("{p} はすでにあります。空のフォルダーを選ぶか、--force を指定してください"),
+                format!("{p} already exists; choose an empty folder or pass --force"),
+            ));
         }
-        std::fs::write(&path, save::to_list_json(q, objs))
-            .map_err(|e| crate::Error::Usage(format!("cannot write {}: {e}", path.display())))?;
+        std::fs::write(&path, save::to_list_json(q, objs)).map_err(|e| {
+            let p = path.display();
+            crate::Error::usage(
+                format!("{p} に書き込めません: {e}"),
+                format!("cannot write {p}: {e}"),
+            )
+        })?;
         print(&format!(
             "wrote {} ({})\n",
             path.display(),
@@ -95,11 +109,11 @@ pub fn run(g: &Global, a: &SnapshotArgs) -> Result<ExitCode, crate::Error> {
         written += 1;
     }
     if !failed.is_empty() {
-        return Err(crate::Error::Environment(format!(
-            "saved {written} of {} reads; these could not be read:\n{}",
-            answers.len(),
-            failed.join("\n")
-        )));
+        let (total, failed) = (answers.len(), failed.join("\n"));
+        return Err(crate::Error::environment(
+            format!("{total} 件の読み取りのうち {written} 件を保存しました。次のものは読み取れませんでした:\n{failed}"),
+            format!("saved {written} of {total} reads; these could not be read:\n{failed}"),
+        ));
     }
     print(&format!(
         "\ngrade it offline: trainlab check {} --snapshot {}\n",

@@ -57,8 +57,9 @@ pub fn run(g: &Global, a: &SolveArgs) -> Result<ExitCode, crate::Error> {
     if let manifests::Applied::Conflicts(_) =
         manifests::apply_folders(b, &["starter", "solution"], profile, &place, &a.live, true)?
     {
-        return Err(crate::Error::Environment(
-            "the API server reported field conflicts on a forced apply".into(),
+        return Err(crate::Error::environment(
+            "強制の適用（force apply）で API サーバーがフィールドの競合を報告しました",
+            "the API server reported field conflicts on a forced apply",
         ));
     }
     let id = &b.lab.id;

@@ -73,17 +73,19 @@ pub fn run(g: &Global, a: &StartArgs) -> Result<ExitCode, crate::Error> {
     // Refuse before touching the cluster, so nothing is half done.
     if let (Some(_), Some(path)) = (&draft, &draft_path) {
         if path.exists() && !a.force {
-            return Err(crate::Error::Usage(format!(
-                "{} already exists; keep editing it, or pass --force to overwrite it with a fresh draft",
-                path.display()
-            )));
+            let p = path.display();
+            return Err(crate::Error::usage(
+                format!("{p} はすでにあります。そのまま編集を続けるか、--force で新しい下書きに上書きしてください"),
+                format!("{p} already exists; keep editing it, or pass --force to overwrite it with a fresh draft"),
+            ));
         }
     }
     if a.draft_only && draft.is_none() {
-        return Err(crate::Error::Usage(format!(
-            "lab {} has no draft file to write",
-            b.lab.id
-        )));
+        let id = &b.lab.id;
+        return Err(crate::Error::usage(
+            format!("lab {id} には書き出す下書きファイルがありません"),
+            format!("lab {id} has no draft file to write"),
+        ));
     }
     if !a.draft_only {
         let applied = manifests::apply_folders(b, &["starter"], profile, &place, &a.live, false)?;
@@ -93,8 +95,13 @@ pub fn run(g: &Global, a: &StartArgs) -> Result<ExitCode, crate::Error> {
         }
     }
     if let (Some(text), Some(path)) = (draft, draft_path) {
-        std::fs::write(&path, text)
-            .map_err(|e| crate::Error::Usage(format!("cannot write {}: {e}", path.display())))?;
+        std::fs::write(&path, text).map_err(|e| {
+            let p = path.display();
+            crate::Error::usage(
+                format!("{p} に書き込めません: {e}"),
+                format!("cannot write {p}: {e}"),
+            )
+        })?;
         let id = &b.lab.id;
         let p = path.display();
         let next = if a.draft_only {

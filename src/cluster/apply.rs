@@ -14,6 +14,7 @@ use serde_json::Value;
 use super::discovery::Discovery;
 use super::retry::{api_error, credentials_error, is_credentials_error, with_retry};
 use super::Conn;
+use crate::catalog::Lang;
 use crate::observe::Obj;
 use crate::Error;
 
@@ -259,7 +260,12 @@ pub async fn prepare(
             .resolve_any(conn, o.api_version(), o.kind())
             .await
             .map_err(|why| {
-                Error::Environment(format!("{}: {}: {why}", o.origin, o.display_name()))
+                let (origin, name) = (&o.origin, o.display_name());
+                let why_ja = crate::report::messages::unavailable_text(&why, Lang::Ja);
+                Error::environment(
+                    format!("{origin}: {name}: {why_ja}"),
+                    format!("{origin}: {name}: {why}"),
+                )
             })?;
         let mut value = label_and_place(o, lab_id, namespace);
         if namespaced {
@@ -335,42 +341,55 @@ fn field_conflicts(e: &kube::Error) -> Option<Vec<FieldConflict>> {
 /// A conflict during the real writes (someone edited between validation and apply): an error
 /// that names the fields, since part of the set may already be written.
 fn conflict_error(p: &Prepared, found: &[FieldConflict]) -> Error {
+    let fields_ja: Vec<String> = found
+        .iter()
+        .map(|c| format!("{}（{} が管理）", c.field, c.manager))
+        .collect();
     let fields: Vec<String> = found
         .iter()
         .map(|c| format!("{} (owned by {})", c.field, c.manager))
         .collect();
-    Error::Usage(format!(
-        "{}: {}: changed by someone else while applying: {}",
-        p.origin,
-        p.display(),
-        fields.join(", ")
-    ))
+    let (origin, shown) = (&p.origin, p.display());
+    Error::usage(
+        format!(
+            "{origin}: {shown}: 適用中にほかの誰かが変更しました: {}",
+            fields_ja.join("、")
+        ),
+        format!(
+            "{origin}: {shown}: changed by someone else while applying: {}",
+            fields.join(", ")
+        ),
+    )
 }
 
 /// A namespace being deleted cannot take new objects (upstream's NamespaceLifecycle admission
 /// refuses them): say so before writing anything, instead of failing half-way.
 fn terminating(p: &Prepared) -> Error {
-    Error::Environment(format!(
-        "{} is still terminating (a `trainlab reset` or `kubectl delete` is not finished); wait until `kubectl get namespace {}` finds nothing, then run this again",
-        p.display(),
-        p.name()
-    ))
+    let (shown, name) = (p.display(), p.name());
+    Error::environment(
+        format!("{shown} はまだ削除中です（`trainlab reset` か `kubectl delete` が終わっていません）。`kubectl get namespace {name}` で何も見つからなくなってから、もう一度実行してください"),
+        format!("{shown} is still terminating (a `trainlab reset` or `kubectl delete` is not finished); wait until `kubectl get namespace {name}` finds nothing, then run this again"),
+    )
 }
 
 fn rejected(conn: &Conn, p: &Prepared, e: &kube::Error) -> Error {
     if is_credentials_error(e) {
         return credentials_error(conn, e);
     }
+    let (origin, shown) = (&p.origin, p.display());
     match api_error(e) {
-        Some((403, msg)) => {
-            Error::Environment(format!("{}: {}: forbidden: {msg}", p.origin, p.display()))
-        }
-        Some((code, msg)) if (400..500).contains(&code) => Error::Usage(format!(
-            "{}: {}: the API server rejected it ({code}): {msg}",
-            p.origin,
-            p.display()
-        )),
-        _ => Error::Environment(format!("{}: {}: {e}", p.origin, p.display())),
+        Some((403, msg)) => Error::environment(
+            format!("{origin}: {shown}: 権限がありません: {msg}"),
+            format!("{origin}: {shown}: forbidden: {msg}"),
+        ),
+        Some((code, msg)) if (400..500).contains(&code) => Error::usage(
+            format!("{origin}: {shown}: API サーバーが拒否しました（{code}）: {msg}"),
+            format!("{origin}: {shown}: the API server rejected it ({code}): {msg}"),
+        ),
+        _ => Error::environment(
+            format!("{origin}: {shown}: {e}"),
+            format!("{origin}: {shown}: {e}"),
+        ),
     }
 }
 
@@ -529,10 +548,11 @@ pub async fn labelled(
             return credentials_error(conn, &e);
         }
         let why = api_error(&e).map_or_else(|| e.to_string(), |(code, m)| format!("{code}: {m}"));
-        Error::Environment(format!(
-            "listing {} labelled {LAB_LABEL}={lab_id}: {why}",
-            resource.plural
-        ))
+        let plural = &resource.plural;
+        Error::environment(
+            format!("{LAB_LABEL}={lab_id} のラベルが付いた {plural} の一覧を取得できません: {why}"),
+            format!("listing {plural} labelled {LAB_LABEL}={lab_id}: {why}"),
+        )
     })?;
     Ok(list
         .items
@@ -557,10 +577,13 @@ pub async fn delete(
         Ok(_) => Ok(()),
         Err(e) if api_error(&e).is_some_and(|(c, _)| c == 404) => Ok(()),
         Err(e) if is_credentials_error(&e) => Err(credentials_error(conn, &e)),
-        Err(e) => Err(Error::Environment(format!(
-            "deleting {}/{name}: {e}",
-            resource.kind
-        ))),
+        Err(e) => {
+            let kind = &resource.kind;
+            Err(Error::environment(
+                format!("{kind}/{name} を削除できません: {e}"),
+                format!("deleting {kind}/{name}: {e}"),
+            ))
+        }
     }
 }
 

@@ -94,10 +94,11 @@ pub async fn connect(opts: &ConnectOpts) -> Result<Conn, Error> {
             let config = kube::Config::from_custom_kubeconfig(kc, &options)
                 .await
                 .map_err(|e| {
-                    Error::Environment(format!(
-                        "cannot use context `{context}`: {}",
-                        super::kubeconfig_error::describe(&e)
-                    ))
+                    let why = super::kubeconfig_error::describe(&e);
+                    Error::environment(
+                        format!("context `{context}` を使えません: {why}"),
+                        format!("cannot use context `{context}`: {why}"),
+                    )
                 })?;
             (config, context)
         }
@@ -133,8 +134,12 @@ pub async fn connect(opts: &ConnectOpts) -> Result<Conn, Error> {
         .to_string()
         .trim_end_matches('/')
         .to_string();
-    let client = super::http::build_client(config, budget)
-        .map_err(|e| Error::Environment(format!("cannot build a client for {server}: {e}")))?;
+    let client = super::http::build_client(config, budget).map_err(|e| {
+        Error::environment(
+            format!("{server} のクライアントを作れません: {e}"),
+            format!("cannot build a client for {server}: {e}"),
+        )
+    })?;
     Ok(Conn {
         client,
         context,
@@ -151,12 +156,14 @@ pub async fn connect(opts: &ConnectOpts) -> Result<Conn, Error> {
 fn check_server_scheme(url: &http::Uri, context: &str) -> Result<(), Error> {
     match url.scheme_str() {
         Some("https" | "http") => Ok(()),
-        Some(other) => Err(Error::Usage(format!(
-            "context `{context}`: the kubeconfig's `clusters[].cluster.server` is `{url}`, whose scheme `{other}` is not one an API server speaks; expected `https://…` (or `http://…`)"
-        ))),
-        None => Err(Error::Usage(format!(
-            "context `{context}`: the kubeconfig's `clusters[].cluster.server` is `{url}`, without a scheme; write it as `https://{url}` (or `http://{url}` for a server without TLS)"
-        ))),
+        Some(other) => Err(Error::usage(
+            format!("context `{context}`: kubeconfig の `clusters[].cluster.server` は `{url}` ですが、スキーム `{other}` は API サーバーが使うものではありません。`https://…`（または `http://…`）にしてください"),
+            format!("context `{context}`: the kubeconfig's `clusters[].cluster.server` is `{url}`, whose scheme `{other}` is not one an API server speaks; expected `https://…` (or `http://…`)"),
+        )),
+        None => Err(Error::usage(
+            format!("context `{context}`: kubeconfig の `clusters[].cluster.server` `{url}` にスキームがありません。`https://{url}`（TLS のないサーバーなら `http://{url}`）と書いてください"),
+            format!("context `{context}`: the kubeconfig's `clusters[].cluster.server` is `{url}`, without a scheme; write it as `https://{url}` (or `http://{url}` for a server without TLS)"),
+        )),
     }
 }
 
@@ -172,13 +179,20 @@ fn check_root_certificates(
     if !config.root_cert.as_ref().is_some_and(Vec::is_empty) {
         return Ok(());
     }
-    let source = match ca_file {
-        Some(f) => format!("the file {f} (`clusters[].cluster.certificate-authority`)"),
-        None => "`clusters[].cluster.certificate-authority-data`".to_string(),
+    let (source_ja, source) = match ca_file {
+        Some(f) => (
+            format!("ファイル {f}（`clusters[].cluster.certificate-authority`）"),
+            format!("the file {f} (`clusters[].cluster.certificate-authority`)"),
+        ),
+        None => (
+            "`clusters[].cluster.certificate-authority-data`".to_string(),
+            "`clusters[].cluster.certificate-authority-data`".to_string(),
+        ),
     };
-    Err(Error::Usage(format!(
-        "context `{context}`: the certificate authority, {source}, holds no PEM certificate (a `-----BEGIN CERTIFICATE-----` block); point it at the cluster's CA certificate"
-    )))
+    Err(Error::usage(
+        format!("context `{context}`: 認証局 {source_ja} に PEM 証明書（`-----BEGIN CERTIFICATE-----` のブロック）がありません。クラスターの CA 証明書を指定してください"),
+        format!("context `{context}`: the certificate authority, {source}, holds no PEM certificate (a `-----BEGIN CERTIFICATE-----` block); point it at the cluster's CA certificate"),
+    ))
 }
 
 /// The `certificate-authority` file of the context's cluster, when it names one.
@@ -220,11 +234,12 @@ fn find_kubeconfig(
 ) -> Result<Option<Kubeconfig>, Error> {
     if let Some(p) = &opts.kubeconfig {
         return Kubeconfig::read_from(p).map(Some).map_err(|e| {
-            Error::Usage(format!(
+            let message = format!(
                 "--kubeconfig {}: {}",
                 p.display(),
                 super::kubeconfig_error::describe(&e)
-            ))
+            );
+            Error::usage(message.clone(), message)
         });
     }
     let from_env: Vec<PathBuf> = env
@@ -234,19 +249,19 @@ fn find_kubeconfig(
                 .collect()
         })
         .unwrap_or_default();
-    let (files, origin) = if from_env.is_empty() {
-        (home.into_iter().collect::<Vec<_>>(), "")
+    let (files, origin_ja, origin) = if from_env.is_empty() {
+        (home.into_iter().collect::<Vec<_>>(), "", "")
     } else {
-        (from_env, "KUBECONFIG file ")
+        (from_env, "KUBECONFIG のファイル ", "KUBECONFIG file ")
     };
     let mut merged: Option<Kubeconfig> = None;
     for file in files.iter().filter(|f| f.exists()) {
         let problem = |e: kube::config::KubeconfigError| {
-            Error::Usage(format!(
-                "{origin}{}: {}",
-                file.display(),
-                super::kubeconfig_error::describe(&e)
-            ))
+            let (f, why) = (file.display(), super::kubeconfig_error::describe(&e));
+            Error::usage(
+                format!("{origin_ja}{f}: {why}"),
+                format!("{origin}{f}: {why}"),
+            )
         };
         let kc = Kubeconfig::read_from(file).map_err(problem)?;
         merged = Some(match merged {

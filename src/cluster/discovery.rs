@@ -8,8 +8,9 @@ use std::sync::Arc;
 use kube::discovery::ApiResource;
 use tokio::sync::{Mutex, OnceCell};
 
-use super::retry::{api_error, credentials_error, is_credentials_error, with_retry};
+use super::retry::{api_error, credentials_text, is_credentials_error, with_retry};
 use super::Conn;
+use crate::catalog::Text;
 use crate::observe::{ResourceKind, Unavailable};
 
 /// (kind, plural, namespaced) of one served resource.
@@ -20,8 +21,8 @@ type Served = Vec<(String, String, bool)>;
 pub(crate) enum Failure {
     /// Forbidden, failed, timed out: the kinds of this group cannot be read now.
     Unavailable(Unavailable),
-    /// The credentials were refused: the message for the whole run (exit 3).
-    Credentials(String),
+    /// The credentials were refused: the message for the whole run (exit 3), in both languages.
+    Credentials(Text),
 }
 
 impl Failure {
@@ -29,7 +30,9 @@ impl Failure {
     fn into_unavailable(self) -> Unavailable {
         match self {
             Failure::Unavailable(u) => u,
-            Failure::Credentials(message) => Unavailable::Failed { message },
+            Failure::Credentials(message) => Unavailable::Failed {
+                message: message.en,
+            },
         }
     }
 }
@@ -191,9 +194,7 @@ async fn fetch(conn: &Conn, api_version: &str) -> Result<Served, Failure> {
             .filter(|r| !r.name.contains('/'))
             .map(|r| (r.kind, r.name, r.namespaced))
             .collect()),
-        Err(e) if is_credentials_error(&e) => Err(Failure::Credentials(
-            credentials_error(conn, &e).to_string(),
-        )),
+        Err(e) if is_credentials_error(&e) => Err(Failure::Credentials(credentials_text(conn, &e))),
         Err(e) => match api_error(&e) {
             Some((404, _)) => Ok(Vec::new()),
             Some((403, msg)) => Err(Failure::Unavailable(Unavailable::Forbidden {

@@ -13,7 +13,9 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::discovery::{Discovery, Failure};
-use super::retry::{api_error, credentials_error, is_credentials_error, with_retry};
+use super::retry::{
+    api_error, credentials_error, credentials_text, is_credentials_error, with_retry,
+};
 use super::Conn;
 use crate::observe::{kinds, Obj, Observed, Origin, Query, Unavailable};
 use crate::Error;
@@ -44,18 +46,19 @@ async fn probe_once(conn: &Conn) -> Result<k8s_openapi::apimachinery::pkg::versi
             return credentials_error(conn, &e);
         }
         if let Some(tls) = super::retry::tls_problem(&e) {
-            return Error::Environment(format!(
-                "cannot connect to the API server of {}: {tls}",
-                conn.describe()
-            ));
+            let server = conn.describe();
+            return Error::environment(
+                format!("{server} の API サーバーに接続できません: {tls}"),
+                format!("cannot connect to the API server of {server}: {tls}"),
+            );
         }
         let why = super::retry::describe(&e, conn.timeout);
         if matches!(e, kube::Error::Api(_) | kube::Error::SerdeError(_)) {
-            return Error::Environment(format!(
-                "the server of {} answered, but not as a Kubernetes API server: {why}\n  check the server URL in the kubeconfig (`kubectl --context {} cluster-info`)",
-                conn.describe(),
-                conn.context
-            ));
+            let (server, context) = (conn.describe(), &conn.context);
+            return Error::environment(
+                format!("{server} のサーバーは応答しましたが、Kubernetes の API サーバーとしての応答ではありません: {why}\n  kubeconfig のサーバー URL を確認してください（`kubectl --context {context} cluster-info`）"),
+                format!("the server of {server} answered, but not as a Kubernetes API server: {why}\n  check the server URL in the kubeconfig (`kubectl --context {context} cluster-info`)"),
+            );
         }
         Error::environment(
             format!(
@@ -377,7 +380,7 @@ async fn list_one<T>(
     .map_err(|stop| match stop {
         Stop::Item(message) => Failure::Unavailable(Unavailable::Failed { message }),
         Stop::Request(e) if is_credentials_error(&e) => {
-            Failure::Credentials(credentials_error(conn, &e).to_string())
+            Failure::Credentials(credentials_text(conn, &e))
         }
         Stop::Request(e) => Failure::Unavailable(match api_error(&e) {
             Some((403, message)) => Unavailable::Forbidden {

@@ -88,17 +88,26 @@ pub fn is_credentials_error(e: &kube::Error) -> bool {
 /// and `aws eks update-kubeconfig --name --region`
 /// (https://docs.aws.amazon.com/cli/latest/reference/eks/update-kubeconfig.html).
 pub fn credentials_error(conn: &super::Conn, e: &kube::Error) -> crate::Error {
-    let what = match e {
-        kube::Error::Api(s) => format!(
-            "the API server of {} refused trainlab's credentials (401 Unauthorized: {})",
-            conn.describe(),
-            s.message
+    crate::Error::Environment(credentials_text(conn, e))
+}
+
+/// [`credentials_error`]'s message in both languages (kept by discovery for the whole run).
+pub fn credentials_text(conn: &super::Conn, e: &kube::Error) -> crate::catalog::Text {
+    let server = conn.describe();
+    let (what_ja, what) = match e {
+        kube::Error::Api(s) => (
+            format!("{server} の API サーバーが trainlab の認証情報を拒否しました（401 Unauthorized: {}）", s.message),
+            format!("the API server of {server} refused trainlab's credentials (401 Unauthorized: {})", s.message),
         ),
-        other => format!("cannot get credentials for {}: {other}", conn.describe()),
+        other => (
+            format!("{server} の認証情報を取得できません: {other}"),
+            format!("cannot get credentials for {server}: {other}"),
+        ),
     };
-    crate::Error::Environment(format!(
-        "{what}\n  they have probably expired: on EKS, sign in again (`aws sso login` for SSO profiles) and refresh the kubeconfig (`aws eks update-kubeconfig --name CLUSTER --region REGION`), then run this again"
-    ))
+    crate::catalog::Text {
+        ja: format!("{what_ja}\n  認証情報の期限が切れている可能性があります。EKS ではサインインし直して（SSO プロファイルなら `aws sso login`）kubeconfig を更新してから（`aws eks update-kubeconfig --name CLUSTER --region REGION`）、もう一度実行してください"),
+        en: format!("{what}\n  they have probably expired: on EKS, sign in again (`aws sso login` for SSO profiles) and refresh the kubeconfig (`aws eks update-kubeconfig --name CLUSTER --region REGION`), then run this again"),
+    }
 }
 
 /// A failed request in the user's terms, once: a timeout with its bound, the budget's own

@@ -28,7 +28,7 @@ pub use room::{
     shared_target, Template, DEFAULT_TEMPLATE,
 };
 
-use crate::catalog::{Catalog, Lab, LabBundle};
+use crate::catalog::{Catalog, Lab, LabBundle, Lang};
 use crate::cluster::{connect, gather, Conn, ConnectOpts, Discovery};
 use crate::exit::ExitCode;
 use crate::facts::capabilities::{self, Capabilities, Capability, Evidence};
@@ -102,13 +102,15 @@ impl<'c> Room<'c> {
         )?;
         let template = match (&req.learners, &req.template) {
             (Learners::Contexts(_), Some(_)) => {
-                return Err(Error::Usage(
-                    "--namespace-template is for a shared cluster; with --contexts each learner's labs live in their own cluster's usual namespaces".into(),
+                return Err(Error::usage(
+                    "--namespace-template は共有クラスター用です。--contexts では各受講者の lab はそれぞれのクラスターのいつもの namespace にあります",
+                    "--namespace-template is for a shared cluster; with --contexts each learner's labs live in their own cluster's usual namespaces",
                 ))
             }
             (Learners::Demo, Some(_)) => {
-                return Err(Error::Usage(
-                    "--namespace-template does not apply to --demo".into(),
+                return Err(Error::usage(
+                    "--namespace-template は --demo には使えません",
+                    "--namespace-template does not apply to --demo",
                 ))
             }
             (_, Some(t)) => Template::parse(t)?,
@@ -123,45 +125,53 @@ impl<'c> Room<'c> {
                     for n in names {
                         let ns = template.namespace(n, &item.bundle.lab.id);
                         if !is_dns_label(&ns) {
-                            return Err(Error::Usage(format!(
-                                "learner `{n}`, lab {}: the namespace `{ns}` is not a valid namespace name (at most 63 characters); use shorter learner names or --namespace-template",
-                                item.bundle.lab.id
-                            )));
+                            let id = &item.bundle.lab.id;
+                            return Err(Error::usage(
+                                format!("受講者 `{n}`、lab {id}: namespace `{ns}` は namespace 名として使えません（63 文字まで）。短い受講者名を使うか、--namespace-template を指定してください"),
+                                format!("learner `{n}`, lab {id}: the namespace `{ns}` is not a valid namespace name (at most 63 characters); use shorter learner names or --namespace-template"),
+                            ));
                         }
                     }
                 }
                 let unique: HashSet<&String> = names.iter().collect();
                 if unique.len() != names.len() || names.is_empty() {
-                    return Err(Error::Usage(
-                        "--learners must name each learner once".into(),
+                    return Err(Error::usage(
+                        "--learners では各受講者を 1 回ずつ指定してください",
+                        "--learners must name each learner once",
                     ));
                 }
             }
             Learners::FromNamespaces(selector) => {
                 if selector.trim().is_empty() {
-                    return Err(Error::Usage(
-                        "--learners-from-namespaces needs a label selector such as trainlab.dev/workshop=gpu-101".into(),
+                    return Err(Error::usage(
+                        "--learners-from-namespaces には trainlab.dev/workshop=gpu-101 のようなラベルセレクターが必要です",
+                        "--learners-from-namespaces needs a label selector such as trainlab.dev/workshop=gpu-101",
                     ));
                 }
             }
             Learners::Contexts(ctxs) => {
                 if ctxs.is_empty() || ctxs.iter().any(|c| c.is_empty()) {
-                    return Err(Error::Usage(
-                        "--contexts has an empty name; give the kubeconfig contexts, comma-separated (--contexts kind-a,kind-b; `kubectl config get-contexts` lists them)".into(),
+                    return Err(Error::usage(
+                        "--contexts に空の名前があります。kubeconfig の context をカンマ区切りで指定してください（--contexts kind-a,kind-b。`kubectl config get-contexts` で一覧できます）",
+                        "--contexts has an empty name; give the kubeconfig contexts, comma-separated (--contexts kind-a,kind-b; `kubectl config get-contexts` lists them)",
                     ));
                 }
                 let mut seen = HashSet::new();
                 if let Some(twice) = ctxs.iter().find(|c| !seen.insert(*c)) {
-                    return Err(Error::Usage(format!(
-                        "--contexts names `{}` twice; name each context once",
-                        crate::catalog::echo(twice, 80)
-                    )));
+                    let twice = crate::catalog::echo(twice, 80);
+                    return Err(Error::usage(
+                        format!("--contexts に `{twice}` が 2 回あります。各 context は 1 回ずつ指定してください"),
+                        format!("--contexts names `{twice}` twice; name each context once"),
+                    ));
                 }
             }
             Learners::Demo => {}
         }
         if req.concurrency == 0 {
-            return Err(Error::Usage("--concurrency must be at least 1".into()));
+            return Err(Error::usage(
+                "--concurrency は 1 以上にしてください",
+                "--concurrency must be at least 1",
+            ));
         }
         Ok(Room {
             labs: plan.items.iter().map(|i| (i.bundle, i.verifier)).collect(),
@@ -289,8 +299,9 @@ pub async fn run(
     progress: &mut dyn RoomProgress,
 ) -> Result<RoomResult, Error> {
     if watch.is_some() && room.learners == Learners::Demo {
-        return Err(Error::Usage(
-            "--watch re-reads clusters; the demo room never changes: drop --watch".into(),
+        return Err(Error::usage(
+            "--watch はクラスターを読み直しますが、デモの教室は変わりません。--watch を外してください",
+            "--watch re-reads clusters; the demo room never changes: drop --watch",
         ));
     }
     let session = match &room.learners {
@@ -346,9 +357,11 @@ async fn shared_round(
             let q = Query::cluster(&kinds::NAMESPACES).with_selector(selector);
             let obs = gather(conn, discovery, std::slice::from_ref(&q)).await?;
             let nss = obs.list(&q).map_err(|why| {
-                Error::Environment(format!(
-                    "cannot list the namespaces labelled {selector}: {why}"
-                ))
+                let why_ja = crate::report::messages::unavailable_text(&why, Lang::Ja);
+                Error::environment(
+                    format!("ラベル {selector} の namespace の一覧を取得できません: {why_ja}"),
+                    format!("cannot list the namespaces labelled {selector}: {why}"),
+                )
             })?;
             let names: Vec<&str> = nss.iter().map(|o| o.name()).collect();
             let found = room.learners_from(&names);
@@ -358,11 +371,11 @@ async fn shared_round(
                     template: room.template.as_str().to_string(),
                 };
                 if !watching {
-                    return Err(Error::Environment(format!(
-                        "{} ({} namespace(s) carry the label); label each learner's namespaces (`kubectl label namespace alice-volcano-gang {selector}`) or give --namespace-template",
-                        note.text(crate::catalog::Lang::En),
-                        names.len()
-                    )));
+                    let (ja, en, n) = (note.text(Lang::Ja), note.text(Lang::En), names.len());
+                    return Err(Error::environment(
+                        format!("{ja}（ラベルの付いた namespace は {n} 個）。各受講者の namespace にラベルを付けるか（`kubectl label namespace alice-volcano-gang {selector}`）、--namespace-template を指定してください"),
+                        format!("{en} ({n} namespace(s) carry the label); label each learner's namespaces (`kubectl label namespace alice-volcano-gang {selector}`) or give --namespace-template"),
+                    ));
                 }
                 notes.push(note);
             }

@@ -267,8 +267,12 @@ pub fn render(catalog: &Catalog, opts: &Options) -> Result<String, Error> {
 }
 
 fn yaml<T: Serialize>(v: &T) -> Result<String, Error> {
-    serde_saphyr::to_string(v)
-        .map_err(|e| Error::Environment(format!("cannot write the RBAC as YAML: {e}")))
+    serde_saphyr::to_string(v).map_err(|e| {
+        Error::environment(
+            format!("RBAC を YAML に書き出せません: {e}"),
+            format!("cannot write the RBAC as YAML: {e}"),
+        )
+    })
 }
 
 #[cfg(test)]

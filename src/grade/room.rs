@@ -62,31 +62,36 @@ pub struct Template {
 
 impl Template {
     pub fn parse(text: &str) -> Result<Template, Error> {
-        let bad = |why: &str| {
-            Error::Usage(format!(
-                "--namespace-template {text}: {why} (default: {DEFAULT_TEMPLATE})"
-            ))
+        let bad = |why_ja: &str, why: &str| {
+            Error::usage(
+                format!("--namespace-template {text}: {why_ja}（既定値: {DEFAULT_TEMPLATE}）"),
+                format!("--namespace-template {text}: {why} (default: {DEFAULT_TEMPLATE})"),
+            )
         };
         let mut rest = text;
         let mut learners = 0;
         while let Some(start) = rest.find('{') {
             let after = &rest[start + 1..];
             let Some(end) = after.find('}') else {
-                return Err(bad("an unclosed `{`"));
+                return Err(bad("`{` が閉じていません", "an unclosed `{`"));
             };
             match &after[..end] {
                 "learner" => learners += 1,
                 "lab" => {}
                 other => {
-                    return Err(bad(&format!(
-                        "unknown placeholder {{{other}}}; use {{learner}} and {{lab}}"
-                    )))
+                    return Err(bad(
+                        &format!("プレースホルダー {{{other}}} はありません。{{learner}} と {{lab}} を使ってください"),
+                        &format!("unknown placeholder {{{other}}}; use {{learner}} and {{lab}}"),
+                    ))
                 }
             }
             rest = &after[end + 1..];
         }
         if learners != 1 {
-            return Err(bad("it must contain {learner} exactly once"));
+            return Err(bad(
+                "{learner} をちょうど 1 回含めてください",
+                "it must contain {learner} exactly once",
+            ));
         }
         // The literal parts must keep a namespace valid for a valid learner and lab id.
         let sample = Template {
@@ -95,6 +100,7 @@ impl Template {
         .namespace("a", "b");
         if !is_dns_label(&sample) {
             return Err(bad(
+                "namespace 名として使える名前（英小文字、数字と `-`）になるようにしてください",
                 "it must make a valid namespace name (lowercase letters, digits and `-`)",
             ));
         }
@@ -136,9 +142,10 @@ pub fn check_learner(name: &str) -> Result<(), Error> {
     if is_dns_label(name) {
         Ok(())
     } else {
-        Err(Error::Usage(format!(
-            "learner `{name}`: a learner name becomes part of namespace and object names, so it must be lowercase letters, digits and `-` (at most {LABEL_MAX} characters, starting and ending with a letter or digit)"
-        )))
+        Err(Error::usage(
+            format!("受講者 `{name}`: 受講者名は namespace 名やオブジェクト名の一部になるため、英小文字、数字と `-` で書いてください（{LABEL_MAX} 文字まで、先頭と末尾は英小文字か数字）"),
+            format!("learner `{name}`: a learner name becomes part of namespace and object names, so it must be lowercase letters, digits and `-` (at most {LABEL_MAX} characters, starting and ending with a letter or digit)"),
+        ))
     }
 }
 
@@ -151,12 +158,18 @@ pub fn parse_learners(names: &[String]) -> Result<Vec<String>, Error> {
         }
         check_learner(n)?;
         if out.iter().any(|o| o == n) {
-            return Err(Error::Usage(format!("learner `{n}` is named twice")));
+            return Err(Error::usage(
+                format!("受講者 `{n}` が 2 回指定されています"),
+                format!("learner `{n}` is named twice"),
+            ));
         }
         out.push(n.to_string());
     }
     if out.is_empty() {
-        return Err(Error::Usage("--learners names no learner".into()));
+        return Err(Error::usage(
+            "--learners に受講者が 1 人も指定されていません",
+            "--learners names no learner",
+        ));
     }
     Ok(out)
 }

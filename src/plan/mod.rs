@@ -85,11 +85,15 @@ impl<'c> Plan<'c> {
     pub fn resolve(catalog: &'c Catalog, req: Request) -> Result<Plan<'c>, Error> {
         let bundles = select(catalog, &req.labs, req.all)?;
         if req.namespace.is_some() && bundles.len() != 1 {
-            return Err(Error::Usage("-n/--namespace needs exactly one lab".into()));
+            return Err(Error::usage(
+                "-n/--namespace には lab を 1 つだけ指定してください",
+                "-n/--namespace needs exactly one lab",
+            ));
         }
         if !req.source.is_live() && req.repeat != Repeat::Once {
-            return Err(Error::Usage(
-                "--wait and --watch grade a live cluster; drop --snapshot/--files/--demo".into(),
+            return Err(Error::usage(
+                "--wait と --watch はライブクラスターを採点します。--snapshot/--files/--demo を外してください",
+                "--wait and --watch grade a live cluster; drop --snapshot/--files/--demo",
             ));
         }
         let known: BTreeSet<String> = bundles
@@ -100,10 +104,15 @@ impl<'c> Plan<'c> {
         for (name, _) in &req.params {
             if !known.contains(name) {
                 let list: Vec<&str> = known.iter().map(String::as_str).collect();
-                return Err(Error::Usage(format!(
-                    "--param {name}: not a parameter of the lab(s) graded; valid names: {} (`trainlab show LAB` lists them)",
-                    if list.is_empty() { "none".to_string() } else { list.join(", ") }
-                )));
+                let (ja, en) = if list.is_empty() {
+                    ("なし".to_string(), "none".to_string())
+                } else {
+                    (list.join(", "), list.join(", "))
+                };
+                return Err(Error::usage(
+                    format!("--param {name}: 採点する lab のパラメーターではありません。使える名前: {ja}（`trainlab show LAB` で一覧できます）"),
+                    format!("--param {name}: not a parameter of the lab(s) graded; valid names: {en} (`trainlab show LAB` lists them)"),
+                ));
             }
         }
         let params: BTreeMap<String, String> = req.params.iter().cloned().collect();
@@ -188,10 +197,11 @@ pub fn is_gradable(lab: &crate::catalog::Lab) -> bool {
 }
 
 fn quiz_only(b: &LabBundle) -> Error {
-    Error::Usage(format!(
-        "lab {} ({}) is quiz-only: it has no task to grade yet. Try `trainlab quiz {}`; `trainlab list` shows the gradable labs",
-        b.lab.number, b.lab.id, b.lab.number
-    ))
+    let (n, id) = (b.lab.number, &b.lab.id);
+    Error::usage(
+        format!("lab {n}（{id}）はクイズのみで、まだ採点する課題がありません。`trainlab quiz {n}` を試してください。採点できる lab は `trainlab list` で確認できます"),
+        format!("lab {n} ({id}) is quiz-only: it has no task to grade yet. Try `trainlab quiz {n}`; `trainlab list` shows the gradable labs"),
+    )
 }
 
 /// The labs named (each once, however it is named), or every gradable lab for `--all`. A
@@ -307,8 +317,9 @@ pub async fn capture(
     progress: &mut dyn Progress,
 ) -> Result<Vec<(Query, crate::observe::ReadResult)>, Error> {
     let Source::Live(opts) = &plan.source else {
-        return Err(Error::Usage(
-            "snapshot reads a live cluster; it takes no --snapshot/--files/--demo".into(),
+        return Err(Error::usage(
+            "snapshot はライブクラスターを読み取ります。--snapshot/--files/--demo は指定できません",
+            "snapshot reads a live cluster; it takes no --snapshot/--files/--demo",
         ));
     };
     let conn = connect(opts).await?;

@@ -135,15 +135,12 @@ pub fn archives_in(dir: &Path, extras: &[Extra]) -> Result<Vec<PathBuf>, Error> 
     for c in extras.iter().flat_map(|e| e.charts()) {
         let p = dir.join(c.archive_name());
         if !p.is_file() {
-            return Err(Error::Usage(format!(
-                "{}: missing {} {} (fetch it with `helm pull {} --version {} -d {}`)",
-                p.display(),
-                c.component,
-                c.version,
-                c.chart,
-                c.version,
-                dir.display()
-            )));
+            let (shown, d) = (p.display(), dir.display());
+            let (component, version, chart) = (&c.component, &c.version, &c.chart);
+            return Err(Error::usage(
+                format!("{shown}: {component} {version} がありません（`helm pull {chart} --version {version} -d {d}` で取得してください）"),
+                format!("{shown}: missing {component} {version} (fetch it with `helm pull {chart} --version {version} -d {d}`)"),
+            ));
         }
         found.push(p);
     }

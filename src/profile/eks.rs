@@ -40,9 +40,10 @@ impl EksReport {
 }
 
 fn aws_error(what: &str, e: impl std::fmt::Display) -> Error {
-    Error::Environment(format!(
-        "EKS {what} failed: {e}\n  check AWS credentials and region (`aws sts get-caller-identity`, --region or AWS_REGION)"
-    ))
+    Error::environment(
+        format!("EKS の {what} が失敗しました: {e}\n  AWS の認証情報とリージョンを確認してください（`aws sts get-caller-identity`、--region または AWS_REGION）"),
+        format!("EKS {what} failed: {e}\n  check AWS credentials and region (`aws sts get-caller-identity`, --region or AWS_REGION)"),
+    )
 }
 
 /// Describes a cluster and its node groups. `kube_server` is the current context's API server.
@@ -70,9 +71,12 @@ pub async fn inspect(
                 aws_sdk_eks::error::DisplayErrorContext(e),
             )
         })?;
-    let c = described
-        .cluster()
-        .ok_or_else(|| Error::Environment(format!("EKS returned no cluster named {cluster}")))?;
+    let c = described.cluster().ok_or_else(|| {
+        Error::environment(
+            format!("EKS が {cluster} という名前のクラスターを返しませんでした"),
+            format!("EKS returned no cluster named {cluster}"),
+        )
+    })?;
     let endpoint = c.endpoint().map(str::to_string);
     let context_matches = match (kube_server, &endpoint) {
         (Some(k), Some(e)) => Some(same_server(k, e)),

@@ -7,9 +7,11 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::instances::{self, EFA, GPU, INSTANCE_TYPE_LABEL, NEURON, NEURONCORE};
+use crate::catalog::Lang;
 use crate::cluster::{Conn, Discovery, FIELD_MANAGER};
 use crate::facts::NodeFacts;
 use crate::observe::{parse_text, Obj};
+use crate::report::messages::unavailable_text;
 use crate::Error;
 
 /// The repository's kind-config.yaml, embedded.
@@ -46,12 +48,18 @@ impl KindConfig {
                     e.into_inner()
                 })
             })
-            .map_err(|e| Error::Usage(format!("{file}: field `{field}`: {e}")))?;
+            .map_err(|e| {
+                Error::usage(
+                    format!("{file}: フィールド `{field}`: {e}"),
+                    format!("{file}: field `{field}`: {e}"),
+                )
+            })?;
         if c.kind != "Cluster" || c.api_version != "kind.x-k8s.io/v1alpha4" {
-            return Err(Error::Usage(format!(
-                "{file}: expected kind: Cluster, apiVersion: kind.x-k8s.io/v1alpha4; found kind: {}, apiVersion: {}",
-                c.kind, c.api_version
-            )));
+            let (kind, api_version) = (&c.kind, &c.api_version);
+            return Err(Error::usage(
+                format!("{file}: kind: Cluster、apiVersion: kind.x-k8s.io/v1alpha4 のはずが、kind: {kind}、apiVersion: {api_version} でした"),
+                format!("{file}: expected kind: Cluster, apiVersion: kind.x-k8s.io/v1alpha4; found kind: {kind}, apiVersion: {api_version}"),
+            ));
         }
         Ok(c)
     }
@@ -132,11 +140,17 @@ pub async fn patch_capacity(conn: &Conn, p: &CapacityPatch) -> Result<(), Error>
     let req = http::Request::patch(format!("/api/v1/nodes/{}/status", p.node))
         .header("Content-Type", "application/json-patch+json")
         .body(body)
-        .map_err(|e| Error::Environment(e.to_string()))?;
+        .map_err(|e| Error::environment(e.to_string(), e.to_string()))?;
     crate::cluster::with_retry(|| conn.client.request_text(req.clone()))
         .await
         .map(|_| ())
-        .map_err(|e| Error::Environment(format!("patching node {} status: {e}", p.node)))
+        .map_err(|e| {
+            let node = &p.node;
+            Error::environment(
+                format!("ノード {node} の status へのパッチに失敗しました: {e}"),
+                format!("patching node {node} status: {e}"),
+            )
+        })
 }
 
 /// Applies every document of a manifest with server-side apply (field manager `trainlab`).
@@ -166,7 +180,13 @@ async fn apply_object(conn: &Conn, discovery: &Discovery, o: &Obj) -> Result<(),
     let (ar, namespaced) = discovery
         .resolve_any(conn, o.api_version(), o.kind())
         .await
-        .map_err(|why| Error::Environment(format!("{}: {}: {why}", o.origin, o.display_name())))?;
+        .map_err(|why| {
+            let (origin, name) = (&o.origin, o.display_name());
+            Error::environment(
+                format!("{origin}: {name}: {}", unavailable_text(&why, Lang::Ja)),
+                format!("{origin}: {name}: {why}"),
+            )
+        })?;
     let api: Api<DynamicObject> = match (namespaced, o.namespace()) {
         (true, Some(ns)) => Api::namespaced_with(conn.client.clone(), ns, &ar),
         (true, None) => Api::namespaced_with(conn.client.clone(), "default", &ar),
@@ -178,7 +198,11 @@ async fn apply_object(conn: &Conn, discovery: &Discovery, o: &Obj) -> Result<(),
         .await
         .map(|_| ())
         .map_err(|e| {
-            Error::Environment(format!("{}: applying {}: {e}", o.origin, o.display_name()))
+            let (origin, name) = (&o.origin, o.display_name());
+            Error::environment(
+                format!("{origin}: {name} を適用できません: {e}"),
+                format!("{origin}: applying {name}: {e}"),
+            )
         })
 }
 

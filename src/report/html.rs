@@ -396,8 +396,8 @@ pub fn render(board: &Scoreboard) -> String {
 /// folder, then a rename over the target.
 /// Whether `path` may be replaced by a page: it does not exist, or it is a regular file (not
 /// followed through a link). Otherwise what it is (`a symbolic link`, `a device`, …), for the
-/// error: renaming over a device or a FIFO would replace it with a file.
-pub fn check_replaceable(path: &Path) -> Result<(), &'static str> {
+/// error, in Japanese and English: renaming over a device or a FIFO would replace it with a file.
+pub fn check_replaceable(path: &Path) -> Result<(), (&'static str, &'static str)> {
     use std::os::unix::fs::FileTypeExt as _;
     let Ok(meta) = std::fs::symlink_metadata(path) else {
         return Ok(());
@@ -406,17 +406,17 @@ pub fn check_replaceable(path: &Path) -> Result<(), &'static str> {
     if t.is_file() {
         Ok(())
     } else if t.is_symlink() {
-        Err("a symbolic link")
+        Err(("シンボリックリンク", "a symbolic link"))
     } else if t.is_dir() {
-        Err("a folder")
+        Err(("フォルダー", "a folder"))
     } else if t.is_fifo() {
-        Err("a named pipe (FIFO)")
+        Err(("名前付きパイプ（FIFO）", "a named pipe (FIFO)"))
     } else if t.is_char_device() || t.is_block_device() {
-        Err("a device")
+        Err(("デバイス", "a device"))
     } else if t.is_socket() {
-        Err("a socket")
+        Err(("ソケット", "a socket"))
     } else {
-        Err("not a regular file")
+        Err(("通常のファイル以外のもの", "not a regular file"))
     }
 }
 
@@ -426,7 +426,7 @@ pub fn check_replaceable(path: &Path) -> Result<(), &'static str> {
 /// before the rename.
 pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
     use std::io::Write as _;
-    let refuse = |what: &str| {
+    let refuse = |(_, what): (&str, &str)| {
         std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
             format!("it is {what}, not a regular file"),

@@ -134,7 +134,9 @@ pub fn reason_text(
     }
 }
 
-fn unavailable_text(u: &Unavailable, lang: Lang) -> String {
+/// Why a read is unavailable, said in `lang` as the report says it (errors use it for their
+/// Japanese side; their English side stays the `Display`).
+pub fn unavailable_text(u: &Unavailable, lang: Lang) -> String {
     let ja = lang == Lang::Ja;
     match u {
         Unavailable::NeedsLiveCluster => {

@@ -213,10 +213,11 @@ pub fn grade_lab(
     profile: Option<Profile>,
 ) -> Result<LabResult, crate::Error> {
     let verifier = super::verifier_for(&bundle.lab.id).ok_or_else(|| {
-        crate::Error::Usage(format!(
-            "lab {} ({}) is quiz-only: there is nothing to grade yet; try `trainlab quiz {}`",
-            bundle.lab.number, bundle.lab.id, bundle.lab.number
-        ))
+        let (n, id) = (bundle.lab.number, &bundle.lab.id);
+        crate::Error::usage(
+            format!("lab {n}（{id}）はクイズのみで、まだ採点するものがありません。`trainlab quiz {n}` を試してください"),
+            format!("lab {n} ({id}) is quiz-only: there is nothing to grade yet; try `trainlab quiz {n}`"),
+        )
     })?;
     let obs = obs.clone().planned(queries(verifier, target));
     // As `plan::run` does offline: a saved kind cluster cannot have run what kind lacks.
