@@ -53,6 +53,7 @@ impl Error {
     pub fn in_lang(&self, lang: Lang) -> String {
         match self {
             Error::Usage(t) | Error::Environment(t) => t.get(lang).to_string(),
+            Error::Input(e) => e.in_lang(lang),
             other => other.to_string(),
         }
     }

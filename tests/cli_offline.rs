@@ -739,7 +739,10 @@ fn english_in_japanese(text: &str) -> Vec<String> {
 #[test]
 fn japanese_runs_of_the_first_commands_and_their_errors_have_no_english_sentence() {
     let dir = tempfile::tempdir().unwrap();
-    let runs: [&[&str]; 12] = [
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let empty = empty.display().to_string();
+    let runs: [&[&str]; 13] = [
         &["check", "--all", "--demo"],
         &["show", "9"],
         &["start", "9", "--draft-only"],
@@ -752,6 +755,7 @@ fn japanese_runs_of_the_first_commands_and_their_errors_have_no_english_sentence
         &["check", "9", "-n", "Bad"],
         &["check", "9"],
         &["check", "9", "--context", "nope"],
+        &["check", "9", "--files", &empty],
     ];
     let mut english = Vec::new();
     for args in runs {

@@ -47,3 +47,83 @@ pub enum InputError {
     #[error("{path}: no Kubernetes objects found (expected .yaml, .yml or .json files)")]
     Empty { path: String },
 }
+
+impl InputError {
+    /// The error in `lang`: trainlab's own words translated; what it quotes (a parser's
+    /// message, a file name, a value) as it was.
+    pub fn in_lang(&self, lang: crate::catalog::Lang) -> String {
+        if lang == crate::catalog::Lang::En {
+            return self.to_string();
+        }
+        match self {
+            InputError::Unreadable { path, message } => format!("{path}: 読み取れません: {message}"),
+            InputError::Syntax {
+                path,
+                doc,
+                line,
+                column,
+                message,
+            } => {
+                let at = match (line, column) {
+                    (Some(l), Some(c)) => format!("{l}:{c}"),
+                    (Some(l), None) => l.to_string(),
+                    _ => "?".into(),
+                };
+                format!("{path}:{at}: {doc} 番目のドキュメント: {message}")
+            }
+            InputError::NotAnObject { origin } => format!(
+                "{origin}: Kubernetes のオブジェクト（文字列の `apiVersion` と `kind` を持つマッピング）ではありません"
+            ),
+            InputError::Field {
+                origin,
+                object,
+                field,
+                message,
+            } => format!("{origin}: {object}: フィールド `{field}`: {message}"),
+            InputError::Param {
+                name,
+                value,
+                expected,
+            } => format!("--param {name}={value}: 期待される値は {expected} です"),
+            InputError::Duplicate {
+                object,
+                first,
+                second,
+            } => format!(
+                "{object} が異なる内容で 2 回現れます: {first} と {second}。どちらか 1 つにしてください（スナップショットは各オブジェクトを 1 回だけ保存します。自分のファイルなら、もう一方をフォルダーの外に移してください）"
+            ),
+            InputError::NotAFile { path, what } => format!(
+                "{path}: 通常のファイルでもフォルダーでもありません（{what}）。.yaml、.yml か .json のファイルを指定してください"
+            ),
+            InputError::Empty { path } => format!(
+                "{path}: Kubernetes のオブジェクトが見つかりません（.yaml、.yml か .json のファイルが必要です）"
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::InputError;
+    use crate::catalog::Lang;
+
+    #[test]
+    fn input_errors_keep_their_english_and_say_their_own_words_in_japanese() {
+        let e = InputError::Empty { path: "x/".into() };
+        assert_eq!(e.in_lang(Lang::En), e.to_string());
+        assert!(e
+            .in_lang(Lang::Ja)
+            .starts_with("x/: Kubernetes のオブジェクトが見つかりません"));
+        let e = InputError::Syntax {
+            path: "a.yaml".into(),
+            doc: 2,
+            line: Some(3),
+            column: Some(4),
+            message: "did not find expected key".into(),
+        };
+        assert_eq!(
+            e.in_lang(Lang::Ja),
+            "a.yaml:3:4: 2 番目のドキュメント: did not find expected key"
+        );
+    }
+}
