@@ -17,32 +17,11 @@ use crate::catalog::Lang;
 use crate::grade::{Mark, Scoreboard};
 use crate::verify::Status;
 
+/// A word of the page: the shared table's `page-…` words, and the room's `most-failed`.
 fn t(key: &str, lang: Lang) -> &'static str {
-    let (ja, en) = match key {
-        "title" => ("trainlab 教室のスコアボード", "trainlab room scoreboard"),
-        "learner" => ("受講者", "Learner"),
-        "total" => ("合計", "Total"),
-        "help" => (
-            "セルをクリックすると、その受講者のチェック結果とヒントを表示します。列見出しで並べ替えできます。",
-            "Click a cell to see that learner's checks and hints. Click a column heading to sort.",
-        ),
-        "most-failed" => ("多くの受講者が不合格のチェック", "Checks the room fails most"),
-        "none-failed" => ("不合格のチェックはありません。", "No check fails."),
-        "of" => ("人中", "of"),
-        "failing" => ("人が不合格", "learners fail"),
-        "graded-at" => ("採点日時", "Graded at"),
-        "source" => ("ソース", "Source"),
-        "room" => ("教室全体", "Room"),
-        "notes" => ("注記", "Notes"),
-        "legend" => ("凡例", "Legend"),
-        "reason" => ("理由", "reason"),
-        "close" => ("閉じる", "Close"),
-        "sort" => ("並べ替え", "Sort by"),
-        _ => ("?", "?"),
-    };
-    match lang {
-        Lang::Ja => ja,
-        Lang::En => en,
+    match key {
+        "most-failed" => ui(key, lang),
+        _ => ui(&format!("page-{key}"), lang),
     }
 }
 
@@ -605,6 +584,25 @@ const JS: &str = r#"
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_word_this_module_asks_for_exists_in_both_languages() {
+        let source = include_str!("html.rs");
+        let keys: Vec<&str> = source
+            .match_indices("t(\"")
+            .filter(|(i, _)| {
+                // `t(` itself, not the end of another name (`closest(`).
+                !source[..*i].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == '.')
+            })
+            .filter_map(|(i, _)| source[i + 3..].split('"').next())
+            .collect();
+        assert!(keys.len() > 3, "{keys:?}");
+        for k in keys {
+            for lang in [Lang::Ja, Lang::En] {
+                assert_ne!(t(k, lang), crate::report::messages::KEY_MISSING, "`{k}`");
+            }
+        }
+    }
 
     #[test]
     fn text_is_escaped_and_json_cannot_close_its_script() {

@@ -5,7 +5,11 @@ use crate::catalog::{Lab, Lang};
 use crate::observe::Unavailable;
 use crate::verify::Reason;
 
-/// Short UI labels.
+/// What an unknown key shows: visible, never a silent `?`.
+pub(crate) const KEY_MISSING: &str = "(missing ui word)";
+
+/// Short UI labels: the one table of the words the framework's outputs (human report, room
+/// table, HTML page, list, show, start) say themselves.
 pub fn ui(key: &str, lang: Lang) -> &'static str {
     let (ja, en) = match key {
         "expected" => ("期待値", "expected"),
@@ -72,7 +76,36 @@ pub fn ui(key: &str, lang: Lang) -> &'static str {
             "この lab はクイズのみです。まだ採点できる課題はありません。",
             "This lab is quiz-only: it has no graded task yet.",
         ),
-        _ => ("?", "?"),
+        // The HTML scoreboard's headings (capitalised, as a page's are).
+        "page-title" => ("trainlab 教室のスコアボード", "trainlab room scoreboard"),
+        "page-learner" => ("受講者", "Learner"),
+        "page-total" => ("合計", "Total"),
+        "page-help" => (
+            "セルをクリックすると、その受講者のチェック結果とヒントを表示します。列見出しで並べ替えできます。",
+            "Click a cell to see that learner's checks and hints. Click a column heading to sort.",
+        ),
+        "page-none-failed" => ("不合格のチェックはありません。", "No check fails."),
+        "page-of" => ("人中", "of"),
+        "page-failing" => ("人が不合格", "learners fail"),
+        "page-graded-at" => ("採点日時", "Graded at"),
+        "page-source" => ("ソース", "Source"),
+        "page-room" => ("教室全体", "Room"),
+        "page-notes" => ("注記", "Notes"),
+        "page-legend" => ("凡例", "Legend"),
+        "page-reason" => ("理由", "reason"),
+        "page-close" => ("閉じる", "Close"),
+        "page-sort" => ("並べ替え", "Sort by"),
+        // The room's table (`grade`) and the page.
+        "room-learner" => ("受講者", "learner"),
+        "room-total" => ("合計", "total"),
+        "room-legend" => ("凡例", "legend"),
+        "most-failed" => ("多くの受講者が不合格のチェック", "Checks the room fails most"),
+        "room" => ("教室", "room"),
+        "room-notes" => ("注記", "notes"),
+        "not-graded-row" => ("採点できませんでした", "could not be graded"),
+        // Unknown: a bug that the test `every_ui_key_used_in_the_source_has_its_words` catches;
+        // the key itself is shown rather than nothing.
+        _ => return KEY_MISSING,
     };
     match lang {
         Lang::Ja => ja,
@@ -252,5 +285,40 @@ mod save_command_tests {
             value_words("TP unset (default 1)", Lang::En),
             "TP unset (default 1)"
         );
+    }
+
+    /// Every literal key passed to `ui(…)` in src/ has its words (and the statuses' keys too).
+    #[test]
+    fn every_ui_key_used_in_the_source_has_its_words() {
+        use super::{ui, KEY_MISSING};
+        use crate::catalog::Lang;
+        fn walk(dir: &std::path::Path, keys: &mut Vec<String>) {
+            for e in std::fs::read_dir(dir).unwrap().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    walk(&p, keys);
+                } else if p.extension().is_some_and(|x| x == "rs") {
+                    let text = std::fs::read_to_string(&p).unwrap();
+                    for (i, _) in text.match_indices("ui(\"") {
+                        let rest = &text[i + 4..];
+                        if let Some(end) = rest.find('"') {
+                            keys.push(rest[..end].to_string());
+                        }
+                    }
+                }
+            }
+        }
+        let mut keys = Vec::new();
+        walk(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+            &mut keys,
+        );
+        assert!(keys.len() > 40, "{}", keys.len());
+        keys.extend(["pass", "fail", "pending", "skipped", "error"].map(String::from));
+        for k in &keys {
+            for lang in [Lang::Ja, Lang::En] {
+                assert_ne!(ui(k, lang), KEY_MISSING, "ui key `{k}` has no words");
+            }
+        }
     }
 }

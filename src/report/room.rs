@@ -45,23 +45,12 @@ pub(crate) fn label(key: &str, lang: Lang) -> &'static str {
     t(key, lang)
 }
 
+/// A word of the room's table, from the shared table (`room-…` where the page says it
+/// otherwise).
 fn t(key: &str, lang: Lang) -> &'static str {
-    let (ja, en) = match key {
-        "learner" => ("受講者", "learner"),
-        "total" => ("合計", "total"),
-        "legend" => ("凡例", "legend"),
-        "most-failed" => (
-            "多くの受講者が不合格のチェック",
-            "Checks the room fails most",
-        ),
-        "room" => ("教室", "room"),
-        "notes" => ("注記", "notes"),
-        "not-graded-row" => ("採点できませんでした", "could not be graded"),
-        _ => ("?", "?"),
-    };
-    match lang {
-        Lang::Ja => ja,
-        Lang::En => en,
+    match key {
+        "learner" | "total" | "legend" | "notes" => super::ui(&format!("room-{key}"), lang),
+        _ => super::ui(key, lang),
     }
 }
 
@@ -257,5 +246,29 @@ mod counted_tests {
         assert_eq!(counted(15, "lab", Lang::En), "15 labs");
         assert_eq!(counted(8, "learner", Lang::Ja), "受講者 8 人");
         assert_eq!(counted(15, "lab", Lang::Ja), "lab 15 個");
+    }
+}
+
+#[cfg(test)]
+mod words_tests {
+    use super::*;
+
+    #[test]
+    fn every_word_this_module_asks_for_exists_in_both_languages() {
+        let source = include_str!("room.rs");
+        let keys: Vec<&str> = source
+            .match_indices("t(\"")
+            .filter(|(i, _)| {
+                // `t(` itself, not the end of another name (`closest(`).
+                !source[..*i].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == '.')
+            })
+            .filter_map(|(i, _)| source[i + 3..].split('"').next())
+            .collect();
+        assert!(keys.len() > 3, "{keys:?}");
+        for k in keys {
+            for lang in [Lang::Ja, Lang::En] {
+                assert_ne!(t(k, lang), crate::report::messages::KEY_MISSING, "`{k}`");
+            }
+        }
     }
 }
