@@ -4,7 +4,7 @@
 
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
-use super::LabReport;
+use super::{LabReport, OutcomeReport};
 use crate::verify::Status;
 
 pub fn render_all(reports: &[LabReport]) -> String {
@@ -23,44 +23,7 @@ pub fn render_all(reports: &[LabReport]) -> String {
             suite.add_property(("learner", l.as_str()));
         }
         for o in &r.outcomes {
-            let mut body = Vec::new();
-            if let Some(e) = &o.expected {
-                body.push(format!("expected: {e}"));
-            }
-            if let Some(f) = &o.found {
-                body.push(format!("found: {f}"));
-            }
-            if let Some(h) = &o.hint {
-                body.push(format!("hint: {h}"));
-            }
-            if let Some(why) = &o.reason {
-                body.push(format!("reason: {why}"));
-            }
-            let message = o
-                .hint
-                .clone()
-                .or_else(|| o.reason.clone())
-                .unwrap_or_else(|| o.title.clone());
-            let status = match o.status {
-                Status::Pass => TestCaseStatus::success(),
-                Status::Skipped => {
-                    let mut s = TestCaseStatus::skipped();
-                    s.set_message(message);
-                    s
-                }
-                Status::Fail | Status::Pending | Status::Error => {
-                    let kind = if o.status == Status::Error {
-                        NonSuccessKind::Error
-                    } else {
-                        NonSuccessKind::Failure
-                    };
-                    let mut s = TestCaseStatus::non_success(kind);
-                    s.set_message(message);
-                    s.set_type(o.status.as_str());
-                    s.set_description(body.join("\n"));
-                    s
-                }
-            };
+            let status = case_status(o);
             let mut case = TestCase::new(o.check.as_str(), status);
             case.set_classname(r.lab.id.as_str());
             suite.add_test_case(case);
@@ -70,4 +33,45 @@ pub fn render_all(reports: &[LabReport]) -> String {
     report
         .to_string()
         .unwrap_or_else(|e| format!("<!-- cannot serialize JUnit: {e} -->\n"))
+}
+
+/// One check as a JUnit testcase status, the same for `check -o junit` and the room's JUnit:
+/// pass is success, skipped is skipped (with why), fail and pending are failures typed by their
+/// status, error is an error; the message is the hint (else the reason, else the title) and the
+/// description holds expected, found, hint and reason.
+pub fn case_status(o: &OutcomeReport) -> TestCaseStatus {
+    let message = o
+        .hint
+        .clone()
+        .or_else(|| o.reason.clone())
+        .unwrap_or_else(|| o.title.clone());
+    match o.status {
+        Status::Pass => TestCaseStatus::success(),
+        Status::Skipped => {
+            let mut s = TestCaseStatus::skipped();
+            s.set_message(message);
+            s
+        }
+        Status::Fail | Status::Pending | Status::Error => {
+            let kind = if o.status == Status::Error {
+                NonSuccessKind::Error
+            } else {
+                NonSuccessKind::Failure
+            };
+            let body: Vec<String> = [
+                ("expected", &o.expected),
+                ("found", &o.found),
+                ("hint", &o.hint),
+                ("reason", &o.reason),
+            ]
+            .into_iter()
+            .filter_map(|(k, v)| v.as_ref().map(|v| format!("{k}: {v}")))
+            .collect();
+            let mut s = TestCaseStatus::non_success(kind);
+            s.set_message(message);
+            s.set_type(o.status.as_str());
+            s.set_description(body.join("\n"));
+            s
+        }
+    }
 }

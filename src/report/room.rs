@@ -5,7 +5,7 @@ use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
 use crate::catalog::Lang;
 use crate::grade::{Mark, Scoreboard};
-use crate::verify::{Score, Status};
+use crate::verify::Score;
 
 /// Output formats of `grade`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -186,42 +186,7 @@ pub fn junit(board: &Scoreboard) -> String {
             };
             suite.add_property(("score", score.as_str()));
             for o in &rep.outcomes {
-                let mut body = Vec::new();
-                for (k, v) in [
-                    ("expected", &o.expected),
-                    ("found", &o.found),
-                    ("hint", &o.hint),
-                    ("reason", &o.reason),
-                ] {
-                    if let Some(v) = v {
-                        body.push(format!("{k}: {v}"));
-                    }
-                }
-                let message = o
-                    .hint
-                    .clone()
-                    .or_else(|| o.reason.clone())
-                    .unwrap_or_else(|| o.title.clone());
-                let status = match o.status {
-                    Status::Pass => TestCaseStatus::success(),
-                    Status::Skipped => {
-                        let mut s = TestCaseStatus::skipped();
-                        s.set_message(message);
-                        s
-                    }
-                    Status::Fail | Status::Pending | Status::Error => {
-                        let kind = if o.status == Status::Error {
-                            NonSuccessKind::Error
-                        } else {
-                            NonSuccessKind::Failure
-                        };
-                        let mut s = TestCaseStatus::non_success(kind);
-                        s.set_message(message);
-                        s.set_type(o.status.as_str());
-                        s.set_description(body.join("\n"));
-                        s
-                    }
-                };
+                let status = super::junit::case_status(o);
                 let mut case = TestCase::new(o.check.as_str(), status);
                 case.set_classname(classname.as_str());
                 suite.add_test_case(case);
