@@ -251,6 +251,26 @@ pub fn value_words(value: &str, lang: Lang) -> String {
     }
 }
 
+/// Every word a module asks for with `t("key")` (its own lookup into [`ui`]) exists in both
+/// languages: a test helper shared by the room table and the HTML page.
+#[cfg(test)]
+pub(crate) fn assert_every_word_exists(source: &str, t: fn(&str, Lang) -> &'static str) {
+    let keys: Vec<&str> = source
+        .match_indices("t(\"")
+        .filter(|(i, _)| {
+            // `t(` itself, not the end of another name (`closest(`).
+            !source[..*i].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == '.')
+        })
+        .filter_map(|(i, _)| source[i + 3..].split('"').next())
+        .collect();
+    assert!(keys.len() > 3, "{keys:?}");
+    for k in keys {
+        for lang in [Lang::Ja, Lang::En] {
+            assert_ne!(t(k, lang), KEY_MISSING, "`{k}`");
+        }
+    }
+}
+
 #[cfg(test)]
 mod save_command_tests {
     #[test]
