@@ -10,8 +10,6 @@ use trainlab::catalog::{Catalog, Lang};
 use trainlab::observe::Obj;
 use trainlab::report::LabReport;
 use trainlab::verify::kit::cmdline::Args;
-use trainlab::verify::kit::training::{main_container, training_command};
-use trainlab::verify::kit::workload::Workload;
 use trainlab::verify::{LabResult, Status};
 
 const LAB: &str = "checkpoint-strategy";
@@ -41,13 +39,7 @@ fn eks_solution() -> State {
 
 /// The training command's arguments of Job `ckpt-llm` among these objects.
 fn job_training_args(objects: &[Obj]) -> Args {
-    let obj = objects
-        .iter()
-        .find(|o| o.kind() == "Job" && o.name() == JOB)
-        .expect("the Job");
-    let job = Workload::from_obj(obj).unwrap().unwrap();
-    let (c, _) = main_container(&job.templates[0]).unwrap();
-    training_command(c).expect("a training command").args
+    support::run_clm::job_training_args(objects, JOB)
 }
 
 /// The kind solution's shell script (`bash -c SCRIPT`).
@@ -257,19 +249,7 @@ fn the_eks_solution_passes_every_spec_check_with_the_eks_params() {
 
 #[test]
 fn every_answer_and_the_draft_run_with_run_clms_own_arguments() {
-    for (name, objects) in [
-        ("solution", files("solution").objects),
-        ("draft", files("draft").objects),
-        ("solution-eks", eks_solution().objects),
-    ] {
-        let a = job_training_args(&objects);
-        assert_eq!(
-            support::run_clm::refusal(&a).as_deref(),
-            None,
-            "{name}: {:?}",
-            a.words()
-        );
-    }
+    support::run_clm::assert_every_answer_and_the_draft_start(LAB, JOB);
     // The command line the lab had before: no dataset, no --do_train.
     let old = Args::new([
         "--model_name_or_path",

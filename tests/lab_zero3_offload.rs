@@ -7,11 +7,8 @@ mod support;
 use serde_json::{json, Value};
 use support::state::*;
 use trainlab::catalog::Lang;
-use trainlab::observe::Obj;
 use trainlab::report::LabReport;
 use trainlab::verify::kit::cmdline::Args;
-use trainlab::verify::kit::training::{main_container, training_command};
-use trainlab::verify::kit::workload::Workload;
 use trainlab::verify::{LabResult, Status};
 
 const LAB: &str = "zero3-offload";
@@ -45,16 +42,6 @@ fn eks_solution() -> State {
 }
 
 /// The training command's arguments of the job among these objects.
-fn job_training_args(objects: &[Obj]) -> Args {
-    let obj = objects
-        .iter()
-        .find(|o| o.name() == JOB && o.kind() != "ConfigMap")
-        .expect("the job");
-    let job = Workload::from_obj(obj).unwrap().unwrap();
-    let (c, _) = main_container(&job.templates[0]).unwrap();
-    training_command(c).expect("a training command").args
-}
-
 fn english_hint(r: &LabResult, check: &str) -> String {
     LabReport::new(r, Lang::En)
         .outcomes
@@ -221,19 +208,7 @@ fn the_eks_solution_passes_every_spec_check_with_the_eks_params() {
 
 #[test]
 fn every_answer_and_the_draft_run_with_run_clms_own_arguments() {
-    for (name, objects) in [
-        ("solution", files("solution").objects),
-        ("draft", files("draft").objects),
-        ("solution-eks", eks_solution().objects),
-    ] {
-        let a = job_training_args(&objects);
-        assert_eq!(
-            support::run_clm::refusal(&a).as_deref(),
-            None,
-            "{name}: {:?}",
-            a.words()
-        );
-    }
+    support::run_clm::assert_every_answer_and_the_draft_start(LAB, JOB);
     // The command line the lab had before: no dataset, no --do_train.
     let old = Args::new([
         "--deepspeed",

@@ -73,3 +73,38 @@ pub fn assert_a_line_run_clm_refuses_is_advised_not_failed(lab: &str, kind: &str
     );
     assert!(!a.evidence["role"].is_empty());
 }
+
+/// The training arguments of the job named `job` (a Job or PyTorchJob, not a ConfigMap of that
+/// name) among `objects`, as the kit reads them.
+pub fn job_training_args(
+    objects: &[trainlab::observe::Obj],
+    job: &str,
+) -> trainlab::verify::kit::cmdline::Args {
+    use trainlab::verify::kit::training::{main_container, training_command};
+    let obj = objects
+        .iter()
+        .find(|o| o.name() == job && o.kind() != "ConfigMap")
+        .expect("the job");
+    let w = trainlab::verify::kit::workload::Workload::from_obj(obj)
+        .unwrap()
+        .unwrap();
+    let (c, _) = main_container(&w.templates[0]).unwrap();
+    training_command(c).expect("a training command").args
+}
+
+/// The lab's kind and EKS answers and its draft all start under run_clm.py: nothing in their
+/// job's arguments is what the script stops on.
+pub fn assert_every_answer_and_the_draft_start(lab: &str, job: &str) {
+    let catalog = trainlab::catalog::Catalog::embedded().unwrap();
+    let b = catalog.get(lab).unwrap();
+    let draft = b.lab.task.as_ref().unwrap().draft.as_ref().unwrap();
+    let draft = trainlab::observe::parse_text(b.files.get(draft).unwrap(), "draft").unwrap();
+    for (name, objects) in [
+        ("solution", State::solution_of(lab, "kind").objects),
+        ("draft", draft),
+        ("solution-eks", State::solution_of(lab, "eks").objects),
+    ] {
+        let a = job_training_args(&objects, job);
+        assert_eq!(refusal(&a).as_deref(), None, "{name}: {:?}", a.words());
+    }
+}
