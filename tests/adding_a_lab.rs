@@ -1,12 +1,12 @@
 //! docs/adding-a-lab.md followed to the letter: the example lab folder (docs/examples/labs/
 //! 99-hello-gpu) loads and lints clean with its verifier (docs/examples/hello_gpu.rs, compiled
-//! here exactly as it would be in src/verify/), grades its solution and draft, says once that the
+//! here exactly as it would be in src/labs/hello_gpu/mod.rs), grades its solution and draft, says once that the
 //! Job is missing, and a read a verifier did not declare is refused on an offline source.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-// The example module is written as it sits in src/verify/ (`crate::verify::…`); these re-exports
+// The example module is written as it sits in src/labs/hello_gpu/ (`crate::verify::…`); these re-exports
 // make the same paths resolve in this test crate.
 pub use trainlab::{observe, verify};
 

@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 
 /// The gradable labs, from the registry (a new lab joins these tests by its registry line).
 fn gradable() -> Vec<&'static str> {
-    trainlab::verify::VERIFIERS
+    trainlab::labs::VERIFIERS
         .iter()
         .map(|v| v.lab_id())
         .collect()

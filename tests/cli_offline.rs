@@ -93,7 +93,7 @@ fn list_marks_the_labs_with_a_verifier_gradable() {
         .filter(|l| l["gradable"] == true)
         .map(|l| l["id"].as_str().unwrap())
         .collect();
-    let registered: Vec<&str> = trainlab::verify::VERIFIERS
+    let registered: Vec<&str> = trainlab::labs::VERIFIERS
         .iter()
         .map(|v| v.lab_id())
         .collect();

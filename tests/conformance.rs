@@ -20,7 +20,7 @@ use serde_json::{json, Value};
 use trainlab::catalog::{Catalog, LabBundle, PROFILES};
 use trainlab::observe::{parse_text, Obj};
 use trainlab::verify::kit::cmdline::{invocations, Launch, Nnodes, NprocPerNode, Torchrun};
-use trainlab::verify::kit::workload::Workload;
+use trainlab::verify::kit::k8s::workload::Workload;
 
 /// One command line or config for the real tools, in judge.py's case schema
 /// (tests/conformance/README.md).

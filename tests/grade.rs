@@ -298,7 +298,7 @@ fn a_shared_room_grades_every_learner_like_check_and_costs_one_list_per_kind() {
     );
     // The kinds are exactly what the labs read, plus Nodes and the controllers' Deployments.
     let mut kinds: BTreeSet<String> = BTreeSet::new();
-    for v in trainlab::verify::VERIFIERS {
+    for v in trainlab::labs::VERIFIERS {
         if labs.contains(&v.lab_id()) {
             for r in v.reads() {
                 kinds.insert(r.kind.resource_name());
@@ -457,7 +457,7 @@ fn a_kind_forbidden_cluster_wide_is_read_per_namespace_and_the_room_says_so() {
     );
     let lists = lists(&c.emu.requests());
     let pod_reads: Vec<&String> = lists.iter().filter(|p| p.ends_with("/pods")).collect();
-    let pod_labs = trainlab::verify::VERIFIERS
+    let pod_labs = trainlab::labs::VERIFIERS
         .iter()
         .filter(|v| labs.contains(&v.lab_id()))
         .filter(|v| v.reads().iter().any(|r| r.kind.plural == "pods"))

@@ -85,7 +85,7 @@ fn expected() -> BTreeSet<(String, String)> {
     for k in [&kinds::NODES, &kinds::NAMESPACES, &kinds::DEPLOYMENTS] {
         out.insert((k.group.to_string(), k.plural.to_string()));
     }
-    for v in trainlab::verify::VERIFIERS {
+    for v in trainlab::labs::VERIFIERS {
         if !catalog
             .find(v.lab_id())
             .is_some_and(|b| trainlab::plan::is_gradable(&b.lab))

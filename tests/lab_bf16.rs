@@ -468,7 +468,7 @@ fn a_pod_the_stand_in_refused_fails_pods_running_quoting_it() {
             "message": "ValueError: num_attention_heads (16) must be a multiple of tensor_model_parallel_size (3).\n"}});
     }));
     let o = assert_only_fails(&r, "pods-running", Some("crashed"));
-    // The kit's one rule (`kit::pods::running`): found names the container and its exit; the
+    // The kit's one rule (`kit::k8s::pods::running`): found names the container and its exit; the
     // tool's own words are the `message` the hint quotes.
     assert_eq!(
         o.found.as_deref(),

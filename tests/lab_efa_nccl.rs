@@ -108,7 +108,7 @@ fn check_ids_match_the_lab_file() {
     let catalog = Catalog::embedded().unwrap();
     let lab = &catalog.get(LAB).unwrap().lab;
     let ids: Vec<&str> = lab.checks.iter().map(|c| c.id.as_str()).collect();
-    let v = trainlab::verify::verifier_for(LAB).unwrap();
+    let v = trainlab::labs::verifier_for(LAB).unwrap();
     assert_eq!(ids, v.check_ids());
     assert_eq!(ids, [&SPEC_CHECKS[..], &STATE_CHECKS[..]].concat());
 }
@@ -1415,7 +1415,7 @@ fn grade_live(objects: &[Obj], mpijobs: trainlab::observe::ReadResult) -> LabRes
     use trainlab::observe::{kinds, Query};
     let catalog = Catalog::embedded().unwrap();
     let bundle = catalog.get(LAB).unwrap();
-    let verifier = trainlab::verify::verifier_for(LAB).unwrap();
+    let verifier = trainlab::labs::verifier_for(LAB).unwrap();
     let target = Target::for_lab(LAB);
     let offline = Observed::offline(SourceKind::Snapshot, "test", objects.to_vec());
     let mut reads: std::collections::HashMap<Query, trainlab::observe::ReadResult> =

@@ -11,8 +11,8 @@ use trainlab::catalog::Lang;
 use trainlab::observe::{manifest_files, parse_file, Obj};
 use trainlab::report::LabReport;
 use trainlab::verify::kit::cmdline::Args;
-use trainlab::verify::kit::training::{main_container, training_command};
-use trainlab::verify::kit::workload::Workload;
+use trainlab::verify::kit::k8s::workload::Workload;
+use trainlab::verify::kit::training::job::{main_container, training_command};
 use trainlab::verify::{LabResult, Outcome, Reason, Status};
 
 const LAB: &str = "gradient-checkpointing";

@@ -11,11 +11,10 @@ use serde_json::{json, Value};
 use support::state::*;
 use trainlab::catalog::{Catalog, Lang};
 use trainlab::facts::capabilities::{self, Capabilities, Detected};
+use trainlab::labs::verifier_for;
 use trainlab::observe::{manifest_files, parse_file, Observed, SourceKind, Unavailable};
 use trainlab::profile::Profile;
-use trainlab::verify::{
-    grade_lab, queries, run, verifier_for, LabResult, Outcome, Reason, Status, Target,
-};
+use trainlab::verify::{grade_lab, queries, run, LabResult, Outcome, Reason, Status, Target};
 
 const LAB: &str = "karpenter-single-az";
 const SPEC: &[&str] = &[
@@ -205,7 +204,7 @@ fn check_ids_match_the_lab_file() {
     let catalog = Catalog::embedded().unwrap();
     let lab = &catalog.get(LAB).unwrap().lab;
     let ids: Vec<&str> = lab.checks.iter().map(|c| c.id.as_str()).collect();
-    let verifier = trainlab::verify::verifier_for(LAB).unwrap();
+    let verifier = trainlab::labs::verifier_for(LAB).unwrap();
     assert_eq!(verifier.check_ids(), ids.as_slice());
     assert_eq!(ids, [SPEC, STATE].concat());
 }
@@ -235,7 +234,7 @@ fn the_verifier_itself_does_not_guess_the_controller_is_missing() {
     // on kind is the framework's `karpenter` capability gate, for every source.
     let catalog = trainlab::catalog::Catalog::embedded().unwrap();
     let bundle = catalog.get(LAB).unwrap();
-    let verifier = trainlab::verify::verifier_for(LAB).unwrap();
+    let verifier = trainlab::labs::verifier_for(LAB).unwrap();
     let target = trainlab::verify::Target::for_lab(LAB);
     let obs = kind_solved()
         .observed()

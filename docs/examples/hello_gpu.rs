@@ -8,9 +8,9 @@
 
 use crate::observe::kinds::JOBS;
 use crate::observe::InputError;
-use crate::verify::kit::conditions;
-use crate::verify::kit::resources::pod_count;
-use crate::verify::kit::workload::Workload;
+use crate::verify::kit::k8s::conditions;
+use crate::verify::kit::k8s::resources::pod_count;
+use crate::verify::kit::k8s::workload::Workload;
 use crate::verify::{JudgeCtx, Judgement, Named, Outcome, Params, Read, Reason, Verifier};
 
 pub struct HelloGpu;

@@ -126,7 +126,7 @@ pub fn catalog(data: &[u8]) -> Verdict {
         }
     };
     for b in &catalog.labs {
-        let _ = verify::lint_lab(b, verify::verifier_for(&b.lab.id));
+        let _ = verify::lint_lab(b, trainlab::labs::verifier_for(&b.lab.id));
         render_lab(b);
         grade_demo(b);
     }
@@ -138,7 +138,7 @@ pub fn catalog(data: &[u8]) -> Verdict {
 /// reports and the room's scoreboard.
 fn grade_demo(b: &LabBundle) {
     static DEMO: OnceLock<trainlab::observe::Observed> = OnceLock::new();
-    if verify::verifier_for(&b.lab.id).is_none() {
+    if trainlab::labs::verifier_for(&b.lab.id).is_none() {
         return;
     }
     let demo = DEMO.get_or_init(|| sources::demo().expect("the embedded demo state"));
@@ -717,12 +717,12 @@ pub fn selector(data: &[u8]) -> Verdict {
         .collect();
     let _ = trainlab::observe::Selector::parse(sel).matches_labels(&labels);
     let mut verdict = Verdict::Accepted;
-    match verify::kit::selector::parse(sel) {
+    match verify::kit::k8s::selector::parse(sel) {
         Ok(s) if s.is_everything() => assert!(s.matches(&labels)),
         Ok(s) => {
             // The string form reads back as the same selector (`(everything)` aside).
             let shown = s.to_string();
-            let again = verify::kit::selector::parse(&shown)
+            let again = verify::kit::k8s::selector::parse(&shown)
                 .unwrap_or_else(|e| panic!("`{sel}` shown as `{shown}` does not read: {e}"));
             assert_eq!(
                 again.matches(&labels),

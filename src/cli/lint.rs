@@ -5,7 +5,8 @@ use clap::Args;
 
 use super::{print, Global};
 use crate::exit::ExitCode;
-use crate::verify::{lint_lab, verifier_for};
+use crate::labs::verifier_for;
+use crate::verify::lint_lab;
 
 #[derive(Debug, Args)]
 pub struct LintArgs {}

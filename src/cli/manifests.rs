@@ -77,7 +77,7 @@ fn group_of(api_version: &str) -> &str {
 /// and `solution/`.
 pub fn lab_kinds(b: &LabBundle) -> Result<Vec<LabKind>, crate::Error> {
     let mut found: Vec<(String, String, bool)> = Vec::new();
-    if let Some(v) = crate::verify::verifier_for(&b.lab.id) {
+    if let Some(v) = crate::labs::verifier_for(&b.lab.id) {
         for r in v.reads() {
             found.push((r.kind.api_version(), r.kind.kind.to_string(), false));
         }

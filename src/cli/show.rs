@@ -151,7 +151,7 @@ fn render_params(s: &mut String, lab: &crate::catalog::Lab, lang: Lang) {
 /// What `check --snapshot` needs saved for this lab: the kinds its verifier reads, with the
 /// kubectl command that saves each (`trainlab snapshot` saves exactly these).
 fn render_reads(s: &mut String, lab: &crate::catalog::Lab, lang: Lang) {
-    let Some(v) = crate::verify::verifier_for(&lab.id) else {
+    let Some(v) = crate::labs::verifier_for(&lab.id) else {
         return;
     };
     let target = crate::verify::Target::for_lab(&lab.id);

@@ -663,7 +663,7 @@ mod tests {
         let c = catalog();
         let room = Room::resolve(&c, request(Learners::Named(vec!["a".into()]))).unwrap();
         let ids: Vec<&str> = room.labs.iter().map(|(b, _)| b.lab.id.as_str()).collect();
-        let registered: Vec<&str> = verify::VERIFIERS
+        let registered: Vec<&str> = crate::labs::VERIFIERS
             .iter()
             .map(|v| v.lab_id())
             .filter(|id| c.find(id).is_some_and(|b| plan::is_gradable(&b.lab)))

@@ -24,7 +24,7 @@ use super::room::Template;
 use crate::catalog::Catalog;
 use crate::facts::capabilities;
 use crate::observe::kinds::{self, ResourceKind};
-use crate::verify::{self, Verifier};
+use crate::verify::Verifier;
 use crate::Error;
 
 /// The verbs grading uses: LIST (reads) and GET (a `kubectl get` an admin may run as the grader).
@@ -68,7 +68,7 @@ pub fn grader_kinds(catalog: &Catalog) -> Vec<(&'static ResourceKind, BTreeSet<W
     add(&kinds::NODES, Why::Nodes);
     add(&kinds::NAMESPACES, Why::Learners);
     let mut controllers = false;
-    for v in verify::VERIFIERS.iter().copied() {
+    for v in crate::labs::VERIFIERS.iter().copied() {
         let Some(b) = catalog.find(v.lab_id()) else {
             continue;
         };
@@ -285,7 +285,7 @@ mod tests {
         let kinds: Vec<&ResourceKind> = grader_kinds(&c).into_iter().map(|(k, _)| k).collect();
         assert!(!kinds.contains(&&kinds::SECRETS));
         assert!(kinds.contains(&&kinds::NODES));
-        for v in verify::VERIFIERS {
+        for v in crate::labs::VERIFIERS {
             if !c
                 .find(v.lab_id())
                 .is_some_and(|b| crate::plan::is_gradable(&b.lab))

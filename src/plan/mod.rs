@@ -13,8 +13,9 @@ use crate::cluster::{connect, gather, Conn, ConnectOpts, Discovery};
 use crate::exit::ExitCode;
 use crate::facts::capabilities::{self, Capabilities};
 use crate::facts::{NodeFacts, Profile};
+use crate::labs::verifier_for;
 use crate::observe::{sources, Observed, Query};
-use crate::verify::{self, verifier_for, LabResult, Status, Target, Verifier};
+use crate::verify::{self, LabResult, Status, Target, Verifier};
 use crate::Error;
 
 /// Where the state to grade comes from.

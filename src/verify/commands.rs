@@ -4,7 +4,7 @@
 use crate::catalog::LabBundle;
 use crate::observe::{parse_text, InputError};
 
-use super::kit::workload::Workload;
+use super::kit::k8s::workload::Workload;
 
 /// One container's command line in a lab file.
 #[derive(Debug, Clone, PartialEq, Eq)]

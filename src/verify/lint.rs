@@ -22,7 +22,7 @@ pub fn lint_lab(b: &LabBundle, verifier: Option<&dyn Verifier>) -> Vec<String> {
         return problems;
     }
     let Some(v) = verifier else {
-        problems.push(format!("{file}: field `status`: gradable, but no verifier is registered for `{}` (the `registry!` list in src/verify/mod.rs)", lab.id));
+        problems.push(format!("{file}: field `status`: gradable, but no verifier is registered for `{}` (the `registry!` list in src/labs/mod.rs)", lab.id));
         return problems;
     };
     let ids: Vec<&str> = lab.checks.iter().map(|c| c.id.as_str()).collect();

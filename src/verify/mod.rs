@@ -8,39 +8,6 @@ mod outcome;
 mod read;
 mod run;
 
-/// Declares each lab's verifier module and registers its verifier: one line per lab.
-macro_rules! registry {
-    ($($module:ident :: $verifier:ident),* $(,)?) => {
-        $(mod $module;)*
-        /// Every registered verifier, in lab order.
-        pub static VERIFIERS: &[&dyn Verifier] = &[$(&$module::$verifier),*];
-    };
-}
-
-// The lab registry: a new lab adds one line here (and its module file beside this one).
-registry! {
-    tensor_parallelism::TensorParallelism,
-    parallelism_3d::Parallelism3d,
-    slurm_accounting::SlurmAccounting,
-    slinky_nodeset::SlinkyNodeset,
-    efa_nccl::EfaNccl,
-    bionemo::Bionemo,
-    optimum_neuron::OptimumNeuron,
-    fsx_lustre::FsxLustre,
-    volcano_gang::VolcanoGang,
-    bf16::Bf16,
-    gradient_checkpointing::GradientCheckpointing,
-    zero3_offload::Zero3Offload,
-    mpijob_slots::MpijobSlots,
-    checkpoint_strategy::CheckpointStrategy,
-    karpenter_single_az::KarpenterSingleAz,
-}
-
-/// The verifier that grades `lab_id`, if the lab is gradable.
-pub fn verifier_for(lab_id: &str) -> Option<&'static dyn Verifier> {
-    VERIFIERS.iter().copied().find(|v| v.lab_id() == lab_id)
-}
-
 pub mod commands;
 pub mod kit;
 pub mod views;

@@ -212,7 +212,7 @@ pub fn grade_lab(
     overrides: &std::collections::BTreeMap<String, String>,
     profile: Option<Profile>,
 ) -> Result<LabResult, crate::Error> {
-    let verifier = super::verifier_for(&bundle.lab.id).ok_or_else(|| {
+    let verifier = crate::labs::verifier_for(&bundle.lab.id).ok_or_else(|| {
         let (n, id) = (bundle.lab.number, &bundle.lab.id);
         crate::Error::usage(
             format!("lab {n}（{id}）はクイズのみで、まだ採点するものがありません。`trainlab quiz {n}` を試してください"),

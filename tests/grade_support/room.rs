@@ -63,7 +63,7 @@ fn flatten(v: Value, out: &mut Vec<Value>) {
 /// The gradable labs, from the registry (a new lab joins by its registry line), that have a
 /// saved solution state.
 pub fn gradable() -> Vec<&'static str> {
-    trainlab::verify::VERIFIERS
+    trainlab::labs::VERIFIERS
         .iter()
         .map(|v| v.lab_id())
         .filter(|id| data(&format!("{id}/solution-state")).is_dir())

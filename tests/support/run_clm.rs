@@ -80,12 +80,12 @@ pub fn job_training_args(
     objects: &[trainlab::observe::Obj],
     job: &str,
 ) -> trainlab::verify::kit::cmdline::Args {
-    use trainlab::verify::kit::training::{main_container, training_command};
+    use trainlab::verify::kit::training::job::{main_container, training_command};
     let obj = objects
         .iter()
         .find(|o| o.name() == job && o.kind() != "ConfigMap")
         .expect("the job");
-    let w = trainlab::verify::kit::workload::Workload::from_obj(obj)
+    let w = trainlab::verify::kit::k8s::workload::Workload::from_obj(obj)
         .unwrap()
         .unwrap();
     let (c, _) = main_container(&w.templates[0]).unwrap();

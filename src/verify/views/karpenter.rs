@@ -1,6 +1,6 @@
 //! Typed view of a Karpenter NodePool: only the fields the checks read, every field defaulted,
 //! unknown fields ignored (so newer Karpenter releases still parse). Status conditions are read
-//! with the kit (`kit::conditions`), NodeClaims through their labels and ownerReferences.
+//! with the kit (`kit::k8s::conditions`), NodeClaims through their labels and ownerReferences.
 //!
 //! Upstream type: kubernetes-sigs/karpenter v1.14.1 `pkg/apis/v1/nodepool.go` (`karpenter.sh/v1`).
 

@@ -1,6 +1,6 @@
 //! Typed view of the MPI Operator's `MPIJob` spec, only the fields the checks need. Status
-//! conditions are read with the kit ([`crate::verify::kit::conditions`]); pod templates with
-//! [`crate::verify::kit::workload`].
+//! conditions are read with the kit ([`crate::verify::kit::k8s::conditions`]); pod templates with
+//! [`crate::verify::kit::k8s::workload`].
 //!
 //! Follows kubeflow/mpi-operator v0.8.0 `pkg/apis/kubeflow/v2beta1/types.go` (`MPIJob`,
 //! `MPIJobSpec`, `RunPolicy`, `JobConditionType`) and `common_types.go` (`ReplicaSpec`).

@@ -1,0 +1,694 @@
+//! Pod status as the checks read it: every container termination (current state and
+//! `lastState`, which a restart hides), containers stuck waiting, and the scheduler's message;
+//! how a job says it ended ([`JobEnd`]); and the one `pods-running` rule every lab with a
+//! training job grades by ([`running`]).
+
+use k8s_openapi::api::core::v1::Pod;
+
+use crate::observe::{InputError, Obj};
+use crate::verify::kit::k8s::conditions;
+use crate::verify::kit::k8s::owned::{self, NoUid};
+use crate::verify::kit::k8s::workload::{Workload, WorkloadKind};
+use crate::verify::{JudgeCtx, Outcome, Read, Reason};
+
+/// One container's status, as the kubelet reports it.
+#[derive(Debug, Clone)]
+pub struct ContainerEnd {
+    pub container: String,
+    pub reason: String,
+    pub exit_code: i32,
+    pub message: Option<String>,
+    /// From `lastState` (a restart followed it).
+    pub earlier: bool,
+}
+
+impl ContainerEnd {
+    /// `pod/container: OOMKilled (exit 137)`, `…: Error (exit 1): ValueError: …`.
+    pub fn describe(&self, pod: &str) -> String {
+        let base = format!(
+            "{pod}/{}: {} (exit {})",
+            self.container, self.reason, self.exit_code
+        );
+        match self
+            .message
+            .as_deref()
+            .map(str::trim)
+            .filter(|m| !m.is_empty())
+        {
+            Some(m) => format!("{base}: {}", last_line(m)),
+            None => base,
+        }
+    }
+}
+
+/// The last non-empty line of a termination message (the tool's exception line).
+fn last_line(m: &str) -> &str {
+    m.lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or(m)
+}
+
+/// What the checks need of one pod.
+#[derive(Debug, Clone)]
+pub struct PodState {
+    pub name: String,
+    pub phase: String,
+    pub node: Option<String>,
+    /// Every termination of its containers (current state and `lastState`).
+    pub ends: Vec<ContainerEnd>,
+    /// `(container, reason, message)` of containers waiting to (re)start.
+    pub waiting: Vec<(String, String, String)>,
+    /// The scheduler's `PodScheduled=False` message.
+    pub unschedulable: Option<String>,
+    /// `status.reason` / `status.message` of the pod itself (`Evicted`, `DeadlineExceeded`).
+    pub status_reason: Option<String>,
+    pub status_message: Option<String>,
+}
+
+impl PodState {
+    /// The first termination with a non-zero exit (a crash, an OOM kill, a refused command).
+    pub fn failure(&self) -> Option<&ContainerEnd> {
+        self.ends.iter().find(|e| e.exit_code != 0)
+    }
+
+    /// The container that crashed: terminated with a non-zero exit now, or waiting to restart
+    /// after one (`lastState`, as in `CrashLoopBackOff`). A container that restarted after an
+    /// error and runs again is no crash: the kubelet recovered it.
+    pub fn crash(&self) -> Option<&ContainerEnd> {
+        self.ends.iter().find(|e| {
+            e.exit_code != 0
+                && (!e.earlier || self.waiting.iter().any(|(c, _, _)| *c == e.container))
+        })
+    }
+
+    /// `Running` or `Succeeded` (core/v1 `PodPhase`).
+    pub fn is_up(&self) -> bool {
+        self.phase == "Running" || self.phase == "Succeeded"
+    }
+}
+
+/// Reads pods (core/v1 `PodStatus.containerStatuses[].state` / `.lastState`).
+pub fn pod_states(pods: &[&Obj]) -> Result<Vec<PodState>, InputError> {
+    let mut out = Vec::new();
+    for o in pods {
+        let pod: Pod = o.parse()?;
+        let status = pod.status.unwrap_or_default();
+        let mut ends = Vec::new();
+        let mut waiting = Vec::new();
+        let statuses = status
+            .init_container_statuses
+            .iter()
+            .flatten()
+            .chain(status.container_statuses.iter().flatten());
+        for cs in statuses {
+            for (st, earlier) in [(cs.state.as_ref(), false), (cs.last_state.as_ref(), true)] {
+                let Some(st) = st else { continue };
+                if let Some(t) = &st.terminated {
+                    ends.push(ContainerEnd {
+                        container: cs.name.clone(),
+                        reason: t.reason.clone().unwrap_or_else(|| "Terminated".into()),
+                        exit_code: t.exit_code,
+                        message: t.message.clone(),
+                        earlier,
+                    });
+                }
+                if let (Some(w), false) = (&st.waiting, earlier) {
+                    waiting.push((
+                        cs.name.clone(),
+                        w.reason.clone().unwrap_or_default(),
+                        w.message.clone().unwrap_or_default(),
+                    ));
+                }
+            }
+        }
+        let unschedulable = status
+            .conditions
+            .iter()
+            .flatten()
+            .find(|c| c.type_ == "PodScheduled" && c.status == "False")
+            .map(|c| c.message.clone().unwrap_or_default());
+        out.push(PodState {
+            name: o.name().to_string(),
+            phase: status.phase.unwrap_or_else(|| "Pending".into()),
+            node: pod.spec.and_then(|s| s.node_name).filter(|n| !n.is_empty()),
+            ends,
+            waiting,
+            unschedulable,
+            status_reason: status.reason.filter(|r| !r.is_empty()),
+            status_message: status.message.filter(|m| !m.trim().is_empty()),
+        });
+    }
+    Ok(out)
+}
+
+/// Waiting reasons that do not clear by themselves: the image, the command or its config is
+/// wrong (kubelet `images` and `kuberuntime` reasons).
+pub const STUCK: &[&str] = &[
+    "ErrImagePull",
+    "ImagePullBackOff",
+    "InvalidImageName",
+    "CreateContainerConfigError",
+    "CreateContainerError",
+    "RunContainerError",
+];
+
+/// The pods `job` owns among `pods` (by ownerReference uid, terminating ones left out), read.
+/// A job without a uid was never created by an API server (a manifest, the demo room's
+/// "applied" objects): it owns no pod yet.
+pub fn owned_states(job: &Obj, pods: &[&Obj]) -> Result<Vec<PodState>, InputError> {
+    match owned::owned_by(job, pods) {
+        Ok(o) => pod_states(&o.current),
+        Err(NoUid::NotFromACluster) => Ok(Vec::new()),
+    }
+}
+
+/// How a job says it ended, or that it is held.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JobEnd {
+    /// Not ended (or a kind without an end, such as a Deployment): its pods tell.
+    Open,
+    /// `found`: what says so (`Job ckpt-llm Complete=True`).
+    Complete { found: String },
+    /// `message`: the job's own words (the condition's message, else its reason).
+    Failed { found: String, message: String },
+    /// Held by `field` (a path) set to `value`.
+    Suspended { field: String, value: String },
+}
+
+impl JobEnd {
+    /// Read from the object's status and spec:
+    /// - batch/v1 Job: conditions `Complete` / `Failed` (k8s.io/api `batch/v1/types.go`
+    ///   `JobConditionType`), `spec.suspend` (`JobSpec.suspend`);
+    /// - Kubeflow PyTorchJob and MPIJob: conditions `Succeeded` / `Failed`
+    ///   (kubeflow/training-operator v1.9 `common_types.go` `JobConditionType`, mpi-operator
+    ///   v0.8 `v2beta1/types.go`), `spec.runPolicy.suspend` (`RunPolicy.suspend`);
+    /// - Volcano Job: `status.state.phase` (volcano-sh/volcano `batch/v1alpha1/job.go`
+    ///   `JobPhase`): `Completed`; `Failed`, `Terminating`, `Terminated` (stopped for good);
+    ///   `Aborting`, `Aborted` (what `vcctl job suspend` does: `pkg/cli/job/suspend.go` sends
+    ///   `AbortJobAction`; `vcctl job resume` resumes it). The message is `status.state.message`.
+    ///
+    /// A malformed `status.conditions` is bad input naming the field.
+    pub fn of(w: &Workload) -> Result<JobEnd, InputError> {
+        let obj = w.obj;
+        let who = format!("{} {}", w.kind.kind(), obj.name());
+        let (done, suspend_field) = match w.kind {
+            WorkloadKind::Job => ("Complete", "spec.suspend"),
+            WorkloadKind::PyTorchJob | WorkloadKind::MpiJob => {
+                ("Succeeded", "spec.runPolicy.suspend")
+            }
+            WorkloadKind::VolcanoJob => return Ok(volcano_end(w, &who)),
+            _ => return Ok(JobEnd::Open),
+        };
+        let conds = conditions::from_object(&obj.value)
+            .map_err(|e| obj.field_error("status.conditions", e))?;
+        if conditions::is_true(&conds, done) {
+            return Ok(JobEnd::Complete {
+                found: format!("{who} {done}=True"),
+            });
+        }
+        if let Some(c) = conditions::find(&conds, "Failed").filter(|c| c.is_true()) {
+            return Ok(JobEnd::Failed {
+                found: format!("{who} Failed=True"),
+                message: c
+                    .message
+                    .clone()
+                    .or(c.reason.clone())
+                    .unwrap_or_else(|| "Failed".into()),
+            });
+        }
+        let suspended = match (w.batch_job(), w.pytorch(), w.mpi()) {
+            (Some(b), _, _) => b.spec.as_ref().and_then(|s| s.suspend).unwrap_or(false),
+            (_, Some(p), _) => p.suspended(),
+            (_, _, Some(m)) => m.suspended(),
+            _ => false,
+        };
+        Ok(if suspended {
+            JobEnd::Suspended {
+                field: suspend_field.into(),
+                value: "true".into(),
+            }
+        } else {
+            JobEnd::Open
+        })
+    }
+
+    /// Ended for good: complete or failed.
+    pub fn is_finished(&self) -> bool {
+        matches!(self, JobEnd::Complete { .. } | JobEnd::Failed { .. })
+    }
+}
+
+fn volcano_end(w: &Workload, who: &str) -> JobEnd {
+    let Some(phase) = w.volcano().and_then(|v| v.phase()) else {
+        return JobEnd::Open;
+    };
+    // `status.state.reason` / `.message` are not in the typed view; read them as written.
+    let state = &w.obj.value["status"]["state"];
+    let said = |k: &str| {
+        state[k]
+            .as_str()
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+    };
+    let found = format!("{who} status.state.phase={phase}");
+    match phase {
+        "Completed" => JobEnd::Complete { found },
+        "Failed" | "Terminating" | "Terminated" => JobEnd::Failed {
+            found,
+            message: said("message")
+                .or(said("reason"))
+                .unwrap_or_else(|| phase.to_string()),
+        },
+        "Aborting" | "Aborted" => JobEnd::Suspended {
+            field: "status.state.phase".into(),
+            value: phase.to_string(),
+        },
+        _ => JobEnd::Open,
+    }
+}
+
+/// `pods-running`: every pod of a job Running or Succeeded, or the job complete. One rule for
+/// every lab, in this order:
+///
+/// 1. the job says it completed: pass;
+/// 2. a container crashed ([`PodState::crash`]) or a pod failed by itself (`Failed` with a
+///    `status.reason` such as `Evicted`): fail,
+///    hint `crashed` {`pod`, `container`, `exit_code`, `message`: the termination message, the
+///    stand-in's or the real tool's own words; `—` for what a pod-level failure lacks};
+/// 3. a container waits for a reason that does not clear ([`STUCK`]): fail, hint `stuck`
+///    {`pod`, `reason`, `message`};
+/// 4. the job says it failed: fail, hint `job-failed` {`message`};
+/// 5. the job is suspended: fail, hint `suspended` {`field`, `value`};
+/// 6. `replicas` pods (at least one) are Running or Succeeded: pass;
+/// 7. pending: `no-pods`; `pods-unschedulable` {`pod`, `message`: the scheduler's words};
+///    `pods-starting` {`up`}.
+///
+/// Every outcome carries `replicas`.
+pub fn running(check: &str, end: &JobEnd, pods: &[PodState], replicas: i64) -> Outcome {
+    let expected = format!("pods Running|Succeeded: {replicas}");
+    let ev = |o: Outcome| o.with("replicas", replicas);
+    if let JobEnd::Complete { found } = end {
+        return ev(Outcome::pass(check).expected_found(expected, found.clone()));
+    }
+    for p in pods {
+        if let Some(e) = p.crash() {
+            let message = e
+                .message
+                .as_deref()
+                .map(str::trim)
+                .filter(|m| !m.is_empty())
+                .unwrap_or(&e.reason);
+            let found = format!(
+                "{}/{}: {} (exit {})",
+                p.name, e.container, e.reason, e.exit_code
+            );
+            return ev(crashed(check, expected, found, p, &e.container)
+                .with("exit_code", e.exit_code)
+                .with("message", message));
+        }
+        if let Some((c, reason, message)) = p
+            .waiting
+            .iter()
+            .find(|(_, r, _)| STUCK.contains(&r.as_str()))
+        {
+            let found = format!("{}/{c}: {reason}", p.name);
+            let message = if message.is_empty() {
+                found.clone()
+            } else {
+                message.clone()
+            };
+            return ev(Outcome::fail(check, expected, found)
+                .hint("stuck")
+                .with("pod", &p.name)
+                .with("reason", reason)
+                .with("message", message));
+        }
+        // Failed by itself, with the kubelet's reason (`Evicted`, `DeadlineExceeded`).
+        if let (Some(reason), "Failed") = (p.status_reason.as_deref(), p.phase.as_str()) {
+            let message = p.status_message.as_deref().unwrap_or(reason);
+            let found = format!("{}: Failed ({reason})", p.name);
+            return ev(crashed(check, expected, found, p, "—")
+                .with("exit_code", "—")
+                .with("message", message));
+        }
+    }
+    match end {
+        JobEnd::Failed { found, message } => {
+            return ev(Outcome::fail(check, expected, found.clone())
+                .hint("job-failed")
+                .with("message", message))
+        }
+        JobEnd::Suspended { field, value } => {
+            return ev(Outcome::fail(check, expected, format!("{field}: {value}"))
+                .hint("suspended")
+                .with("field", field)
+                .with("value", value))
+        }
+        JobEnd::Open | JobEnd::Complete { .. } => {}
+    }
+    let up: Vec<String> = pods
+        .iter()
+        .filter(|p| p.is_up())
+        .map(|p| format!("{} {}", p.name, p.phase))
+        .collect();
+    if up.len() as i64 >= replicas.max(1) {
+        return ev(Outcome::pass(check).expected_found(expected, up.join(", ")));
+    }
+    let listing = pods
+        .iter()
+        .map(|p| format!("{} {}", p.name, p.phase))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let pending = |message: &str| {
+        let found = if listing.is_empty() { "—" } else { &listing };
+        ev(Outcome::pending(check, Reason::Message(message.into()))
+            .expected_found(expected.clone(), found))
+    };
+    if pods.is_empty() {
+        return pending("no-pods");
+    }
+    if let Some(p) = pods.iter().find(|p| p.unschedulable.is_some()) {
+        return pending("pods-unschedulable")
+            .with("pod", &p.name)
+            .with("message", p.unschedulable.clone().unwrap_or_default());
+    }
+    pending("pods-starting").with("up", up.len())
+}
+
+fn crashed(check: &str, expected: String, found: String, p: &PodState, container: &str) -> Outcome {
+    Outcome::fail(check, expected, found)
+        .hint("crashed")
+        .with("pod", &p.name)
+        .with("container", container)
+}
+
+/// [`running`] for job `w` with the pods of `pods_read` it owns; a pod read the source cannot
+/// answer is skipped or an error ([`Outcome::unavailable`]), never a fail.
+pub fn running_of(
+    ctx: &JudgeCtx,
+    pods_read: &Read,
+    check: &str,
+    w: &Workload,
+) -> Result<Outcome, InputError> {
+    let pods = match ctx.list(pods_read) {
+        Ok(p) => p,
+        Err(why) => return Ok(Outcome::unavailable(check, &why)),
+    };
+    let states = owned_states(w.obj, &pods)?;
+    Ok(running(check, &JobEnd::of(w)?, &states, w.total_replicas()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::observe::Origin;
+    use crate::verify::Status;
+    use serde_json::{json, Value as Json};
+
+    fn obj(v: Json) -> Obj {
+        let origin = Origin::File {
+            path: "x.yaml".into(),
+            doc: 1,
+            item: None,
+        };
+        Obj::new(v, origin).unwrap()
+    }
+
+    fn pod(name: &str, status: Json) -> Obj {
+        obj(json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job",
+                "name": "j", "uid": "u-1", "controller": true}]},
+            "spec": {"containers": [{"name": "trainer", "image": "python:3.13"}]},
+            "status": status}))
+    }
+
+    fn states(pods: &[Obj]) -> Vec<PodState> {
+        pod_states(&pods.iter().collect::<Vec<_>>()).unwrap()
+    }
+
+    fn running_pod(name: &str) -> Obj {
+        pod(
+            name,
+            json!({"phase": "Running", "containerStatuses": [{"name": "trainer",
+                "state": {"running": {}}}]}),
+        )
+    }
+
+    fn status(name: &str, state: Json, last: Json) -> Obj {
+        pod(
+            name,
+            json!({"phase": "Running", "containerStatuses": [{"name": "trainer",
+                "state": state, "lastState": last}]}),
+        )
+    }
+
+    fn workload(v: Json) -> (Obj, JobEnd) {
+        let o = obj(v);
+        let end = JobEnd::of(&Workload::from_obj(&o).unwrap().unwrap()).unwrap();
+        (o, end)
+    }
+
+    fn batch(extra: Json) -> JobEnd {
+        let mut v = json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
+            "spec": {"template": {"spec": {"restartPolicy": "Never",
+                "containers": [{"name": "trainer", "image": "python:3.13"}]}}}});
+        for (k, x) in extra.as_object().unwrap() {
+            v[k].as_object_mut()
+                .map(|m| m.extend(x.as_object().unwrap().clone()))
+                .unwrap_or_else(|| v[k] = x.clone());
+        }
+        workload(v).1
+    }
+
+    fn message(o: &Outcome) -> &str {
+        match &o.reason {
+            Some(Reason::Message(m)) => m,
+            r => panic!("{r:?}"),
+        }
+    }
+
+    #[test]
+    fn a_crash_is_a_failed_container_now_or_one_waiting_to_restart() {
+        let failed = json!({"terminated": {"exitCode": 1, "reason": "Error", "message": "boom"}});
+        let back_off = json!({"waiting": {"reason": "CrashLoopBackOff"}});
+        let s = states(&[
+            status("now", failed.clone(), json!(null)),
+            status("looping", back_off, failed.clone()),
+            status("recovered", json!({"running": {}}), failed),
+        ]);
+        assert_eq!(s[0].crash().map(|e| e.exit_code), Some(1));
+        assert!(s[1].crash().is_some_and(|e| e.earlier));
+        assert!(s[2].crash().is_none());
+        // `failure` still sees the recovered one (a lab about OOM kills reads every end).
+        assert!(s[2].failure().is_some());
+    }
+
+    #[test]
+    fn job_ends_come_from_each_kinds_own_fields() {
+        let cond =
+            |t: &str| json!({"conditions": [{"type": t, "status": "True", "message": "said"}]});
+        assert!(matches!(batch(json!({"status": cond("Complete")})),
+            JobEnd::Complete { found } if found == "Job j Complete=True"));
+        assert_eq!(
+            batch(json!({"status": cond("Failed")})),
+            JobEnd::Failed {
+                found: "Job j Failed=True".into(),
+                message: "said".into()
+            }
+        );
+        assert_eq!(
+            batch(json!({"spec": {"suspend": true}})),
+            JobEnd::Suspended {
+                field: "spec.suspend".into(),
+                value: "true".into()
+            }
+        );
+        assert_eq!(batch(json!({})), JobEnd::Open);
+        // A Kubeflow job completes with `Succeeded`; `Complete` means nothing to it.
+        let pt = |status: Json, run_policy: Json| {
+            workload(
+                json!({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
+                "metadata": {"name": "p"}, "status": status,
+                "spec": {"runPolicy": run_policy, "pytorchReplicaSpecs": {"Master": {"replicas": 1,
+                    "template": {"spec": {"containers": [{"name": "pytorch", "image": "x"}]}}}}}}),
+            )
+            .1
+        };
+        assert!(matches!(
+            pt(cond("Succeeded"), json!({})),
+            JobEnd::Complete { .. }
+        ));
+        assert_eq!(pt(cond("Complete"), json!({})), JobEnd::Open);
+        assert!(matches!(pt(json!({}), json!({"suspend": true})),
+            JobEnd::Suspended { field, .. } if field == "spec.runPolicy.suspend"));
+        let mpi = workload(
+            json!({"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
+            "metadata": {"name": "m"}, "status": cond("Failed"), "spec": {"mpiReplicaSpecs": {}}}),
+        )
+        .1;
+        assert!(matches!(mpi, JobEnd::Failed { found, .. } if found == "MPIJob m Failed=True"));
+        // Volcano: the phase, and `vcctl job suspend` aborts.
+        let vc = |phase: &str| {
+            workload(
+                json!({"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
+                "metadata": {"name": "v"}, "spec": {"tasks": []},
+                "status": {"state": {"phase": phase, "reason": "PodFailed"}}}),
+            )
+            .1
+        };
+        assert!(matches!(vc("Completed"), JobEnd::Complete { .. }));
+        assert!(
+            matches!(vc("Terminated"), JobEnd::Failed { message, .. } if message == "PodFailed")
+        );
+        assert!(matches!(vc("Aborted"),
+            JobEnd::Suspended { field, value } if field == "status.state.phase" && value == "Aborted"));
+        assert_eq!(vc("Running"), JobEnd::Open);
+        let deploy = workload(json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "d"}, "spec": {"template": {"spec": {"containers": []}}}}));
+        assert_eq!(deploy.1, JobEnd::Open);
+    }
+
+    #[test]
+    fn malformed_conditions_are_bad_input_naming_the_field() {
+        // The MPIJob view reads no status, so the conditions are first read here.
+        let o = obj(
+            json!({"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
+            "metadata": {"name": "m"}, "spec": {}, "status": {"conditions": [1]}}),
+        );
+        let e = JobEnd::of(&Workload::from_obj(&o).unwrap().unwrap()).unwrap_err();
+        assert!(e.to_string().contains("status.conditions"), "{e}");
+    }
+
+    #[test]
+    fn complete_wins_then_crashes_then_stuck_then_the_jobs_failure() {
+        let crashed = status(
+            "p-1",
+            json!({"terminated": {"exitCode": 2, "reason": "Error", "message": " bad flag \n"}}),
+            json!(null),
+        );
+        let done = JobEnd::Complete {
+            found: "Job j Complete=True".into(),
+        };
+        let o = running("r", &done, &states(std::slice::from_ref(&crashed)), 1);
+        assert_eq!(o.status, Status::Pass);
+        let failed = JobEnd::Failed {
+            found: "Job j Failed=True".into(),
+            message: "BackoffLimitExceeded".into(),
+        };
+        let o = running("r", &failed, &states(&[crashed]), 1);
+        assert_eq!(o.hint.as_deref(), Some("crashed"));
+        assert_eq!(o.found.as_deref(), Some("p-1/trainer: Error (exit 2)"));
+        assert_eq!(
+            (
+                o.evidence["container"].as_str(),
+                o.evidence["exit_code"].as_str()
+            ),
+            ("trainer", "2")
+        );
+        assert_eq!(o.evidence["message"], "bad flag");
+        let pull = status(
+            "p-1",
+            json!({"waiting": {"reason": "ImagePullBackOff", "message": ""}}),
+            json!(null),
+        );
+        let o = running("r", &failed, &states(&[pull]), 1);
+        assert_eq!(o.hint.as_deref(), Some("stuck"));
+        assert_eq!(o.evidence["message"], "p-1/trainer: ImagePullBackOff");
+        let o = running("r", &failed, &[], 1);
+        assert_eq!(
+            (o.hint.as_deref(), o.evidence["message"].as_str()),
+            (Some("job-failed"), "BackoffLimitExceeded")
+        );
+        let held = JobEnd::Suspended {
+            field: "spec.suspend".into(),
+            value: "true".into(),
+        };
+        let o = running("r", &held, &[], 1);
+        assert_eq!(o.hint.as_deref(), Some("suspended"));
+        assert_eq!(o.found.as_deref(), Some("spec.suspend: true"));
+        assert_eq!(o.evidence["replicas"], "1");
+    }
+
+    #[test]
+    fn an_evicted_pod_is_a_crash_without_a_container() {
+        let evicted = pod(
+            "p-1",
+            json!({"phase": "Failed", "reason": "Evicted", "message": "The node was low on resource: memory."}),
+        );
+        let o = running("r", &JobEnd::Open, &states(&[evicted]), 1);
+        assert_eq!(o.hint.as_deref(), Some("crashed"));
+        assert_eq!(
+            (
+                o.evidence["container"].as_str(),
+                o.evidence["exit_code"].as_str()
+            ),
+            ("—", "—")
+        );
+        assert_eq!(
+            o.evidence["message"],
+            "The node was low on resource: memory."
+        );
+        // A Failed pod without a reason says nothing the job's own state does not.
+        let o = running(
+            "r",
+            &JobEnd::Open,
+            &states(&[pod("p-1", json!({"phase": "Failed"}))]),
+            1,
+        );
+        assert_eq!(o.status, Status::Pending);
+    }
+
+    #[test]
+    fn every_replica_up_passes_and_fewer_are_pending_with_the_reason() {
+        let two = states(&[running_pod("a"), running_pod("b")]);
+        assert_eq!(running("r", &JobEnd::Open, &two, 2).status, Status::Pass);
+        let o = running("r", &JobEnd::Open, &two, 3);
+        assert_eq!(
+            (o.status, message(&o), o.evidence["up"].as_str()),
+            (Status::Pending, "pods-starting", "2")
+        );
+        let o = running("r", &JobEnd::Open, &[], 1);
+        assert_eq!(message(&o), "no-pods");
+        assert_eq!(o.found.as_deref(), Some("—"));
+        // Zero replicas still needs a pod: a job with nothing up has not run.
+        assert_eq!(running("r", &JobEnd::Open, &[], 0).status, Status::Pending);
+        let waiting = pod(
+            "c",
+            json!({"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False",
+                "reason": "Unschedulable", "message": "0/3 nodes are available"}]}),
+        );
+        let o = running("r", &JobEnd::Open, &states(&[running_pod("a"), waiting]), 2);
+        assert_eq!(
+            (
+                message(&o),
+                o.evidence["pod"].as_str(),
+                o.evidence["message"].as_str()
+            ),
+            ("pods-unschedulable", "c", "0/3 nodes are available")
+        );
+    }
+
+    #[test]
+    fn only_pods_the_job_owns_by_uid_count() {
+        let (job, _) = workload(json!({"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": "j", "uid": "u-1"},
+            "spec": {"template": {"spec": {"containers": []}}}}));
+        let mine = running_pod("mine");
+        let mut other = running_pod("other");
+        other.value_mut()["metadata"]["ownerReferences"][0]["uid"] = json!("u-2");
+        let s = owned_states(&job, &[&mine, &other]).unwrap();
+        assert_eq!(
+            s.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(),
+            ["mine"]
+        );
+        // A job from a manifest (no uid) owns nothing yet.
+        let mut manifest = job.clone();
+        manifest.value_mut()["metadata"]
+            .as_object_mut()
+            .unwrap()
+            .remove("uid");
+        assert!(owned_states(&manifest, &[&mine]).unwrap().is_empty());
+    }
+}

@@ -1,0 +1,9 @@
+//! Training concepts the labs share.
+
+/// Training jobs: served version, API-server and webhook refusals, the training command and its
+/// DeepSpeed config.
+pub mod job;
+/// TP/PP/DP degrees, world size and GPU nodes of a training job.
+pub mod parallel;
+/// Slinky's kinds (Controller, NodeSet, Accounting, RestApi).
+pub mod slinky;
