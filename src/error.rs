@@ -1,8 +1,8 @@
 //! Library error types. Each variant says what went wrong and where, so the CLI can print it as is
 //! and map it to an exit code (see [`Error::exit_code`]).
 
-use crate::catalog::{Lang, Text};
 use crate::exit::ExitCode;
+use crate::text::{Lang, Text};
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -82,5 +82,11 @@ mod tests {
         assert_eq!(environment.in_lang(Lang::Ja), "ja text");
         assert_eq!(environment.exit_code(), ExitCode::Environment);
         assert_eq!(environment.exit_code().code(), 3);
+    }
+}
+
+impl From<crate::catalog::UnknownLab> for Error {
+    fn from(e: crate::catalog::UnknownLab) -> Error {
+        Error::Usage(e.0)
     }
 }

@@ -21,6 +21,7 @@ pub mod plan;
 pub mod profile;
 pub mod quantity;
 pub mod report;
+pub mod text;
 pub mod verify;
 
 pub use error::Error;

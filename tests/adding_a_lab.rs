@@ -1,7 +1,7 @@
 //! docs/adding-a-lab.md followed to the letter: the example lab folder (docs/examples/labs/
 //! 99-hello-gpu) loads and lints clean with its verifier (docs/examples/hello_gpu.rs, compiled
-//! here exactly as it would be in src/labs/hello_gpu/mod.rs), grades its solution and draft, says once that the
-//! Job is missing, and a read a verifier did not declare is refused on an offline source.
+//! here exactly as it would be as src/labs/hello_gpu/mod.rs), grades its solution and draft,
+//! says once that the Job is missing, and a read a verifier did not declare is refused on an offline source.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

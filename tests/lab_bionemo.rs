@@ -522,7 +522,7 @@ fn the_eks_solution_is_the_real_container_and_passes_the_spec_checks() {
     let catalog = trainlab::catalog::Catalog::embedded().unwrap();
     let bundle = catalog.get(LAB).unwrap();
     let eks = State::load("../../labs/06-bionemo/solution-eks").into_files();
-    let r = trainlab::verify::grade_lab(
+    let r = trainlab::labs::grade_lab(
         bundle,
         &eks.observed(),
         &trainlab::verify::Target::for_lab(LAB),

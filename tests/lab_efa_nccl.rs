@@ -8,8 +8,9 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 use trainlab::catalog::{Catalog, Lang};
+use trainlab::labs::grade_lab;
 use trainlab::observe::{manifest_files, parse_file, Obj, Observed, SourceKind, Unavailable};
-use trainlab::verify::{grade_lab, LabResult, Outcome, Reason, Status, Target};
+use trainlab::verify::{LabResult, Outcome, Reason, Status, Target};
 
 const LAB: &str = "efa-nccl";
 

@@ -12,9 +12,10 @@ use serde_json::{json, Value};
 use support::emulator::Emulator;
 use support::state::*;
 use trainlab::catalog::{Catalog, Lang};
+use trainlab::labs::grade_lab;
 use trainlab::observe::{manifest_files, parse_file};
 use trainlab::report::{Format, LabReport};
-use trainlab::verify::{grade_lab, LabResult, Outcome, Reason, Status, Target};
+use trainlab::verify::{LabResult, Outcome, Reason, Status, Target};
 
 const LAB: &str = "fsx-lustre";
 const STATE: [&str; 2] = ["pvc-bound", "pods-running"];

@@ -11,10 +11,11 @@ use serde_json::{json, Value};
 use support::state::*;
 use trainlab::catalog::{Catalog, Lang};
 use trainlab::facts::capabilities::{self, Capabilities, Detected};
+use trainlab::labs::grade_lab;
 use trainlab::labs::verifier_for;
 use trainlab::observe::{manifest_files, parse_file, Observed, SourceKind, Unavailable};
 use trainlab::profile::Profile;
-use trainlab::verify::{grade_lab, queries, run, LabResult, Outcome, Reason, Status, Target};
+use trainlab::verify::{queries, run, LabResult, Outcome, Reason, Status, Target};
 
 const LAB: &str = "karpenter-single-az";
 const SPEC: &[&str] = &[

@@ -9,9 +9,10 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 use support::state::*;
 use trainlab::catalog::Catalog;
+use trainlab::labs::grade_lab;
 use trainlab::observe::{parse_text, Obj};
 use trainlab::profile::Profile;
-use trainlab::verify::{grade_lab, LabResult, Reason, Status, Target};
+use trainlab::verify::{LabResult, Reason, Status, Target};
 
 const LAB: &str = "optimum-neuron";
 const JOB: &str = "neuron-finetune";

@@ -41,7 +41,7 @@ fn with_kind_params(s: State) -> State {
 fn grade_eks(state: &State) -> LabResult {
     let catalog = trainlab::catalog::Catalog::embedded().unwrap();
     let bundle = catalog.get(LAB).unwrap();
-    trainlab::verify::grade_lab(
+    trainlab::labs::grade_lab(
         bundle,
         &state.observed(),
         &trainlab::verify::Target::for_lab(LAB),

@@ -125,7 +125,7 @@ fn a_controller_without_persistence_passes_with_the_state_advice() {
 fn grade_eks(state: &State) -> LabResult {
     let catalog = trainlab::catalog::Catalog::embedded().unwrap();
     let bundle = catalog.get(LAB).unwrap();
-    trainlab::verify::grade_lab(
+    trainlab::labs::grade_lab(
         bundle,
         &state.observed(),
         &trainlab::verify::Target::for_lab(LAB),

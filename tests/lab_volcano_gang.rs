@@ -9,10 +9,11 @@ use std::path::Path;
 use serde_json::{json, Value};
 use support::state::*;
 use trainlab::catalog::{Catalog, Lang};
+use trainlab::labs::grade_lab;
 use trainlab::observe::{manifest_files, parse_file, parse_text, Obj};
 use trainlab::profile::Profile;
 use trainlab::report::{Format, LabReport};
-use trainlab::verify::{grade_lab, LabResult, Reason, Status, Target};
+use trainlab::verify::{LabResult, Reason, Status, Target};
 
 const LAB: &str = "volcano-gang";
 const PG: &str = "gang-train-5d1c6a52-8f0e-4c3b-9a57-1f2e3d4c5b6a";

@@ -143,7 +143,7 @@ fn grade_demo(b: &LabBundle) {
     }
     let demo = DEMO.get_or_init(|| sources::demo().expect("the embedded demo state"));
     let target = Target::for_lab(&b.lab.id);
-    let Ok(r) = verify::grade_lab(b, demo, &target, &BTreeMap::new(), None) else {
+    let Ok(r) = trainlab::labs::grade_lab(b, demo, &target, &BTreeMap::new(), None) else {
         return;
     };
     let score = r.score();
@@ -167,7 +167,7 @@ fn grade_demo(b: &LabBundle) {
         notes: Vec::new(),
         graded_at: std::time::SystemTime::UNIX_EPOCH,
     };
-    let board = trainlab::grade::Scoreboard::new(&room, Lang::En);
+    let board = trainlab::report::Scoreboard::new(&room, Lang::En);
     assert!(board.score.passed_weight <= board.score.counted_weight);
     let _ = trainlab::report::room::render(
         &board,
@@ -845,10 +845,10 @@ fn grade_text(mode: u8, text: &str, overrides: &BTreeMap<String, String>) -> Ver
     let mut first_error = None;
     for bundle in embedded().labs.iter().filter(|b| b.lab.is_gradable()) {
         let target = Target::for_lab(&bundle.lab.id);
-        let graded = verify::grade_lab(bundle, &obs, &target, overrides, profile);
+        let graded = trainlab::labs::grade_lab(bundle, &obs, &target, overrides, profile);
         // Grading is a pure function of what was observed: the same input, the same result
         // (no hash-map order leaking into outcomes, evidence or advice).
-        let again = verify::grade_lab(bundle, &obs, &target, overrides, profile);
+        let again = trainlab::labs::grade_lab(bundle, &obs, &target, overrides, profile);
         match (&graded, &again) {
             (Ok(a), Ok(b)) => assert_eq!(
                 format!("{:?}{:?}", a.outcomes, a.advice),

@@ -8,7 +8,7 @@ use std::path::Path;
 use include_dir::{include_dir, Dir};
 
 use super::model::{Lab, LabStatus};
-use super::text::placeholders;
+use crate::text::{placeholders, Text};
 
 static EMBEDDED: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/labs");
 
@@ -306,7 +306,7 @@ impl Catalog {
     }
 
     /// Like [`Catalog::find`], with an error listing the valid labs.
-    pub fn get(&self, key: &str) -> Result<&LabBundle, crate::Error> {
+    pub fn get(&self, key: &str) -> Result<&LabBundle, UnknownLab> {
         self.find(key).ok_or_else(|| {
             let valid: Vec<String> = self
                 .labs
@@ -315,13 +315,19 @@ impl Catalog {
                 .collect();
             let key = super::echo(key, 60);
             let valid = valid.join("\n");
-            crate::Error::usage(
-                format!("lab `{key}` はありません。番号、id、フォルダー名のどれかで指定してください。lab の一覧:\n{valid}"),
-                format!("unknown lab `{key}`; give a number, an id or a folder name. Labs:\n{valid}"),
-            )
+            UnknownLab(Text {
+                ja: format!("lab `{key}` はありません。番号、id、フォルダー名のどれかで指定してください。lab の一覧:\n{valid}"),
+                en: format!("unknown lab `{key}`; give a number, an id or a folder name. Labs:\n{valid}"),
+            })
         })
     }
 }
+
+/// A lab key that names no lab, with the valid labs listed in both languages (a usage error at
+/// the edge: `crate::Error` converts it).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", .0.en)]
+pub struct UnknownLab(pub Text);
 
 fn is_lab_folder(name: &str) -> bool {
     let mut parts = name.splitn(2, '-');
@@ -591,7 +597,7 @@ fn validate(b: &LabBundle, folder: &str) -> Result<(), LabError> {
     Ok(())
 }
 
-fn blank_lang(t: &super::text::Text) -> Option<&'static str> {
+fn blank_lang(t: &crate::text::Text) -> Option<&'static str> {
     if t.ja.trim().is_empty() {
         Some("ja")
     } else if t.en.trim().is_empty() {

@@ -2,8 +2,7 @@
 
 mod load;
 mod model;
-mod text;
 
-pub use load::{parse_lab, Catalog, LabBundle, LabError, Survey, PROFILES};
+pub use crate::text::{echo, fill, placeholders, printable, Lang, Text, Vars};
+pub use load::{parse_lab, Catalog, LabBundle, LabError, Survey, UnknownLab, PROFILES};
 pub use model::{Check, Choice, Choices, Lab, LabStatus, Note, Quiz, Stage, Task};
-pub use text::{echo, fill, placeholders, printable, Lang, Text, Vars};

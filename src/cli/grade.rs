@@ -14,10 +14,11 @@ use super::output::eprint;
 use super::{parse_param, print, Global};
 use crate::catalog::Lang;
 use crate::exit::ExitCode;
-use crate::grade::{self, Learners, Room, RoomProgress, RoomRequest, RoomResult, Scoreboard};
+use crate::grade::{self, Learners, Room, RoomProgress, RoomRequest, RoomResult};
 use crate::profile::Profile;
 use crate::report::html;
 use crate::report::room::{self, RoomFormat};
+use crate::report::Scoreboard;
 
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("room").required(true).args(["learners", "learners_from_namespaces", "contexts", "demo"])))]

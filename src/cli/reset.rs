@@ -162,7 +162,7 @@ pub fn run(g: &Global, a: &ResetArgs) -> Result<ExitCode, crate::Error> {
             .await
             .map_err(|e| {
                 crate::Error::environment(
-                    crate::report::messages::unavailable_text(&e, crate::catalog::Lang::Ja),
+                    crate::facts::unavailable::unavailable_text(&e, crate::catalog::Lang::Ja),
                     e.to_string(),
                 )
             })?;

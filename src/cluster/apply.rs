@@ -261,7 +261,7 @@ pub async fn prepare(
             .await
             .map_err(|why| {
                 let (origin, name) = (&o.origin, o.display_name());
-                let why_ja = crate::report::messages::unavailable_text(&why, Lang::Ja);
+                let why_ja = crate::facts::unavailable::unavailable_text(&why, Lang::Ja);
                 Error::environment(
                     format!("{origin}: {name}: {why_ja}"),
                     format!("{origin}: {name}: {why}"),

@@ -1,6 +1,6 @@
 //! Facts about the cluster's machines that grading, profiles and `doctor` all use: the instance
 //! table (GPU, EFA, Neuron per EC2 instance type, and what the kind profile fakes) and the typed
-//! view of a Node, the profiles, and the capabilities checks need. Kept apart so `verify` and `profile` do not import each other.
+//! view of a Node, the profiles, and the capabilities checks need, and why a read is unavailable in words. Kept apart so `verify` and `profile` do not import each other.
 
 pub mod capabilities;
 pub mod fsx;
@@ -8,6 +8,7 @@ pub mod instances;
 pub mod nodes;
 pub mod precision;
 mod profile;
+pub mod unavailable;
 
 pub use nodes::NodeFacts;
 pub use profile::Profile;

@@ -16,9 +16,9 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::room::{shared_target, Template};
 use crate::catalog::LabBundle;
 use crate::observe::{kinds, parse_text, sources, Obj, Observed, Origin, SourceKind};
+use crate::plan::learners::{shared_target, Template};
 use crate::Error;
 
 /// The demo room's learners, in row order.

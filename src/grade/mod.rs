@@ -1,32 +1,29 @@
 //! Workshop grading: many learners at once. A [`Room`] is the labs to grade and who is in the
 //! room — named learners or learners found from labelled namespaces on one shared cluster, one
 //! cluster per learner (`--contexts`), or the embedded demo room. [`run`] grades it once or
-//! until Ctrl-C (`--watch`), and [`Scoreboard`] is the graded room in one language, which every
+//! until Ctrl-C (`--watch`); `report::Scoreboard` is the graded room in one language, which every
 //! room output renders.
 //!
 //! On a shared cluster the room costs about one LIST per distinct kind plus discovery, however
 //! many learners it has ([`read`]); one cluster per learner runs the usual grading path for each
 //! cluster, a few clusters at a time, and a cluster that fails only fails its learner's row.
 
-mod board;
 mod demo;
 mod judge;
 pub mod rbac;
 mod read;
-mod room;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::time::{Duration, SystemTime};
 
 use futures::stream::{self, StreamExt};
 
-pub use board::{Cell, CheckRef, Column, Failing, Mark, Row, Scoreboard, ROOM_SCHEMA_VERSION};
-pub use demo::LEARNERS as DEMO_LEARNERS;
-pub use read::{filter, merge, PerNamespace, RoomReads, SECRETS_WITHHELD};
-pub use room::{
+pub use crate::plan::learners::{
     check_learner, check_namespace, is_dns_label, own_cluster_target, parse_learners,
     shared_target, Template, DEFAULT_TEMPLATE,
 };
+pub use demo::LEARNERS as DEMO_LEARNERS;
+pub use read::{filter, merge, PerNamespace, RoomReads, SECRETS_WITHHELD};
 
 use crate::catalog::{Catalog, Lab, LabBundle, Lang};
 use crate::cluster::{connect, gather, Conn, ConnectOpts, Discovery};
@@ -357,7 +354,7 @@ async fn shared_round(
             let q = Query::cluster(&kinds::NAMESPACES).with_selector(selector);
             let obs = gather(conn, discovery, std::slice::from_ref(&q)).await?;
             let nss = obs.list(&q).map_err(|why| {
-                let why_ja = crate::report::messages::unavailable_text(&why, Lang::Ja);
+                let why_ja = crate::facts::unavailable::unavailable_text(&why, Lang::Ja);
                 Error::environment(
                     format!("ラベル {selector} の namespace の一覧を取得できません: {why_ja}"),
                     format!("cannot list the namespaces labelled {selector}: {why}"),
@@ -713,39 +710,6 @@ mod tests {
     }
 
     #[test]
-    fn the_demo_room_has_eight_learners_at_different_stages() {
-        let c = catalog();
-        let room = Room::resolve(&c, request(Learners::Demo)).unwrap();
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        let result = rt.block_on(run(&room, None, &mut Quiet)).unwrap();
-        assert_eq!(result.learners.len(), 8);
-        let board = Scoreboard::new(&result, crate::catalog::Lang::En);
-        let totals: BTreeSet<String> = board
-            .learners
-            .iter()
-            .map(|r| format!("{:?}", r.score.percent))
-            .collect();
-        assert!(
-            totals.len() >= 5,
-            "different stages, different totals: {totals:?}"
-        );
-        let marks: BTreeSet<&str> = board
-            .learners
-            .iter()
-            .flat_map(|r| r.cells.iter().map(|c| c.mark.as_str()))
-            .collect();
-        for m in ["done", "partial", "not-started"] {
-            assert!(marks.contains(m), "{m} in {marks:?}");
-        }
-        // Nothing in the demo room errors: it is complete state.
-        assert!(!marks.contains("error"), "{marks:?}");
-        assert_eq!(exit_code(&result), ExitCode::Ok);
-    }
-
-    #[test]
     fn a_withheld_secret_read_is_skipped_with_the_reason_not_errored() {
         let c = catalog();
         let b = c.labs.iter().find(|b| plan::is_gradable(&b.lab)).unwrap();
@@ -764,17 +728,6 @@ mod tests {
         assert_eq!(withhold_secrets(&mut r), vec![check]);
         assert_eq!(r.outcomes[0].status, Status::Skipped);
         assert_eq!(r.outcomes[0].reason, Some(Reason::SecretsWithheld));
-        // Said in the report's language, as every reason built in Rust is.
-        let ja = crate::report::messages::reason_text(
-            &Reason::SecretsWithheld,
-            &r.lab,
-            &Default::default(),
-            crate::catalog::Lang::Ja,
-        );
-        assert!(
-            ja.starts_with("ワークショップの採点は Secret を読みません"),
-            "{ja}"
-        );
         assert!(!r.environment_incomplete());
         // Any other forbidden read stays an error.
         let mut other = r.clone();

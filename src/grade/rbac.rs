@@ -20,10 +20,10 @@ use k8s_openapi::api::rbac::v1::{
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Serialize;
 
-use super::room::Template;
 use crate::catalog::Catalog;
 use crate::facts::capabilities;
 use crate::observe::kinds::{self, ResourceKind};
+use crate::plan::learners::Template;
 use crate::verify::Verifier;
 use crate::Error;
 

@@ -2,12 +2,17 @@
 //! and the rules only that lab uses. Rules two or more labs use live in the kit
 //! ([`crate::verify::kit`]); the text, manifests and parameters live in `labs/<NN>-<id>/`.
 
+use crate::catalog::LabBundle;
+use crate::facts::Profile;
+use crate::observe::Observed;
+use crate::verify::{queries, run, JudgeCtx, LabResult, Target, Verifier};
+
 /// Declares each lab's verifier module and registers its verifier: one line per lab.
 macro_rules! registry {
     ($($module:ident :: $verifier:ident),* $(,)?) => {
         $(mod $module;)*
         /// Every registered verifier, in lab order.
-        pub static VERIFIERS: &[&dyn crate::verify::Verifier] = &[$(&$module::$verifier),*];
+        pub static VERIFIERS: &[&dyn Verifier] = &[$(&$module::$verifier),*];
     };
 }
 
@@ -33,4 +38,45 @@ registry! {
 /// The verifier that grades `lab_id`, if the lab is gradable.
 pub fn verifier_for(lab_id: &str) -> Option<&'static dyn crate::verify::Verifier> {
     VERIFIERS.iter().copied().find(|v| v.lab_id() == lab_id)
+}
+
+/// Grades a lab from an offline `Observed` with its registered verifier (tests, `lint`). The
+/// observation answers only the verifier's declared reads, as every source does in a real run.
+pub fn grade_lab(
+    bundle: &LabBundle,
+    obs: &Observed,
+    target: &Target,
+    overrides: &std::collections::BTreeMap<String, String>,
+    profile: Option<Profile>,
+) -> Result<LabResult, crate::Error> {
+    let verifier = verifier_for(&bundle.lab.id).ok_or_else(|| {
+        let (n, id) = (bundle.lab.number, &bundle.lab.id);
+        crate::Error::usage(
+            format!("lab {n}（{id}）はクイズのみで、まだ採点するものがありません。`trainlab quiz {n}` を試してください"),
+            format!("lab {n} ({id}) is quiz-only: there is nothing to grade yet; try `trainlab quiz {n}`"),
+        )
+    })?;
+    let obs = obs.clone().planned(queries(verifier, target));
+    // As `plan::run` does offline: a saved kind cluster cannot have run what kind lacks.
+    let nodes = JudgeCtx::nodes_of(&obs).unwrap_or_default();
+    let kind = profile.or_else(|| Profile::detect(&nodes)) == Some(Profile::Kind);
+    let caps = (kind && !obs.source.is_static()).then(|| {
+        let wanted: Vec<_> = bundle
+            .lab
+            .checks
+            .iter()
+            .flat_map(|c| c.capabilities.iter())
+            .filter_map(|c| crate::facts::capabilities::get(c))
+            .collect();
+        crate::facts::capabilities::absent_on_kind(&wanted)
+    });
+    run(
+        bundle,
+        verifier,
+        &obs,
+        target,
+        overrides,
+        profile,
+        caps.as_ref(),
+    )
 }

@@ -51,8 +51,8 @@ pub enum InputError {
 impl InputError {
     /// The error in `lang`: trainlab's own words translated; what it quotes (a parser's
     /// message, a file name, a value) as it was.
-    pub fn in_lang(&self, lang: crate::catalog::Lang) -> String {
-        if lang == crate::catalog::Lang::En {
+    pub fn in_lang(&self, lang: crate::text::Lang) -> String {
+        if lang == crate::text::Lang::En {
             return self.to_string();
         }
         match self {
@@ -105,7 +105,7 @@ impl InputError {
 #[cfg(test)]
 mod tests {
     use super::InputError;
-    use crate::catalog::Lang;
+    use crate::text::Lang;
 
     #[test]
     fn input_errors_keep_their_english_and_say_their_own_words_in_japanese() {

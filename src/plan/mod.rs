@@ -4,6 +4,8 @@
 //! queries answered from files offline — judges every lab, and with `--wait`/`--watch`
 //! observes again. `cli/` only parses and renders.
 
+pub mod learners;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -122,19 +124,19 @@ impl<'c> Plan<'c> {
             let verifier = verifier_for(&b.lab.id).ok_or_else(|| quiz_only(b))?;
             let mut target = match &req.learner {
                 Some(l) => {
-                    crate::grade::check_learner(l)?;
-                    crate::grade::shared_target(&crate::grade::Template::default(), l, &b.lab.id)
+                    learners::check_learner(l)?;
+                    learners::shared_target(&learners::Template::default(), l, &b.lab.id)
                 }
                 None => Target::for_lab(&b.lab.id),
             };
             match &req.namespace {
                 Some(ns) => {
-                    crate::grade::check_namespace(ns, "-n")?;
+                    learners::check_namespace(ns, "-n")?;
                     target.namespace = ns.clone();
                 }
                 None if req.learner.is_some() => {
                     let learner = req.learner.as_deref().unwrap_or_default();
-                    crate::grade::check_namespace(
+                    learners::check_namespace(
                         &target.namespace,
                         &format!("--learner {learner}: the namespace"),
                     )?;

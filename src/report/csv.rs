@@ -1,7 +1,7 @@
 //! `grade -o csv`: one row per learner × lab, for spreadsheets. Percent is empty when the lab
 //! was not graded (never 100); `error` holds why a learner's cluster could not be read.
 
-use crate::grade::Scoreboard;
+use super::Scoreboard;
 
 /// The header, in column order.
 pub const COLUMNS: [&str; 15] = [

@@ -12,7 +12,7 @@
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
 
 use super::room::{cell_text, percent};
-use crate::grade::Scoreboard;
+use super::Scoreboard;
 
 /// The heatmap, fitted to `width` columns when given.
 pub fn render(board: &Scoreboard, width: Option<usize>) -> String {

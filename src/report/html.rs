@@ -13,8 +13,8 @@ use serde::Serialize;
 
 use super::room::{cell_text, percent};
 use super::ui;
+use super::{Mark, Scoreboard};
 use crate::catalog::Lang;
-use crate::grade::{Mark, Scoreboard};
 use crate::verify::Status;
 
 /// A word of the page: the shared table's `page-…` words, and the room's `most-failed`.

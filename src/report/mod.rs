@@ -6,6 +6,7 @@ pub mod json;
 pub mod junit;
 pub(crate) mod messages;
 // The room's outputs (`grade`): table, JSON and JUnit; CSV; the HTML scoreboard.
+mod board;
 pub mod csv;
 pub mod fit;
 pub mod heatmap;
@@ -17,6 +18,7 @@ use serde::Serialize;
 use crate::catalog::{Lang, Stage};
 use crate::verify::{LabResult, Score, Status, Target};
 
+pub use board::{Cell, CheckRef, Column, Failing, Mark, Row, Scoreboard, ROOM_SCHEMA_VERSION};
 pub use messages::{reason_text, ui};
 
 /// Bumped on any incompatible change to the JSON output.

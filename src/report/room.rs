@@ -3,8 +3,8 @@
 
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
+use super::{Mark, Scoreboard};
 use crate::catalog::Lang;
-use crate::grade::{Mark, Scoreboard};
 use crate::verify::Score;
 
 /// Output formats of `grade`.

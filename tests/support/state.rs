@@ -8,10 +8,11 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use trainlab::catalog::Catalog;
 use trainlab::catalog::Lang;
+use trainlab::labs::grade_lab;
 use trainlab::observe::{parse_file, Obj, Observed, SourceKind};
 use trainlab::profile::Profile;
 use trainlab::report::LabReport;
-use trainlab::verify::{grade_lab, LabResult, Outcome, Reason, Status, Target};
+use trainlab::verify::{LabResult, Outcome, Reason, Status, Target};
 
 /// `tests/data/<rel>`
 pub fn data(rel: &str) -> PathBuf {

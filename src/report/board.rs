@@ -4,9 +4,9 @@
 
 use serde::Serialize;
 
-use super::{LearnerResult, RoomNote, RoomResult};
+use super::{LabRef, LabReport, SourceRef};
 use crate::catalog::Lang;
-use crate::report::{LabRef, LabReport, SourceRef};
+use crate::grade::{LearnerResult, RoomNote, RoomResult};
 use crate::verify::{Score, Status};
 
 /// Bumped on any incompatible change to the room's JSON (`grade -o json`).
@@ -363,5 +363,62 @@ impl RoomNote {
                 "no namespace labelled {selector} matches the template {template} for the labs graded"
             ),
         }
+    }
+}
+
+#[cfg(test)]
+mod demo_room_tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+    use crate::catalog::Catalog;
+    use crate::cluster::ConnectOpts;
+    use crate::exit::ExitCode;
+    use crate::grade::{exit_code, run, Learners, Quiet, Room, RoomRequest};
+
+    fn demo_request() -> RoomRequest {
+        RoomRequest {
+            labs: Vec::new(),
+            all: false,
+            learners: Learners::Demo,
+            template: None,
+            connect: ConnectOpts::default(),
+            params: Vec::new(),
+            profile: None,
+            concurrency: 4,
+        }
+    }
+
+    #[test]
+    fn the_demo_room_has_eight_learners_at_different_stages() {
+        let c = Catalog::embedded().unwrap();
+        let room = Room::resolve(&c, demo_request()).unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let result = rt.block_on(run(&room, None, &mut Quiet)).unwrap();
+        assert_eq!(result.learners.len(), 8);
+        let board = Scoreboard::new(&result, Lang::En);
+        let totals: BTreeSet<String> = board
+            .learners
+            .iter()
+            .map(|r| format!("{:?}", r.score.percent))
+            .collect();
+        assert!(
+            totals.len() >= 5,
+            "different stages, different totals: {totals:?}"
+        );
+        let marks: BTreeSet<&str> = board
+            .learners
+            .iter()
+            .flat_map(|r| r.cells.iter().map(|c| c.mark.as_str()))
+            .collect();
+        for m in ["done", "partial", "not-started"] {
+            assert!(marks.contains(m), "{m} in {marks:?}");
+        }
+        // Nothing in the demo room errors: it is complete state.
+        assert!(!marks.contains("error"), "{marks:?}");
+        assert_eq!(exit_code(&result), ExitCode::Ok);
     }
 }

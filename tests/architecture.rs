@@ -1,0 +1,277 @@
+//! The house rules of docs/architecture.md, read from the source so they stay true: the top-level
+//! modules form layers that point one way (no module circle), and the kit holds only rules two or
+//! more labs use (a rule one lab needs lives in that lab's folder).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// The top-level modules of `src/`, lowest first: each may use only those before it.
+const LAYERS: &[&str] = &[
+    "text", "quantity", "exit", "observe", "facts", "catalog", "error", "cluster", "verify",
+    "labs", "profile", "plan", "grade", "report", "cli",
+];
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if dir.is_file() {
+        out.push(dir.to_path_buf());
+        return out;
+    }
+    for entry in fs::read_dir(dir).unwrap() {
+        let p = entry.unwrap().path();
+        if p.is_dir() {
+            out.extend(rust_files(&p));
+        } else if p.extension().is_some_and(|e| e == "rs") {
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The code of a file without its comments (doc comments name other modules freely).
+fn code(path: &Path) -> String {
+    fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The code before the file's unit tests: what a module needs to work, not to be tested.
+fn production_code(path: &Path) -> String {
+    let text = code(path);
+    match text.find("#[cfg(test)]") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    }
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+/// Every path written after `prefix` (`crate::`, `kit::`), expanded over `{a, b::c}` groups:
+/// `kit::k8s::{pods, owned}` gives `k8s::pods` and `k8s::owned`.
+fn paths_after(text: &str, prefix: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(i) = rest.find(prefix) {
+        let before = rest[..i].chars().next_back();
+        rest = &rest[i + prefix.len()..];
+        if before.is_some_and(is_ident) {
+            continue;
+        }
+        out.extend(expand(rest, String::new()));
+    }
+    out
+}
+
+fn expand(text: &str, base: String) -> Vec<String> {
+    let ident: String = text.chars().take_while(|&c| is_ident(c)).collect();
+    if !ident.is_empty() {
+        let path = if base.is_empty() {
+            ident.clone()
+        } else {
+            format!("{base}::{ident}")
+        };
+        let rest = &text[ident.len()..];
+        return match rest.strip_prefix("::") {
+            Some(more) => expand(more, path),
+            None => vec![path],
+        };
+    }
+    let Some(group) = text.strip_prefix('{') else {
+        return vec![base];
+    };
+    // Split the group at its top-level commas.
+    let (mut depth, mut start, mut out) = (0, 0, Vec::new());
+    for (i, c) in group.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => {
+                out.extend(item(&group[start..i], &base));
+                return out;
+            }
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                out.extend(item(&group[start..i], &base));
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn item(text: &str, base: &str) -> Vec<String> {
+    let text = text.trim();
+    if text.is_empty() || text == "self" || text.starts_with("self ") {
+        return vec![base.to_string()];
+    }
+    expand(text, base.to_string())
+}
+
+/// The top-level module a `crate::` path lands in (`crate::Error` is `error`).
+fn top_module(path: &str) -> String {
+    let first = path.split("::").next().unwrap();
+    match first {
+        "Error" => "error".into(),
+        "ExitCode" => "exit".into(),
+        other => other.into(),
+    }
+}
+
+#[test]
+fn the_top_level_modules_point_one_way() {
+    let rank: BTreeMap<&str, usize> = LAYERS.iter().enumerate().map(|(i, m)| (*m, i)).collect();
+    let mut found = BTreeSet::new();
+    let mut upward = Vec::new();
+    for entry in fs::read_dir(src()).unwrap() {
+        let p = entry.unwrap().path();
+        let name = p.file_stem().unwrap().to_str().unwrap().to_string();
+        if name == "lib" || name == "main" {
+            continue;
+        }
+        let Some(&own) = rank.get(name.as_str()) else {
+            panic!("src/{name} is not in LAYERS (tests/architecture.rs, docs/architecture.md)");
+        };
+        found.insert(name.clone());
+        // Tests count too: a test that reaches up would make a circle the compiler allows.
+        for file in rust_files(&p) {
+            for used in paths_after(&code(&file), "crate::") {
+                let to = top_module(&used);
+                if to == name {
+                    continue;
+                }
+                match rank.get(to.as_str()) {
+                    Some(&r) if r < own => {}
+                    Some(_) => upward.push(format!(
+                        "{} uses crate::{used} ({name} → {to})",
+                        file.strip_prefix(src()).unwrap().display()
+                    )),
+                    None => panic!("{}: crate::{used}: unknown module", file.display()),
+                }
+            }
+        }
+    }
+    let listed: BTreeSet<String> = LAYERS.iter().map(|s| s.to_string()).collect();
+    assert_eq!(found, listed, "LAYERS lists exactly the modules of src/");
+    assert!(
+        upward.is_empty(),
+        "a module may use only the layers below it:\n{}",
+        upward.join("\n")
+    );
+}
+
+/// A kit module's name as the labs write it: `k8s::pods`, `cmdline` (one unit: its submodules
+/// serve each other).
+fn kit_unit(path: &str) -> Option<String> {
+    let parts: Vec<&str> = path.split("::").collect();
+    match parts.as_slice() {
+        ["cmdline", ..] => Some("cmdline".into()),
+        [group, module, ..] if *group != "cmdline" => Some(format!("{group}::{module}")),
+        _ => None,
+    }
+}
+
+fn kit_units() -> BTreeMap<String, Vec<PathBuf>> {
+    let kit = src().join("verify/kit");
+    let mut units: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
+    for file in rust_files(&kit) {
+        let rel = file.strip_prefix(&kit).unwrap().with_extension("");
+        let parts: Vec<String> = rel
+            .iter()
+            .map(|s| s.to_string_lossy().into_owned())
+            .collect();
+        let unit = match parts.as_slice() {
+            [top] if top == "mod" => continue,
+            [top] if top == "cmdline" => "cmdline".to_string(),
+            [top, ..] if top == "cmdline" => "cmdline".to_string(),
+            [_, m] if m == "mod" => continue,
+            [group, module] => format!("{group}::{module}"),
+            other => panic!("unexpected kit file {other:?}"),
+        };
+        units.entry(unit).or_default().push(file);
+    }
+    units
+}
+
+#[test]
+fn every_kit_module_serves_two_labs_or_more() {
+    let units = kit_units();
+    // Which kit units each unit's own code uses (its tests may use anything).
+    let mut uses: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (unit, files) in &units {
+        let used = uses.entry(unit.clone()).or_default();
+        for f in files {
+            for p in paths_after(&production_code(f), "kit::") {
+                if let Some(u) = kit_unit(&p).filter(|u| u != unit) {
+                    used.insert(u);
+                }
+            }
+        }
+    }
+    // Which labs reach each unit, directly or through other kit units.
+    let mut labs_of: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for entry in fs::read_dir(src().join("labs")).unwrap() {
+        let dir = entry.unwrap().path();
+        if !dir.is_dir() {
+            continue;
+        }
+        let lab = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let mut todo: Vec<String> = rust_files(&dir)
+            .iter()
+            .flat_map(|f| paths_after(&production_code(f), "kit::"))
+            .filter_map(|p| kit_unit(&p))
+            .collect();
+        let mut seen = BTreeSet::new();
+        while let Some(u) = todo.pop() {
+            if seen.insert(u.clone()) {
+                todo.extend(uses.get(&u).into_iter().flatten().cloned());
+            }
+        }
+        for u in seen {
+            labs_of.entry(u).or_default().insert(lab.clone());
+        }
+    }
+    let lonely: Vec<String> = units
+        .keys()
+        .filter_map(|u| {
+            let labs = labs_of.get(u).cloned().unwrap_or_default();
+            (labs.len() < 2).then(|| format!("kit::{u} serves {labs:?}"))
+        })
+        .collect();
+    assert!(
+        lonely.is_empty(),
+        "a rule one lab needs lives in that lab's folder (src/labs/<lab>/):\n{}",
+        lonely.join("\n")
+    );
+}
+
+#[test]
+fn the_path_reader_expands_groups_and_skips_longer_names() {
+    let text = "use crate::verify::kit::k8s::{pods::{self, running}, owned};\nfoo_kit::x; kit::cmdline::Args";
+    assert_eq!(
+        paths_after(text, "kit::"),
+        [
+            "k8s::pods",
+            "k8s::pods::running",
+            "k8s::owned",
+            "cmdline::Args"
+        ]
+    );
+    assert_eq!(
+        paths_after(
+            "crate::Error::usage(); use crate::{catalog::Lang, text};",
+            "crate::"
+        ),
+        ["Error::usage", "catalog::Lang", "text"]
+    );
+}
