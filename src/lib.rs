@@ -1,8 +1,8 @@
 //! trainlab: hands-on labs about training ML models on Amazon EKS, graded from cluster state.
 //!
 //! The library holds all logic; `main.rs` only parses arguments and dispatches. The design is
-//! "gather once, judge purely" (DESIGN.md): verifiers declare reads, a source answers them, and
-//! a pure `judge()` turns what was observed into outcomes.
+//! "gather once, judge purely" (docs/architecture.md): verifiers declare reads, a source answers
+//! them, and a pure `judge()` turns what was observed into outcomes.
 
 // No unsafe code anywhere (the README says so); a bool is branched on with if/else, not match.
 #![forbid(unsafe_code)]

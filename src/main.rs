@@ -1,3 +1,6 @@
+// No unsafe code here either (lib.rs forbids it in the library).
+#![forbid(unsafe_code)]
+
 use clap::Parser;
 use tracing_subscriber::filter::{LevelFilter, Targets};
 use tracing_subscriber::prelude::*;

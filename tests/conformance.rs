@@ -428,12 +428,13 @@ fn every_flag_variant_pairs_the_kits_verdict_with_the_real_tools_and_names_a_liv
         } else {
             let mut words = from.split_whitespace();
             let (test_file, function) = (words.next().unwrap(), words.next().expect("a test"));
+            // The integration tests are modules of one binary (tests/it/).
             let source =
-                std::fs::read_to_string(root.join("tests").join(format!("{test_file}.rs")))
-                    .unwrap_or_else(|_| panic!("{id}: no tests/{test_file}.rs"));
+                std::fs::read_to_string(root.join("tests/it").join(format!("{test_file}.rs")))
+                    .unwrap_or_else(|_| panic!("{id}: no tests/it/{test_file}.rs"));
             assert!(
                 source.contains(&format!("fn {function}(")),
-                "{id}: tests/{test_file}.rs has no fn {function}"
+                "{id}: tests/it/{test_file}.rs has no fn {function}"
             );
         }
     }

@@ -2,7 +2,7 @@
 //! taking the fuzzer's bytes and checking the property of issue 15 — no panic, no hang, and bad
 //! input comes back as a typed error that names where it is, never as a grade.
 //!
-//! `fuzz/fuzz_targets/<name>.rs` calls [`run`] with its name; `tests/fuzz_regressions.rs`
+//! `fuzz/fuzz_targets/<name>.rs` calls [`run`] with its name; `tests/it/fuzz_regressions.rs`
 //! includes this file by path and replays every saved input under `tests/data/fuzz/<name>/`
 //! through the same function, so a fixed finding stays fixed on the stable toolchain. This file
 //! may therefore use only crates trainlab itself depends on.

@@ -832,7 +832,7 @@ nodes:
     fn dry_run_plan_in_english_is_unchanged() {
         let en = plan(&["--dry-run"], None, Lang::En);
         // tests/kind_profile.rs pins the whole text; the unit test holds it to the same snapshot.
-        let snap = include_str!("../../tests/snapshots/kind_profile__setup_kind_dry_run.snap");
+        let snap = include_str!("../../tests/it/snapshots/it__kind_profile__setup_kind_dry_run.snap");
         let body = snap.splitn(3, "---\n").nth(2).unwrap();
         assert_eq!(en, body);
         for l in [

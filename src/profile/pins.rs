@@ -273,22 +273,14 @@ pub async fn fetch(pin: &Pin, from: Option<&Path>) -> Result<Vec<u8>, Error> {
             (data, path.display().to_string())
         }
         None => {
-            let resp = reqwest::get(url)
-                .await
-                .and_then(|r| r.error_for_status())
-                .map_err(|e| {
-                    Error::environment(
-                        format!("{url} のダウンロードに失敗しました: {e}。オフラインの会場では --from DIR を使えます"),
-                        format!("downloading {url}: {e}; offline rooms can use --from DIR"),
-                    )
-                })?;
-            let bytes = resp.bytes().await.map_err(|e| {
+            // The one HTTP stack: the client, User-Agent and request log of API requests.
+            let bytes = crate::cluster::download(url).await.map_err(|e| {
                 Error::environment(
-                    format!("{url} のダウンロードに失敗しました: {e}"),
-                    format!("downloading {url}: {e}"),
+                    format!("{url} のダウンロードに失敗しました: {e}。オフラインの会場では --from DIR を使えます"),
+                    format!("downloading {url}: {e}; offline rooms can use --from DIR"),
                 )
             })?;
-            (bytes.to_vec(), url.clone())
+            (bytes, url.clone())
         }
     };
     verify(pin, &data, &shown)?;

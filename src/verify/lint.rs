@@ -62,6 +62,7 @@ fn lint_folder(
     if files.is_empty() {
         return Vec::new();
     }
+    let file = b.path_of("lab.yaml");
     let mut problems = Vec::new();
     let mut objects = Vec::new();
     for (rel, text) in &files {
@@ -108,7 +109,53 @@ fn lint_folder(
             if !should_pass && !spec.iter().any(|o| o.status == Status::Fail) {
                 problems.push(format!("{}/{shown} ({profile} profile): applied as is, the draft must fail the lab, but no spec check fails", b.origin));
             }
+            problems.extend(
+                undefined_texts(b, &r)
+                    .into_iter()
+                    .map(|p| format!("{file}: {p} (graded on {shown}, {profile} profile)")),
+            );
         }
     }
+    problems
+}
+
+/// The hint keys, message ids and advice ids a graded result names that lab.yaml does not define.
+/// The report would otherwise fall back to the check's default hint or print the bare id.
+pub fn undefined_texts(b: &LabBundle, r: &super::LabResult) -> Vec<String> {
+    let lab = &b.lab;
+    let mut problems = Vec::new();
+    for o in &r.outcomes {
+        let Some(check) = lab.check(&o.check) else {
+            continue;
+        };
+        if let Some(key) = o.hint.as_deref() {
+            let defined = check.hints.contains_key(key)
+                || (key == super::MISSING_HINT && lab.missing.is_some());
+            if !defined {
+                problems.push(format!(
+                    "field `checks[{}].hints`: the verifier gives hint `{key}`, which is not defined",
+                    o.check
+                ));
+            }
+        }
+        if let Some(super::Reason::Message(id)) = &o.reason {
+            if !lab.messages.contains_key(id) {
+                problems.push(format!(
+                    "field `messages`: check `{}` says message `{id}`, which is not defined",
+                    o.check
+                ));
+            }
+        }
+    }
+    for a in &r.advice {
+        if !lab.advice.contains_key(&a.id) {
+            problems.push(format!(
+                "field `advice`: the verifier gives advice `{}`, which is not defined",
+                a.id
+            ));
+        }
+    }
+    problems.sort();
+    problems.dedup();
     problems
 }

@@ -1,4 +1,4 @@
-//! The outcome vocabulary (DESIGN.md "Outcomes"): every check yields exactly one outcome.
+//! The outcome vocabulary (docs/architecture.md, "Outcomes"): every check yields exactly one outcome.
 
 use super::evidence::Evidence;
 

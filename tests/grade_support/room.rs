@@ -1,4 +1,4 @@
-//! Rooms of learners for the emulator (tests/grade.rs, tests/grader_rbac.rs, benches/room.rs):
+//! Rooms of learners for the emulator (tests/it/grade.rs, tests/it/grader_rbac.rs, benches/room.rs):
 //! a lab's saved state moved into a learner's namespace (`{learner}-{lab}`), cluster-scoped
 //! objects the lab asks for (those its `solution/` creates, e.g. the NodePool) renamed with the
 //! learner prefix, shared fixtures (the EC2NodeClass) kept once, uids made unique per learner.

@@ -1,0 +1,1663 @@
+//! The real binary against a live cluster: the Kubernetes API emulator (tests/support/emulator.rs)
+//! seeded with saved states. Pins what `check`, `solve`, `start`, `reset` and `doctor` send and
+//! what they make of the answers: grading is read-only and cheap, applying is server-side apply
+//! validated as a whole, reset deletes only what trainlab labelled, and environment failures are
+//! errors (exit 3), never failures.
+
+use crate::support::emulator;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+use emulator::{Emulator, Fault, Recorded};
+use serde_json::{json, Value};
+
+/// The gradable labs, from the registry (a new lab joins these tests by its registry line).
+fn gradable() -> Vec<&'static str> {
+    trainlab::labs::VERIFIERS
+        .iter()
+        .map(|v| v.lab_id())
+        .collect()
+}
+const CONTEXT: &str = "kind-trainlab";
+
+// --- helpers ----------------------------------------------------------------------------------
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn data(rel: &str) -> PathBuf {
+    root().join("tests/data").join(rel)
+}
+
+/// The objects of every .yaml/.json file under `tests/data/<rel>` (sorted), lists flattened.
+fn load(rel: &str) -> Vec<Value> {
+    let path = data(rel);
+    let mut files = Vec::new();
+    collect_files(&path, &mut files);
+    files.sort();
+    let mut out = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for v in serde_saphyr::from_multiple::<Value>(&text).unwrap() {
+            flatten(v, &mut out);
+        }
+    }
+    out
+}
+
+fn collect_files(path: &Path, out: &mut Vec<PathBuf>) {
+    if path.is_dir() {
+        for e in std::fs::read_dir(path).unwrap() {
+            collect_files(&e.unwrap().path(), out);
+        }
+    } else if path
+        .extension()
+        .is_some_and(|e| e == "yaml" || e == "yml" || e == "json")
+    {
+        out.push(path.to_path_buf());
+    }
+}
+
+fn flatten(v: Value, out: &mut Vec<Value>) {
+    if v.is_null() {
+        return;
+    }
+    let is_list = v["kind"].as_str().is_some_and(|k| k.ends_with("List")) && v["items"].is_array();
+    if is_list {
+        for item in v["items"].as_array().unwrap().clone() {
+            flatten(item, out);
+        }
+    } else {
+        out.push(v);
+    }
+}
+
+/// The kind nodes and the operator Deployments `setup kind` installs.
+fn nodes() -> Vec<Value> {
+    let mut seed = load("kind-nodes");
+    seed.extend(load("kind-operators"));
+    seed
+}
+
+/// Nodes plus the solution state of every gradable lab.
+fn all_solution_states() -> Vec<Value> {
+    let mut seed = nodes();
+    for lab in gradable() {
+        seed.extend(load(&format!("{lab}/solution-state")));
+    }
+    seed
+}
+
+/// Serves the CRD groups the labs use; Karpenter's only when `karpenter`.
+fn serve_crds(emu: &Emulator, karpenter: bool) {
+    emu.serve_crd("batch.volcano.sh", "v1alpha1", "Job", "jobs", true);
+    emu.serve_crd(
+        "scheduling.volcano.sh",
+        "v1beta1",
+        "PodGroup",
+        "podgroups",
+        true,
+    );
+    emu.serve_crd("kubeflow.org", "v2beta1", "MPIJob", "mpijobs", true);
+    emu.serve_crd("kubeflow.org", "v1", "PyTorchJob", "pytorchjobs", true);
+    if karpenter {
+        emu.serve_crd("karpenter.sh", "v1", "NodePool", "nodepools", false);
+        emu.serve_crd("karpenter.sh", "v1", "NodeClaim", "nodeclaims", false);
+        emu.serve_crd(
+            "karpenter.k8s.aws",
+            "v1",
+            "EC2NodeClass",
+            "ec2nodeclasses",
+            false,
+        );
+    }
+}
+
+/// An emulator serving `seed` and a kubeconfig whose current context points at it.
+struct Cluster {
+    emu: Emulator,
+    dir: tempfile::TempDir,
+    kubeconfig: PathBuf,
+}
+
+impl Cluster {
+    fn new(seed: Vec<Value>) -> Cluster {
+        Cluster::with_crds(seed, true)
+    }
+
+    fn with_crds(seed: Vec<Value>, karpenter: bool) -> Cluster {
+        let emu = Emulator::start(seed);
+        serve_crds(&emu, karpenter);
+        let dir = tempfile::tempdir().unwrap();
+        let kubeconfig = emu.kubeconfig(dir.path(), CONTEXT);
+        Cluster {
+            emu,
+            dir,
+            kubeconfig,
+        }
+    }
+
+    /// `trainlab ARGS` in English, colourless, with a closed stdin, pointed at this emulator,
+    /// run from a scratch folder (so `start` writes its draft there).
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::cargo_bin("trainlab").unwrap();
+        c.env("LANG", "C.UTF-8")
+            .env("NO_COLOR", "1")
+            .env_remove("LC_ALL")
+            .env_remove("LC_MESSAGES")
+            .env("KUBECONFIG", &self.kubeconfig)
+            .current_dir(self.dir.path())
+            .timeout(Duration::from_secs(60))
+            .write_stdin("")
+            .args(args);
+        c
+    }
+
+    /// Runs and returns (exit code, stdout, stderr).
+    fn run(&self, args: &[&str]) -> (i32, String, String) {
+        run(self.cmd(args))
+    }
+
+    fn requests(&self) -> Vec<Recorded> {
+        self.emu.requests()
+    }
+
+    /// The stored object of `kind` named `name` (in `namespace` when given).
+    fn object(&self, kind: &str, namespace: Option<&str>, name: &str) -> Option<Value> {
+        self.emu.objects().into_iter().find(|o| {
+            o["kind"] == kind
+                && o["metadata"]["name"] == name
+                && o["metadata"]["namespace"].as_str() == namespace
+        })
+    }
+
+    fn has(&self, kind: &str, namespace: Option<&str>, name: &str) -> bool {
+        self.object(kind, namespace, name).is_some()
+    }
+}
+
+fn run(mut c: Command) -> (i32, String, String) {
+    let out = c.output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn json_of(stdout: &str) -> Value {
+    serde_json::from_str(stdout).unwrap_or_else(|e| panic!("not JSON ({e}):\n{stdout}"))
+}
+
+/// (check, status, reason) of one outcome.
+type Graded = (String, String, String);
+
+/// `lab id → [(check, status, reason)]` from `check -o json` (one lab or several).
+fn statuses(report: &Value) -> Vec<(String, Vec<Graded>)> {
+    let results = match report["results"].as_array() {
+        Some(r) => r.clone(),
+        None => vec![report.clone()],
+    };
+    results
+        .iter()
+        .map(|r| {
+            let outcomes = r["outcomes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|o| {
+                    (
+                        o["check"].as_str().unwrap().to_string(),
+                        o["status"].as_str().unwrap().to_string(),
+                        o["reason"].as_str().unwrap_or_default().to_string(),
+                    )
+                })
+                .collect();
+            (r["lab"]["id"].as_str().unwrap().to_string(), outcomes)
+        })
+        .collect()
+}
+
+fn lab_outcomes(report: &Value, lab: &str) -> Vec<Graded> {
+    statuses(report)
+        .into_iter()
+        .find(|(id, _)| id == lab)
+        .unwrap_or_else(|| panic!("no result for {lab} in {report}"))
+        .1
+}
+
+fn stage_of(report: &Value, lab: &str, check: &str) -> String {
+    let results = match report["results"].as_array() {
+        Some(r) => r.clone(),
+        None => vec![report.clone()],
+    };
+    let r = results.iter().find(|r| r["lab"]["id"] == lab).unwrap();
+    let o = r["outcomes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["check"] == check)
+        .unwrap();
+    o["stage"].as_str().unwrap().to_string()
+}
+
+fn is_write(r: &Recorded) -> bool {
+    matches!(r.method.as_str(), "POST" | "PUT" | "PATCH" | "DELETE")
+}
+
+fn is_dry_run(r: &Recorded) -> bool {
+    r.query.split('&').any(|p| p == "dryRun=All")
+}
+
+fn writes(reqs: &[Recorded]) -> Vec<String> {
+    reqs.iter()
+        .filter(|r| is_write(r))
+        .map(|r| format!("{} {}?{}", r.method, r.path, r.query))
+        .collect()
+}
+
+/// Discovery and version paths: `/version`, `/api`, `/apis`, `/api/v1`, `/apis/<g>[/<v>]`.
+fn is_discovery(path: &str) -> bool {
+    let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    matches!(
+        segs.as_slice(),
+        ["version"] | ["api"] | ["apis"] | ["api", _] | ["apis", _] | ["apis", _, _]
+    )
+}
+
+/// The path of a LIST: a GET on a collection (`.../<plural>` or `.../namespaces/<ns>/<plural>`,
+/// no object name) that is not a watch.
+fn list_path(r: &Recorded) -> Option<&str> {
+    if r.method != "GET"
+        || r.query
+            .split('&')
+            .any(|p| p == "watch=true" || p == "watch=1")
+    {
+        return None;
+    }
+    let segs: Vec<&str> = r.path.split('/').filter(|s| !s.is_empty()).collect();
+    let rest = match segs.as_slice() {
+        ["api", _, rest @ ..] => rest,
+        ["apis", _, _, rest @ ..] => rest,
+        _ => return None,
+    };
+    matches!(rest, [_] | ["namespaces", _, _]).then_some(r.path.as_str())
+}
+
+fn lists(reqs: &[Recorded]) -> Vec<String> {
+    reqs.iter()
+        .filter_map(list_path)
+        .map(str::to_string)
+        .collect()
+}
+
+fn count(items: &[String], path: &str) -> usize {
+    items.iter().filter(|p| *p == path).count()
+}
+
+/// (kind, namespace, name) → resourceVersion of every stored object.
+fn versions(emu: &Emulator) -> Vec<(String, String, String, String)> {
+    emu.objects()
+        .iter()
+        .map(|o| {
+            (
+                o["kind"].as_str().unwrap_or_default().to_string(),
+                o["metadata"]["namespace"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+                o["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+                o["metadata"]["resourceVersion"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+            )
+        })
+        .collect()
+}
+
+const VOLCANO_JOBS_PATH: &str =
+    "/apis/batch.volcano.sh/v1alpha1/namespaces/trainlab-volcano-gang/jobs";
+const MPIJOBS_PATH: &str = "/apis/kubeflow.org/v2beta1/namespaces/trainlab-mpijob-slots/mpijobs";
+
+// --- check --------------------------------------------------------------------------------------
+
+#[test]
+fn check_passes_every_check_on_the_solution_state_and_names_the_cluster_once() {
+    let mut seed = nodes();
+    seed.extend(load("volcano-gang/solution-state"));
+    let c = Cluster::new(seed);
+    let (code, stdout, stderr) = c.run(&[
+        "check",
+        "volcano-gang",
+        "--request-timeout",
+        "2s",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let report = json_of(&stdout);
+    let outcomes = lab_outcomes(&report, "volcano-gang");
+    assert!(outcomes.len() >= 5, "{outcomes:?}");
+    for (check, status, reason) in &outcomes {
+        assert_eq!(status, "pass", "{check}: {reason}");
+    }
+    assert_eq!(report["source"]["kind"], "live");
+    let announce = format!("trainlab: using context {CONTEXT} ({})", c.emu.url());
+    assert_eq!(stderr.matches(&announce).count(), 1, "stderr:\n{stderr}");
+    assert_eq!(
+        stderr.matches("trainlab: using").count(),
+        1,
+        "stderr:\n{stderr}"
+    );
+
+    // The human report says the same.
+    let (code, stdout, _) = c.run(&["check", "volcano-gang", "--request-timeout", "2s"]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("volcano-gang"), "{stdout}");
+    assert!(!stdout.contains("✘"), "{stdout}");
+}
+
+/// Copies a folder recursively (for `--labs-dir` experiments on a copy of labs/).
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
+
+fn has_label(obj: &Value, lab: &str) -> bool {
+    obj["metadata"]["labels"]["trainlab.dev/lab"] == lab
+}
+
+#[test]
+fn solve_creates_labelled_objects_with_server_side_apply_and_check_then_waits_on_state() {
+    let c = Cluster::new(nodes());
+    let (code, stdout, stderr) = c.run(&["solve", "volcano-gang", "--request-timeout", "2s"]);
+    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(
+        stdout.contains("Namespace/trainlab-volcano-gang created"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("Job/gang-train created"), "{stdout}");
+    // Starter and solution are one set, applied through one connection.
+    assert_eq!(stderr.matches("trainlab: using").count(), 1, "{stderr}");
+
+    let ns = c
+        .object("Namespace", None, "trainlab-volcano-gang")
+        .expect("lab namespace created");
+    assert!(has_label(&ns, "volcano-gang"), "{ns}");
+    let job = c
+        .object("Job", Some("trainlab-volcano-gang"), "gang-train")
+        .expect("Volcano Job created in the lab namespace");
+    assert_eq!(job["apiVersion"], "batch.volcano.sh/v1alpha1");
+    assert!(has_label(&job, "volcano-gang"), "{job}");
+    assert_eq!(job["spec"]["minAvailable"], 4);
+
+    // Every write is a server-side apply by the `trainlab` field manager, forced.
+    let reqs = c.requests();
+    let patches: Vec<&Recorded> = reqs.iter().filter(|r| r.method == "PATCH").collect();
+    assert!(!patches.is_empty());
+    for p in &patches {
+        let ct = p.content_type.as_deref().unwrap_or_default();
+        assert!(
+            ct.starts_with("application/apply-patch+yaml"),
+            "{} {}: {ct}",
+            p.path,
+            p.query
+        );
+        let params: Vec<&str> = p.query.split('&').collect();
+        assert!(params.contains(&"fieldManager=trainlab"), "{}", p.query);
+        assert!(params.contains(&"force=true"), "{}", p.query);
+    }
+    let other_writes: Vec<String> = reqs
+        .iter()
+        .filter(|r| is_write(r) && r.method != "PATCH")
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect();
+    assert!(
+        other_writes.is_empty(),
+        "only apply patches: {other_writes:?}"
+    );
+    // Both objects were validated (dry run) before being written.
+    for path in [
+        "/api/v1/namespaces/trainlab-volcano-gang",
+        "/apis/batch.volcano.sh/v1alpha1/namespaces/trainlab-volcano-gang/jobs/gang-train",
+    ] {
+        let dry = patches.iter().position(|p| p.path == path && is_dry_run(p));
+        let real = patches
+            .iter()
+            .position(|p| p.path == path && !is_dry_run(p));
+        assert!(
+            dry.is_some() && real.is_some() && dry < real,
+            "{path}: dry run, then apply"
+        );
+    }
+
+    // No controllers run in the emulator: spec checks pass, state checks wait, nothing fails.
+    let (code, stdout, stderr) = c.run(&[
+        "check",
+        "volcano-gang",
+        "--request-timeout",
+        "2s",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(
+        code, 4,
+        "pending → exit 4\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    let report = json_of(&stdout);
+    let outcomes = lab_outcomes(&report, "volcano-gang");
+    let mut pending = 0;
+    for (check, status, reason) in &outcomes {
+        match stage_of(&report, "volcano-gang", check).as_str() {
+            "spec" => assert_eq!(status, "pass", "{check}: {reason}"),
+            _ => {
+                assert!(
+                    status == "pending" || status == "skipped",
+                    "{check}: {status} {reason}"
+                );
+                pending += usize::from(status == "pending");
+            }
+        }
+    }
+    assert!(pending > 0, "{outcomes:?}");
+}
+
+#[test]
+fn solve_twice_changes_nothing_the_second_time() {
+    let c = Cluster::new(nodes());
+    let (code, first, stderr) = c.run(&["solve", "volcano-gang", "--request-timeout", "2s"]);
+    assert_eq!(code, 0, "{first}\n{stderr}");
+    let before = versions(&c.emu);
+    let (code, second, stderr) = c.run(&["solve", "volcano-gang", "--request-timeout", "2s"]);
+    assert_eq!(code, 0, "{second}\n{stderr}");
+    assert_eq!(versions(&c.emu), before, "no stored object changed");
+    let object_lines: Vec<&str> = second
+        .lines()
+        .filter(|l| l.contains('/') && !l.contains("trainlab check"))
+        .collect();
+    assert_eq!(
+        object_lines,
+        [
+            "Namespace/trainlab-volcano-gang unchanged",
+            "Job/gang-train unchanged"
+        ],
+        "{second}"
+    );
+    assert!(
+        !second.contains("created") && !second.contains("configured"),
+        "{second}"
+    );
+}
+
+#[test]
+fn grading_one_lab_costs_one_list_per_kind_plus_discovery() {
+    let mut seed = nodes();
+    seed.extend(load("volcano-gang/solution-state"));
+    let c = Cluster::new(seed);
+    let (code, stdout, stderr) = c.run(&["check", "volcano-gang", "--request-timeout", "2s"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let reqs = c.requests();
+    let lists = lists(&reqs);
+    // Nodes, Volcano Jobs, PodGroups, Pods.
+    // Nodes, Volcano Jobs, PodGroups, Pods; and capability detection: one Deployment by name
+    // for each Volcano controller (volcano-scheduler, volcano-controllers).
+    let mut want = vec![
+        "/api/v1/nodes".to_string(),
+        VOLCANO_JOBS_PATH.to_string(),
+        "/apis/scheduling.volcano.sh/v1beta1/namespaces/trainlab-volcano-gang/podgroups"
+            .to_string(),
+        "/api/v1/namespaces/trainlab-volcano-gang/pods".to_string(),
+        "/apis/apps/v1/deployments".to_string(),
+        "/apis/apps/v1/deployments".to_string(),
+    ];
+    let mut got = lists.clone();
+    want.sort();
+    got.sort();
+    assert_eq!(got, want, "one LIST per kind read");
+    let mut discovery: Vec<&str> = reqs
+        .iter()
+        .map(|r| r.path.as_str())
+        .filter(|p| is_discovery(p))
+        .collect();
+    discovery.sort();
+    assert_eq!(
+        discovery,
+        [
+            "/api/v1",
+            "/apis/apps/v1",
+            "/apis/batch.volcano.sh/v1alpha1",
+            "/apis/scheduling.volcano.sh/v1beta1",
+            "/version"
+        ],
+        "each group/version discovered once"
+    );
+    assert_eq!(
+        reqs.len(),
+        lists.len() + discovery.len(),
+        "nothing else: {reqs:#?}"
+    );
+    assert!(reqs.iter().all(|r| r.method == "GET"));
+}
+
+#[test]
+fn grading_every_lab_at_once_lists_each_kind_and_namespace_once_and_nodes_once() {
+    let c = Cluster::new(all_solution_states());
+    let (code, stdout, stderr) =
+        c.run(&["check", "--all", "--request-timeout", "2s", "-o", "json"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert_eq!(statuses(&json_of(&stdout)).len(), gradable().len());
+    let reqs = c.requests();
+    let lists = lists(&reqs);
+    // Distinct (kind, namespace) reads across the labs: 3 each for efa-nccl, volcano-gang and
+    // mpijob-slots, NodePools/EC2NodeClasses/NodeClaims for karpenter-single-az, PyTorchJobs and
+    // Pods for tensor-parallelism and parallelism-3d (and ConfigMaps for bf16), Jobs and Pods for
+    // gradient-checkpointing, PyTorchJobs, Jobs, Pods and ConfigMaps for zero3-offload, Jobs, Pods,
+    // PersistentVolumeClaims and StorageClasses (cluster-wide) for checkpoint-strategy, and Nodes.
+    let distinct = [
+        "/apis/batch/v1/namespaces/trainlab-efa-nccl/jobs",
+        "/apis/kubeflow.org/v2beta1/namespaces/trainlab-efa-nccl/mpijobs",
+        "/api/v1/namespaces/trainlab-efa-nccl/pods",
+        "/api/v1/namespaces/trainlab-efa-nccl/configmaps",
+        VOLCANO_JOBS_PATH,
+        "/apis/scheduling.volcano.sh/v1beta1/namespaces/trainlab-volcano-gang/podgroups",
+        "/api/v1/namespaces/trainlab-volcano-gang/pods",
+        MPIJOBS_PATH,
+        "/api/v1/namespaces/trainlab-mpijob-slots/pods",
+        "/apis/batch/v1/namespaces/trainlab-mpijob-slots/jobs",
+        "/apis/karpenter.sh/v1/nodepools",
+        "/apis/karpenter.sh/v1/nodeclaims",
+        "/apis/karpenter.k8s.aws/v1/ec2nodeclasses",
+        "/apis/kubeflow.org/v1/namespaces/trainlab-tensor-parallelism/pytorchjobs",
+        "/api/v1/namespaces/trainlab-tensor-parallelism/pods",
+        "/apis/kubeflow.org/v1/namespaces/trainlab-parallelism-3d/pytorchjobs",
+        "/api/v1/namespaces/trainlab-parallelism-3d/pods",
+        "/apis/kubeflow.org/v1/namespaces/trainlab-bf16/pytorchjobs",
+        "/api/v1/namespaces/trainlab-bf16/pods",
+        "/api/v1/namespaces/trainlab-bf16/configmaps",
+        "/apis/batch/v1/namespaces/trainlab-gradient-checkpointing/jobs",
+        "/api/v1/namespaces/trainlab-gradient-checkpointing/pods",
+        "/apis/kubeflow.org/v1/namespaces/trainlab-zero3-offload/pytorchjobs",
+        "/apis/batch/v1/namespaces/trainlab-zero3-offload/jobs",
+        "/api/v1/namespaces/trainlab-zero3-offload/pods",
+        "/api/v1/namespaces/trainlab-zero3-offload/configmaps",
+        "/apis/batch/v1/namespaces/trainlab-checkpoint-strategy/jobs",
+        "/api/v1/namespaces/trainlab-checkpoint-strategy/pods",
+        "/api/v1/namespaces/trainlab-checkpoint-strategy/persistentvolumeclaims",
+        "/apis/storage.k8s.io/v1/storageclasses",
+        // bionemo: Jobs, Pods, Secrets (metadata only); optimum-neuron: Jobs, Pods, ConfigMaps.
+        "/apis/batch/v1/namespaces/trainlab-bionemo/jobs",
+        "/api/v1/namespaces/trainlab-bionemo/pods",
+        "/api/v1/namespaces/trainlab-bionemo/secrets",
+        "/apis/batch/v1/namespaces/trainlab-optimum-neuron/jobs",
+        "/api/v1/namespaces/trainlab-optimum-neuron/pods",
+        "/api/v1/namespaces/trainlab-optimum-neuron/configmaps",
+        // slurm-accounting: Accountings, Controllers, Services, Secrets (metadata only),
+        // StatefulSets, Pods; slinky-nodeset: NodeSets, Controllers, Pods, ConfigMaps (the
+        // Controller's gres.conf).
+        "/apis/slinky.slurm.net/v1beta1/namespaces/trainlab-slurm-accounting/accountings",
+        "/apis/slinky.slurm.net/v1beta1/namespaces/trainlab-slurm-accounting/controllers",
+        "/api/v1/namespaces/trainlab-slurm-accounting/services",
+        "/api/v1/namespaces/trainlab-slurm-accounting/secrets",
+        "/apis/apps/v1/namespaces/trainlab-slurm-accounting/statefulsets",
+        "/api/v1/namespaces/trainlab-slurm-accounting/pods",
+        "/apis/slinky.slurm.net/v1beta1/namespaces/trainlab-slinky-nodeset/nodesets",
+        "/apis/slinky.slurm.net/v1beta1/namespaces/trainlab-slinky-nodeset/controllers",
+        "/api/v1/namespaces/trainlab-slinky-nodeset/pods",
+        "/api/v1/namespaces/trainlab-slinky-nodeset/configmaps",
+        // fsx-lustre: PVCs, Jobs, Pods, Events (StorageClasses are listed above).
+        "/api/v1/namespaces/trainlab-fsx-lustre/persistentvolumeclaims",
+        "/apis/batch/v1/namespaces/trainlab-fsx-lustre/jobs",
+        "/api/v1/namespaces/trainlab-fsx-lustre/pods",
+        "/api/v1/namespaces/trainlab-fsx-lustre/events",
+        "/api/v1/nodes",
+    ];
+    // Capability detection reads each controller Deployment by name: volcano-scheduler,
+    // volcano-controllers, mpi-operator, karpenter, training-operator, slurm-operator,
+    // fsx-csi-controller.
+    let deployments = count(&lists, "/apis/apps/v1/deployments");
+    assert_eq!(deployments, 7, "{lists:#?}");
+    assert!(
+        lists.len() - deployments <= distinct.len(),
+        "{} LISTs for {} reads: {lists:#?}",
+        lists.len(),
+        distinct.len()
+    );
+    for path in distinct {
+        assert_eq!(count(&lists, path), 1, "{path} listed once: {lists:#?}");
+    }
+    assert_eq!(count(&lists, "/api/v1/nodes"), 1);
+    let discovery: Vec<&str> = reqs
+        .iter()
+        .map(|r| r.path.as_str())
+        .filter(|p| is_discovery(p))
+        .collect();
+    for p in &discovery {
+        assert_eq!(
+            discovery.iter().filter(|d| d == &p).count(),
+            1,
+            "{p} discovered once: {discovery:?}"
+        );
+    }
+    assert_eq!(
+        reqs.len(),
+        lists.len() + discovery.len(),
+        "nothing else: {reqs:#?}"
+    );
+}
+
+#[test]
+fn check_doctor_and_list_never_write() {
+    let mut seed = all_solution_states();
+    seed.extend(volcano_deployments());
+    let c = Cluster::new(seed);
+    for args in [
+        &["check", "--all", "--request-timeout", "2s"][..],
+        &["check", "--all", "--request-timeout", "2s", "-o", "json"],
+        &["doctor", "--request-timeout", "2s"],
+        &["doctor", "--request-timeout", "2s", "-o", "json"],
+    ] {
+        c.emu.clear_requests();
+        let (code, stdout, stderr) = c.run(args);
+        assert_eq!(code, 0, "{args:?}\n{stdout}\n{stderr}");
+        let reqs = c.requests();
+        assert!(!reqs.is_empty(), "{args:?} read the cluster");
+        assert!(
+            writes(&reqs).is_empty(),
+            "{args:?} wrote: {:?}",
+            writes(&reqs)
+        );
+    }
+    c.emu.clear_requests();
+    let (code, _, stderr) = c.run(&["list"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(c.requests().is_empty(), "list does not contact the cluster");
+}
+
+// --- faults ---------------------------------------------------------------------------------------
+
+#[test]
+fn a_forbidden_list_errors_only_the_lab_that_reads_it() {
+    let c = Cluster::new(all_solution_states());
+    let (code, stdout, _) = c.run(&["check", "--all", "--request-timeout", "2s", "-o", "json"]);
+    assert_eq!(code, 0);
+    let healthy = statuses(&json_of(&stdout));
+
+    c.emu.fault(
+        None,
+        MPIJOBS_PATH,
+        false,
+        Fault::Status(
+            403,
+            "mpijobs.kubeflow.org is forbidden: User \"learner\" cannot list resource \"mpijobs\" in API group \"kubeflow.org\" in the namespace \"trainlab-mpijob-slots\"".into(),
+        ),
+    );
+    c.emu.clear_requests();
+    let (code, stdout, stderr) =
+        c.run(&["check", "--all", "--request-timeout", "2s", "-o", "json"]);
+    assert_eq!(
+        code, 3,
+        "an error makes the grade incomplete\n{stdout}\n{stderr}"
+    );
+    let report = json_of(&stdout);
+    for (lab, outcomes) in statuses(&report) {
+        if lab == "mpijob-slots" {
+            for (check, status, reason) in &outcomes {
+                assert_eq!(status, "error", "{check}");
+                assert!(
+                    reason.contains("forbidden: cannot list mpijobs.kubeflow.org in namespace trainlab-mpijob-slots"),
+                    "{check}: {reason}"
+                );
+                assert!(
+                    reason.contains("User \"learner\" cannot list"),
+                    "the API message is kept: {reason}",
+                );
+                assert!(
+                    reason.contains("a Role + RoleBinding allows it, e.g. `kubectl create role trainlab-read --verb=list --resource=mpijobs.kubeflow.org -n trainlab-mpijob-slots`"),
+                    "names the RBAC that would allow it: {reason}"
+                );
+            }
+        } else {
+            let before = &healthy.iter().find(|(id, _)| *id == lab).unwrap().1;
+            assert_eq!(&outcomes, before, "{lab} grades as without the fault");
+        }
+    }
+    // A 403 is an answer, not a transient failure: it is not retried.
+    assert_eq!(count(&lists(&c.requests()), MPIJOBS_PATH), 1);
+}
+
+#[test]
+fn an_unreachable_server_fails_fast_with_exit_3() {
+    // Every connection is dropped without an answer.
+    let c = Cluster::new(nodes());
+    c.emu.fault(None, "/", false, Fault::Down);
+    let started = Instant::now();
+    let (code, stdout, stderr) = c.run(&["check", "volcano-gang", "--request-timeout", "2s"]);
+    let took = started.elapsed();
+    assert_eq!(code, 3, "{stdout}\n{stderr}");
+    assert!(took < Duration::from_secs(3), "took {took:?}");
+    assert!(stderr.contains("cannot reach the API server"), "{stderr}");
+    assert!(stderr.contains(&c.emu.url()), "names the server: {stderr}");
+    assert!(stdout.trim().is_empty(), "no report: {stdout}");
+
+    // Nothing listens any more.
+    let Cluster {
+        emu,
+        dir,
+        kubeconfig,
+    } = Cluster::new(nodes());
+    emu.stop();
+    let stopped = Cluster {
+        emu: Emulator::start(vec![]),
+        dir,
+        kubeconfig,
+    };
+    for args in [
+        &["check", "volcano-gang", "--request-timeout", "2s"][..],
+        &["doctor", "--request-timeout", "2s"],
+        &["solve", "volcano-gang", "--request-timeout", "2s"],
+    ] {
+        let started = Instant::now();
+        let (code, stdout, stderr) = stopped.run(args);
+        let took = started.elapsed();
+        assert_eq!(code, 3, "{args:?}\n{stdout}\n{stderr}");
+        assert!(took < Duration::from_secs(3), "{args:?} took {took:?}");
+        assert!(
+            stderr.contains("cannot reach the API server"),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn a_server_that_never_answers_fails_within_the_request_timeout() {
+    let c = Cluster::new(nodes());
+    c.emu
+        .fault(None, "/", false, Fault::Latency(Duration::from_secs(30)));
+    let started = Instant::now();
+    let (code, stdout, stderr) = c.run(&["check", "volcano-gang", "--request-timeout", "2s"]);
+    let took = started.elapsed();
+    assert_eq!(code, 3, "{stdout}\n{stderr}");
+    assert!(took < Duration::from_secs(3), "took {took:?}");
+    assert!(stderr.contains("cannot reach the API server"), "{stderr}");
+    assert!(stderr.contains("no answer within 2s"), "{stderr}");
+    // A timeout is not retried: one attempt at the version probe, nothing after it.
+    let reqs = c.requests();
+    assert_eq!(
+        reqs.iter().filter(|r| r.path == "/version").count(),
+        1,
+        "{reqs:?}"
+    );
+}
+
+#[test]
+fn a_transient_server_error_is_retried_and_the_check_still_passes() {
+    let mut seed = nodes();
+    seed.extend(load("volcano-gang/solution-state"));
+    let c = Cluster::new(seed);
+    c.emu.fault(
+        Some("GET"),
+        VOLCANO_JOBS_PATH,
+        false,
+        Fault::Sequence(vec![500]),
+    );
+    let (code, stdout, stderr) = c.run(&[
+        "check",
+        "volcano-gang",
+        "--request-timeout",
+        "2s",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    for (check, status, reason) in lab_outcomes(&json_of(&stdout), "volcano-gang") {
+        assert_eq!(status, "pass", "{check}: {reason}");
+    }
+    assert_eq!(
+        count(&lists(&c.requests()), VOLCANO_JOBS_PATH),
+        2,
+        "the 500, then the retry"
+    );
+}
+
+#[test]
+fn a_missing_crd_skips_the_lab_with_the_install_hint() {
+    let c = Cluster::with_crds(all_solution_states(), false);
+    let (code, stdout, stderr) =
+        c.run(&["check", "--all", "--request-timeout", "2s", "-o", "json"]);
+    // Nothing of lab 15 could be counted: it is not graded (not 100 %), and the environment
+    // caused it, so the run exits 3 while the other labs still pass.
+    assert_eq!(
+        code, 3,
+        "a lab the environment kept from grading\n{stdout}\n{stderr}"
+    );
+    let report = json_of(&stdout);
+    let karpenter = lab_outcomes(&report, "karpenter-single-az");
+    assert!(!karpenter.is_empty());
+    for (check, status, reason) in &karpenter {
+        assert_eq!(status, "skipped", "{check}: {reason}");
+        assert!(
+            reason.contains("requires karpenter-crds (CRD nodepools.karpenter.sh not found)")
+                || reason.contains("requires karpenter (CRD nodepools.karpenter.sh not found"),
+            "{check}: {reason}"
+        );
+        assert!(
+            reason.contains("install with `trainlab setup kind` (CRDs only)")
+                || reason.contains("these checks need EKS"),
+            "{check}: {reason}"
+        );
+    }
+    let lab15 = report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["lab"]["id"] == "karpenter-single-az")
+        .unwrap();
+    assert!(lab15["score"]["percent"].is_null(), "{lab15}");
+    for lab in gradable()
+        .into_iter()
+        .filter(|l| *l != "karpenter-single-az")
+    {
+        for (check, status, reason) in lab_outcomes(&report, lab) {
+            // kind cannot run FSx: lab 8's state checks are skipped, never blamed.
+            let fsx_state = lab == "fsx-lustre" && matches!(&*check, "pvc-bound" | "pods-running");
+            let want = if fsx_state { "skipped" } else { "pass" };
+            assert_eq!(status, want, "{lab}/{check}: {reason}");
+        }
+    }
+}
+
+// --- start ------------------------------------------------------------------------------------------
+
+#[test]
+fn start_writes_the_draft_once_and_refuses_to_overwrite_it_without_force() {
+    let c = Cluster::new(nodes());
+    let draft = c.dir.path().join("gang-train.yaml");
+    let lab_draft =
+        std::fs::read_to_string(root().join("labs/09-volcano-gang/draft/gang-train.yaml")).unwrap();
+
+    let (code, stdout, stderr) = c.run(&["start", "volcano-gang", "--request-timeout", "2s"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("Namespace/trainlab-volcano-gang created"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("wrote gang-train.yaml"), "{stdout}");
+    assert_eq!(std::fs::read_to_string(&draft).unwrap(), lab_draft);
+    let ns = c
+        .object("Namespace", None, "trainlab-volcano-gang")
+        .unwrap();
+    assert!(has_label(&ns, "volcano-gang"));
+    assert!(
+        !c.has("Job", Some("trainlab-volcano-gang"), "gang-train"),
+        "start applies the starter only"
+    );
+
+    // The learner edits the draft; a second start keeps it and does not touch the cluster.
+    std::fs::write(&draft, "# my work\n").unwrap();
+    let before = versions(&c.emu);
+    c.emu.clear_requests();
+    let (code, stdout, stderr) = c.run(&["start", "volcano-gang", "--request-timeout", "2s"]);
+    assert_eq!(code, 2, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("gang-train.yaml already exists"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--force"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&draft).unwrap(), "# my work\n");
+    assert!(
+        c.requests().is_empty(),
+        "refused before contacting the cluster: {:?}",
+        c.requests()
+    );
+    assert_eq!(versions(&c.emu), before);
+
+    // --force rewrites the draft; the cluster is already as the starter wants it.
+    let (code, stdout, stderr) = c.run(&[
+        "start",
+        "volcano-gang",
+        "--force",
+        "--request-timeout",
+        "2s",
+    ]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert_eq!(std::fs::read_to_string(&draft).unwrap(), lab_draft);
+    assert!(
+        stdout.contains("Namespace/trainlab-volcano-gang unchanged"),
+        "{stdout}"
+    );
+    assert_eq!(versions(&c.emu), before, "no stored object changed");
+}
+
+// --- an invalid set -----------------------------------------------------------------------------
+
+#[test]
+fn an_invalid_manifest_in_the_set_applies_nothing() {
+    let labs = tempfile::tempdir().unwrap();
+    copy_dir(&root().join("labs"), labs.path());
+    let solution = labs.path().join("09-volcano-gang/solution/gang-train.yaml");
+    let mut text = std::fs::read_to_string(&solution).unwrap();
+    text.push_str("---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: gang-settings\ndata:\n  queue: default\n");
+    std::fs::write(&solution, text).unwrap();
+    let labs_dir = labs.path().to_str().unwrap();
+    let bad_path = "/api/v1/namespaces/trainlab-volcano-gang/configmaps/gang-settings";
+    let message = "ConfigMap \"gang-settings\" is invalid: data.queue: Invalid value: \"default\": emulated admission rejection";
+
+    let c = Cluster::new(nodes());
+    c.emu.fault(
+        Some("PATCH"),
+        bad_path,
+        true,
+        Fault::Status(422, message.into()),
+    );
+    let (code, stdout, stderr) = c.run(&[
+        "--labs-dir",
+        labs_dir,
+        "solve",
+        "volcano-gang",
+        "--request-timeout",
+        "2s",
+    ]);
+    assert_eq!(code, 2, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains(message),
+        "the API message is shown: {stderr}"
+    );
+    assert!(stderr.contains("ConfigMap/gang-settings"), "{stderr}");
+    assert!(
+        !c.has("Namespace", None, "trainlab-volcano-gang"),
+        "not even the namespace remains"
+    );
+    assert!(!c.has("Job", Some("trainlab-volcano-gang"), "gang-train"));
+    assert!(!c.has("ConfigMap", Some("trainlab-volcano-gang"), "gang-settings"));
+    // The only real write is the namespace the dry run needs, removed again.
+    let reqs = c.requests();
+    let real: Vec<String> = reqs
+        .iter()
+        .filter(|r| is_write(r) && !is_dry_run(r))
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect();
+    assert_eq!(
+        real,
+        [
+            "PATCH /api/v1/namespaces/trainlab-volcano-gang",
+            "DELETE /api/v1/namespaces/trainlab-volcano-gang"
+        ],
+        "{real:?}"
+    );
+    assert!(
+        reqs.iter().any(|r| r.path == bad_path && is_dry_run(r)),
+        "the bad object was dry-run"
+    );
+
+    // With the lab started, the namespace exists and a rejected set writes nothing at all.
+    let (code, _, stderr) = c.run(&[
+        "--labs-dir",
+        labs_dir,
+        "start",
+        "volcano-gang",
+        "--request-timeout",
+        "2s",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let before = versions(&c.emu);
+    c.emu.clear_requests();
+    let (code, stdout, stderr) = c.run(&[
+        "--labs-dir",
+        labs_dir,
+        "solve",
+        "volcano-gang",
+        "--request-timeout",
+        "2s",
+    ]);
+    assert_eq!(code, 2, "{stdout}\n{stderr}");
+    assert!(stderr.contains(message), "{stderr}");
+    let real: Vec<String> = c
+        .requests()
+        .iter()
+        .filter(|r| is_write(r) && !is_dry_run(r))
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect();
+    assert!(real.is_empty(), "{real:?}");
+    assert_eq!(versions(&c.emu), before);
+}
+
+// --- reset --------------------------------------------------------------------------------------
+
+fn namespace(name: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+}
+
+fn config_map(ns: &str, name: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": ns}, "data": {"a": "b"}})
+}
+
+#[test]
+fn reset_deletes_the_lab_namespace_and_nothing_else() {
+    let mut seed = nodes();
+    seed.extend([namespace("team-a"), config_map("team-a", "keep-me")]);
+    let c = Cluster::new(seed);
+    let (code, _, stderr) = c.run(&["solve", "volcano-gang", "--request-timeout", "2s"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(c.has("Job", Some("trainlab-volcano-gang"), "gang-train"));
+
+    // Without a terminal and without --yes: refused, nothing sent.
+    c.emu.clear_requests();
+    let (code, stdout, stderr) = c.run(&["reset", "volcano-gang", "--request-timeout", "2s"]);
+    assert_eq!(code, 2, "{stdout}\n{stderr}");
+    assert!(stderr.contains("--yes"), "{stderr}");
+    assert!(
+        c.requests().is_empty(),
+        "refused before contacting the cluster: {:?}",
+        c.requests()
+    );
+    assert!(c.has("Namespace", None, "trainlab-volcano-gang"));
+
+    c.emu.clear_requests();
+    let before: Vec<_> = versions(&c.emu)
+        .into_iter()
+        .filter(|(_, ns, name, _)| ns != "trainlab-volcano-gang" && name != "trainlab-volcano-gang")
+        .collect();
+    let (code, stdout, stderr) =
+        c.run(&["reset", "volcano-gang", "--yes", "--request-timeout", "2s"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("deleted Namespace/trainlab-volcano-gang"),
+        "{stdout}"
+    );
+    assert_eq!(
+        writes(&c.requests()),
+        ["DELETE /api/v1/namespaces/trainlab-volcano-gang?"]
+    );
+    assert!(!c.has("Namespace", None, "trainlab-volcano-gang"));
+    assert!(!c.has("Job", Some("trainlab-volcano-gang"), "gang-train"));
+    assert_eq!(versions(&c.emu), before, "everything else is untouched");
+
+    // Again: nothing left to reset.
+    let (code, stdout, _) = c.run(&["reset", "volcano-gang", "--yes", "--request-timeout", "2s"]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("nothing to reset"), "{stdout}");
+}
+
+#[test]
+fn reset_keeps_a_namespace_trainlab_did_not_create() {
+    let mut seed = nodes();
+    seed.extend([
+        namespace("default"),
+        namespace("team-a"),
+        config_map("team-a", "keep-me"),
+    ]);
+    let c = Cluster::new(seed);
+
+    // `-n default`: the namespace carries no lab label, so it stays.
+    let (code, stdout, stderr) = c.run(&[
+        "reset",
+        "volcano-gang",
+        "-n",
+        "default",
+        "--yes",
+        "--request-timeout",
+        "2s",
+    ]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(
+        writes(&c.requests()).is_empty(),
+        "{:?}",
+        writes(&c.requests())
+    );
+    assert!(c.has("Namespace", None, "default"));
+
+    // A lab solved into a namespace the learner already had: reset removes the lab's objects,
+    // never the namespace or what else is in it.
+    let (code, stdout, stderr) = c.run(&[
+        "solve",
+        "volcano-gang",
+        "-n",
+        "team-a",
+        "--request-timeout",
+        "2s",
+    ]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(c.has("Job", Some("team-a"), "gang-train"));
+    let ns = c.object("Namespace", None, "team-a").unwrap();
+    assert!(
+        !has_label(&ns, "volcano-gang"),
+        "an existing namespace is not claimed: {ns}"
+    );
+    let (code, stdout, stderr) = c.run(&[
+        "reset",
+        "volcano-gang",
+        "-n",
+        "team-a",
+        "--yes",
+        "--request-timeout",
+        "2s",
+    ]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(stdout.contains("kept Namespace/team-a"), "{stdout}");
+    assert!(c.has("Namespace", None, "team-a"));
+    assert!(c.has("ConfigMap", Some("team-a"), "keep-me"));
+    assert!(
+        !c.has("Job", Some("team-a"), "gang-train"),
+        "the labelled Job is removed"
+    );
+}
+
+#[test]
+fn reset_of_cluster_scoped_objects_deletes_only_the_labelled_ones() {
+    let mut seed = nodes();
+    seed.push(json!({
+        "apiVersion": "karpenter.sh/v1", "kind": "NodePool",
+        "metadata": {"name": "team-pool"},
+        "spec": {"template": {"spec": {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"}, "requirements": []}}},
+    }));
+    seed.push(json!({
+        "apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass",
+        "metadata": {"name": "default"},
+        "spec": {"role": "KarpenterNodeRole-existing", "amiSelectorTerms": [{"alias": "al2023@latest"}]},
+    }));
+    let c = Cluster::new(seed);
+    let class_before = c.object("EC2NodeClass", None, "default").unwrap();
+    let (code, stdout, stderr) =
+        c.run(&["solve", "karpenter-single-az", "--request-timeout", "2s"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("EC2NodeClass/default exists, kept as it is"),
+        "{stdout}"
+    );
+    let pool = c
+        .object("NodePool", None, "gpu-training")
+        .expect("NodePool created");
+    assert!(has_label(&pool, "karpenter-single-az"));
+    assert_eq!(
+        c.object("EC2NodeClass", None, "default").unwrap(),
+        class_before,
+        "create-only"
+    );
+
+    c.emu.clear_requests();
+    let (code, stdout, stderr) = c.run(&[
+        "reset",
+        "karpenter-single-az",
+        "--yes",
+        "--request-timeout",
+        "2s",
+    ]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(!c.has("NodePool", None, "gpu-training"));
+    assert!(!c.has("Namespace", None, "trainlab-karpenter-single-az"));
+    assert!(
+        c.has("NodePool", None, "team-pool"),
+        "an unlabelled NodePool survives"
+    );
+    assert_eq!(
+        c.object("EC2NodeClass", None, "default").unwrap(),
+        class_before
+    );
+    let mut deleted = writes(&c.requests());
+    deleted.sort();
+    assert_eq!(
+        deleted,
+        [
+            "DELETE /api/v1/namespaces/trainlab-karpenter-single-az?",
+            "DELETE /apis/karpenter.sh/v1/nodepools/gpu-training?"
+        ]
+    );
+}
+
+// --- --wait -------------------------------------------------------------------------------------
+
+#[test]
+fn check_wait_re_observes_until_the_deadline_then_exits_4() {
+    let mut seed = nodes();
+    for mut o in load("mpijob-slots/solution-state") {
+        if o["kind"] == "MPIJob" {
+            let created = o["status"]["conditions"][0].clone();
+            assert_eq!(created["type"], "Created");
+            o["status"]["conditions"] = json!([created]);
+            o["status"]
+                .as_object_mut()
+                .unwrap()
+                .remove("completionTime");
+        }
+        seed.push(o);
+    }
+    let c = Cluster::new(seed);
+    let started = Instant::now();
+    let (code, stdout, stderr) = c.run(&[
+        "check",
+        "mpijob-slots",
+        "--wait",
+        "3s",
+        "--request-timeout",
+        "2s",
+    ]);
+    let took = started.elapsed();
+    assert_eq!(code, 4, "{stdout}\n{stderr}");
+    assert!(
+        took >= Duration::from_millis(2800) && took < Duration::from_secs(6),
+        "took {took:?}"
+    );
+    let n = count(&lists(&c.requests()), MPIJOBS_PATH);
+    assert!(n >= 2, "re-observed: {n} LISTs of MPIJobs");
+    for text in [&stdout, &stderr] {
+        assert!(
+            !text.contains("re-checking") && !text.contains("reading the cluster"),
+            "no spinner: {text}"
+        );
+    }
+    assert_eq!(
+        stdout.matches("lab 13 mpijob-slots").count(),
+        1,
+        "one report: {stdout}"
+    );
+    assert_eq!(stderr.matches("trainlab: using").count(), 1, "{stderr}");
+}
+
+// --- doctor -------------------------------------------------------------------------------------
+
+fn deployment(ns: &str, name: &str, available: i64) -> Value {
+    json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": name}}, "template": {"metadata": {"labels": {"app": name}}, "spec": {"containers": [{"name": name, "image": "x"}]}}},
+        "status": {"replicas": 1, "availableReplicas": available},
+    })
+}
+
+fn volcano_deployments() -> Vec<Value> {
+    vec![
+        namespace("volcano-system"),
+        deployment("volcano-system", "volcano-scheduler", 1),
+        deployment("volcano-system", "volcano-controllers", 1),
+    ]
+}
+
+#[test]
+fn doctor_reports_the_kind_profile_nodes_and_capabilities() {
+    let mut seed: Vec<Value> = load("kind-nodes")
+        .into_iter()
+        .map(|mut n| {
+            if n["metadata"]["name"] == "trainlab-worker2" {
+                // kubelet re-registered: the faked GPU capacity is gone.
+                n["status"]["allocatable"]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("nvidia.com/gpu");
+                n["status"]["capacity"]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("nvidia.com/gpu");
+            }
+            n
+        })
+        .collect();
+    seed.extend(volcano_deployments());
+    seed.push(namespace("mpi-operator"));
+    seed.push(deployment("mpi-operator", "mpi-operator", 0));
+    let c = Cluster::new(seed);
+    let (code, stdout, stderr) = c.run(&["doctor", "-o", "json", "--request-timeout", "2s"]);
+    let probes = c.requests().iter().filter(|r| r.path == "/version").count();
+    assert_eq!(probes, 1, "doctor probes the server once");
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let r = json_of(&stdout);
+    assert_eq!(r["profile"], "kind");
+    assert_eq!(r["context"], CONTEXT);
+    assert_eq!(r["server"], c.emu.url());
+    assert_eq!(r["server_version"], "v1.33.1");
+
+    let rows = r["nodes"].as_array().unwrap();
+    let figures: Vec<(String, i64, i64, i64, i64)> = rows
+        .iter()
+        .map(|n| {
+            (
+                n["name"].as_str().unwrap().to_string(),
+                n["gpu"].as_i64().unwrap(),
+                n["efa"].as_i64().unwrap(),
+                n["neuron"].as_i64().unwrap(),
+                n["neuroncore"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    let want = [
+        ("trainlab-control-plane", 0, 0, 0, 0),
+        ("trainlab-worker", 8, 32, 0, 0),
+        ("trainlab-worker2", 0, 32, 0, 0),
+        ("trainlab-worker3", 8, 4, 0, 0),
+        ("trainlab-worker4", 0, 8, 16, 32),
+    ];
+    let want: Vec<(String, i64, i64, i64, i64)> = want
+        .iter()
+        .map(|(n, a, b, c, d)| (n.to_string(), *a, *b, *c, *d))
+        .collect();
+    assert_eq!(figures, want);
+    for n in rows {
+        let missing: Vec<&str> = n["missing_fake_capacity"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m.as_str().unwrap())
+            .collect();
+        if n["name"] == "trainlab-worker2" {
+            assert_eq!(missing, ["nvidia.com/gpu: 8"], "{n}");
+        } else {
+            assert!(missing.is_empty(), "{n}");
+        }
+    }
+    let worker = rows
+        .iter()
+        .find(|n| n["name"] == "trainlab-worker")
+        .unwrap();
+    assert_eq!(worker["zone"], "us-west-2a");
+    assert_eq!(worker["instance_type"], "p5.48xlarge");
+
+    let cap = |name: &str| -> Value {
+        r["capabilities"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap_or_else(|| panic!("no capability {name}: {r}"))
+            .clone()
+    };
+    let volcano = cap("volcano");
+    assert_eq!(volcano["present"], true, "{volcano}");
+    assert!(volcano["install"].is_null());
+    // The CRD is served but the controller has no available replica.
+    let mpi = cap("mpi-operator");
+    assert_eq!(mpi["present"], false, "{mpi}");
+    assert!(
+        mpi["detail"]
+            .as_str()
+            .unwrap()
+            .contains("mpi-operator not available"),
+        "{mpi}"
+    );
+    // On the kind profile, setup installs it.
+    assert_eq!(mpi["install"], "`trainlab setup kind`", "{mpi}");
+    // No CRD at all.
+    let slinky = cap("slinky");
+    assert_eq!(slinky["present"], false);
+    assert!(
+        slinky["detail"]
+            .as_str()
+            .unwrap()
+            .contains("CRD nodesets.slinky.slurm.net not found"),
+        "{slinky}"
+    );
+    assert_eq!(cap("karpenter-crds")["present"], true);
+    assert_eq!(
+        cap("karpenter")["present"],
+        false,
+        "kind has no Karpenter controller"
+    );
+    assert_eq!(cap("nvidia-device-plugin")["present"], true);
+    assert!(cap("nvidia-device-plugin")["detail"]
+        .as_str()
+        .unwrap()
+        .contains("faked on 2 node(s)"));
+    assert_eq!(cap("efa-device-plugin")["present"], true);
+    assert_eq!(cap("neuron-device-plugin")["present"], true);
+
+    // The human output warns about the node.
+    let (code, stdout, _) = c.run(&["doctor", "--request-timeout", "2s"]);
+    assert_eq!(code, 0);
+    assert!(
+        stdout.contains("kind node trainlab-worker2 lost its faked capacity (nvidia.com/gpu: 8)"),
+        "{stdout}"
+    );
+
+    // Without the Volcano Deployments and the Karpenter CRDs.
+    let c = Cluster::with_crds(load("kind-nodes"), false);
+    let (code, stdout, _) = c.run(&["doctor", "-o", "json", "--request-timeout", "2s"]);
+    assert_eq!(code, 0);
+    let r = json_of(&stdout);
+    let cap = |name: &str| {
+        r["capabilities"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(cap("volcano")["present"], false);
+    assert!(cap("volcano")["detail"]
+        .as_str()
+        .unwrap()
+        .contains("not available"));
+    assert_eq!(cap("karpenter-crds")["present"], false);
+    assert!(cap("karpenter-crds")["detail"]
+        .as_str()
+        .unwrap()
+        .contains("CRD nodepools.karpenter.sh not found"));
+}
+
+#[test]
+fn watch_keeps_re_grading_until_ctrl_c_and_then_exits_with_the_last_grade() {
+    let mut seed = nodes();
+    seed.extend(load("volcano-gang/solution-state"));
+    let c = Cluster::new(seed);
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("trainlab"))
+        .env("LANG", "C.UTF-8")
+        .env("NO_COLOR", "1")
+        .env("KUBECONFIG", &c.kubeconfig)
+        .args([
+            "check",
+            "volcano-gang",
+            "--watch",
+            "--request-timeout",
+            "2s",
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Two-second redraws: after ~5 s the cluster has been read at least twice.
+    std::thread::sleep(Duration::from_millis(5000));
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "--watch did not stop on Ctrl-C");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(status.code(), Some(0), "the solution passes: {stdout}");
+    let renders = stdout.matches("lab 9 volcano-gang").count();
+    assert!(
+        renders >= 2,
+        "re-graded while watching: {renders} renders\n{stdout}"
+    );
+    let n = count(&lists(&c.requests()), VOLCANO_JOBS_PATH);
+    assert!(n >= 2, "re-read the cluster: {n} LISTs");
+    assert!(
+        c.requests().iter().all(|r| !is_write(r)),
+        "--watch never writes"
+    );
+}
+
+#[test]
+fn start_fills_the_task_for_the_profile_of_the_kubeconfig_it_was_given() {
+    let emu = Emulator::start(nodes());
+    let dir = tempfile::tempdir().unwrap();
+    let kc = emu.kubeconfig(
+        dir.path(),
+        "arn:aws:eks:us-west-2:123456789012:cluster/train",
+    );
+    let out = Command::cargo_bin("trainlab")
+        .unwrap()
+        .env("LANG", "C.UTF-8")
+        .env("NO_COLOR", "1")
+        .env("KUBECONFIG", "/nonexistent/other-kubeconfig")
+        .current_dir(dir.path())
+        .args([
+            "start",
+            "volcano-gang",
+            "--request-timeout",
+            "2s",
+            "--kubeconfig",
+        ])
+        .arg(&kc)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("## Task (eks)"),
+        "the EKS context's task: {stdout}"
+    );
+}
+
+// --- capabilities that gate -----------------------------------------------------------------------
+
+#[test]
+fn without_the_volcano_controller_the_state_checks_are_skipped_with_the_install_command() {
+    // The Volcano CRDs are served, but no Volcano Deployment runs: the spec can be graded, what
+    // the cluster made of it cannot (it would wait forever for a PodGroup nobody creates).
+    let mut seed = load("kind-nodes");
+    seed.extend(load("volcano-gang/solution-state"));
+    let c = Cluster::new(seed);
+    let (code, stdout, stderr) = c.run(&[
+        "check",
+        "volcano-gang",
+        "--request-timeout",
+        "2s",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(code, 3, "an incomplete environment\n{stdout}\n{stderr}");
+    let report = json_of(&stdout);
+    let lab = trainlab::catalog::Catalog::embedded().unwrap();
+    let lab = &lab.get("volcano-gang").unwrap().lab;
+    for (check, status, reason) in lab_outcomes(&report, "volcano-gang") {
+        let stage = lab.check(&check).unwrap().stage;
+        if stage == trainlab::catalog::Stage::State {
+            assert_eq!(status, "skipped", "{check}: {reason}");
+            assert!(
+                reason.contains("requires volcano")
+                    && reason.contains("controller volcano-scheduler not available")
+                    && reason.contains("install with `trainlab setup kind`"),
+                "{check}: {reason}"
+            );
+        } else {
+            assert_eq!(status, "pass", "{check}: {reason}");
+        }
+    }
+    assert!(
+        report["score"]["percent"].is_number(),
+        "spec checks counted"
+    );
+}
+
+// --- snapshot -------------------------------------------------------------------------------------
+
+#[test]
+fn snapshot_saves_what_grading_reads_and_check_snapshot_grades_it_the_same() {
+    let c = Cluster::new(all_solution_states());
+    let dir = c.dir.path().join("saved");
+    let dir_s = dir.to_str().unwrap();
+    let (code, stdout, stderr) = c.run(&["snapshot", "--all", dir_s, "--request-timeout", "2s"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(writes(&c.requests()).is_empty(), "snapshot never writes");
+    assert!(
+        stdout.contains("trainlab check --all --snapshot"),
+        "{stdout}"
+    );
+    let (live_code, live, _) = c.run(&["check", "--all", "--request-timeout", "2s", "-o", "json"]);
+    let (saved_code, saved, stderr) = c.run(&["check", "--all", "-o", "json", "--snapshot", dir_s]);
+    assert_eq!(saved_code, live_code, "{saved}\n{stderr}");
+    // The same outcomes, check by check, from the saved state as from the cluster.
+    let strip = |s: &str| -> Vec<(String, Vec<(String, String)>)> {
+        statuses(&json_of(s))
+            .into_iter()
+            .map(|(lab, gs)| (lab, gs.into_iter().map(|(c, st, _)| (c, st)).collect()))
+            .collect()
+    };
+    assert_eq!(strip(&saved), strip(&live));
+    // Refuses to overwrite what is there.
+    let (code, _, stderr) = c.run(&["snapshot", "--all", dir_s, "--request-timeout", "2s"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("already exists"), "{stderr}");
+}
+
+// --- TLS failures in plain words (issue 21 item 13) --------------------------------------------
+
+/// `trainlab check 9` against `kubeconfig`, with its stderr.
+fn check_with(kubeconfig: &Path) -> (i32, String) {
+    let out = Command::cargo_bin("trainlab")
+        .unwrap()
+        .env("LANG", "C.UTF-8")
+        .env("NO_COLOR", "1")
+        .env("KUBECONFIG", kubeconfig)
+        .args(["check", "9", "--request-timeout", "5s"])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn a_server_certificate_the_kubeconfig_does_not_trust_is_said_so_naming_the_field() {
+    let emu = Emulator::start_tls(nodes());
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = emu.kubeconfig(dir.path(), CONTEXT);
+    // Another cluster's CA: a valid certificate that did not sign the server's.
+    let other = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string()]).unwrap();
+    std::fs::write(dir.path().join("emulator-ca.pem"), other.cert.pem()).unwrap();
+    let (code, stderr) = check_with(&kubeconfig);
+    assert_eq!(code, 3, "{stderr}");
+    assert!(stderr.contains("is not trusted"), "{stderr}");
+    assert!(
+        stderr.contains("clusters[].cluster.certificate-authority"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("check that the cluster is running"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn https_to_a_server_without_tls_says_the_handshake_failed_and_to_check_the_scheme() {
+    let emu = Emulator::start(nodes());
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = emu.kubeconfig(dir.path(), CONTEXT);
+    let text = std::fs::read_to_string(&kubeconfig).unwrap();
+    std::fs::write(&kubeconfig, text.replace("http://", "https://")).unwrap();
+    let (code, stderr) = check_with(&kubeconfig);
+    assert_eq!(code, 3, "{stderr}");
+    assert!(stderr.contains("TLS"), "{stderr}");
+    assert!(stderr.contains("http://"), "{stderr}");
+}

@@ -1,0 +1,53 @@
+//! The integration tests, one binary (as ripgrep keeps `tests/tests.rs`): each module below was
+//! its own test crate, and every one linked the whole library and compiled its own copy of the
+//! support code. One binary compiles and links that once.
+//!
+//! The real-tool conformance suite (`tests/conformance.rs`) and the browser test of the HTML
+//! scoreboard (`tests/browser/`, a package of its own) stay apart: `.ci/run` runs them as
+//! their own steps.
+
+// The example verifier of docs/adding-a-lab.md is written as it sits in src/labs/hello_gpu/
+// (`crate::verify::…`, `crate::observe::…`); these re-exports make those paths resolve here.
+pub use trainlab::{observe, verify};
+
+#[path = "../support/mod.rs"]
+mod support;
+
+// The room helpers the grade tests share with `cargo bench --bench room`.
+#[path = "../grade_support/room.rs"]
+mod room;
+
+mod adding_a_lab;
+mod architecture;
+mod bad_input;
+mod catalog_lint;
+mod cli_live;
+mod cli_offline;
+mod cli_writes;
+mod client;
+mod eks_doctor;
+mod emulator;
+mod fuzz_regressions;
+mod grade;
+mod grader_rbac;
+mod kind_profile;
+mod lab_bf16;
+mod lab_bionemo;
+mod lab_checkpoint_strategy;
+mod lab_efa_nccl;
+mod lab_fsx_lustre;
+mod lab_gradient_checkpointing;
+mod lab_karpenter_single_az;
+mod lab_mpijob_slots;
+mod lab_optimum_neuron;
+mod lab_parallelism_3d;
+mod lab_slinky_nodeset;
+mod lab_slurm_accounting;
+mod lab_tensor_parallelism;
+mod lab_volcano_gang;
+mod lab_zero3_offload;
+mod quiz_tty;
+mod report_render;
+mod setup_kind_live;
+mod sources;
+mod trainer_standin;
