@@ -64,6 +64,12 @@ pub fn display_path(p: &std::path::Path) -> String {
     p.display().to_string()
 }
 
+impl From<crate::catalog::UnknownLab> for Error {
+    fn from(e: crate::catalog::UnknownLab) -> Error {
+        Error::Usage(e.0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -82,11 +88,5 @@ mod tests {
         assert_eq!(environment.in_lang(Lang::Ja), "ja text");
         assert_eq!(environment.exit_code(), ExitCode::Environment);
         assert_eq!(environment.exit_code().code(), 3);
-    }
-}
-
-impl From<crate::catalog::UnknownLab> for Error {
-    fn from(e: crate::catalog::UnknownLab) -> Error {
-        Error::Usage(e.0)
     }
 }

@@ -15,12 +15,12 @@ use super::{print, Global};
 use crate::catalog::Lang;
 use crate::cluster::{connect, gather, probe, Discovery};
 use crate::exit::ExitCode;
+use crate::facts::NodeFacts;
 use crate::observe::{kinds, parse_text, Query};
 use crate::profile::charts::{self, Extra};
 use crate::profile::kind::{self, apply_objects, capacity_patches, patch_capacity, KindConfig};
 use crate::profile::pins::{default_pins, fetch, load_pins, Pin, Source};
 use crate::profile::Profile;
-use crate::verify::views::nodes::NodeFacts;
 use crate::Error;
 
 #[derive(Debug, Args)]
@@ -832,7 +832,8 @@ nodes:
     fn dry_run_plan_in_english_is_unchanged() {
         let en = plan(&["--dry-run"], None, Lang::En);
         // tests/kind_profile.rs pins the whole text; the unit test holds it to the same snapshot.
-        let snap = include_str!("../../tests/it/snapshots/it__kind_profile__setup_kind_dry_run.snap");
+        let snap =
+            include_str!("../../tests/it/snapshots/it__kind_profile__setup_kind_dry_run.snap");
         let body = snap.splitn(3, "---\n").nth(2).unwrap();
         assert_eq!(en, body);
         for l in [

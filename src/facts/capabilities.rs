@@ -198,6 +198,13 @@ pub fn get(name: &str) -> Option<&'static Capability> {
     CAPABILITIES.iter().find(|c| c.name == name)
 }
 
+/// The capabilities these names (lab.yaml `capabilities:` of some checks) mean, each once, in
+/// name order.
+pub fn named<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<&'static Capability> {
+    let names: std::collections::BTreeSet<&str> = names.into_iter().collect();
+    names.into_iter().filter_map(get).collect()
+}
+
 /// Every capability name, in table order (lab validation lists them).
 pub fn names() -> Vec<&'static str> {
     CAPABILITIES.iter().map(|c| c.name).collect()

@@ -28,7 +28,6 @@ pub use read::{filter, merge, PerNamespace, RoomReads, SECRETS_WITHHELD};
 use crate::catalog::{Catalog, Lab, LabBundle, Lang};
 use crate::cluster::{connect, gather, Conn, ConnectOpts, Discovery};
 use crate::exit::ExitCode;
-use crate::facts::capabilities::{self, Capabilities, Capability, Evidence};
 use crate::facts::{NodeFacts, Profile};
 use crate::observe::{kinds, Obj, Observed, Query, SourceKind, Unavailable};
 use crate::plan::{self, Item, Plan, Repeat, Request, Source};
@@ -330,16 +329,6 @@ pub async fn run(
     }
 }
 
-/// The queries that tell whether the capabilities' controllers run: one Deployment by name
-/// each, merged with the room's other Deployment reads into one LIST.
-fn controller_queries(wanted: &[&'static Capability]) -> Vec<Query> {
-    wanted
-        .iter()
-        .flat_map(|c| c.controllers.iter())
-        .map(|n| Query::cluster(&kinds::DEPLOYMENTS).named(n))
-        .collect()
-}
-
 async fn shared_round(
     room: &Room<'_>,
     conn: &Conn,
@@ -384,7 +373,8 @@ async fn shared_round(
     let plan = room.shared_plan(&learners, Source::Live(room.connect.clone()));
     let wanted = plan.wanted_capabilities();
     let mut queries = plan.queries();
-    queries.extend(controller_queries(&wanted));
+    // The controllers' Deployments join the room's other Deployment reads in one LIST.
+    queries.extend(crate::profile::detect::controller_queries(&wanted));
     progress.reading(merge(&queries).len());
     let reads = RoomReads::gather(conn, discovery, &queries).await;
     progress.read_done();
@@ -403,7 +393,12 @@ async fn shared_round(
     let node_refs: Vec<&Obj> = nodes.iter().collect();
     let profile = room.profile.or_else(|| Profile::detect(&node_refs));
     let facts = NodeFacts::all(&node_refs)?;
-    let caps = detect(conn, discovery, &wanted, &reads, &facts, profile).await;
+    // The detection rule of `check` and `doctor`, answered from what the room already read.
+    let caps =
+        crate::profile::detect::detect_from(conn, discovery, &wanted, &facts, profile, &|q| {
+            reads.answer(q)
+        })
+        .await;
 
     progress.grading(learners.len());
     let out = judge::shared(
@@ -416,64 +411,6 @@ async fn shared_round(
         progress,
     )?;
     Ok(finish(room, out, SourceKind::Live, conn.describe(), notes))
-}
-
-/// Capability detection for the room from what the room already read: CRDs through (cached)
-/// discovery, controller Deployments from the room's one Deployment LIST, devices from the
-/// nodes. The same rules as `profile::detect` (`facts::capabilities::detect`), without its
-/// one LIST per controller.
-async fn detect(
-    conn: &Conn,
-    discovery: &Discovery,
-    wanted: &[&'static Capability],
-    reads: &RoomReads,
-    nodes: &[NodeFacts],
-    profile: Option<Profile>,
-) -> Capabilities {
-    let mut served: HashMap<&'static str, Result<bool, String>> = HashMap::new();
-    for cap in wanted {
-        for k in cap.kinds {
-            let key = k.crd.unwrap_or(k.plural);
-            if served.contains_key(key) {
-                continue;
-            }
-            let r = match discovery.resolve(conn, k).await {
-                Ok(_) => Ok(true),
-                Err(Unavailable::NotServed { .. }) => Ok(false),
-                Err(why) => Err(why.to_string()),
-            };
-            served.insert(key, r);
-        }
-    }
-    let mut available: HashMap<&str, Result<bool, String>> = HashMap::new();
-    for n in wanted.iter().flat_map(|c| c.controllers.iter()) {
-        let q = Query::cluster(&kinds::DEPLOYMENTS).named(n);
-        let r = match reads.answer(&q) {
-            // A controller runs when its Deployment has an available replica.
-            Ok(deps) => Ok(deps.iter().any(|d| {
-                d.name() == *n && d.value["status"]["availableReplicas"].as_i64().unwrap_or(0) > 0
-            })),
-            Err(why) => Err(format!("cannot tell whether {n} runs: {why}")),
-        };
-        available.insert(n, r);
-    }
-    let served_fn = |k: &crate::observe::ResourceKind| {
-        served
-            .get(k.crd.unwrap_or(k.plural))
-            .cloned()
-            .unwrap_or(Ok(false))
-    };
-    let deploy_fn = |n: &str| available.get(n).cloned().unwrap_or(Ok(false));
-    let ev = Evidence {
-        served: &served_fn,
-        deployment_available: &deploy_fn,
-        nodes,
-        profile,
-    };
-    wanted
-        .iter()
-        .map(|c| (c.name, capabilities::detect(c, &ev)))
-        .collect()
 }
 
 /// One cluster per learner: the usual grading path for each context, `concurrency` at a time;

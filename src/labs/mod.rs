@@ -3,9 +3,10 @@
 //! ([`crate::verify::kit`]); the text, manifests and parameters live in `labs/<NN>-<id>/`.
 
 use crate::catalog::LabBundle;
+use crate::facts::capabilities;
 use crate::facts::Profile;
 use crate::observe::Observed;
-use crate::verify::{queries, run, JudgeCtx, LabResult, Target, Verifier};
+use crate::verify::{offline_gate, queries, run, LabResult, Target, Verifier};
 
 /// Declares each lab's verifier module and registers its verifier: one line per lab.
 macro_rules! registry {
@@ -58,18 +59,14 @@ pub fn grade_lab(
     })?;
     let obs = obs.clone().planned(queries(verifier, target));
     // As `plan::run` does offline: a saved kind cluster cannot have run what kind lacks.
-    let nodes = JudgeCtx::nodes_of(&obs).unwrap_or_default();
-    let kind = profile.or_else(|| Profile::detect(&nodes)) == Some(Profile::Kind);
-    let caps = (kind && !obs.source.is_static()).then(|| {
-        let wanted: Vec<_> = bundle
+    let wanted = capabilities::named(
+        bundle
             .lab
             .checks
             .iter()
-            .flat_map(|c| c.capabilities.iter())
-            .filter_map(|c| crate::facts::capabilities::get(c))
-            .collect();
-        crate::facts::capabilities::absent_on_kind(&wanted)
-    });
+            .flat_map(|c| c.capabilities.iter().map(String::as_str)),
+    );
+    let caps = offline_gate(&obs, profile, &wanted);
     run(
         bundle,
         verifier,

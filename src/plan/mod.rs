@@ -176,21 +176,17 @@ impl<'c> Plan<'c> {
     /// What an offline observation gates, as a run does: on the kind profile, the capabilities
     /// kind cannot provide; nothing for static mode or other profiles.
     pub fn offline_capabilities(&self, obs: &Observed) -> Option<Capabilities> {
-        let nodes = verify::JudgeCtx::nodes_of(obs).unwrap_or_default();
-        let profile = self.profile.or_else(|| Profile::detect(&nodes));
-        (!obs.source.is_static() && profile == Some(Profile::Kind))
-            .then(|| capabilities::absent_on_kind(&self.capabilities()))
+        verify::offline_gate(obs, self.profile, &self.capabilities())
     }
 
     /// The capabilities any graded check names.
     fn capabilities(&self) -> Vec<&'static capabilities::Capability> {
-        let names: BTreeSet<&str> = self
-            .items
-            .iter()
-            .flat_map(|i| i.bundle.lab.checks.iter())
-            .flat_map(|c| c.capabilities.iter().map(String::as_str))
-            .collect();
-        names.into_iter().filter_map(capabilities::get).collect()
+        capabilities::named(
+            self.items
+                .iter()
+                .flat_map(|i| i.bundle.lab.checks.iter())
+                .flat_map(|c| c.capabilities.iter().map(String::as_str)),
+        )
     }
 }
 
@@ -349,12 +345,7 @@ async fn round(
     let offline_caps;
     let (obs, caps) = match session {
         Session::Offline(obs) => {
-            // Saved state holds no discovery, but a kind cluster can never run what the kind
-            // profile cannot provide (the Karpenter controller, FSx): gate those alike.
-            let nodes = verify::JudgeCtx::nodes_of(obs).unwrap_or_default();
-            let profile = plan.profile.or_else(|| Profile::detect(&nodes));
-            offline_caps = (!obs.source.is_static() && profile == Some(Profile::Kind))
-                .then(|| capabilities::absent_on_kind(&plan.capabilities()));
+            offline_caps = plan.offline_capabilities(obs);
             (&*obs, offline_caps.as_ref())
         }
         Session::Live {

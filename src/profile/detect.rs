@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use crate::cluster::{gather, Conn, Discovery};
 use crate::facts::capabilities::{self, Capabilities, Capability, Evidence};
 use crate::facts::{NodeFacts, Profile};
-use crate::observe::{kinds, Query, Unavailable};
+use crate::observe::{kinds, Query, ReadResult, Unavailable};
 use crate::Error;
 
 /// Detects `wanted` capabilities (and nothing else) on the connected cluster.
@@ -18,6 +18,33 @@ pub async fn detect(
     nodes: &[NodeFacts],
     profile: Option<Profile>,
 ) -> Result<Capabilities, Error> {
+    let queries = controller_queries(wanted);
+    let obs = gather(conn, discovery, &queries).await?;
+    let answer = |q: &Query| obs.list(q).map(|objs| objs.into_iter().cloned().collect());
+    Ok(detect_from(conn, discovery, wanted, nodes, profile, &answer).await)
+}
+
+/// The queries that tell whether the capabilities' controllers run: one Deployment by name each.
+pub fn controller_queries(wanted: &[&'static Capability]) -> Vec<Query> {
+    wanted
+        .iter()
+        .flat_map(|c| c.controllers.iter())
+        .map(|n| Query::cluster(&kinds::DEPLOYMENTS).named(n))
+        .collect()
+}
+
+/// The one detection rule, with the controllers' Deployments answered by `deployments` (their
+/// own small LISTs for `check` and `doctor`; the room's one Deployment LIST for `grade`): CRDs
+/// through discovery, a controller runs when its Deployment has an available replica, devices
+/// from the nodes.
+pub async fn detect_from(
+    conn: &Conn,
+    discovery: &Discovery,
+    wanted: &[&'static Capability],
+    nodes: &[NodeFacts],
+    profile: Option<Profile>,
+    deployments: &dyn Fn(&Query) -> ReadResult,
+) -> Capabilities {
     let mut served: HashMap<&'static str, Result<bool, String>> = HashMap::new();
     for cap in wanted {
         for k in cap.kinds {
@@ -33,18 +60,10 @@ pub async fn detect(
             served.insert(key, r);
         }
     }
-    let names: Vec<&'static str> = wanted
-        .iter()
-        .flat_map(|c| c.controllers.iter().copied())
-        .collect();
-    let queries: Vec<Query> = names
-        .iter()
-        .map(|n| Query::cluster(&kinds::DEPLOYMENTS).named(n))
-        .collect();
-    let obs = gather(conn, discovery, &queries).await?;
     let mut available: HashMap<&str, Result<bool, String>> = HashMap::new();
-    for (n, q) in names.iter().zip(&queries) {
-        let r = match obs.list(q) {
+    for n in wanted.iter().flat_map(|c| c.controllers.iter()) {
+        let q = Query::cluster(&kinds::DEPLOYMENTS).named(n);
+        let r = match deployments(&q) {
             Ok(deps) => Ok(deps.iter().any(|d| {
                 d.name() == *n && d.value["status"]["availableReplicas"].as_i64().unwrap_or(0) > 0
             })),
@@ -65,8 +84,8 @@ pub async fn detect(
         nodes,
         profile,
     };
-    Ok(wanted
+    wanted
         .iter()
         .map(|c| (c.name, capabilities::detect(c, &ev)))
-        .collect())
+        .collect()
 }

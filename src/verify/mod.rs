@@ -17,7 +17,7 @@ pub use evidence::Evidence;
 pub use lint::lint_lab;
 pub use outcome::{Advice, Judgement, Outcome, Reason, Status};
 pub use read::{Read, Scope};
-pub use run::{queries, run, LabResult, Score};
+pub use run::{offline_gate, queries, run, LabResult, Score};
 
 use crate::observe::InputError;
 

@@ -4,11 +4,28 @@
 //! reported as not graded (never 100 %).
 
 use crate::catalog::{LabBundle, Stage};
-use crate::facts::capabilities::Capabilities;
+use crate::facts::capabilities::{self, Capabilities, Capability};
 use crate::facts::Profile;
 use crate::observe::{Observed, Query, SourceKind, Unavailable};
 
 use super::{Advice, JudgeCtx, Outcome, Params, Reason, Status, Target, Verifier};
+
+/// What an offline observation gates, as a live run gates by discovery: a saved cluster holds no
+/// discovery, but a kind cluster (the profile given, or detected from the saved nodes) can never
+/// have run what the kind profile cannot provide (the Karpenter controller, FSx). Nothing is
+/// gated in static mode or on other profiles.
+pub fn offline_gate(
+    obs: &Observed,
+    profile: Option<Profile>,
+    wanted: &[&'static Capability],
+) -> Option<Capabilities> {
+    if obs.source.is_static() {
+        return None;
+    }
+    let nodes = JudgeCtx::nodes_of(obs).unwrap_or_default();
+    (profile.or_else(|| Profile::detect(&nodes)) == Some(Profile::Kind))
+        .then(|| capabilities::absent_on_kind(wanted))
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Score {

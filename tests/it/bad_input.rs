@@ -455,10 +455,9 @@ fn scripted_server(
     (url, count)
 }
 
-fn check_against(url: &str, extra: &[&str]) -> (std::process::Output, std::time::Duration) {
+fn check_against(url: &str, extra: &[&str]) -> std::process::Output {
     let dir = tempfile::tempdir().unwrap();
     let kc = kubeconfig_with_server(dir.path(), url);
-    let started = std::time::Instant::now();
     let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("trainlab"))
         .env("NO_COLOR", "1")
         .env("LANG", "C.UTF-8")
@@ -468,7 +467,7 @@ fn check_against(url: &str, extra: &[&str]) -> (std::process::Output, std::time:
         .args(extra)
         .output()
         .unwrap();
-    (out, started.elapsed())
+    out
 }
 
 fn reply(stream: &mut std::net::TcpStream, head: &str, body: &str) {
@@ -484,14 +483,13 @@ fn reply(stream: &mut std::net::TcpStream, head: &str, body: &str) {
 fn a_server_asking_to_wait_longer_than_the_budget_is_an_error_saying_how_long() {
     let (url, count) =
         scripted_server(|s| reply(s, "429 Too Many Requests\r\nretry-after: 3600", "slow down"));
-    let (out, took) = check_against(&url, &["--request-timeout", "5s"]);
+    let out = check_against(&url, &["--request-timeout", "5s"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{stderr}");
     assert!(
         stderr.contains("answered 429 and asked to wait 3600 s"),
         "{stderr}"
     );
-    assert!(took < std::time::Duration::from_secs(60), "{took:?}");
     assert_eq!(
         count.load(std::sync::atomic::Ordering::SeqCst),
         1,
@@ -503,7 +501,7 @@ fn a_server_asking_to_wait_longer_than_the_budget_is_an_error_saying_how_long() 
 fn throttling_is_retried_at_most_twice_within_the_budget() {
     let (url, count) =
         scripted_server(|s| reply(s, "429 Too Many Requests\r\nretry-after: 1", "slow down"));
-    let (out, _) = check_against(&url, &["--request-timeout", "10s"]);
+    let out = check_against(&url, &["--request-timeout", "10s"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{stderr}");
     assert!(
@@ -520,7 +518,7 @@ fn throttling_is_retried_at_most_twice_within_the_budget() {
 
 #[test]
 fn a_body_that_drips_is_cut_at_the_request_timeout() {
-    let (url, _) = scripted_server(|s| {
+    let (url, count) = scripted_server(|s| {
         use std::io::Write as _;
         let _ = write!(s, "HTTP/1.1 200 OK\r\ncontent-length: 100000\r\n\r\n");
         for _ in 0..100_000 {
@@ -530,12 +528,16 @@ fn a_body_that_drips_is_cut_at_the_request_timeout() {
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
     });
-    let (out, took) = check_against(&url, &["--request-timeout", "2s"]);
+    let out = check_against(&url, &["--request-timeout", "2s"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{stderr}");
+    // Cut by the timeout (the body would take 500 s), and a timeout is not retried.
     assert!(stderr.contains("no answer within 2s"), "{stderr}");
-    // One attempt of 2 s (timeouts are not retried), plus the process's start.
-    assert!(took < std::time::Duration::from_secs(20), "{took:?}");
+    assert_eq!(
+        count.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "not retried: {stderr}"
+    );
 }
 
 #[test]
@@ -548,7 +550,7 @@ fn request_timeout_zero_means_no_timeout_as_in_kubectl() {
             "<html><body>oops</body></html>",
         )
     });
-    let (out, _) = check_against(&url, &["--request-timeout", "0"]);
+    let out = check_against(&url, &["--request-timeout", "0"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("within 0s"), "{stderr}");
     assert!(stderr.contains("answered 500"), "{stderr}");
@@ -569,7 +571,7 @@ fn a_server_that_is_no_api_server_is_described_once_in_plain_words() {
         ),
     ] {
         let (url, _) = scripted_server(move |s| reply(s, head, body));
-        let (out, _) = check_against(&url, &[]);
+        let out = check_against(&url, &[]);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(3), "{stderr}");
         assert!(stderr.contains(says), "{stderr}");
@@ -620,7 +622,7 @@ fn an_answer_larger_than_the_input_limit_is_refused_naming_the_flag() {
         );
         let _ = s.write_all(&body);
     });
-    let (out, _) = check_against(&url, &["--max-input-mib", "1"]);
+    let out = check_against(&url, &["--max-input-mib", "1"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{stderr}");
     assert!(

@@ -745,14 +745,14 @@ fn an_unreachable_server_fails_fast_with_exit_3() {
     // Every connection is dropped without an answer.
     let c = Cluster::new(nodes());
     c.emu.fault(None, "/", false, Fault::Down);
-    let started = Instant::now();
     let (code, stdout, stderr) = c.run(&["check", "volcano-gang", "--request-timeout", "2s"]);
-    let took = started.elapsed();
     assert_eq!(code, 3, "{stdout}\n{stderr}");
-    assert!(took < Duration::from_secs(3), "took {took:?}");
     assert!(stderr.contains("cannot reach the API server"), "{stderr}");
     assert!(stderr.contains(&c.emu.url()), "names the server: {stderr}");
     assert!(stdout.trim().is_empty(), "no report: {stdout}");
+    // Fast because it gives up: the version probe once and two retries, nothing after it.
+    let paths: Vec<String> = c.requests().iter().map(|r| r.path.clone()).collect();
+    assert_eq!(paths, ["/version", "/version", "/version"], "{paths:?}");
 
     // Nothing listens any more.
     let Cluster {
@@ -771,11 +771,8 @@ fn an_unreachable_server_fails_fast_with_exit_3() {
         &["doctor", "--request-timeout", "2s"],
         &["solve", "volcano-gang", "--request-timeout", "2s"],
     ] {
-        let started = Instant::now();
         let (code, stdout, stderr) = stopped.run(args);
-        let took = started.elapsed();
         assert_eq!(code, 3, "{args:?}\n{stdout}\n{stderr}");
-        assert!(took < Duration::from_secs(3), "{args:?} took {took:?}");
         assert!(
             stderr.contains("cannot reach the API server"),
             "{args:?}: {stderr}"
@@ -788,12 +785,10 @@ fn a_server_that_never_answers_fails_within_the_request_timeout() {
     let c = Cluster::new(nodes());
     c.emu
         .fault(None, "/", false, Fault::Latency(Duration::from_secs(30)));
-    let started = Instant::now();
     let (code, stdout, stderr) = c.run(&["check", "volcano-gang", "--request-timeout", "2s"]);
-    let took = started.elapsed();
     assert_eq!(code, 3, "{stdout}\n{stderr}");
-    assert!(took < Duration::from_secs(3), "took {took:?}");
     assert!(stderr.contains("cannot reach the API server"), "{stderr}");
+    // The answer would take 30 s: the request timeout cut it.
     assert!(stderr.contains("no answer within 2s"), "{stderr}");
     // A timeout is not retried: one attempt at the version probe, nothing after it.
     let reqs = c.requests();
@@ -1248,10 +1243,8 @@ fn check_wait_re_observes_until_the_deadline_then_exits_4() {
     ]);
     let took = started.elapsed();
     assert_eq!(code, 4, "{stdout}\n{stderr}");
-    assert!(
-        took >= Duration::from_millis(2800) && took < Duration::from_secs(6),
-        "took {took:?}"
-    );
+    // Waited for the deadline (how much longer it took depends on the machine).
+    assert!(took >= Duration::from_millis(2800), "took {took:?}");
     let n = count(&lists(&c.requests()), MPIJOBS_PATH);
     assert!(n >= 2, "re-observed: {n} LISTs of MPIJobs");
     for text in [&stdout, &stderr] {
@@ -1452,7 +1445,7 @@ fn watch_keeps_re_grading_until_ctrl_c_and_then_exits_with_the_last_grade() {
     let mut seed = nodes();
     seed.extend(load("volcano-gang/solution-state"));
     let c = Cluster::new(seed);
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("trainlab"))
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("trainlab"))
         .env("LANG", "C.UTF-8")
         .env("NO_COLOR", "1")
         .env("KUBECONFIG", &c.kubeconfig)
@@ -1475,15 +1468,10 @@ fn watch_keeps_re_grading_until_ctrl_c_and_then_exits_with_the_last_grade() {
         .status()
         .unwrap();
     assert!(killed.success());
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(Instant::now() < deadline, "--watch did not stop on Ctrl-C");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    // Waits for the exit itself: were Ctrl-C ignored, this test would hang, and cargo test
+    // names a test that runs for over 60 s.
     let out = child.wait_with_output().unwrap();
+    let status = out.status;
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(status.code(), Some(0), "the solution passes: {stdout}");
     let renders = stdout.matches("lab 9 volcano-gang").count();

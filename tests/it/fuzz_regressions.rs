@@ -1,14 +1,14 @@
 //! Inputs the fuzzers found (issue 15), replayed on the stable toolchain through the very entry
 //! points the fuzz targets call: `fuzz/src/lib.rs`, included here by path. Each file under
 //! `tests/data/fuzz/<target>/` once made trainlab panic, hang or answer bad input with a grade;
-//! it must now come back as a clean verdict (read, or refused with a typed error) in bounded time.
+//! it must now come back as a clean verdict (read, or refused with a typed error). No clock is
+//! read here: a hang is named by the libFuzzer replay of the same inputs in `.ci/run`.
 
 #[path = "../../fuzz/src/lib.rs"]
 #[allow(dead_code)]
 mod fuzz;
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 use fuzz::Verdict;
 
@@ -29,15 +29,11 @@ fn files_in(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
-/// libFuzzer runs with `-timeout=2` on an optimised build; a debug build on a busy machine gets
-/// far more, which still tells a hang from a slow input.
-const LIMIT: Duration = Duration::from_secs(30);
-
 /// Replays `data` through `target`, returning a description of what went wrong, if anything.
 fn replay(target: &str, name: &str, data: &[u8]) -> Option<String> {
-    let started = Instant::now();
+    // No clock here: an input that hangs again hangs this test, and the replay of the same
+    // inputs in `.ci/run` (libFuzzer, `-timeout=30`) names it.
     let verdict = std::panic::catch_unwind(|| fuzz::run(target, data));
-    let took = started.elapsed();
     match verdict {
         Err(panic) => {
             let msg = panic
@@ -53,7 +49,6 @@ fn replay(target: &str, name: &str, data: &[u8]) -> Option<String> {
         Ok(Verdict::Rejected(m)) if m.trim().is_empty() => {
             Some(format!("{target}/{name}: refused with an empty message"))
         }
-        Ok(_) if took > LIMIT => Some(format!("{target}/{name}: took {took:?}")),
         Ok(_) => None,
     }
 }

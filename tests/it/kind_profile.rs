@@ -105,7 +105,7 @@ fn nodes_that_already_advertise_their_capacity_need_no_patch() {
     let text = std::fs::read_to_string(root().join("tests/data/kind-nodes/nodes.yaml")).unwrap();
     let objs = trainlab::observe::parse_text(&text, "nodes.yaml").unwrap();
     let refs: Vec<_> = objs.iter().collect();
-    let facts = trainlab::verify::views::nodes::NodeFacts::all(&refs).unwrap();
+    let facts = trainlab::facts::NodeFacts::all(&refs).unwrap();
     assert!(capacity_patches(&facts).is_empty());
 
     // A node whose kubelet re-registered and lost the extended resources gets them back.

@@ -3,7 +3,6 @@
 
 pub mod karpenter;
 pub mod mpi;
-pub mod nodes;
 pub mod pods;
 pub mod pytorch;
 pub mod slinky;

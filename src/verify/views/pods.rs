@@ -1,51 +1,11 @@
-//! Pod and pod-template facts the checks need (core/v1 PodSpec, PodStatus).
+//! Pod facts the checks need (core/v1 PodSpec, PodStatus). What a container asks for is the
+//! kit's one rule (`kit::k8s::resources`).
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
+use k8s_openapi::api::core::v1::{Pod, PodSpec};
 
-use super::nodes::parse_int_quantity;
 use crate::observe::{InputError, Obj};
-
-/// A container's limit and request for one resource, as integers (None: not set).
-pub fn limit(c: &Container, resource: &str) -> Option<i64> {
-    c.resources
-        .as_ref()
-        .and_then(|r| r.limits.as_ref())
-        .and_then(|l| l.get(resource))
-        .and_then(|q| parse_int_quantity(&q.0))
-}
-
-pub fn request(c: &Container, resource: &str) -> Option<i64> {
-    c.resources
-        .as_ref()
-        .and_then(|r| r.requests.as_ref())
-        .and_then(|l| l.get(resource))
-        .and_then(|q| parse_int_quantity(&q.0))
-}
-
-/// What a pod asks the scheduler for: requests, falling back to limits (the API server copies
-/// limits into requests for extended resources when requests are omitted).
-pub fn effective_request(c: &Container, resource: &str) -> Option<i64> {
-    request(c, resource).or_else(|| limit(c, resource))
-}
-
-/// The sum over a pod spec's containers of a resource's effective request.
-pub fn pod_request(spec: &PodSpec, resource: &str) -> i64 {
-    spec.containers
-        .iter()
-        .filter_map(|c| effective_request(c, resource))
-        .sum()
-}
-
-/// An environment variable's literal value in a container.
-pub fn env_value<'a>(c: &'a Container, name: &str) -> Option<&'a str> {
-    c.env
-        .as_ref()?
-        .iter()
-        .find(|e| e.name == name)
-        .and_then(|e| e.value.as_deref())
-}
 
 #[derive(Debug, Clone)]
 pub struct PodFacts {
