@@ -34,6 +34,11 @@ pub enum InputError {
         expected: String,
     },
 
+    /// A parameter the verifier needs that neither lab.yaml nor `--param` gives (a lab being
+    /// written, read with `--labs-dir`): lab.yaml holds every default, the code none.
+    #[error("the lab gives no parameter `{name}` (lab.yaml `task.params.<profile>.{name}`); set it there or pass --param {name}=VALUE")]
+    ParamMissing { name: String },
+
     #[error("{object} appears twice with different contents: {first} and {second}; keep one (a snapshot saves each object once; for your own files, move the other copy out of the folder)")]
     Duplicate {
         object: String,
@@ -85,6 +90,9 @@ impl InputError {
                 value,
                 expected,
             } => format!("--param {name}={value}: 期待される値は {expected} です"),
+            InputError::ParamMissing { name } => format!(
+                "lab にパラメーター `{name}` がありません（lab.yaml の `task.params.<プロファイル>.{name}`）。そこに書くか、--param {name}=値 を指定してください"
+            ),
             InputError::Duplicate {
                 object,
                 first,

@@ -59,6 +59,15 @@ impl Params {
             .map(String::as_str)
     }
 
+    /// A parameter the verifier cannot do without: lab.yaml gives every one for each profile,
+    /// so a missing one is a lab being written without it (bad input naming it), never a
+    /// default written a second time in Rust.
+    pub fn require(&self, name: &str) -> Result<&str, InputError> {
+        self.get(name).ok_or_else(|| InputError::ParamMissing {
+            name: name.to_string(),
+        })
+    }
+
     /// Only a value the user gave with `--param` (for facts that otherwise come from the
     /// cluster, such as the number of GPU nodes).
     pub fn given(&self, name: &str) -> Option<&str> {

@@ -698,3 +698,32 @@ fn lint_names_a_hint_the_verifier_gives_that_lab_yaml_does_not_define() {
     assert!(!named.is_empty(), "no draft gave a hint variant");
     assert!(named.iter().all(|p| p.contains("lab.yaml")), "{named:#?}");
 }
+
+/// lab.yaml holds every parameter default; the code holds none. A lab written without one the
+/// verifier needs is bad input naming it, not a grade built on a default the code invented.
+#[test]
+fn a_parameter_the_verifier_needs_and_lab_yaml_lacks_is_bad_input_naming_it() {
+    let c = embedded();
+    let mut b = c.get("efa-nccl").unwrap().clone();
+    let mut lab = (*b.lab).clone();
+    for params in lab.task.as_mut().unwrap().params.values_mut() {
+        params.remove("instance_type");
+    }
+    b.lab = std::sync::Arc::new(lab);
+    let files = trainlab::observe::sources::files(&[
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("labs/05-efa-nccl/solution")
+    ])
+    .unwrap();
+    let target = trainlab::verify::Target::for_lab("efa-nccl");
+    let err = trainlab::labs::grade_lab(&b, &files, &target, &Default::default(), None)
+        .expect_err("no instance_type anywhere");
+    let text = err.to_string();
+    assert!(
+        text.contains("no parameter `instance_type`") && text.contains("--param instance_type="),
+        "{text}"
+    );
+    assert_eq!(err.exit_code(), trainlab::ExitCode::BadInput);
+    // With --param it grades.
+    let given = [("instance_type".to_string(), "p5.48xlarge".to_string())].into();
+    assert!(trainlab::labs::grade_lab(&b, &files, &target, &given, None).is_ok());
+}

@@ -130,7 +130,7 @@ impl Verifier for Bionemo {
         }));
         let key = env_settings(t, KEY_VARIABLES);
         let secrets = secret_refs(&key);
-        let secret_name = ctx.params.get("secret").unwrap_or("ngc-api-key");
+        let secret_name = ctx.params.require("secret")?;
         j.push(ev(ngc_key(&key, secret_name)));
         let from_secret = key
             .iter()

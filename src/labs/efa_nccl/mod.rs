@@ -112,7 +112,7 @@ impl Verifier for EfaNccl {
         j.push(lab.gpus_whole_node(ctx)?);
         let fi = lab.fi_provider(&mut j)?;
         j.push(fi);
-        j.push(lab.efa_instance_type(ctx));
+        j.push(lab.efa_instance_type(ctx.params.require("instance_type")?));
         j.push(lab.single_zone()?);
         j.push(lab.pods_on_efa_nodes());
         j.push(lab.pods_same_zone());
@@ -279,7 +279,7 @@ impl<'a> Lab<'a> {
 
     fn gpus_whole_node(&self, ctx: &JudgeCtx) -> Result<Outcome, InputError> {
         const ID: &str = "gpus-whole-node";
-        let param = Params::number(ctx.params.get("gpus"), "gpus")?.unwrap_or(8);
+        let param = Params::number(Some(ctx.params.require("gpus")?), "gpus")?.unwrap_or_default();
         if let Some(v) = devices::violations(&self.wl, GPU).first() {
             let o = self.ev(devices::refused(ID, &self.wl, v));
             return Ok(o.with("gpus_expected", param));
@@ -372,12 +372,12 @@ impl<'a> Lab<'a> {
         Ok(o.with("path", at))
     }
 
-    fn efa_instance_type(&self, ctx: &JudgeCtx) -> Outcome {
+    /// `example`: the instance type a hint suggests (lab.yaml `instance_type`).
+    fn efa_instance_type(&self, example: &str) -> Outcome {
         const ID: &str = "efa-instance-type";
         let efa_types = instances::efa_gpu_types().join(", ");
         let expected = format!("{INSTANCE_TYPE_LABEL}: {efa_types}");
         let found = |v: &str| format!("{INSTANCE_TYPE_LABEL}: {v}");
-        let example = ctx.params.get("instance_type").unwrap_or("p5.48xlarge");
         match placement::allowed_values(&self.tpl().spec, INSTANCE_TYPE_LABEL) {
             Allowed::Any => (self.fail(ID, expected, found("—")))
                 .with("efa_types", efa_types)

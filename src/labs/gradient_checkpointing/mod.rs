@@ -87,7 +87,8 @@ impl Verifier for GradientCheckpointing {
         let Some(t) = job.templates.first() else {
             return Err(obj.field_error("spec.template", "a Job needs a pod template"));
         };
-        let batch = Params::number(ctx.params.get("batch_size"), "batch_size")?.unwrap_or(16);
+        let batch = Params::number(Some(ctx.params.require("batch_size")?), "batch_size")?
+            .unwrap_or_default();
         if let Some(a) = job::run_clm_advice(&job) {
             j.advise(a);
         }

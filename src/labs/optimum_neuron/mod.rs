@@ -103,7 +103,7 @@ impl Verifier for OptimumNeuron {
             (None, Some((c, path))) => devices(ctx, &requested, &nodes, c, path),
             (None, None) => no_container(DEVICES, t),
         }));
-        let instance = ctx.params.get("instance_type").unwrap_or("trn1.32xlarge");
+        let instance = ctx.params.require("instance_type")?;
         j.push(ev(trn_placement(&t.spec, t, instance)));
         let standin = ctx.params.get("standin_image");
         j.push(ev(match main {

@@ -106,7 +106,7 @@ impl Verifier for SlinkyNodeset {
                 Outcome::pass(KIND).expected_found(&v, &v)
             }
         });
-        j.push(controller_ref(ctx, ns));
+        j.push(controller_ref(ctx, ns, ctx.params.require("controller")?));
         j.push(partition(ns));
         j.push(placement_check(t, &gpu).with("instance_type", &gpu.instance_type));
         j.push(gpus(obj, t, &gpu)?.with("instance_type", &gpu.instance_type));
@@ -301,9 +301,9 @@ fn unknown(why: &Outcome, check: &str) -> Outcome {
     o
 }
 
-fn controller_ref(ctx: &JudgeCtx, ns: &NodeSet) -> Outcome {
+/// `starter`: the Controller `trainlab start` creates (lab.yaml `controller`).
+fn controller_ref(ctx: &JudgeCtx, ns: &NodeSet, starter: &str) -> Outcome {
     let name = ns.controller_name().unwrap_or_default();
-    let starter = ctx.params.get("controller").unwrap_or("slurm");
     let expected = format!("spec.controllerRef.name: {starter}");
     let found = format!("spec.controllerRef.name: {}", dash(name));
     if name.is_empty() {

@@ -95,7 +95,7 @@ impl Verifier for SlurmAccounting {
         j.push(storage_config(ctx, &acct, &db, &mut advice));
         advice.into_iter().for_each(|a| j.advise(a));
         j.push(password_from_secret(ctx, obj, &acct, &db));
-        let ctl_name = ctx.params.get("controller").unwrap_or("slurm");
+        let ctl_name = ctx.params.require("controller")?;
         let controller = match ctx.list(&CONTROLLERS_READ) {
             Ok(all) => Ok(all.into_iter().find(|o| o.name() == ctl_name)),
             Err(why) => Err(why),
@@ -166,16 +166,15 @@ struct Db<'a> {
 
 impl<'a> Db<'a> {
     fn of(ctx: &JudgeCtx<'a>) -> Result<Db<'a>, InputError> {
-        let p =
-            |name: &str, default: &'a str| -> &'a str { ctx.params.get(name).unwrap_or(default) };
-        let port = Params::number(ctx.params.get("db_port"), "db_port")?;
+        let p = |name: &str| ctx.params.require(name);
+        let port = Params::number(Some(p("db_port")?), "db_port")?.unwrap_or_default();
         Ok(Db {
-            service: p("db_service", "mariadb"),
-            port: port.map_or(3306, i64::from),
-            database: p("database", "slurm_acct_db"),
-            user: p("db_user", "slurm"),
-            secret: p("password_secret", "mariadb-password"),
-            key: p("password_key", "password"),
+            service: p("db_service")?,
+            port: i64::from(port),
+            database: p("database")?,
+            user: p("db_user")?,
+            secret: p("password_secret")?,
+            key: p("password_key")?,
         })
     }
 }
