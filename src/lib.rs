@@ -17,6 +17,7 @@ pub mod facts;
 pub mod grade;
 pub mod labs;
 pub mod observe;
+pub mod ops;
 pub mod plan;
 pub mod profile;
 pub mod quantity;

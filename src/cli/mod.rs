@@ -1,13 +1,13 @@
 //! Command-line interface: clap definitions (one file per command) and dispatch. `main.rs` only
 //! parses and calls [`dispatch`].
 
+mod apply;
 mod check;
 mod doctor;
 mod grade;
 mod lint;
 mod list;
 mod live;
-mod manifests;
 mod output;
 mod quiz;
 mod rbac;

@@ -5,8 +5,9 @@ use clap::Args;
 
 use super::live::LiveArgs;
 use super::output::eprint;
-use super::{manifests, print, Global};
+use super::{apply, print, Global};
 use crate::exit::ExitCode;
+use crate::ops::manifests;
 use crate::profile::Profile;
 
 #[derive(Debug, Args)]
@@ -37,7 +38,7 @@ pub fn run(g: &Global, a: &SolveArgs) -> Result<ExitCode, crate::Error> {
     let catalog = g.catalog()?;
     let b = crate::plan::select(&catalog, std::slice::from_ref(&a.lab), false)?[0];
     let place = manifests::Placement::new(&b.lab.id, a.namespace.as_deref(), a.learner.as_deref())?;
-    let profile = manifests::profile_for(a.profile, &a.live);
+    let profile = apply::profile_for(a.profile, &a.live);
     if a.dry_run {
         print(&format!(
             "# the {} profile's reference solution of lab {}\n",
@@ -55,7 +56,7 @@ pub fn run(g: &Global, a: &SolveArgs) -> Result<ExitCode, crate::Error> {
     // The reference solution takes every field it sets, whoever set it before: the one write
     // that forces (`start` never does).
     if let manifests::Applied::Conflicts(_) =
-        manifests::apply_folders(b, &["starter", "solution"], profile, &place, &a.live, true)?
+        apply::apply_folders(b, &["starter", "solution"], profile, &place, &a.live, true)?
     {
         return Err(crate::Error::environment(
             "強制の適用（force apply）で API サーバーがフィールドの競合を報告しました",

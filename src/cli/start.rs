@@ -10,8 +10,9 @@ use clap::Args;
 
 use super::live::LiveArgs;
 use super::output::eprint;
-use super::{manifests, print, Global};
+use super::{apply, print, Global};
 use crate::exit::ExitCode;
+use crate::ops::manifests;
 use crate::report::ui;
 
 const AFTER_HELP: &str = "\
@@ -58,7 +59,7 @@ pub fn run(g: &Global, a: &StartArgs) -> Result<ExitCode, crate::Error> {
     let b = crate::plan::select(&catalog, std::slice::from_ref(&a.lab), false)?[0];
     let place = manifests::Placement::new(&b.lab.id, a.namespace.as_deref(), a.learner.as_deref())?;
     let namespace = &place.namespace;
-    let profile = manifests::profile_for(a.profile, &a.live);
+    let profile = apply::profile_for(a.profile, &a.live);
     let task = b.lab.task.as_ref();
     // In a workshop the draft names the learner's cluster-scoped objects as `grade` looks them up.
     let draft = task
@@ -88,7 +89,7 @@ pub fn run(g: &Global, a: &StartArgs) -> Result<ExitCode, crate::Error> {
         ));
     }
     if !a.draft_only {
-        let applied = manifests::apply_folders(b, &["starter"], profile, &place, &a.live, false)?;
+        let applied = apply::apply_folders(b, &["starter"], profile, &place, &a.live, false)?;
         if let manifests::Applied::Conflicts(fields) = applied {
             eprint(&conflict_report(&b.lab.id, &where_flags(a), &fields));
             return Ok(ExitCode::Failed);

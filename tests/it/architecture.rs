@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 /// The top-level modules of `src/`, lowest first: each may use only those before it.
 const LAYERS: &[&str] = &[
     "text", "quantity", "exit", "observe", "facts", "catalog", "error", "cluster", "verify",
-    "labs", "profile", "plan", "grade", "report", "cli",
+    "labs", "profile", "plan", "ops", "grade", "report", "cli",
 ];
 
 fn src() -> PathBuf {

@@ -1,11 +1,10 @@
-//! A lab's manifests (`starter/`, `draft/`, `solution/`) as objects, and applying them live.
+//! A lab's manifests (`starter/`, `draft/`, `solution/`) as objects, where a command puts them
+//! (`Placement`), and applying them to a connected cluster.
 
-use super::live::{connect_and_announce, runtime, LiveArgs};
-use super::print;
 use crate::catalog::{LabBundle, PROFILES};
-use crate::cluster::{apply_all, apply_rename, learner_renames, prepare, Change, Discovery};
-use crate::grade::Template;
+use crate::cluster::{apply_all, apply_rename, learner_renames, prepare, Change, Conn, Discovery};
 use crate::observe::{parse_text, Obj};
+use crate::plan::learners::{self, Template};
 use crate::profile::Profile;
 
 /// The objects of a lab folder as a profile applies it: `starter/` or `solution/` with the
@@ -16,15 +15,6 @@ pub fn objects(b: &LabBundle, folder: &str, profile: Profile) -> Result<Vec<Obj>
         out.extend(parse_text(text, &b.path_of(rel))?);
     }
     Ok(out)
-}
-
-/// The profile whose starter and solution `start`/`solve` apply: the flag, else the one the kube
-/// context's name suggests (read from the kubeconfig file, no request), else kind.
-pub fn profile_for(flag: Option<Profile>, live: &LiveArgs) -> Profile {
-    flag.or_else(|| {
-        super::show::context_profile(live.kubeconfig.as_deref(), live.context.as_deref())
-    })
-    .unwrap_or(Profile::Kind)
 }
 
 /// Every object a folder holds under any profile (what `reset` must know about whichever
@@ -44,8 +34,9 @@ fn objects_any_profile(b: &LabBundle, folder: &str) -> Result<Vec<Obj>, crate::E
 
 /// What applying a set did.
 pub enum Applied {
-    /// Every object was applied (one line each was printed).
-    Done,
+    /// Every object was applied: what each one is and what happened to it, in order
+    /// (`Job/gang-train` and `created`).
+    Done(Vec<(String, &'static str)>),
     /// Nothing was written: without force the set would take fields another field manager owns.
     /// One line per field: `ConfigMap/gang-settings .data.queue: now managed by "kubectl-edit"
     /// using v1`.
@@ -138,15 +129,15 @@ pub fn task_objects(b: &LabBundle) -> Result<Vec<(String, String, String)>, crat
 }
 
 /// Applies folders of a lab into `place.namespace` as one set (validated as a whole, so a
-/// rejected object in `solution/` leaves no `starter/` object behind) and prints one line per
-/// object. The task's folders (all but `starter/`) get the learner prefix. `force` takes fields
-/// other managers own (`solve` only).
-pub fn apply_folders(
+/// rejected object in `solution/` leaves no `starter/` object behind). The task's folders (all
+/// but `starter/`) get the learner prefix. `force` takes fields other managers own (`solve`
+/// only).
+pub async fn apply_folders(
+    conn: &Conn,
     b: &LabBundle,
     folders: &[&str],
     profile: Profile,
     place: &Placement,
-    live: &LiveArgs,
     force: bool,
 ) -> Result<Applied, crate::Error> {
     let (mut starter, mut task) = (Vec::new(), Vec::new());
@@ -158,48 +149,45 @@ pub fn apply_folders(
         };
         into.extend(objects(b, folder, profile)?);
     }
-    runtime()?.block_on(async {
-        let conn = connect_and_announce(live).await?;
-        crate::cluster::probe(&conn).await?;
-        let discovery = Discovery::new();
-        let set = prepare(
-            &conn,
-            &discovery,
-            &starter,
-            &task,
-            &b.lab.id,
-            &place.namespace,
-            &place.name_prefix,
-        )
-        .await?;
-        let changes = apply_all(&conn, &set, force).await?;
-        let mut conflicts = Vec::new();
-        for (what, change) in &changes {
-            if let Change::Conflicts(fields) = change {
-                for c in fields {
-                    conflicts.push(format!("{what} {}: now managed by {}", c.field, c.manager));
-                }
+    let discovery = Discovery::new();
+    let set = prepare(
+        conn,
+        &discovery,
+        &starter,
+        &task,
+        &b.lab.id,
+        &place.namespace,
+        &place.name_prefix,
+    )
+    .await?;
+    let changes = apply_all(conn, &set, force).await?;
+    let mut conflicts = Vec::new();
+    for (what, change) in &changes {
+        if let Change::Conflicts(fields) = change {
+            for c in fields {
+                conflicts.push(format!("{what} {}: now managed by {}", c.field, c.manager));
             }
         }
-        if !conflicts.is_empty() {
-            return Ok(Applied::Conflicts(conflicts));
-        }
-        for (what, change) in changes {
-            let word = match change {
-                Change::Created => "created",
-                Change::Configured => "configured",
-                Change::Unchanged => "unchanged",
-                Change::Kept => "exists, kept as it is (create-only)",
-                Change::Foreign => {
-                    "exists without the trainlab.dev/lab label, used as it is (reset keeps it)"
-                }
-                // Returned above: a set with conflicts writes nothing.
-                Change::Conflicts(_) => continue,
-            };
-            print(&format!("{what} {word}\n"));
-        }
-        Ok(Applied::Done)
-    })
+    }
+    if !conflicts.is_empty() {
+        return Ok(Applied::Conflicts(conflicts));
+    }
+    let mut done = Vec::new();
+    for (what, change) in changes {
+        let word = match change {
+            Change::Created => "created",
+            Change::Configured => "configured",
+            Change::Unchanged => "unchanged",
+            Change::Kept => "exists, kept as it is (create-only)",
+            Change::Foreign => {
+                "exists without the trainlab.dev/lab label, used as it is (reset keeps it)"
+            }
+            // Returned above: a set with conflicts writes nothing.
+            Change::Conflicts(_) => continue,
+        };
+        done.push((what, word));
+    }
+    Ok(Applied::Done(done))
 }
 
 /// Whether an object is namespaced when no cluster can be asked: from the kinds trainlab knows;
@@ -260,7 +248,7 @@ impl Placement {
         learner: Option<&str>,
     ) -> Result<Placement, crate::Error> {
         if let Some(ns) = namespace {
-            crate::grade::check_namespace(ns, "-n")?;
+            learners::check_namespace(ns, "-n")?;
         }
         let Some(learner) = learner else {
             return Ok(Placement {
@@ -269,9 +257,9 @@ impl Placement {
                 learner: None,
             });
         };
-        crate::grade::check_learner(learner)?;
-        let target = crate::grade::shared_target(&Template::default(), learner, lab_id);
-        if namespace.is_none() && !crate::grade::is_dns_label(&target.namespace) {
+        learners::check_learner(learner)?;
+        let target = learners::shared_target(&Template::default(), learner, lab_id);
+        if namespace.is_none() && !learners::is_dns_label(&target.namespace) {
             let ns = &target.namespace;
             return Err(crate::Error::usage(
                 format!("--learner {learner}: namespace {ns} は namespace 名の上限の 63 文字より長くなります。短い受講者名を使うか、-n で namespace を指定してください"),

@@ -1,0 +1,39 @@
+//! `start` and `solve` on a live cluster: the profile they apply, connecting, and one printed line
+//! per object applied (the applying itself is `ops::manifests`).
+
+use super::live::{connect_and_announce, runtime, LiveArgs};
+use super::print;
+use crate::catalog::LabBundle;
+use crate::ops::manifests::{self, Applied, Placement};
+use crate::profile::Profile;
+
+/// The profile whose starter and solution `start`/`solve` apply: the flag, else the one the kube
+/// context's name suggests (read from the kubeconfig file, no request), else kind.
+pub fn profile_for(flag: Option<Profile>, live: &LiveArgs) -> Profile {
+    flag.or_else(|| {
+        super::show::context_profile(live.kubeconfig.as_deref(), live.context.as_deref())
+    })
+    .unwrap_or(Profile::Kind)
+}
+
+/// Applies `folders` as one set and prints what happened to each object.
+pub fn apply_folders(
+    b: &LabBundle,
+    folders: &[&str],
+    profile: Profile,
+    place: &Placement,
+    live: &LiveArgs,
+    force: bool,
+) -> Result<Applied, crate::Error> {
+    runtime()?.block_on(async {
+        let conn = connect_and_announce(live).await?;
+        crate::cluster::probe(&conn).await?;
+        let applied = manifests::apply_folders(&conn, b, folders, profile, place, force).await?;
+        if let Applied::Done(changes) = &applied {
+            for (what, word) in changes {
+                print(&format!("{what} {word}\n"));
+            }
+        }
+        Ok(applied)
+    })
+}
