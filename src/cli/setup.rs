@@ -3,8 +3,7 @@
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::process::Command as Process;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -13,14 +12,11 @@ use super::live::{parse_duration, runtime, LiveArgs};
 use super::output::eprint;
 use super::{print, Global};
 use crate::catalog::Lang;
-use crate::cluster::{connect, gather, probe, Discovery};
 use crate::exit::ExitCode;
-use crate::facts::NodeFacts;
-use crate::observe::{kinds, parse_text, Query};
+use crate::ops::setup::{self, say, KindSetup, SetupProgress};
 use crate::profile::charts::{self, Extra};
-use crate::profile::kind::{self, apply_objects, capacity_patches, patch_capacity, KindConfig};
+use crate::profile::kind::{self, KindConfig};
 use crate::profile::pins::{default_pins, fetch, load_pins, Pin, Source};
-use crate::profile::Profile;
 use crate::Error;
 
 #[derive(Debug, Args)]
@@ -83,14 +79,6 @@ pub struct KindArgs {
 pub fn run(g: &Global, a: &SetupArgs) -> Result<ExitCode, Error> {
     match &a.target {
         SetupTarget::Kind(k) => kind_setup(k, g.lang()),
-    }
-}
-
-/// The Japanese or the English of a line (both already formatted; English is the original).
-fn say(lang: Lang, ja: impl Into<String>, en: impl Into<String>) -> String {
-    match lang {
-        Lang::Ja => ja.into(),
-        Lang::En => en.into(),
     }
 }
 
@@ -166,301 +154,27 @@ fn kind_setup(a: &KindArgs, lang: Lang) -> Result<ExitCode, Error> {
         print(&plan);
         return Ok(ExitCode::Ok);
     }
-    if !a.with.is_empty() {
-        helm_preflight()?;
-        if let Some(dir) = &a.from {
-            charts::archives_in(dir, &a.with)?;
-        }
-    }
-    let steps = Steps::new();
-    // Every pinned file is read (or downloaded), size- and hash-checked and parsed before the
-    // first write: a mismatch, a missing `--from` file or a broken document installs nothing,
-    // so no operator is ever left half-installed.
-    let rt = runtime()?;
-    let pb = steps.start(&say(
+    let mut connect = a.live.opts();
+    connect.context = Some(context);
+    let req = KindSetup {
+        name: a.name.clone(),
+        config_text,
+        pins,
+        from: a.from.clone(),
+        with: a.with.clone(),
+        skip_create: a.skip_create,
+        wait_timeout: a.wait_timeout,
+        connect,
         lang,
-        format!("マニフェスト: 固定したファイル {} 個を検証中", pins.len()),
-        format!("manifests: verifying {} pinned file(s)", pins.len()),
+    };
+    let ready = runtime()?.block_on(setup::kind_setup(&req, &mut Steps::new()))?;
+    let (on, summary) = (ready.on, ready.summary);
+    print(&say(
+        lang,
+        format!("\n{on} で kind プロファイルの準備ができました:\n{summary}次は trainlab doctor、続いて trainlab start 9 を実行してください\n"),
+        format!("\nkind profile ready on {on}:\n{summary}next: trainlab doctor, then trainlab start 9\n"),
     ));
-    let mut manifests = Vec::with_capacity(pins.len());
-    for pin in &pins {
-        let data = rt.block_on(fetch(pin, a.from.as_deref()))?;
-        let text = String::from_utf8(data).map_err(|_| {
-            Error::environment(
-                format!("{} は UTF-8 ではありません", pin.location()),
-                format!("{} is not UTF-8", pin.location()),
-            )
-        })?;
-        manifests.push((pin, parse_text(&text, pin.file_name())?));
-    }
-    steps.done(
-        pb,
-        &say(
-            lang,
-            "マニフェストを検証しました（サイズと sha256。組み込みのものは検証不要）",
-            "manifests verified (size and sha256; built-in ones need none)",
-        ),
-    );
-    if !a.skip_create {
-        steps.run(
-            &say(
-                lang,
-                "事前確認: docker と kind",
-                "preflight: docker and kind",
-            ),
-            preflight,
-        )?;
-        steps.run(
-            &say(
-                lang,
-                format!("クラスター {}", a.name),
-                format!("cluster {}", a.name),
-            ),
-            || create_cluster(a, &config_text),
-        )?;
-    }
-    let mut opts = a.live.opts();
-    opts.context = Some(context.clone());
-    rt.block_on(async {
-        let conn = connect(&opts).await?;
-        eprint(&format!("trainlab: using {}\n", conn.describe()));
-        probe(&conn).await?;
-        let discovery = Discovery::new();
-        let nodes_q = Query::cluster(&kinds::NODES);
-        let obs = gather(&conn, &discovery, std::slice::from_ref(&nodes_q)).await?;
-        let node_objs = obs.list(&nodes_q).map_err(|u| {
-            Error::environment(
-                format!("ノードの一覧を取得できません: {u}"),
-                format!("cannot list nodes: {u}"),
-            )
-        })?;
-        if Profile::detect(&node_objs) != Some(Profile::Kind) {
-            return Err(Error::environment(
-                format!("{context} は kind のクラスターには見えません（ノードに kind:// の providerID がありません）。容量の模擬はしません"),
-                format!("{context} does not look like a kind cluster (no kind:// providerID on its nodes); refusing to fake capacity"),
-            ));
-        }
-        let facts = NodeFacts::all(&node_objs)?;
-        let patches = capacity_patches(&facts);
-        let mut summary = String::new();
-        let pb = steps.start(&say(
-            lang,
-            format!("アクセラレーターの模擬: パッチするノード {} 台", patches.len()),
-            format!("fake accelerators: {} node(s) to patch", patches.len()),
-        ));
-        for p in &patches {
-            patch_capacity(&conn, p).await?;
-            let set: Vec<String> = p.set.iter().map(|(r, n)| format!("{r}={n}")).collect();
-            let set = set.join(", ");
-            summary.push_str(&say(
-                lang,
-                format!("  {} にパッチ: {set}\n", p.node),
-                format!("  patched {}: {set}\n", p.node),
-            ));
-        }
-        steps.done(pb, &say(lang, "アクセラレーターの模擬", "fake accelerators"));
-        if patches.is_empty() {
-            summary.push_str(&say(
-                lang,
-                "  どのノードの容量もすでに正しい状態です\n",
-                "  node capacity already right on every node\n",
-            ));
-        }
-        for (pin, objs) in manifests {
-            let pb = steps.start(&format!("{} {}", pin.component, pin.version));
-            let n = apply_objects(&conn, objs).await?;
-            steps.done(pb, &format!("{} {}", pin.component, pin.version));
-            let (c, v) = (&pin.component, &pin.version);
-            summary.push_str(&say(
-                lang,
-                format!("  {c} {v} を適用（ドキュメント {n} 個、server-side）\n"),
-                format!("  applied {c} {v} ({n} documents, server-side)\n"),
-            ));
-        }
-        let waits: Vec<&String> = pins.iter().flat_map(|p| &p.deployments).collect();
-        if !waits.is_empty() {
-            let pb = steps.start(&say(
-                lang,
-                "オペレーターの Deployment を待機中",
-                "waiting for operator Deployments",
-            ));
-            let deadline = Instant::now() + a.wait_timeout;
-            let mut pending: Vec<&String> = waits.clone();
-            while !pending.is_empty() {
-                let mut still = Vec::new();
-                for d in pending {
-                    let (ns, name) = d.split_once('/').unwrap_or(("default", d));
-                    if !kind::deployment_available(&conn, ns, name).await {
-                        still.push(d);
-                    }
-                }
-                pending = still;
-                if pending.is_empty() {
-                    break;
-                }
-                if Instant::now() > deadline {
-                    let names: Vec<&str> = pending.iter().map(|s| s.as_str()).collect();
-                    let (after, names) = (humantime::format_duration(a.wait_timeout), names.join(", "));
-                    return Err(Error::environment(
-                        format!("{after} 待っても利用可能になりません: {names}（`kubectl -n <ns> describe deployment <name>` で確認してください。setup を再実行すると続きから進めます）"),
-                        format!("not available after {after}: {names} (see `kubectl -n <ns> describe deployment <name>`; re-run setup to continue)"),
-                    ));
-                }
-                if let Some(pb) = &pb {
-                    pb.set_message(say(
-                        lang,
-                        format!("Deployment {} 個を待機中", pending.len()),
-                        format!("waiting for {} Deployment(s)", pending.len()),
-                    ));
-                }
-                tokio::time::sleep(deadline.saturating_duration_since(Instant::now()).min(Duration::from_secs(3))).await;
-            }
-            steps.done(
-                pb,
-                &say(
-                    lang,
-                    "オペレーターの Deployment が利用可能になりました",
-                    "operator Deployments available",
-                ),
-            );
-        }
-        let timeout = humantime::format_duration(a.wait_timeout).to_string();
-        for extra in &a.with {
-            for c in extra.charts() {
-                let what = format!("{} {} (helm)", c.component, c.version);
-                let pb = steps.start(&what);
-                helm_install(c, &context, a.from.as_deref(), &timeout)?;
-                steps.done(pb, &what);
-                summary.push_str(&say(
-                    lang,
-                    format!("  {} {} を helm でインストール（namespace {} のリリース {}）\n", c.component, c.version, c.namespace, c.release),
-                    format!("  installed {} {} with helm (release {} in {})\n", c.component, c.version, c.release, c.namespace),
-                ));
-            }
-        }
-        let on = conn.describe();
-        print(&say(
-            lang,
-            format!("\n{on} で kind プロファイルの準備ができました:\n{summary}次は trainlab doctor、続いて trainlab start 9 を実行してください\n"),
-            format!("\nkind profile ready on {on}:\n{summary}next: trainlab doctor, then trainlab start 9\n"),
-        ));
-        Ok(ExitCode::Ok)
-    })
-}
-
-/// `--with` needs helm; checked before anything is changed.
-fn helm_preflight() -> Result<(), Error> {
-    match Process::new("helm").args(["version", "--short"]).output() {
-        Ok(o) if o.status.success() => Ok(()),
-        Ok(o) => {
-            let why = String::from_utf8_lossy(&o.stderr).trim().to_string();
-            Err(Error::environment(
-                format!("`helm version` が失敗しました: {why}"),
-                format!("`helm version` failed: {why}"),
-            ))
-        }
-        Err(_) => Err(Error::environment(
-            format!(
-                "--with には helm が必要ですが、PATH 上にありません。インストールして（{}）再実行してください",
-                charts::HELM_INSTALL
-            ),
-            format!(
-                "--with needs helm, which is not on PATH; install it ({}) and re-run",
-                charts::HELM_INSTALL
-            ),
-        )),
-    }
-}
-
-fn helm_install(
-    c: &charts::Chart,
-    context: &str,
-    from: Option<&std::path::Path>,
-    timeout: &str,
-) -> Result<(), Error> {
-    let args = c.helm_args(context, from, timeout);
-    let out = Process::new("helm").args(&args).output().map_err(|e| {
-        Error::environment(
-            format!("helm を実行できません: {e}"),
-            format!("running helm: {e}"),
-        )
-    })?;
-    if !out.status.success() {
-        let (cmd, why) = (args.join(" "), String::from_utf8_lossy(&out.stderr));
-        let (why, ns, release) = (why.trim(), c.namespace, c.release);
-        return Err(Error::environment(
-            format!("`helm {cmd}` が失敗しました: {why}\n（setup を再実行すると続きから進めます。リリースの状態は `helm -n {ns} status {release}` で確認できます）"),
-            format!("`helm {cmd}` failed: {why}\n(re-run setup to continue; `helm -n {ns} status {release}` shows the release)"),
-        ));
-    }
-    Ok(())
-}
-
-fn preflight() -> Result<(), Error> {
-    let docker = Process::new("docker")
-        .args(["info", "--format", "{{.ServerVersion}}"])
-        .output();
-    if !docker.map(|o| o.status.success()).unwrap_or(false) {
-        return Err(Error::environment(
-            "docker に接続できません（`docker info` が失敗しました）。Docker をインストールして起動してください: https://docs.docker.com/get-docker/",
-            "docker is not reachable (`docker info` failed); install and start Docker: https://docs.docker.com/get-docker/",
-        ));
-    }
-    let kind = Process::new("kind").arg("version").output();
-    if !kind.map(|o| o.status.success()).unwrap_or(false) {
-        return Err(Error::environment(
-            "`kind` が PATH 上にありません。インストールしてください: https://kind.sigs.k8s.io/docs/user/quick-start/#installation",
-            "`kind` is not on PATH; install it: https://kind.sigs.k8s.io/docs/user/quick-start/#installation",
-        ));
-    }
-    Ok(())
-}
-
-fn create_cluster(a: &KindArgs, config_text: &str) -> Result<(), Error> {
-    let out = Process::new("kind")
-        .args(["get", "clusters"])
-        .output()
-        .map_err(|e| {
-            Error::environment(
-                format!("`kind get clusters` を実行できません: {e}"),
-                format!("kind get clusters: {e}"),
-            )
-        })?;
-    if String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .any(|l| l.trim() == a.name)
-    {
-        return Ok(()); // already there: reuse it
-    }
-    let dir = std::env::temp_dir().join(format!("trainlab-kind-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| Error::environment(e.to_string(), e.to_string()))?;
-    let file = dir.join("kind-config.yaml");
-    std::fs::write(&file, config_text)
-        .map_err(|e| Error::environment(e.to_string(), e.to_string()))?;
-    let status = Process::new("kind")
-        .args(["create", "cluster", "--name", &a.name, "--config"])
-        .arg(&file)
-        .status()
-        .map_err(|e| {
-            Error::environment(
-                format!("`kind create cluster` を実行できません: {e}"),
-                format!("kind create cluster: {e}"),
-            )
-        })?;
-    let _ = std::fs::remove_dir_all(&dir);
-    if !status.success() {
-        return Err(Error::environment(
-            format!(
-                "`kind create cluster --name {}` が失敗しました（上の出力を確認してください）",
-                a.name
-            ),
-            format!(
-                "`kind create cluster --name {}` failed (see its output above)",
-                a.name
-            ),
-        ));
-    }
-    Ok(())
+    Ok(ExitCode::Ok)
 }
 
 /// The line a dry run with `--from DIR` adds: the folder holds every pinned file and archive.
@@ -633,19 +347,23 @@ pub fn dry_run_plan(
 /// Progress lines: a spinner per step on a terminal, plain lines otherwise.
 struct Steps {
     tty: bool,
+    bar: Option<ProgressBar>,
 }
 
 impl Steps {
     fn new() -> Steps {
         Steps {
             tty: std::io::stderr().is_terminal(),
+            bar: None,
         }
     }
+}
 
-    fn start(&self, msg: &str) -> Option<ProgressBar> {
+impl SetupProgress for Steps {
+    fn start(&mut self, msg: &str) {
         if !self.tty {
             eprint(&format!("… {msg}\n"));
-            return None;
+            return;
         }
         let pb = ProgressBar::new_spinner();
         pb.set_style(
@@ -654,25 +372,30 @@ impl Steps {
         );
         pb.set_message(msg.to_string());
         pb.enable_steady_tick(Duration::from_millis(120));
-        Some(pb)
+        self.bar = Some(pb);
     }
 
-    fn done(&self, pb: Option<ProgressBar>, msg: &str) {
-        match pb {
+    fn message(&mut self, text: &str) {
+        if let Some(pb) = &self.bar {
+            pb.set_message(text.to_string());
+        }
+    }
+
+    fn done(&mut self, msg: &str) {
+        match self.bar.take() {
             Some(pb) => pb.finish_with_message(format!("✔ {msg}")),
             None => eprint(&format!("✔ {msg}\n")),
         }
     }
 
-    fn run(&self, msg: &str, f: impl FnOnce() -> Result<(), Error>) -> Result<(), Error> {
-        let pb = self.start(msg);
-        let r = f();
-        match (&r, pb) {
-            (Ok(()), pb) => self.done(pb, msg),
-            (Err(_), Some(pb)) => pb.abandon_with_message(format!("✘ {msg}")),
-            (Err(_), None) => {}
+    fn failed(&mut self, msg: &str) {
+        if let Some(pb) = self.bar.take() {
+            pb.abandon_with_message(format!("✘ {msg}"));
         }
-        r
+    }
+
+    fn note(&mut self, line: &str) {
+        eprint(&format!("{line}\n"));
     }
 }
 

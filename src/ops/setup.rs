@@ -1,0 +1,393 @@
+//! `setup kind` as an operation: verify every pinned manifest, create (or reuse) the kind
+//! cluster, fake accelerator capacity on its nodes, install the pinned operators and wait for
+//! them, and install the optional helm components. Idempotent; after the cluster exists, every
+//! step runs only against `kind-<name>`. Progress is told to a [`SetupProgress`]; `cli/` draws it.
+
+use std::path::PathBuf;
+use std::process::Command as Process;
+use std::time::{Duration, Instant};
+
+use crate::catalog::Lang;
+use crate::cluster::{connect, gather, probe, ConnectOpts, Discovery};
+use crate::facts::NodeFacts;
+use crate::observe::{kinds, parse_text, Query};
+use crate::profile::charts::{self, Extra};
+use crate::profile::kind::{self, apply_objects, capacity_patches, patch_capacity};
+use crate::profile::pins::{fetch, Pin};
+use crate::profile::Profile;
+use crate::Error;
+
+/// A resolved `setup kind` (the config read and parsed, the pins loaded, the context checked).
+pub struct KindSetup {
+    /// The cluster's name: its context is `kind-<name>`.
+    pub name: String,
+    pub config_text: String,
+    pub pins: Vec<Pin>,
+    /// The folder holding the pinned files and chart archives (air-gapped rooms).
+    pub from: Option<PathBuf>,
+    pub with: Vec<Extra>,
+    /// Use an existing cluster; do not call docker or kind.
+    pub skip_create: bool,
+    pub wait_timeout: Duration,
+    /// How to reach the cluster; its context is always `kind-<name>`.
+    pub connect: ConnectOpts,
+    pub lang: Lang,
+}
+
+impl KindSetup {
+    /// The only context setup touches.
+    pub fn context(&self) -> String {
+        format!("kind-{}", self.name)
+    }
+}
+
+/// What a finished setup reports: the cluster and one line per thing it did.
+pub struct Ready {
+    pub on: String,
+    pub summary: String,
+}
+
+/// Hears the steps of a setup, one at a time.
+pub trait SetupProgress {
+    /// A step starts.
+    fn start(&mut self, what: &str);
+    /// The running step has news (how many Deployments are still awaited).
+    fn message(&mut self, text: &str);
+    /// The running step ended well, said as `what`.
+    fn done(&mut self, what: &str);
+    /// The running step failed (the error follows as the operation's result).
+    fn failed(&mut self, what: &str);
+    /// A line outside the steps (the cluster being used).
+    fn note(&mut self, line: &str);
+}
+
+/// The Japanese or the English of a line (both already formatted; English is the original).
+pub fn say(lang: Lang, ja: impl Into<String>, en: impl Into<String>) -> String {
+    match lang {
+        Lang::Ja => ja.into(),
+        Lang::En => en.into(),
+    }
+}
+
+/// Runs one step: start, then done or failed.
+fn run_step(
+    progress: &mut dyn SetupProgress,
+    what: &str,
+    f: impl FnOnce() -> Result<(), Error>,
+) -> Result<(), Error> {
+    progress.start(what);
+    let r = f();
+    match &r {
+        Ok(()) => progress.done(what),
+        Err(_) => progress.failed(what),
+    }
+    r
+}
+
+/// Sets the kind profile up. Every pinned file is read (or downloaded), size- and hash-checked
+/// and parsed before the first write: a mismatch, a missing `--from` file or a broken document
+/// installs nothing, so no operator is ever left half-installed.
+pub async fn kind_setup(req: &KindSetup, progress: &mut dyn SetupProgress) -> Result<Ready, Error> {
+    let context = req.context();
+    if !req.with.is_empty() {
+        helm_preflight()?;
+        if let Some(dir) = &req.from {
+            charts::archives_in(dir, &req.with)?;
+        }
+    }
+    progress.start(&say(
+        req.lang,
+        format!(
+            "マニフェスト: 固定したファイル {} 個を検証中",
+            req.pins.len()
+        ),
+        format!("manifests: verifying {} pinned file(s)", req.pins.len()),
+    ));
+    let mut manifests = Vec::with_capacity(req.pins.len());
+    for pin in &req.pins {
+        let data = fetch(pin, req.from.as_deref()).await?;
+        let text = String::from_utf8(data).map_err(|_| {
+            Error::environment(
+                format!("{} は UTF-8 ではありません", pin.location()),
+                format!("{} is not UTF-8", pin.location()),
+            )
+        })?;
+        manifests.push((pin, parse_text(&text, pin.file_name())?));
+    }
+    progress.done(&say(
+        req.lang,
+        "マニフェストを検証しました（サイズと sha256。組み込みのものは検証不要）",
+        "manifests verified (size and sha256; built-in ones need none)",
+    ));
+    if !req.skip_create {
+        run_step(
+            progress,
+            &say(
+                req.lang,
+                "事前確認: docker と kind",
+                "preflight: docker and kind",
+            ),
+            preflight,
+        )?;
+        run_step(
+            progress,
+            &say(
+                req.lang,
+                format!("クラスター {}", req.name),
+                format!("cluster {}", req.name),
+            ),
+            || create_cluster(&req.name, &req.config_text),
+        )?;
+    }
+    let conn = connect(&req.connect).await?;
+    progress.note(&format!("trainlab: using {}", conn.describe()));
+    probe(&conn).await?;
+    let discovery = Discovery::new();
+    let nodes_q = Query::cluster(&kinds::NODES);
+    let obs = gather(&conn, &discovery, std::slice::from_ref(&nodes_q)).await?;
+    let node_objs = obs.list(&nodes_q).map_err(|u| {
+        Error::environment(
+            format!("ノードの一覧を取得できません: {u}"),
+            format!("cannot list nodes: {u}"),
+        )
+    })?;
+    if Profile::detect(&node_objs) != Some(Profile::Kind) {
+        return Err(Error::environment(
+            format!("{context} は kind のクラスターには見えません（ノードに kind:// の providerID がありません）。容量の模擬はしません"),
+            format!("{context} does not look like a kind cluster (no kind:// providerID on its nodes); refusing to fake capacity"),
+        ));
+    }
+    let facts = NodeFacts::all(&node_objs)?;
+    let patches = capacity_patches(&facts);
+    let mut summary = String::new();
+    progress.start(&say(
+        req.lang,
+        format!(
+            "アクセラレーターの模擬: パッチするノード {} 台",
+            patches.len()
+        ),
+        format!("fake accelerators: {} node(s) to patch", patches.len()),
+    ));
+    for p in &patches {
+        patch_capacity(&conn, p).await?;
+        let set: Vec<String> = p.set.iter().map(|(r, n)| format!("{r}={n}")).collect();
+        let set = set.join(", ");
+        summary.push_str(&say(
+            req.lang,
+            format!("  {} にパッチ: {set}\n", p.node),
+            format!("  patched {}: {set}\n", p.node),
+        ));
+    }
+    progress.done(&say(
+        req.lang,
+        "アクセラレーターの模擬",
+        "fake accelerators",
+    ));
+    if patches.is_empty() {
+        summary.push_str(&say(
+            req.lang,
+            "  どのノードの容量もすでに正しい状態です\n",
+            "  node capacity already right on every node\n",
+        ));
+    }
+    for (pin, objs) in manifests {
+        progress.start(&format!("{} {}", pin.component, pin.version));
+        let n = apply_objects(&conn, objs).await?;
+        progress.done(&format!("{} {}", pin.component, pin.version));
+        let (c, v) = (&pin.component, &pin.version);
+        summary.push_str(&say(
+            req.lang,
+            format!("  {c} {v} を適用（ドキュメント {n} 個、server-side）\n"),
+            format!("  applied {c} {v} ({n} documents, server-side)\n"),
+        ));
+    }
+    let waits: Vec<&String> = req.pins.iter().flat_map(|p| &p.deployments).collect();
+    if !waits.is_empty() {
+        progress.start(&say(
+            req.lang,
+            "オペレーターの Deployment を待機中",
+            "waiting for operator Deployments",
+        ));
+        let deadline = Instant::now() + req.wait_timeout;
+        let mut pending: Vec<&String> = waits.clone();
+        while !pending.is_empty() {
+            let mut still = Vec::new();
+            for d in pending {
+                let (ns, name) = d.split_once('/').unwrap_or(("default", d));
+                if !kind::deployment_available(&conn, ns, name).await {
+                    still.push(d);
+                }
+            }
+            pending = still;
+            if pending.is_empty() {
+                break;
+            }
+            if Instant::now() > deadline {
+                let names: Vec<&str> = pending.iter().map(|s| s.as_str()).collect();
+                let (after, names) = (
+                    humantime::format_duration(req.wait_timeout),
+                    names.join(", "),
+                );
+                return Err(Error::environment(
+                    format!("{after} 待っても利用可能になりません: {names}（`kubectl -n <ns> describe deployment <name>` で確認してください。setup を再実行すると続きから進めます）"),
+                    format!("not available after {after}: {names} (see `kubectl -n <ns> describe deployment <name>`; re-run setup to continue)"),
+                ));
+            }
+            progress.message(&say(
+                req.lang,
+                format!("Deployment {} 個を待機中", pending.len()),
+                format!("waiting for {} Deployment(s)", pending.len()),
+            ));
+            tokio::time::sleep(
+                deadline
+                    .saturating_duration_since(Instant::now())
+                    .min(Duration::from_secs(3)),
+            )
+            .await;
+        }
+        progress.done(&say(
+            req.lang,
+            "オペレーターの Deployment が利用可能になりました",
+            "operator Deployments available",
+        ));
+    }
+    let timeout = humantime::format_duration(req.wait_timeout).to_string();
+    for extra in &req.with {
+        for c in extra.charts() {
+            let what = format!("{} {} (helm)", c.component, c.version);
+            progress.start(&what);
+            helm_install(c, &req.context(), req.from.as_deref(), &timeout)?;
+            progress.done(&what);
+            summary.push_str(&say(
+                req.lang,
+                format!(
+                    "  {} {} を helm でインストール（namespace {} のリリース {}）\n",
+                    c.component, c.version, c.namespace, c.release
+                ),
+                format!(
+                    "  installed {} {} with helm (release {} in {})\n",
+                    c.component, c.version, c.release, c.namespace
+                ),
+            ));
+        }
+    }
+    Ok(Ready {
+        on: conn.describe(),
+        summary,
+    })
+}
+
+/// `--with` needs helm; checked before anything is changed.
+pub fn helm_preflight() -> Result<(), Error> {
+    match Process::new("helm").args(["version", "--short"]).output() {
+        Ok(o) if o.status.success() => Ok(()),
+        Ok(o) => {
+            let why = String::from_utf8_lossy(&o.stderr).trim().to_string();
+            Err(Error::environment(
+                format!("`helm version` が失敗しました: {why}"),
+                format!("`helm version` failed: {why}"),
+            ))
+        }
+        Err(_) => Err(Error::environment(
+            format!(
+                "--with には helm が必要ですが、PATH 上にありません。インストールして（{}）再実行してください",
+                charts::HELM_INSTALL
+            ),
+            format!(
+                "--with needs helm, which is not on PATH; install it ({}) and re-run",
+                charts::HELM_INSTALL
+            ),
+        )),
+    }
+}
+
+fn helm_install(
+    c: &charts::Chart,
+    context: &str,
+    from: Option<&std::path::Path>,
+    timeout: &str,
+) -> Result<(), Error> {
+    let args = c.helm_args(context, from, timeout);
+    let out = Process::new("helm").args(&args).output().map_err(|e| {
+        Error::environment(
+            format!("helm を実行できません: {e}"),
+            format!("running helm: {e}"),
+        )
+    })?;
+    if !out.status.success() {
+        let (cmd, why) = (args.join(" "), String::from_utf8_lossy(&out.stderr));
+        let (why, ns, release) = (why.trim(), c.namespace, c.release);
+        return Err(Error::environment(
+            format!("`helm {cmd}` が失敗しました: {why}\n（setup を再実行すると続きから進めます。リリースの状態は `helm -n {ns} status {release}` で確認できます）"),
+            format!("`helm {cmd}` failed: {why}\n(re-run setup to continue; `helm -n {ns} status {release}` shows the release)"),
+        ));
+    }
+    Ok(())
+}
+
+fn preflight() -> Result<(), Error> {
+    let docker = Process::new("docker")
+        .args(["info", "--format", "{{.ServerVersion}}"])
+        .output();
+    if !docker.map(|o| o.status.success()).unwrap_or(false) {
+        return Err(Error::environment(
+            "docker に接続できません（`docker info` が失敗しました）。Docker をインストールして起動してください: https://docs.docker.com/get-docker/",
+            "docker is not reachable (`docker info` failed); install and start Docker: https://docs.docker.com/get-docker/",
+        ));
+    }
+    let kind = Process::new("kind").arg("version").output();
+    if !kind.map(|o| o.status.success()).unwrap_or(false) {
+        return Err(Error::environment(
+            "`kind` が PATH 上にありません。インストールしてください: https://kind.sigs.k8s.io/docs/user/quick-start/#installation",
+            "`kind` is not on PATH; install it: https://kind.sigs.k8s.io/docs/user/quick-start/#installation",
+        ));
+    }
+    Ok(())
+}
+
+fn create_cluster(name: &str, config_text: &str) -> Result<(), Error> {
+    let out = Process::new("kind")
+        .args(["get", "clusters"])
+        .output()
+        .map_err(|e| {
+            Error::environment(
+                format!("`kind get clusters` を実行できません: {e}"),
+                format!("kind get clusters: {e}"),
+            )
+        })?;
+    if String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .any(|l| l.trim() == name)
+    {
+        return Ok(()); // already there: reuse it
+    }
+    let dir = std::env::temp_dir().join(format!("trainlab-kind-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| Error::environment(e.to_string(), e.to_string()))?;
+    let file = dir.join("kind-config.yaml");
+    std::fs::write(&file, config_text)
+        .map_err(|e| Error::environment(e.to_string(), e.to_string()))?;
+    let status = Process::new("kind")
+        .args(["create", "cluster", "--name", name, "--config"])
+        .arg(&file)
+        .status()
+        .map_err(|e| {
+            Error::environment(
+                format!("`kind create cluster` を実行できません: {e}"),
+                format!("kind create cluster: {e}"),
+            )
+        })?;
+    let _ = std::fs::remove_dir_all(&dir);
+    if !status.success() {
+        return Err(Error::environment(
+            format!(
+                "`kind create cluster --name {}` が失敗しました（上の出力を確認してください）",
+                name
+            ),
+            format!(
+                "`kind create cluster --name {}` failed (see its output above)",
+                name
+            ),
+        ));
+    }
+    Ok(())
+}
