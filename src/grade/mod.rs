@@ -309,23 +309,45 @@ pub async fn run(
         Learners::Contexts(_) => Session::Contexts,
         Learners::Demo => Session::Demo,
     };
-    loop {
-        let result = match &session {
+    let repeat = watch.map_or(Repeat::Once, Repeat::Watch);
+    let mut rounds = RoomRounds {
+        room,
+        session: &session,
+        watching: watch.is_some(),
+        progress,
+    };
+    crate::plan::rounds::run_rounds(&mut rounds, repeat).await
+}
+
+/// `grade`'s rounds: the whole room, observed and judged together (the same loop as `check`).
+struct RoomRounds<'r, 'a> {
+    room: &'r Room<'a>,
+    session: &'r Session,
+    watching: bool,
+    progress: &'r mut dyn RoomProgress,
+}
+
+impl crate::plan::rounds::Rounds for RoomRounds<'_, '_> {
+    type Graded = RoomResult;
+
+    async fn round(&mut self) -> Result<RoomResult, Error> {
+        match self.session {
             Session::Shared(s) => {
                 let (conn, discovery) = &**s;
-                shared_round(room, conn, discovery, watch.is_some(), progress).await?
+                shared_round(self.room, conn, discovery, self.watching, self.progress).await
             }
-            Session::Contexts => contexts_round(room, progress).await,
-            Session::Demo => demo_round(room, progress)?,
-        };
-        progress.graded(&result);
-        let Some(every) = watch else {
-            return Ok(result);
-        };
-        tokio::select! {
-            _ = tokio::time::sleep(every) => {}
-            _ = tokio::signal::ctrl_c() => return Ok(result),
+            Session::Contexts => Ok(contexts_round(self.room, self.progress).await),
+            Session::Demo => demo_round(self.room, self.progress),
         }
+    }
+
+    /// A room is graded once per round; `grade` has no `--wait`.
+    fn pending(_: &RoomResult) -> usize {
+        0
+    }
+
+    fn graded(&mut self, room: &RoomResult) {
+        self.progress.graded(room);
     }
 }
 

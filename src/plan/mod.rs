@@ -5,10 +5,11 @@
 //! observes again. `cli/` only parses and renders.
 
 pub mod learners;
+pub mod rounds;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::catalog::{Catalog, LabBundle};
 use crate::cluster::{connect, gather, Conn, ConnectOpts, Discovery};
@@ -279,33 +280,44 @@ pub async fn run(plan: &Plan<'_>, progress: &mut dyn Progress) -> Result<Vec<Lab
         Source::Files(paths) => Session::Offline(sources::files(paths)?.planned(queries.clone())),
         Source::Demo => Session::Offline(sources::demo()?.planned(queries.clone())),
     };
-    let started = Instant::now();
-    let mut delay = Duration::from_secs(1);
-    loop {
-        let results = round(plan, &queries, &mut session, progress).await?;
-        progress.graded(&results);
-        let pause = match plan.repeat {
-            Repeat::Once => return Ok(results),
-            Repeat::Watch(every) => every,
-            Repeat::Wait(limit) => {
-                let pending: usize = results.iter().map(|r| r.count(Status::Pending)).sum();
-                // The last re-check happens at the deadline itself.
-                let left = limit.saturating_sub(started.elapsed());
-                if pending == 0 || left.is_zero() {
-                    return Ok(results);
-                }
-                let pause = delay.min(left);
-                progress.waiting(pending, pause, started.elapsed(), limit);
-                delay = (delay * 2).min(Duration::from_secs(8));
-                pause
-            }
-        };
-        tokio::select! {
-            _ = tokio::time::sleep(pause) => progress.wait_done(),
-            _ = tokio::signal::ctrl_c(), if matches!(plan.repeat, Repeat::Watch(_)) => {
-                return Ok(results)
-            }
-        }
+    let mut rounds = CheckRounds {
+        plan,
+        queries: &queries,
+        session: &mut session,
+        progress,
+    };
+    rounds::run_rounds(&mut rounds, plan.repeat).await
+}
+
+/// `check`'s rounds: every planned lab, observed and judged together.
+struct CheckRounds<'r, 'p> {
+    plan: &'r Plan<'p>,
+    queries: &'r [Query],
+    session: &'r mut Session,
+    progress: &'r mut dyn Progress,
+}
+
+impl rounds::Rounds for CheckRounds<'_, '_> {
+    type Graded = Vec<LabResult>;
+
+    async fn round(&mut self) -> Result<Vec<LabResult>, Error> {
+        round(self.plan, self.queries, self.session, self.progress).await
+    }
+
+    fn pending(results: &Vec<LabResult>) -> usize {
+        results.iter().map(|r| r.count(Status::Pending)).sum()
+    }
+
+    fn graded(&mut self, results: &Vec<LabResult>) {
+        self.progress.graded(results);
+    }
+
+    fn waiting(&mut self, pending: usize, pause: Duration, elapsed: Duration, limit: Duration) {
+        self.progress.waiting(pending, pause, elapsed, limit);
+    }
+
+    fn wait_done(&mut self) {
+        self.progress.wait_done();
     }
 }
 
