@@ -26,7 +26,6 @@ use crate::verify::kit::training::job::{
     wrong_version, PrecisionFacts,
 };
 use crate::verify::kit::k8s::workload::{PodTemplate, Workload};
-use crate::verify::views::pytorch;
 use crate::verify::{Advice, JudgeCtx, Judgement, Named, Outcome, Read, Reason, Verifier};
 
 pub struct Bf16;
@@ -72,7 +71,7 @@ impl Verifier for Bf16 {
             Named::Found(o) => o,
             Named::Absent(j) => return Ok(j),
         };
-        if let Some(j) = wrong_version(ctx, obj, pytorch::API_VERSION, CHECKS) {
+        if let Some(j) = wrong_version(ctx, obj, &PYTORCHJOBS.api_version(), CHECKS) {
             return Ok(j);
         }
         let Some(job) = Workload::from_obj(obj)? else {

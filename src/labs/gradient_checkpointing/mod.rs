@@ -75,7 +75,7 @@ impl Verifier for GradientCheckpointing {
             Named::Found(o) => o,
             Named::Absent(j) => return Ok(j),
         };
-        if let Some(j) = wrong_version(ctx, obj, "batch/v1", CHECKS) {
+        if let Some(j) = wrong_version(ctx, obj, &JOBS.api_version(), CHECKS) {
             return Ok(j);
         }
         let Some(job) = Workload::from_obj(obj)? else {

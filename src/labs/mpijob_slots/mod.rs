@@ -223,7 +223,7 @@ fn mpirun<'s>(check: &str, expected: &str, s: &'s Spec) -> Result<&'s Found, Box
 // Spec checks.
 
 fn check_api(w: &Workload) -> Outcome {
-    match version::unserved(API, w.obj, mpi::API_VERSION) {
+    match version::unserved(API, w.obj, &MPIJOBS.api_version()) {
         None => Outcome::pass(API),
         Some(o) if w.api_version() == mpi::LEGACY_API_VERSION => o.hint("v1"),
         Some(o) => o,

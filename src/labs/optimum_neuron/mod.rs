@@ -73,7 +73,7 @@ impl Verifier for OptimumNeuron {
             Named::Found(o) => o,
             Named::Absent(j) => return Ok(j),
         };
-        if let Some(j) = wrong_version(ctx, obj, "batch/v1", CHECKS) {
+        if let Some(j) = wrong_version(ctx, obj, &JOBS.api_version(), CHECKS) {
             return Ok(j);
         }
         let Some(w) = Workload::from_obj(obj)? else {

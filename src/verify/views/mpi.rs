@@ -13,8 +13,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use serde::Deserialize;
 
-/// The API version the MPI Operator serves (`deploy/v2beta1/mpi-operator.yaml` declares only it).
-pub const API_VERSION: &str = "kubeflow.org/v2beta1";
+// The served version is `observe::kinds` (`MPIJOBS`, `PYTORCHJOBS`), the one table.
 /// Removed from the MPI Operator in v0.4.0 ("Remove MPI Operator V1 (#492)"); still served only
 /// by the legacy training-operator v1.9.
 pub const LEGACY_API_VERSION: &str = "kubeflow.org/v1";

@@ -14,8 +14,7 @@ use serde::Deserialize;
 
 use crate::observe::{InputError, Obj};
 
-/// The only version the training-operator serves for PyTorchJob (`manifests/base/crds`).
-pub const API_VERSION: &str = "kubeflow.org/v1";
+// The served version is `observe::kinds` (`MPIJOBS`, `PYTORCHJOBS`), the one table.
 
 /// `PyTorchJobReplicaTypeMaster` / `PyTorchJobReplicaTypeWorker` (pytorch_types.go).
 pub const MASTER: &str = "Master";

@@ -23,9 +23,8 @@ use serde_json::Value;
 
 use crate::observe::{InputError, Obj};
 
-pub const GROUP: &str = "slinky.slurm.net";
-/// The only version served by the v1.x CRDs (v0.x served `v1alpha1` with other shapes).
-pub const API_VERSION: &str = "slinky.slurm.net/v1beta1";
+// The group and the one version the v1.x CRDs serve (v0.x served `v1alpha1` with other
+// shapes) are `observe::kinds::NODESETS`, the one table of served versions.
 
 /// The slurmd container's name (`labels.WorkerApp`, which is also the pods'
 /// `app.kubernetes.io/name` label); the operator always puts it first in the pod.

@@ -33,6 +33,7 @@ use k8s_openapi::api::batch::v1::{JobSpec, JobStatus};
 use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec};
 use serde::Deserialize;
 
+use crate::observe::kinds::{self, ResourceKind};
 use crate::observe::{InputError, Obj};
 use crate::verify::views::mpi::{self, MpiJob};
 use crate::verify::views::pytorch::{self, PyTorchJob};
@@ -69,43 +70,35 @@ impl WorkloadKind {
         WorkloadKind::StatefulSet,
     ];
 
-    pub fn group(self) -> &'static str {
+    /// Its row of the one table of kinds and served versions (`observe::kinds`).
+    pub fn resource(self) -> &'static ResourceKind {
         match self {
-            WorkloadKind::Job => "batch",
-            WorkloadKind::VolcanoJob => "batch.volcano.sh",
-            WorkloadKind::MpiJob | WorkloadKind::PyTorchJob => "kubeflow.org",
-            WorkloadKind::NodeSet => slinky::GROUP,
-            WorkloadKind::Deployment | WorkloadKind::StatefulSet => "apps",
+            WorkloadKind::Job => &kinds::JOBS,
+            WorkloadKind::VolcanoJob => &kinds::VOLCANO_JOBS,
+            WorkloadKind::MpiJob => &kinds::MPIJOBS,
+            WorkloadKind::PyTorchJob => &kinds::PYTORCHJOBS,
+            WorkloadKind::NodeSet => &kinds::NODESETS,
+            WorkloadKind::Deployment => &kinds::DEPLOYMENTS,
+            WorkloadKind::StatefulSet => &kinds::STATEFULSETS,
         }
+    }
+
+    pub fn group(self) -> &'static str {
+        self.resource().group
     }
 
     pub fn kind(self) -> &'static str {
-        match self {
-            WorkloadKind::Job | WorkloadKind::VolcanoJob => "Job",
-            WorkloadKind::MpiJob => "MPIJob",
-            WorkloadKind::PyTorchJob => "PyTorchJob",
-            WorkloadKind::NodeSet => "NodeSet",
-            WorkloadKind::Deployment => "Deployment",
-            WorkloadKind::StatefulSet => "StatefulSet",
-        }
+        self.resource().kind
     }
 
-    /// The version the labs install and grade against (see the views for each upstream).
+    /// The version the labs install and grade against.
     pub fn version(self) -> &'static str {
-        match self {
-            WorkloadKind::Job
-            | WorkloadKind::PyTorchJob
-            | WorkloadKind::Deployment
-            | WorkloadKind::StatefulSet => "v1",
-            WorkloadKind::VolcanoJob => "v1alpha1",
-            WorkloadKind::MpiJob => "v2beta1",
-            WorkloadKind::NodeSet => "v1beta1",
-        }
+        self.resource().version
     }
 
     /// `group/version` of [`WorkloadKind::version`].
     pub fn api_version(self) -> String {
-        format!("{}/{}", self.group(), self.version())
+        self.resource().api_version()
     }
 
     /// The kind of an object by its `apiVersion` group and `kind`, ignoring the version.
@@ -868,8 +861,13 @@ mod tests {
             Some(WorkloadKind::NodeSet)
         );
         assert_eq!(WorkloadKind::of("apps/v1", "DaemonSet"), None);
-        assert_eq!(WorkloadKind::PyTorchJob.api_version(), pytorch::API_VERSION);
-        assert_eq!(WorkloadKind::MpiJob.api_version(), mpi::API_VERSION);
-        assert_eq!(WorkloadKind::NodeSet.api_version(), slinky::API_VERSION);
+        // The served versions the labs grade: the one table, observe::kinds.
+        assert_eq!(WorkloadKind::PyTorchJob.api_version(), "kubeflow.org/v1");
+        assert_eq!(WorkloadKind::MpiJob.api_version(), "kubeflow.org/v2beta1");
+        assert_eq!(
+            WorkloadKind::NodeSet.api_version(),
+            "slinky.slurm.net/v1beta1"
+        );
+        assert_eq!(WorkloadKind::Job.api_version(), "batch/v1");
     }
 }

@@ -23,9 +23,9 @@
 
 use serde_json::Value;
 
+use crate::observe::kinds::NODESETS;
 use crate::observe::{InputError, Obj};
 use crate::verify::kit::k8s::version;
-use crate::verify::views::slinky::{API_VERSION, GROUP};
 use crate::verify::{JudgeCtx, Judgement, Outcome};
 
 /// The kinds the v1.x CRDs serve, all at `v1beta1` only (v1.2.1 `config/crd/bases/`).
@@ -62,7 +62,9 @@ pub fn unserved_manifests<'a>(ctx: &JudgeCtx<'a>) -> Vec<&'a Obj> {
     ctx.obs
         .objects()
         .into_iter()
-        .filter(|o| group_of(o.api_version()) == GROUP && !SERVED_KINDS.contains(&o.kind()))
+        .filter(|o| {
+            group_of(o.api_version()) == NODESETS.group && !SERVED_KINDS.contains(&o.kind())
+        })
         .collect()
 }
 
@@ -91,9 +93,10 @@ pub fn with_unserved(
     else {
         return missing;
     };
+    let served = NODESETS.api_version();
     let outcome = Outcome::fail(
         check,
-        format!("apiVersion: {API_VERSION}, kind: {kind}"),
+        format!("apiVersion: {served}, kind: {kind}"),
         format!("apiVersion: {}, kind: {}", o.api_version(), o.kind()),
     )
     .hint("quiz-kind")
@@ -101,7 +104,7 @@ pub fn with_unserved(
     .with("found_api_version", o.api_version())
     .with("kind", kind)
     .with("name", o.name())
-    .with("api_version", API_VERSION);
+    .with("api_version", &served);
     if let Some(slot) = missing.outcomes.iter_mut().find(|x| x.check == check) {
         *slot = outcome;
     }
@@ -112,7 +115,8 @@ pub fn with_unserved(
 /// CRDs serve `v1beta1` only (kit [`version::unserved`]). Fails `check` with hint `api-version`
 /// (evidence `written`, `served`, `kind`).
 pub fn wrong_version(check: &str, o: &Obj) -> Option<Outcome> {
-    version::unserved(check, o, API_VERSION).map(|f| f.hint("api-version").with("kind", o.kind()))
+    version::unserved(check, o, &NODESETS.api_version())
+        .map(|f| f.hint("api-version").with("kind", o.kind()))
 }
 
 /// A field the API server refuses, as `kubectl apply` names it.
@@ -251,8 +255,10 @@ mod tests {
     }
 
     fn controller(spec: Value) -> Obj {
-        obj(json!({"apiVersion": API_VERSION, "kind": "Controller",
-                   "metadata": {"name": "slurm"}, "spec": spec}))
+        obj(
+            json!({"apiVersion": NODESETS.api_version(), "kind": "Controller",
+                   "metadata": {"name": "slurm"}, "spec": spec}),
+        )
     }
 
     fn fields(o: &Obj) -> Vec<String> {
@@ -303,8 +309,10 @@ mod tests {
             ["spec.slurmKeyRef.key", "spec.jwtHs256KeyRef.key"]
         );
         assert!(fields(&controller(json!({"external": true}))).is_empty());
-        let no_spec = obj(json!({"apiVersion": API_VERSION, "kind": "Controller",
-                                 "metadata": {"name": "slurm"}}));
+        let no_spec = obj(
+            json!({"apiVersion": NODESETS.api_version(), "kind": "Controller",
+                                 "metadata": {"name": "slurm"}}),
+        );
         assert!(fields(&no_spec).is_empty());
     }
 
