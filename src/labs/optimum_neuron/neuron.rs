@@ -208,14 +208,7 @@ impl NeuronNodes {
             Ok(n) => n,
             Err(why) => return Ok(NeuronNodes(Err(NodesUnknown::Unavailable(why)))),
         };
-        let mut usable = Vec::new();
-        for o in nodes {
-            let n = NodeFacts::from_obj(o)?;
-            if placement::may_use(spec, &n) {
-                usable.push(n);
-            }
-        }
-        Ok(NeuronNodes::from_usable(&usable))
+        Ok(NeuronNodes::from_usable(&placement::usable_nodes(spec, &nodes)?))
     }
 
     /// From instance types: every type is in the table (those without Neuron devices drop

@@ -130,6 +130,22 @@ pub fn refusals(spec: &PodSpec, node: &impl NodeInfo) -> Vec<Refusal> {
     out
 }
 
+/// The nodes a pod template may use (resources aside), read from the cluster's node objects:
+/// the one rule behind "the accelerator nodes a pod may use" (GPU nodes, Trainium nodes).
+pub fn usable_nodes(
+    spec: &PodSpec,
+    nodes: &[&crate::observe::Obj],
+) -> Result<Vec<crate::facts::NodeFacts>, crate::observe::InputError> {
+    let mut usable = Vec::new();
+    for o in nodes {
+        let facts = crate::facts::NodeFacts::from_obj(o)?;
+        if may_use(spec, &facts) {
+            usable.push(facts);
+        }
+    }
+    Ok(usable)
+}
+
 /// Whether the pod may be placed on the node (resources aside).
 pub fn may_use(spec: &PodSpec, node: &impl NodeInfo) -> bool {
     refusals(spec, node).is_empty()

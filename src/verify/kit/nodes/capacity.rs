@@ -99,14 +99,9 @@ impl GpuNodes {
                 })
             }
         };
-        let mut usable = Vec::new();
-        for o in nodes {
-            let facts = NodeFacts::from_obj(o)?;
-            if placement::may_use(spec, &facts) {
-                usable.push(facts);
-            }
-        }
-        Ok(GpuNodes::from_usable(&usable))
+        Ok(GpuNodes::from_usable(&placement::usable_nodes(
+            spec, &nodes,
+        )?))
     }
 
     /// The facts from the nodes a template may use.
