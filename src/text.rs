@@ -37,6 +37,15 @@ impl Lang {
     }
 }
 
+/// The Japanese or the English of a line built in Rust (both already formatted; English is the
+/// original): errors, progress and summaries that are not lab text.
+pub fn say(lang: Lang, ja: impl Into<String>, en: impl Into<String>) -> String {
+    match lang {
+        Lang::Ja => ja.into(),
+        Lang::En => en.into(),
+    }
+}
+
 /// A text present in both languages. Both are required: a lab file missing one is rejected.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

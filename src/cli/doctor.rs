@@ -7,8 +7,9 @@ use super::live::{connect_and_announce, runtime, LiveArgs};
 use super::{print, Global};
 use crate::catalog::Lang;
 use crate::exit::ExitCode;
-use crate::profile::doctor::{inspect, DoctorReport};
+use crate::profile::doctor::{inspect, DoctorReport, LabRow, Runs};
 use crate::profile::eks::EksReport;
+use crate::text::say;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum DoctorFormat {
@@ -36,9 +37,10 @@ pub fn run(g: &Global, a: &DoctorArgs) -> Result<ExitCode, crate::Error> {
     if let Some(name) = &a.cluster {
         return run_eks(g, a, name);
     }
+    let catalog = g.catalog()?;
     let report = runtime()?.block_on(async {
         let conn = connect_and_announce(&a.live).await?;
-        inspect(&conn).await
+        inspect(&conn, &catalog).await
     })?;
     match a.output {
         DoctorFormat::Json => print(&format!(
@@ -48,14 +50,6 @@ pub fn run(g: &Global, a: &DoctorArgs) -> Result<ExitCode, crate::Error> {
         DoctorFormat::Human => print(&render(&report, g.lang())),
     }
     Ok(ExitCode::Ok)
-}
-
-/// The Japanese or the English of a text (both already formatted; English is the original).
-fn say(lang: Lang, ja: impl Into<String>, en: impl Into<String>) -> String {
-    match lang {
-        Lang::Ja => ja.into(),
-        Lang::En => en.into(),
-    }
 }
 
 fn render(r: &DoctorReport, lang: Lang) -> String {
@@ -135,7 +129,54 @@ fn render(r: &DoctorReport, lang: Lang) -> String {
             ));
         }
     }
+    s.push_str(&lab_table(&r.labs, lang));
     s
+}
+
+/// Which labs this cluster can run now: yes, partly (the checks that would be skipped and the
+/// capability each needs; the install commands are in the capability list above), or no.
+fn lab_table(labs: &[LabRow], lang: Lang) -> String {
+    let ja = lang == Lang::Ja;
+    let mut t = Table::new();
+    let header = if ja {
+        [
+            "lab",
+            "実行できるか",
+            "スキップされるチェック（必要な機能）",
+        ]
+    } else {
+        ["lab", "runs here", "checks that would be skipped (needs)"]
+    };
+    t.load_preset(UTF8_FULL_CONDENSED).set_header(header);
+    for l in labs {
+        let runs = match (l.runs, ja) {
+            (Runs::Yes, true) => "✔ はい",
+            (Runs::Yes, false) => "✔ yes",
+            (Runs::Partly, true) => "◐ 一部",
+            (Runs::Partly, false) => "◐ partly",
+            (Runs::No, true) => "✘ いいえ",
+            (Runs::No, false) => "✘ no",
+        };
+        let skipped: Vec<String> = l
+            .skipped
+            .iter()
+            .map(|c| format!("{} ({})", c.check, c.needs.join(", ")))
+            .collect();
+        t.add_row([
+            format!("{:>2} {}", l.number, l.id),
+            runs.to_string(),
+            if skipped.is_empty() {
+                "—".to_string()
+            } else {
+                skipped.join("\n")
+            },
+        ]);
+    }
+    say(
+        lang,
+        format!("\nこのクラスターで実行できる lab:\n{t}\n"),
+        format!("\nlabs this cluster can run:\n{t}\n"),
+    )
 }
 
 #[derive(serde::Serialize)]
@@ -150,12 +191,15 @@ struct EksDoctor {
 /// environment error (exit 3) so nobody grades or resets the wrong cluster.
 fn run_eks(g: &Global, a: &DoctorArgs, name: &str) -> Result<ExitCode, crate::Error> {
     let lang = g.lang();
+    let catalog = g.catalog()?;
     let (eks, cluster) = runtime()?.block_on(async {
         let conn = connect_and_announce(&a.live).await;
         let server = conn.as_ref().ok().map(|c| c.server.clone());
         let eks = crate::profile::eks::inspect(name, a.region.clone(), server.as_deref()).await?;
         let cluster = match conn {
-            Ok(c) => inspect(&c).await.map_err(|e| (Some(c.describe()), e)),
+            Ok(c) => inspect(&c, &catalog)
+                .await
+                .map_err(|e| (Some(c.describe()), e)),
             Err(e) => Err((None, e)),
         };
         Ok::<_, crate::Error>((eks, cluster))
@@ -317,6 +361,10 @@ mod tests {
             missing_fake_capacity: missing,
             allocatable_pending: pending,
         };
+        let capabilities: Vec<CapabilityRow> = CAPABILITIES
+            .iter()
+            .map(|c| CapabilityRow::new(&capabilities::detect(c, &ev)))
+            .collect();
         DoctorReport {
             schema_version: 1,
             context: "kind-trainlab".into(),
@@ -336,10 +384,11 @@ mod tests {
                     vec!["vpc.amazonaws.com/efa: 32".into()],
                 ),
             ],
-            capabilities: CAPABILITIES
-                .iter()
-                .map(|c| CapabilityRow::new(&capabilities::detect(c, &ev)))
-                .collect(),
+            labs: crate::profile::doctor::lab_rows(
+                &crate::catalog::Catalog::embedded().unwrap(),
+                &capabilities,
+            ),
+            capabilities,
         }
     }
 
@@ -415,6 +464,23 @@ mod tests {
             "{unknown}"
         );
         assert!(!english_runs(&en).is_empty(), "the check sees English");
+        // The lab table: volcano is missing in the fixture (a controller is down), so the
+        // Volcano lab runs partly or not, naming its checks and what they need.
+        assert!(en.contains("labs this cluster can run:\n"), "{en}");
+        let volcano_line = en
+            .lines()
+            .find(|l| l.contains(" 9 volcano-gang"))
+            .unwrap_or_else(|| panic!("no lab 9 row in\n{en}"));
+        assert!(
+            volcano_line.contains("◐ partly") || volcano_line.contains("✘ no"),
+            "{volcano_line}"
+        );
+        assert!(volcano_line.contains("(volcano)"), "{volcano_line}");
+        assert!(
+            en.lines()
+                .any(|l| l.contains(" 1 tensor-parallelism") && l.contains("✔ yes")),
+            "{en}"
+        );
         let eks = render_eks(&eks_report(), Lang::En);
         assert!(
             eks.starts_with("EKS cluster train (us-west-2): ACTIVE, Kubernetes 1.33\nendpoint: https://ABC.gr7.us-west-2.eks.amazonaws.com\n"),

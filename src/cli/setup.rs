@@ -13,10 +13,11 @@ use super::output::eprint;
 use super::{print, Global};
 use crate::catalog::Lang;
 use crate::exit::ExitCode;
-use crate::ops::setup::{self, say, KindSetup, SetupProgress};
+use crate::ops::setup::{self, KindSetup, SetupProgress};
 use crate::profile::charts::{self, Extra};
 use crate::profile::kind::{self, KindConfig};
 use crate::profile::pins::{default_pins, fetch, load_pins, Pin, Source};
+use crate::text::say;
 use crate::Error;
 
 #[derive(Debug, Args)]

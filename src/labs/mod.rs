@@ -36,6 +36,11 @@ registry! {
     karpenter_single_az::KarpenterSingleAz,
 }
 
+/// Whether a lab can be graded: it has a task, checks and a registered verifier.
+pub fn is_gradable(lab: &crate::catalog::Lab) -> bool {
+    lab.is_gradable() && verifier_for(&lab.id).is_some()
+}
+
 /// The verifier that grades `lab_id`, if the lab is gradable.
 pub fn verifier_for(lab_id: &str) -> Option<&'static dyn crate::verify::Verifier> {
     VERIFIERS.iter().copied().find(|v| v.lab_id() == lab_id)

@@ -15,6 +15,7 @@ use crate::profile::charts::{self, Extra};
 use crate::profile::kind::{self, apply_objects, capacity_patches, patch_capacity};
 use crate::profile::pins::{fetch, Pin};
 use crate::profile::Profile;
+use crate::text::say;
 use crate::Error;
 
 /// A resolved `setup kind` (the config read and parsed, the pins loaded, the context checked).
@@ -59,14 +60,6 @@ pub trait SetupProgress {
     fn failed(&mut self, what: &str);
     /// A line outside the steps (the cluster being used).
     fn note(&mut self, line: &str);
-}
-
-/// The Japanese or the English of a line (both already formatted; English is the original).
-pub fn say(lang: Lang, ja: impl Into<String>, en: impl Into<String>) -> String {
-    match lang {
-        Lang::Ja => ja.into(),
-        Lang::En => en.into(),
-    }
 }
 
 /// Runs one step: start, then done or failed.

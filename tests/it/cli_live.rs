@@ -1398,6 +1398,49 @@ fn doctor_reports_the_kind_profile_nodes_and_capabilities() {
         false,
         "kind has no Karpenter controller"
     );
+
+    // Which labs this cluster can run: Volcano is up, so lab 9 runs; the MPI Operator is down,
+    // so lab 13's checks that need it are listed as skipped, with what they need.
+    let lab = |id: &str| -> Value {
+        r["labs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["id"] == id)
+            .unwrap_or_else(|| panic!("no lab {id}: {r}"))
+            .clone()
+    };
+    let volcano_lab = lab("volcano-gang");
+    let volcano_skips: Vec<&Value> = volcano_lab["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| {
+            s["needs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|n| n == "volcano")
+        })
+        .collect();
+    assert!(volcano_skips.is_empty(), "{volcano_lab}");
+    let mpi_lab = lab("mpijob-slots");
+    assert!(
+        mpi_lab["runs"] == "partly" || mpi_lab["runs"] == "no",
+        "{mpi_lab}"
+    );
+    assert!(
+        mpi_lab["skipped"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["needs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|n| n == "mpi-operator")),
+        "{mpi_lab}"
+    );
     assert_eq!(cap("nvidia-device-plugin")["present"], true);
     assert!(cap("nvidia-device-plugin")["detail"]
         .as_str()
