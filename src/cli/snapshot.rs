@@ -77,10 +77,17 @@ pub fn run(g: &Global, a: &SnapshotArgs) -> Result<ExitCode, crate::Error> {
         )
     })?;
     let mut failed = Vec::new();
+    let mut not_served = Vec::new();
     let mut written = 0;
     for (i, (q, r)) in answers.iter().enumerate() {
         let objs = match r {
             Ok(o) => o,
+            // Nothing of a kind the cluster does not serve can exist (EKS Auto Mode's NodeClass
+            // on another cluster): nothing to save, and not a failure.
+            Err(crate::observe::Unavailable::NotServed { .. }) => {
+                not_served.push(q.describe());
+                continue;
+            }
             Err(why) => {
                 failed.push(format!("  {}: {why}", q.describe()));
                 continue;
@@ -107,6 +114,12 @@ pub fn run(g: &Global, a: &SnapshotArgs) -> Result<ExitCode, crate::Error> {
             objects(objs.len())
         ));
         written += 1;
+    }
+    if !not_served.is_empty() {
+        print(&format!(
+            "not served by this cluster, so nothing of these kinds exists to save: {}\n",
+            not_served.join(", ")
+        ));
     }
     if !failed.is_empty() {
         let (total, failed) = (answers.len(), failed.join("\n"));

@@ -119,6 +119,25 @@ pub static CAPABILITIES: &[Capability] = &[
             ja: "Karpenter の Helm チャート `oci://public.ecr.aws/karpenter/karpenter` v1.14.1",
         },
     },
+    // EKS Auto Mode: detected by its NodeClass CRD being served (nodeclasses.eks.amazonaws.com,
+    // Amazon EKS User Guide "Create a Node Class for Amazon EKS"); its nodes also carry
+    // `eks.amazonaws.com/compute-type: auto` ("Control if a workload is deployed on EKS Auto
+    // Mode nodes"). Lab 15 accepts an Auto Mode NodePool where this is present.
+    Capability {
+        name: "eks-auto-mode",
+        kinds: &[&kinds::EKS_NODECLASSES],
+        controllers: &[],
+        device: None,
+        on_kind: false,
+        install_kind: Words {
+            en: "EKS Auto Mode is an EKS feature; on kind, lab 15 uses Karpenter's EC2NodeClass",
+            ja: "EKS Auto Mode は EKS の機能です。kind では lab 15 は Karpenter の EC2NodeClass を使います",
+        },
+        install_eks: Words {
+            en: "enable EKS Auto Mode on the cluster (`aws eks update-cluster-config --name CLUSTER --compute-config enabled=true …`, Amazon EKS User Guide \"Enable EKS Auto Mode on an existing cluster\")",
+            ja: "クラスターで EKS Auto Mode を有効にしてください（`aws eks update-cluster-config --name CLUSTER --compute-config enabled=true …`。Amazon EKS ユーザーガイド「既存のクラスターで EKS Auto Mode を有効にする」）",
+        },
+    },
     Capability {
         name: "slinky",
         kinds: &[&kinds::NODESETS],

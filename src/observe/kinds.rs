@@ -102,6 +102,11 @@ kind!(NODECLAIMS, "karpenter.sh", "v1", "NodeClaim", "nodeclaims", namespaced: f
 kind!(EC2NODECLASSES, "karpenter.k8s.aws", "v1", "EC2NodeClass", "ec2nodeclasses", namespaced: false, state_only: false, capability: "karpenter-crds");
 
 // Kubeflow training-operator v1.9.4: pkg/apis/kubeflow.org/v1/pytorch_types.go.
+// EKS Auto Mode's node class (Amazon EKS User Guide, "Create a Node Class for Amazon EKS":
+// `apiVersion: eks.amazonaws.com/v1`, `kind: NodeClass`, cluster-scoped; the cluster's own
+// `default` one is what the built-in pools use). Served only on an Auto Mode cluster.
+kind!(EKS_NODECLASSES, "eks.amazonaws.com", "v1", "NodeClass", "nodeclasses", namespaced: false, state_only: false, capability: "eks-auto-mode");
+
 kind!(PYTORCHJOBS, "kubeflow.org", "v1", "PyTorchJob", "pytorchjobs", namespaced: true, state_only: false, capability: "training-operator");
 
 // Slinky slurm-operator v1.2.1: api/v1beta1/{nodeset,controller,accounting}_types.go.
@@ -129,6 +134,7 @@ pub static ALL: &[&ResourceKind] = &[
     &NODEPOOLS,
     &NODECLAIMS,
     &EC2NODECLASSES,
+    &EKS_NODECLASSES,
     &PYTORCHJOBS,
     &NODESETS,
     &SLURM_CONTROLLERS,

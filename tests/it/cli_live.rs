@@ -1623,6 +1623,12 @@ fn snapshot_saves_what_grading_reads_and_check_snapshot_grades_it_the_same() {
         stdout.contains("trainlab check --all --snapshot"),
         "{stdout}"
     );
+    // A kind the cluster does not serve has nothing to save, and is said, not failed.
+    assert!(
+        stdout.contains("not served by this cluster, so nothing of these kinds exists to save: ")
+            && stdout.contains("nodeclasses.eks.amazonaws.com"),
+        "{stdout}"
+    );
     let (live_code, live, _) = c.run(&["check", "--all", "--request-timeout", "2s", "-o", "json"]);
     let (saved_code, saved, stderr) = c.run(&["check", "--all", "-o", "json", "--snapshot", dir_s]);
     assert_eq!(saved_code, live_code, "{saved}\n{stderr}");

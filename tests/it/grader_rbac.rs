@@ -303,7 +303,10 @@ fn every_request_of_the_grader_job_is_allowed_by_its_role_and_every_rule_is_used
         );
         used.insert((group, resource));
     }
-    let granted: BTreeSet<(String, String)> = g.keys().cloned().collect();
+    let mut granted: BTreeSet<(String, String)> = g.keys().cloned().collect();
+    // Granted for EKS Auto Mode clusters; the emulated cluster does not serve the kind, so
+    // grading here never lists it.
+    assert!(granted.remove(&("eks.amazonaws.com".to_string(), "nodeclasses".to_string())));
     assert_eq!(used, granted, "every rule is used by grading");
 }
 

@@ -1313,3 +1313,149 @@ fn a_japanese_report_of_any_state_has_no_english_sentence_in_expected_or_found()
         found.join("\n")
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// EKS Auto Mode (issue 23): a NodePool on an Auto Mode cluster names Auto Mode's NodeClass
+
+fn auto_mode_ref(name: &'static str) -> impl FnOnce(&mut Value) {
+    move |v| {
+        v["spec"]["template"]["spec"]["nodeClassRef"] =
+            json!({"group": "eks.amazonaws.com", "kind": "NodeClass", "name": name})
+    }
+}
+
+const AUTO_MODE_DEFAULT_CLASS: &str =
+    "apiVersion: eks.amazonaws.com/v1\nkind: NodeClass\nmetadata:\n  name: default\nspec:\n  role: R\n";
+
+/// `state` read live from a cluster that does not serve `not_served` (an Auto Mode cluster has
+/// no EC2NodeClass CRD; another cluster has no Auto Mode NodeClass).
+fn live_without(state: &State, not_served: &'static trainlab::observe::ResourceKind) -> Observed {
+    let verifier = verifier_for(LAB).unwrap();
+    let objects = state.observed();
+    let reads = queries(verifier, &Target::for_lab(LAB))
+        .into_iter()
+        .chain([trainlab::observe::Query::cluster(
+            &trainlab::observe::kinds::NODES,
+        )])
+        .map(|q| {
+            let answer = if std::ptr::eq(q.kind, not_served) {
+                Err(Unavailable::NotServed {
+                    resource: q.kind.resource_name(),
+                    crd: q.kind.crd.unwrap_or_default().to_string(),
+                    capability: q.kind.capability.map(str::to_string),
+                })
+            } else {
+                Ok(objects
+                    .objects()
+                    .into_iter()
+                    .filter(|o| q.kind.matches(o.api_version(), o.kind()))
+                    .cloned()
+                    .collect())
+            };
+            (q, answer)
+        })
+        .collect();
+    Observed::live("test cluster", reads)
+}
+
+#[test]
+fn an_auto_mode_pool_naming_the_clusters_node_class_passes() {
+    use trainlab::observe::kinds::EC2NODECLASSES;
+    // Static mode: the files show an Auto Mode pool; its `default` class is the cluster's own.
+    let r = solution_files_with(auto_mode_ref("default")).grade(LAB);
+    assert_eq!(
+        status(&r, "node-class-ref"),
+        Status::Pass,
+        "{:?}",
+        outcome(&r, "node-class-ref")
+    );
+    // Every other check grades it as it grades the Karpenter pool of the solution.
+    let karpenter = solution_files_with(|_| {}).grade(LAB);
+    for c in SPEC {
+        assert_eq!(
+            status(&r, c),
+            status(&karpenter, c),
+            "{c}: {:?}",
+            outcome(&r, c)
+        );
+    }
+    // Another name cannot be told from files: not passed, and the message names NodeClass.
+    let r = solution_files_with(auto_mode_ref("gpu")).grade(LAB);
+    let o = outcome(&r, "node-class-ref");
+    assert_eq!((o.status, message(o)), (Status::Skipped, "class-unseen"));
+    assert_eq!(o.evidence["kind"], "NodeClass");
+    assert!(reason(&r, "node-class-ref").contains("NodeClass `gpu`"));
+
+    // Live on an Auto Mode cluster (no EC2NodeClass CRD), the class present: passes.
+    let auto = eks_solved()
+        .edit("NodePool", "gpu-training", auto_mode_ref("default"))
+        .add(AUTO_MODE_DEFAULT_CLASS);
+    let r = grade_observed(live_without(&auto, &EC2NODECLASSES));
+    assert_eq!(
+        status(&r, "node-class-ref"),
+        Status::Pass,
+        "{:?}",
+        outcome(&r, "node-class-ref")
+    );
+    // A class the cluster does not have fails with the hint naming NodeClass.
+    let missing = eks_solved()
+        .edit("NodePool", "gpu-training", auto_mode_ref("gpu"))
+        .add(AUTO_MODE_DEFAULT_CLASS);
+    let o = assert_only_fails(
+        &grade_observed(live_without(&missing, &EC2NODECLASSES)),
+        "node-class-ref",
+        Some("class-missing"),
+    );
+    assert_eq!(o.expected.as_deref(), Some("NodeClass: gpu"));
+    assert_eq!(o.evidence["classes"], "default");
+}
+
+#[test]
+fn a_pool_naming_the_node_class_the_cluster_lacks_fails_with_the_one_it_has() {
+    use trainlab::observe::kinds::{EC2NODECLASSES, EKS_NODECLASSES};
+    // An Auto Mode cluster, a pool written for Karpenter's EC2NodeClass.
+    let karpenter_pool = eks_solved().add(AUTO_MODE_DEFAULT_CLASS);
+    let o = assert_only_fails(
+        &grade_observed(live_without(&karpenter_pool, &EC2NODECLASSES)),
+        "node-class-ref",
+        Some("auto-mode-cluster"),
+    );
+    assert_eq!(
+        o.expected.as_deref(),
+        Some("nodeClassRef: {group: eks.amazonaws.com, kind: NodeClass, name: <name>}")
+    );
+    // A cluster without Auto Mode, a pool written for Auto Mode.
+    let auto_pool = eks_solved().edit("NodePool", "gpu-training", auto_mode_ref("default"));
+    let o = assert_only_fails(
+        &grade_observed(live_without(&auto_pool, &EKS_NODECLASSES)),
+        "node-class-ref",
+        Some("auto-mode-off"),
+    );
+    assert_eq!(o.evidence["kind"], "EC2NodeClass");
+    // The hints say it in both languages.
+    let r = grade_observed(live_without(&auto_pool, &EKS_NODECLASSES));
+    let ja = trainlab::report::LabReport::new(&r, Lang::Ja);
+    let hint = ja
+        .outcomes
+        .iter()
+        .find(|o| o.check == "node-class-ref")
+        .and_then(|o| o.hint.clone())
+        .unwrap();
+    assert!(
+        hint.contains("EKS Auto Mode") && hint.contains("karpenter.k8s.aws"),
+        "{hint}"
+    );
+}
+
+#[test]
+fn an_auto_mode_family_label_alone_does_not_name_the_efa_instance_types() {
+    // `eks.amazonaws.com/instance-family` is Auto Mode's spelling of the family label.
+    let s = set_requirement(eks_solved(), "node.kubernetes.io/instance-type", &[]);
+    let s = set_requirement(
+        s,
+        "eks.amazonaws.com/instance-family",
+        &[json!({"key": "eks.amazonaws.com/instance-family", "operator": "In", "values": ["p5"]})],
+    );
+    let o = assert_only_fails(&grade(&s), "efa-instance-types", Some("family-only"));
+    assert_eq!(o.evidence["key"], "eks.amazonaws.com/instance-family");
+}

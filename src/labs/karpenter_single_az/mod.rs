@@ -23,7 +23,7 @@ use crate::verify::views::karpenter::NodePool;
 use crate::verify::{Advice, JudgeCtx, Judgement, Named, Outcome, Read, Reason, Status, Verifier};
 use crate::facts::instances::{self, CAPACITY_TYPE_LABEL, INSTANCE_TYPE_LABEL, ZONE_LABEL};
 use crate::facts::Profile;
-use crate::observe::kinds::{EC2NODECLASSES, NODECLAIMS, NODEPOOLS};
+use crate::observe::kinds::{EC2NODECLASSES, EKS_NODECLASSES, NODECLAIMS, NODEPOOLS};
 use crate::observe::{InputError, Obj, Unavailable};
 
 pub struct KarpenterSingleAz;
@@ -32,7 +32,14 @@ pub struct KarpenterSingleAz;
 static NODEPOOLS_READ: Read = Read::cluster(&NODEPOOLS);
 static EC2NODECLASSES_READ: Read = Read::cluster(&EC2NODECLASSES);
 static NODECLAIMS_READ: Read = Read::cluster(&NODECLAIMS);
-static READS: &[&Read] = &[&NODEPOOLS_READ, &EC2NODECLASSES_READ, &NODECLAIMS_READ];
+// EKS Auto Mode's own node classes: served only on an Auto Mode cluster.
+static EKS_NODECLASSES_READ: Read = Read::cluster(&EKS_NODECLASSES);
+static READS: &[&Read] = &[
+    &NODEPOOLS_READ,
+    &EC2NODECLASSES_READ,
+    &NODECLAIMS_READ,
+    &EKS_NODECLASSES_READ,
+];
 
 const ZONE_SINGLE: &str = "zone-single";
 const ZONE_EXISTS: &str = "zone-exists";
@@ -57,14 +64,43 @@ const POOL_BASE: &str = "gpu-training";
 /// The EC2NodeClass `trainlab start` creates (labs/15-karpenter-single-az/starter/ec2nodeclass.yaml).
 const STARTER_NODE_CLASS: &str = "default";
 
-/// AWS node-class reference (aws/karpenter-provider-aws v1.14.1 pkg/apis/v1).
-const NODE_CLASS_GROUP: &str = "karpenter.k8s.aws";
-const NODE_CLASS_KIND: &str = "EC2NodeClass";
+/// A node class a NodePool may reference on AWS, the read that lists those classes, and the one
+/// present without the learner (static mode trusts it).
+struct NodeClassKind {
+    group: &'static str,
+    kind: &'static str,
+    read: &'static Read,
+    given: &'static str,
+}
+
+/// Karpenter's own (aws/karpenter-provider-aws v1.14.1 pkg/apis/v1), whose `default` the
+/// lab's starter creates.
+static EC2_NODE_CLASS: NodeClassKind = NodeClassKind {
+    group: "karpenter.k8s.aws",
+    kind: "EC2NodeClass",
+    read: &EC2NODECLASSES_READ,
+    given: STARTER_NODE_CLASS,
+};
+
+/// EKS Auto Mode's (Amazon EKS User Guide, "Create a Node Pool for EKS Auto Mode": an Auto Mode
+/// NodePool's `nodeClassRef` is `group: eks.amazonaws.com`, `kind: NodeClass`; the cluster's
+/// own class is `default`).
+static AUTO_MODE_NODE_CLASS: NodeClassKind = NodeClassKind {
+    group: "eks.amazonaws.com",
+    kind: "NodeClass",
+    read: &EKS_NODECLASSES_READ,
+    given: "default",
+};
+
+static NODE_CLASS_KINDS: [&NodeClassKind; 2] = [&EC2_NODE_CLASS, &AUTO_MODE_NODE_CLASS];
 
 /// Labels that narrow instance types without naming them (aws/karpenter-provider-aws
 /// pkg/apis/v1/labels.go: instance-family, -category, -size, -gpu-name, …): the EFA table is per
-/// instance type, so such a requirement cannot be mapped to an exact set of types.
-const AWS_INSTANCE_LABEL_PREFIX: &str = "karpenter.k8s.aws/instance-";
+/// instance type, so such a requirement cannot be mapped to an exact set of types. EKS Auto
+/// Mode's own labels are the same attributes under `eks.amazonaws.com/instance-` (Amazon EKS
+/// User Guide, "Create a Node Pool for EKS Auto Mode", supported labels).
+const AWS_INSTANCE_LABEL_PREFIXES: [&str; 2] =
+    ["karpenter.k8s.aws/instance-", "eks.amazonaws.com/instance-"];
 
 impl Verifier for KarpenterSingleAz {
     fn lab_id(&self) -> &'static str {
@@ -240,7 +276,11 @@ fn efa_instance_types(pool: &NodePool) -> Outcome {
             let narrowing = pool
                 .requirements()
                 .iter()
-                .find(|r| r.key.starts_with(AWS_INSTANCE_LABEL_PREFIX));
+                .find(|r| {
+                    AWS_INSTANCE_LABEL_PREFIXES
+                        .iter()
+                        .any(|p| r.key.starts_with(p))
+                });
             let o = match narrowing {
                 Some(r) if pool.requirements_on(INSTANCE_TYPE_LABEL).is_empty() => {
                     Outcome::fail(EFA_TYPES, expected, r.describe())
@@ -305,12 +345,11 @@ fn on_demand(pool: &NodePool) -> Outcome {
 // node-class-ref
 
 fn node_class_ref(pool: &NodePool, ctx: &JudgeCtx) -> Outcome {
-    let want = |name: &str| {
-        format!(
-            "nodeClassRef: {{group: {NODE_CLASS_GROUP}, kind: {NODE_CLASS_KIND}, name: {name}}}"
-        )
+    let want = |class: &NodeClassKind, name: &str| {
+        let (group, kind) = (class.group, class.kind);
+        format!("nodeClassRef: {{group: {group}, kind: {kind}, name: {name}}}")
     };
-    let expected = want("<name>");
+    let expected = want(&EC2_NODE_CLASS, "<name>");
     let Some(r) = pool.spec.template.spec.node_class_ref.as_ref() else {
         return Outcome::fail(NODE_CLASS_REF, expected, "—")
             .hint("no-ref")
@@ -330,15 +369,37 @@ fn node_class_ref(pool: &NodePool, ctx: &JudgeCtx) -> Outcome {
             .hint("no-ref")
             .with("fields", empty.join(", "));
     }
-    if r.group != NODE_CLASS_GROUP || r.kind != NODE_CLASS_KIND {
+    let Some(class) = NODE_CLASS_KINDS
+        .into_iter()
+        .find(|c| r.group == c.group && r.kind == c.kind)
+    else {
         return Outcome::fail(NODE_CLASS_REF, expected, found)
             .hint("wrong-class")
             .with("group", &r.group)
             .with("kind", &r.kind);
-    }
-    let pass = Outcome::pass(NODE_CLASS_REF).expected_found(want(&r.name), found);
-    let classes = match ctx.list(&EC2NODECLASSES_READ) {
+    };
+    let pass = Outcome::pass(NODE_CLASS_REF).expected_found(want(class, &r.name), found.clone());
+    let classes = match ctx.list(class.read) {
         Ok(c) => c,
+        // The cluster does not serve this kind of class, but serves the other: the pool must
+        // name the kind this cluster has (an Auto Mode cluster has no EC2NodeClass CRD; another
+        // cluster has no Auto Mode NodeClass).
+        Err(why @ Unavailable::NotServed { .. }) => {
+            let other = NODE_CLASS_KINDS
+                .into_iter()
+                .find(|c| c.kind != class.kind && ctx.list(c.read).is_ok());
+            return match other {
+                Some(other) => Outcome::fail(NODE_CLASS_REF, want(other, "<name>"), found)
+                    .hint(if other.kind == AUTO_MODE_NODE_CLASS.kind {
+                        "auto-mode-cluster"
+                    } else {
+                        "auto-mode-off"
+                    })
+                    .with("kind", other.kind)
+                    .with("group", other.group),
+                None => Outcome::unavailable(NODE_CLASS_REF, &why),
+            };
+        }
         Err(why) => return Outcome::unavailable(NODE_CLASS_REF, &why),
     };
     if classes.iter().any(|c| c.name() == r.name) {
@@ -346,22 +407,25 @@ fn node_class_ref(pool: &NodePool, ctx: &JudgeCtx) -> Outcome {
     }
     let seen = list(classes.iter().map(|c| c.name()).collect::<BTreeSet<_>>());
     if ctx.is_static() {
-        // The files are not the cluster: `trainlab start` creates the starter's class; any
-        // other one may exist there, but the files cannot show it.
-        if r.name == STARTER_NODE_CLASS {
+        // The files are not the cluster: `trainlab start` creates the starter's class (and an
+        // Auto Mode cluster has its own `default`); any other one may exist there, but the
+        // files cannot show it.
+        if r.name == class.given {
             return pass;
         }
         return Outcome::skipped(NODE_CLASS_REF, Reason::Message("class-unseen".into()))
             .with("name", &r.name)
+            .with("kind", class.kind)
             .with("classes", seen);
     }
     Outcome::fail(
         NODE_CLASS_REF,
-        format!("{NODE_CLASS_KIND}: {}", r.name),
-        format!("{NODE_CLASS_KIND}: {seen}"),
+        format!("{}: {}", class.kind, r.name),
+        format!("{}: {seen}", class.kind),
     )
     .hint("class-missing")
     .with("name", &r.name)
+    .with("kind", class.kind)
     .with("classes", seen)
 }
 
