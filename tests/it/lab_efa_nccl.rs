@@ -1477,3 +1477,38 @@ fn a_forbidden_mpijob_read_without_a_job_leaves_the_lab_ungraded_not_missing() {
     // With the Job there, the MPIJob read does not matter.
     assert_all_pass(&grade_live(&solved().objects, forbidden));
 }
+
+/// EKS Auto Mode (issue 23): a NodePool naming Auto Mode's NodeClass keeps the pods in one zone
+/// the same way, and the cluster's built-in pools (`system`, `general-purpose`, all zones) do
+/// not count, since the pods do not select them.
+#[test]
+fn an_auto_mode_node_pool_kept_to_one_zone_keeps_the_pods_in_one_zone() {
+    let auto_pool = node_pool(&["us-west-2a"]).replace(
+        "nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}",
+        "nodeClassRef: {group: eks.amazonaws.com, kind: NodeClass, name: default}",
+    );
+    assert!(auto_pool.contains("eks.amazonaws.com"));
+    let built_in = |name: &str| {
+        format!(
+            "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: {name}\nspec:\n  template:\n    spec:\n      nodeClassRef: {{group: eks.amazonaws.com, kind: NodeClass, name: default}}\n      requirements:\n      - {{key: eks.amazonaws.com/instance-category, operator: In, values: [c, m, r]}}\n"
+        )
+    };
+    let s = selecting(
+        solved()
+            .add(&auto_pool)
+            .add(&built_in("system"))
+            .add(&built_in("general-purpose")),
+        "karpenter.sh/nodepool",
+        "gpu-training",
+    );
+    let r = s.grade(LAB);
+    assert_all_pass(&r);
+    assert_eq!(outcome(&r, "single-zone").evidence["zone"], "us-west-2a");
+    // Spanning zones fails the same way as a Karpenter pool does.
+    let two = node_pool(&["us-west-2a", "us-west-2b"]).replace(
+        "nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}",
+        "nodeClassRef: {group: eks.amazonaws.com, kind: NodeClass, name: default}",
+    );
+    let s = selecting(solved().add(&two), "karpenter.sh/nodepool", "gpu-training");
+    assert_only_fails(&s.grade(LAB), "single-zone", Some("pool-zones"));
+}
