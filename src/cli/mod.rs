@@ -96,7 +96,8 @@ pub enum Command {
     Lint(lint::LintArgs),
     /// Prepare a practice cluster (kind: faked accelerators, real operators)
     Setup(setup::SetupArgs),
-    /// Inspect the current cluster: nodes, accelerators, profile, lab capabilities (read-only)
+    /// Inspect the current cluster: nodes, accelerators, profile, capabilities, and which labs it
+    /// can run now (yes, partly: the checks that would be skipped, or no) (read-only)
     Doctor(doctor::DoctorArgs),
     /// Save what grading labs reads from the cluster, for `check --snapshot` (read-only)
     Snapshot(snapshot::SnapshotArgs),
