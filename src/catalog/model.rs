@@ -174,14 +174,25 @@ impl Lab {
     /// The hint text for a failure of `check` with hint key `key`: the check's own variant, the
     /// lab's `missing` text for `missing`, else the check's default hint.
     pub fn hint_text<'a>(&'a self, check: &'a Check, key: Option<&str>) -> &'a Text {
-        match key {
-            Some(k) => check
-                .hints
-                .get(k)
-                .or_else(|| (k == "missing").then_some(self.missing.as_ref()).flatten())
-                .unwrap_or(&check.hint),
-            None => &check.hint,
-        }
+        key.and_then(|k| self.hint_variant(check, k))
+            .unwrap_or(&check.hint)
+    }
+
+    /// The text hint key `key` names for `check`: its own variant, or the lab's `missing` text
+    /// for `missing`; None when lab.yaml defines neither (`lint` reports that).
+    pub fn hint_variant<'a>(&'a self, check: &'a Check, key: &str) -> Option<&'a Text> {
+        check.hints.get(key).or_else(|| {
+            (key == "missing")
+                .then_some(self.missing.as_ref())
+                .flatten()
+        })
+    }
+
+    /// The names of the capabilities the lab's checks need (each check's `capabilities:`).
+    pub fn capability_names(&self) -> impl Iterator<Item = &str> {
+        self.checks
+            .iter()
+            .flat_map(|c| c.capabilities.iter().map(String::as_str))
     }
 
     /// `09-volcano-gang`

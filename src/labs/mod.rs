@@ -64,13 +64,7 @@ pub fn grade_lab(
     })?;
     let obs = obs.clone().planned(queries(verifier, target));
     // As `plan::run` does offline: a saved kind cluster cannot have run what kind lacks.
-    let wanted = capabilities::named(
-        bundle
-            .lab
-            .checks
-            .iter()
-            .flat_map(|c| c.capabilities.iter().map(String::as_str)),
-    );
+    let wanted = capabilities::named(bundle.lab.capability_names());
     let caps = offline_gate(&obs, profile, &wanted);
     run(
         bundle,

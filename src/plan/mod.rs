@@ -185,8 +185,7 @@ impl<'c> Plan<'c> {
         capabilities::named(
             self.items
                 .iter()
-                .flat_map(|i| i.bundle.lab.checks.iter())
-                .flat_map(|c| c.capabilities.iter().map(String::as_str)),
+                .flat_map(|i| i.bundle.lab.capability_names()),
         )
     }
 }

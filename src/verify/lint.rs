@@ -129,9 +129,7 @@ pub fn undefined_texts(b: &LabBundle, r: &super::LabResult) -> Vec<String> {
             continue;
         };
         if let Some(key) = o.hint.as_deref() {
-            let defined = check.hints.contains_key(key)
-                || (key == super::MISSING_HINT && lab.missing.is_some());
-            if !defined {
+            if lab.hint_variant(check, key).is_none() {
                 problems.push(format!(
                     "field `checks[{}].hints`: the verifier gives hint `{key}`, which is not defined",
                     o.check

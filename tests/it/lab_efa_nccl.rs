@@ -664,9 +664,18 @@ fn an_az_id_keeps_the_pods_in_one_zone_too() {
 
 /// A NodePool `gpu-training` whose requirements leave these zones (lab 15's arrangement).
 fn node_pool(zones: &[&str]) -> String {
+    pool_of_class("group: karpenter.k8s.aws, kind: EC2NodeClass", zones)
+}
+
+/// The same pool written for EKS Auto Mode (its own NodeClass).
+fn auto_mode_pool(zones: &[&str]) -> String {
+    pool_of_class("group: eks.amazonaws.com, kind: NodeClass", zones)
+}
+
+fn pool_of_class(class: &str, zones: &[&str]) -> String {
     let values: Vec<String> = zones.iter().map(|z| format!("\"{z}\"")).collect();
     format!(
-        "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: gpu-training\nspec:\n  template:\n    spec:\n      nodeClassRef: {{group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}}\n      requirements:\n      - {{key: topology.kubernetes.io/zone, operator: In, values: [{}]}}\n",
+        "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: gpu-training\nspec:\n  template:\n    spec:\n      nodeClassRef: {{{class}, name: default}}\n      requirements:\n      - {{key: topology.kubernetes.io/zone, operator: In, values: [{}]}}\n",
         values.join(", ")
     )
 }
@@ -1483,21 +1492,11 @@ fn a_forbidden_mpijob_read_without_a_job_leaves_the_lab_ungraded_not_missing() {
 /// not count, since the pods do not select them.
 #[test]
 fn an_auto_mode_node_pool_kept_to_one_zone_keeps_the_pods_in_one_zone() {
-    let auto_pool = node_pool(&["us-west-2a"]).replace(
-        "nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}",
-        "nodeClassRef: {group: eks.amazonaws.com, kind: NodeClass, name: default}",
-    );
-    assert!(auto_pool.contains("eks.amazonaws.com"));
-    let built_in = |name: &str| {
-        format!(
-            "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: {name}\nspec:\n  template:\n    spec:\n      nodeClassRef: {{group: eks.amazonaws.com, kind: NodeClass, name: default}}\n      requirements:\n      - {{key: eks.amazonaws.com/instance-category, operator: In, values: [c, m, r]}}\n"
-        )
-    };
     let s = selecting(
         solved()
-            .add(&auto_pool)
-            .add(&built_in("system"))
-            .add(&built_in("general-purpose")),
+            .add(&auto_mode_pool(&["us-west-2a"]))
+            .add(&auto_mode_built_in_pool("system"))
+            .add(&auto_mode_built_in_pool("general-purpose")),
         "karpenter.sh/nodepool",
         "gpu-training",
     );
@@ -1505,10 +1504,10 @@ fn an_auto_mode_node_pool_kept_to_one_zone_keeps_the_pods_in_one_zone() {
     assert_all_pass(&r);
     assert_eq!(outcome(&r, "single-zone").evidence["zone"], "us-west-2a");
     // Spanning zones fails the same way as a Karpenter pool does.
-    let two = node_pool(&["us-west-2a", "us-west-2b"]).replace(
-        "nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}",
-        "nodeClassRef: {group: eks.amazonaws.com, kind: NodeClass, name: default}",
+    let s = selecting(
+        solved().add(&auto_mode_pool(&["us-west-2a", "us-west-2b"])),
+        "karpenter.sh/nodepool",
+        "gpu-training",
     );
-    let s = selecting(solved().add(&two), "karpenter.sh/nodepool", "gpu-training");
     assert_only_fails(&s.grade(LAB), "single-zone", Some("pool-zones"));
 }

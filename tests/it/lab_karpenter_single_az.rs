@@ -1464,14 +1464,9 @@ fn an_auto_mode_family_label_alone_does_not_name_the_efa_instance_types() {
 fn the_auto_mode_built_in_pools_are_left_alone() {
     // EKS Auto Mode's own pools (`system`, `general-purpose`: every zone, its NodeClass) are not
     // the learner's pool: the lab grades `gpu-training` exactly as without them.
-    let built_in = |name: &str| {
-        format!(
-            "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: {name}\nspec:\n  template:\n    spec:\n      nodeClassRef: {{group: eks.amazonaws.com, kind: NodeClass, name: default}}\n      requirements:\n      - {{key: eks.amazonaws.com/instance-category, operator: In, values: [c, m, r]}}\n      - {{key: karpenter.sh/capacity-type, operator: In, values: [spot, on-demand]}}\n"
-        )
-    };
     let with_pools = eks_solved()
-        .add(&built_in("system"))
-        .add(&built_in("general-purpose"));
+        .add(&auto_mode_built_in_pool("system"))
+        .add(&auto_mode_built_in_pool("general-purpose"));
     let without = eks_solved().graded();
     let with = with_pools.graded();
     let statuses = |r: &LabResult| -> Vec<(String, Status)> {

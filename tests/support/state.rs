@@ -440,3 +440,12 @@ pub fn assert_max_connections_is_advice_when_layers_split(lab: &str, solved: Sta
     });
     assert!(advice_ids(&tp1.grade(lab)).is_empty());
 }
+
+/// One of EKS Auto Mode's built-in NodePools (`system`, `general-purpose`): every zone, Auto
+/// Mode's own NodeClass and labels, as the cluster creates them (labs 5 and 15 must leave them
+/// alone).
+pub fn auto_mode_built_in_pool(name: &str) -> String {
+    format!(
+        "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: {name}\nspec:\n  template:\n    spec:\n      nodeClassRef: {{group: eks.amazonaws.com, kind: NodeClass, name: default}}\n      requirements:\n      - {{key: eks.amazonaws.com/instance-category, operator: In, values: [c, m, r]}}\n      - {{key: karpenter.sh/capacity-type, operator: In, values: [spot, on-demand]}}\n"
+    )
+}
