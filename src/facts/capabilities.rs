@@ -17,8 +17,14 @@ pub struct Capability {
     pub name: &'static str,
     /// Kinds whose CRD proves the API is installed (any one served is enough).
     pub kinds: &'static [&'static ResourceKind],
-    /// Controller Deployments (by name, in any namespace) that must have an available replica.
-    pub controllers: &'static [&'static str],
+    /// Controller Deployments (by name, in any namespace) that must each have an available
+    /// replica; each entry lists the names one controller goes by (an install method may name
+    /// it differently).
+    pub controllers: &'static [&'static [&'static str]],
+    /// A choice between other rows, by name: present when one of them is (a check that grades a
+    /// PyTorchJob or a TrainJob needs one of their operators, not both). Its own `kinds`,
+    /// `controllers` and `device` are empty.
+    pub any_of: &'static [&'static str],
     /// An extended resource that some node must advertise.
     pub device: Option<&'static str>,
     /// Whether the kind profile provides it (`trainlab setup kind`). A capability the profile
@@ -62,7 +68,8 @@ pub static CAPABILITIES: &[Capability] = &[
     Capability {
         name: "volcano",
         kinds: &[&kinds::VOLCANO_JOBS, &kinds::PODGROUPS],
-        controllers: &["volcano-scheduler", "volcano-controllers"],
+        controllers: &[&["volcano-scheduler"], &["volcano-controllers"]],
+        any_of: &[],
         device: None,
         on_kind: true,
         install_kind: same("`trainlab setup kind`"),
@@ -71,7 +78,8 @@ pub static CAPABILITIES: &[Capability] = &[
     Capability {
         name: "mpi-operator",
         kinds: &[&kinds::MPIJOBS],
-        controllers: &["mpi-operator"],
+        controllers: &[&["mpi-operator"]],
+        any_of: &[],
         device: None,
         on_kind: true,
         install_kind: same("`trainlab setup kind`"),
@@ -80,7 +88,8 @@ pub static CAPABILITIES: &[Capability] = &[
     Capability {
         name: "training-operator",
         kinds: &[&kinds::PYTORCHJOBS],
-        controllers: &["training-operator"],
+        controllers: &[&["training-operator"]],
+        any_of: &[],
         device: None,
         on_kind: true,
         install_kind: same("`trainlab setup kind`"),
@@ -89,10 +98,46 @@ pub static CAPABILITIES: &[Capability] = &[
             ja: "`kubectl apply --server-side -k \"github.com/kubeflow/training-operator.git/manifests/overlays/standalone?ref=v1.9.4\"`（その v1 MPIJob CRD は MPI Operator の v2beta1 のものを置き換えます: MPI Operator はその後にインストールしてください）",
         },
     },
+    // Kubeflow Trainer v2 (kubeflow/trainer@v2.3.0 manifests/overlays/manager: Deployment
+    // `kubeflow-trainer-controller-manager`; JobSet v0.12.0 comes with it as
+    // `jobset-controller-manager` (kustomize, config/default `namePrefix: jobset-`) or
+    // `jobset-controller` (the Helm chart's subchart, charts/jobset templates/controller).
+    Capability {
+        name: "kubeflow-trainer",
+        kinds: &[&kinds::TRAINJOBS],
+        controllers: &[
+            &["kubeflow-trainer-controller-manager"],
+            &["jobset-controller-manager", "jobset-controller"],
+        ],
+        any_of: &[],
+        device: None,
+        on_kind: true,
+        install_kind: same("`trainlab setup kind`"),
+        install_eks: Words {
+            en: "`helm install kubeflow-trainer oci://ghcr.io/kubeflow/charts/kubeflow-trainer --namespace kubeflow-system --create-namespace --version 2.3.0 --set runtimes.defaultEnabled=true` (Kubeflow Trainer v2 with JobSet and its runtimes)",
+            ja: "`helm install kubeflow-trainer oci://ghcr.io/kubeflow/charts/kubeflow-trainer --namespace kubeflow-system --create-namespace --version 2.3.0 --set runtimes.defaultEnabled=true`（Kubeflow Trainer v2 と JobSet、ランタイム）",
+        },
+    },
+    // A PyTorch training job is a PyTorchJob (training-operator v1) or a TrainJob (Kubeflow
+    // Trainer v2): the labs that teach one accept either.
+    Capability {
+        name: "pytorch-training",
+        kinds: &[],
+        controllers: &[],
+        any_of: &["training-operator", "kubeflow-trainer"],
+        device: None,
+        on_kind: true,
+        install_kind: same("`trainlab setup kind`"),
+        install_eks: Words {
+            en: "one of: the training-operator v1.9.4 (PyTorchJob) or Kubeflow Trainer v2.3.0 (TrainJob), see `trainlab doctor`",
+            ja: "training-operator v1.9.4（PyTorchJob）か Kubeflow Trainer v2.3.0（TrainJob）のどちらか（`trainlab doctor` を参照）",
+        },
+    },
     Capability {
         name: "karpenter-crds",
         kinds: &[&kinds::NODEPOOLS],
         controllers: &[],
+        any_of: &[],
         device: None,
         on_kind: true,
         install_kind: Words {
@@ -107,7 +152,8 @@ pub static CAPABILITIES: &[Capability] = &[
     Capability {
         name: "karpenter",
         kinds: &[&kinds::NODEPOOLS],
-        controllers: &["karpenter"],
+        controllers: &[&["karpenter"]],
+        any_of: &[],
         device: None,
         on_kind: false,
         install_kind: Words {
@@ -127,6 +173,7 @@ pub static CAPABILITIES: &[Capability] = &[
         name: "eks-auto-mode",
         kinds: &[&kinds::EKS_NODECLASSES],
         controllers: &[],
+        any_of: &[],
         device: None,
         on_kind: false,
         install_kind: Words {
@@ -141,7 +188,8 @@ pub static CAPABILITIES: &[Capability] = &[
     Capability {
         name: "slinky",
         kinds: &[&kinds::NODESETS],
-        controllers: &["slurm-operator"],
+        controllers: &[&["slurm-operator"]],
+        any_of: &[],
         device: None,
         on_kind: true,
         install_kind: same("`trainlab setup kind --with slinky`"),
@@ -153,7 +201,8 @@ pub static CAPABILITIES: &[Capability] = &[
     Capability {
         name: "fsx-csi",
         kinds: &[],
-        controllers: &["fsx-csi-controller"],
+        controllers: &[&["fsx-csi-controller"]],
+        any_of: &[],
         device: None,
         on_kind: false,
         install_kind: Words {
@@ -169,6 +218,7 @@ pub static CAPABILITIES: &[Capability] = &[
         name: "efa-device-plugin",
         kinds: &[],
         controllers: &[],
+        any_of: &[],
         device: Some(EFA),
         on_kind: true,
         install_kind: Words {
@@ -184,6 +234,7 @@ pub static CAPABILITIES: &[Capability] = &[
         name: "nvidia-device-plugin",
         kinds: &[],
         controllers: &[],
+        any_of: &[],
         device: Some(GPU),
         on_kind: true,
         install_kind: Words {
@@ -199,6 +250,7 @@ pub static CAPABILITIES: &[Capability] = &[
         name: "neuron-device-plugin",
         kinds: &[],
         controllers: &[],
+        any_of: &[],
         device: Some(NEURON),
         on_kind: true,
         install_kind: Words {
@@ -219,8 +271,15 @@ pub fn get(name: &str) -> Option<&'static Capability> {
 
 /// The capabilities these names (lab.yaml `capabilities:` of some checks) mean, each once, in
 /// name order.
+/// A choice's alternatives come along: detecting it needs theirs.
 pub fn named<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<&'static Capability> {
-    let names: std::collections::BTreeSet<&str> = names.into_iter().collect();
+    let mut names: std::collections::BTreeSet<&str> = names.into_iter().collect();
+    let alternatives: Vec<&str> = names
+        .iter()
+        .filter_map(|n| get(n))
+        .flat_map(|c| c.any_of.iter().copied())
+        .collect();
+    names.extend(alternatives);
     names.into_iter().filter_map(get).collect()
 }
 
@@ -381,6 +440,9 @@ pub struct Evidence<'a> {
 
 /// Decides one capability from the evidence.
 pub fn detect(cap: &'static Capability, ev: &Evidence) -> Detected {
+    if !cap.any_of.is_empty() {
+        return detect_choice(cap, ev);
+    }
     let mut notes = Vec::new();
     let mut api = true;
     let mut running = true;
@@ -403,17 +465,21 @@ pub fn detect(cap: &'static Capability, ev: &Evidence) -> Detected {
             notes.extend(why);
         }
     }
-    for d in cap.controllers {
-        match (ev.deployment_available)(d) {
-            Ok(true) => notes.push(Seen::ControllerAvailable { deployment: d }),
-            Ok(false) => {
-                running = false;
-                notes.push(Seen::ControllerNotAvailable { deployment: d });
-            }
-            Err(message) => {
-                running = false;
-                notes.push(Seen::Unknown { message });
-            }
+    for names in cap.controllers {
+        let answers: Vec<(&'static str, Result<bool, String>)> = names
+            .iter()
+            .map(|n| (*n, (ev.deployment_available)(n)))
+            .collect();
+        if let Some((d, _)) = answers.iter().find(|(_, a)| matches!(a, Ok(true))) {
+            notes.push(Seen::ControllerAvailable { deployment: d });
+            continue;
+        }
+        running = false;
+        match answers.into_iter().find_map(|(_, a)| a.err()) {
+            Some(message) => notes.push(Seen::Unknown { message }),
+            None => notes.push(Seen::ControllerNotAvailable {
+                deployment: names.first().copied().unwrap_or_default(),
+            }),
         }
     }
     if let Some(res) = cap.device {
@@ -438,6 +504,42 @@ pub fn detect(cap: &'static Capability, ev: &Evidence) -> Detected {
         running,
         detail: Seen::join(&notes, false),
         seen: notes,
+        profile: ev.profile,
+        install: (!present).then(|| install_hint(cap.name, ev.profile)),
+        installable: !present && on_profile,
+    }
+}
+
+/// A choice is served when one alternative's API is, and runs when one alternative is present
+/// (API and controller). What was seen is the present alternative's, else every alternative's.
+fn detect_choice(cap: &'static Capability, ev: &Evidence) -> Detected {
+    let alternatives: Vec<Detected> = cap
+        .any_of
+        .iter()
+        .filter_map(|n| get(n))
+        .map(|c| detect(c, ev))
+        .collect();
+    let chosen = alternatives
+        .iter()
+        .find(|d| d.present())
+        .or_else(|| alternatives.iter().find(|d| d.api));
+    let api = chosen.is_some();
+    let running = chosen.is_some_and(Detected::present);
+    let seen: Vec<Seen> = match chosen {
+        Some(d) => d.seen.clone(),
+        None => alternatives.iter().flat_map(|d| d.seen.clone()).collect(),
+    };
+    let present = api && running;
+    let on_profile = match ev.profile {
+        Some(Profile::Kind) => cap.on_kind,
+        _ => true,
+    };
+    Detected {
+        name: cap.name,
+        api,
+        running,
+        detail: Seen::join(&seen, false),
+        seen,
         profile: ev.profile,
         install: (!present).then(|| install_hint(cap.name, ev.profile)),
         installable: !present && on_profile,

@@ -109,6 +109,15 @@ kind!(EKS_NODECLASSES, "eks.amazonaws.com", "v1", "NodeClass", "nodeclasses", na
 
 kind!(PYTORCHJOBS, "kubeflow.org", "v1", "PyTorchJob", "pytorchjobs", namespaced: true, state_only: false, capability: "training-operator");
 
+// Kubeflow Trainer v2.3.0: pkg/apis/trainer/v1alpha1/{trainjob,trainingruntime}_types.go (the
+// only version served; ClusterTrainingRuntime is cluster-scoped). JobSet v0.12.0 (the version
+// Trainer pins): api/jobset/v1alpha2/jobset_types.go. A JobSet is made by the controller for
+// each TrainJob, never written by a learner.
+kind!(TRAINJOBS, "trainer.kubeflow.org", "v1alpha1", "TrainJob", "trainjobs", namespaced: true, state_only: false, capability: "kubeflow-trainer");
+kind!(TRAINING_RUNTIMES, "trainer.kubeflow.org", "v1alpha1", "TrainingRuntime", "trainingruntimes", namespaced: true, state_only: false, capability: "kubeflow-trainer");
+kind!(CLUSTER_TRAINING_RUNTIMES, "trainer.kubeflow.org", "v1alpha1", "ClusterTrainingRuntime", "clustertrainingruntimes", namespaced: false, state_only: false, capability: "kubeflow-trainer");
+kind!(JOBSETS, "jobset.x-k8s.io", "v1alpha2", "JobSet", "jobsets", namespaced: true, state_only: true, capability: "kubeflow-trainer");
+
 // Slinky slurm-operator v1.2.1: api/v1beta1/{nodeset,controller,accounting}_types.go.
 kind!(NODESETS, "slinky.slurm.net", "v1beta1", "NodeSet", "nodesets", namespaced: true, state_only: false, capability: "slinky");
 kind!(SLURM_CONTROLLERS, "slinky.slurm.net", "v1beta1", "Controller", "controllers", namespaced: true, state_only: false, capability: "slinky");
@@ -136,6 +145,10 @@ pub static ALL: &[&ResourceKind] = &[
     &EC2NODECLASSES,
     &EKS_NODECLASSES,
     &PYTORCHJOBS,
+    &TRAINJOBS,
+    &TRAINING_RUNTIMES,
+    &CLUSTER_TRAINING_RUNTIMES,
+    &JOBSETS,
     &NODESETS,
     &SLURM_CONTROLLERS,
     &SLURM_ACCOUNTINGS,

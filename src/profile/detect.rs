@@ -28,7 +28,7 @@ pub async fn detect(
 pub fn controller_queries(wanted: &[&'static Capability]) -> Vec<Query> {
     wanted
         .iter()
-        .flat_map(|c| c.controllers.iter())
+        .flat_map(|c| c.controllers.iter().flat_map(|names| names.iter()))
         .map(|n| Query::cluster(&kinds::DEPLOYMENTS).named(n))
         .collect()
 }
@@ -61,7 +61,10 @@ pub async fn detect_from(
         }
     }
     let mut available: HashMap<&str, Result<bool, String>> = HashMap::new();
-    for n in wanted.iter().flat_map(|c| c.controllers.iter()) {
+    for n in wanted
+        .iter()
+        .flat_map(|c| c.controllers.iter().flat_map(|names| names.iter()))
+    {
         let q = Query::cluster(&kinds::DEPLOYMENTS).named(n);
         let r = match deployments(&q) {
             Ok(deps) => Ok(deps.iter().any(|d| {
