@@ -760,3 +760,199 @@ fn the_eks_solution_is_what_the_task_text_says_for_eks() {
 fn tp_above_one_without_cuda_device_max_connections_1_is_advised_not_failed() {
     support::state::assert_max_connections_is_advice_when_layers_split(LAB, solved());
 }
+
+// ---------------------------------------------------------------------------------------------
+// The same lab as a TrainJob (Kubeflow Trainer v2) over the `torch-distributed` runtime.
+
+/// A TrainJob `tp-llm` over `torch-distributed`, its JobSet, Job and pods, on the kind nodes.
+fn trainjob() -> State {
+    State::load("tensor-parallelism/trainjob-state").and("kind-nodes")
+}
+
+fn edit_trainjob(s: State, f: impl FnOnce(&mut Value)) -> State {
+    s.edit("TrainJob", JOB, f)
+}
+
+fn trainer(v: &mut Value) -> &mut Value {
+    &mut v["spec"]["trainer"]
+}
+
+/// Replaces the argument of `spec.trainer.args` starting with `prefix`.
+fn trainer_arg(prefix: &'static str, new: &'static str) -> impl FnOnce(&mut Value) {
+    move |v| set_arg(prefix, Some(new))(trainer(v)["args"].as_array_mut().expect("args"))
+}
+
+#[test]
+fn a_trainjob_over_torch_distributed_passes_every_check() {
+    let r = trainjob().grade(LAB);
+    assert_all_pass(&r);
+    assert_eq!(
+        outcome(&r, "one-pod-per-node").found.as_deref(),
+        Some("tp-llm-node-0-0-x0k9z → trainlab-worker, tp-llm-node-0-1-x1k9z → trainlab-worker2")
+    );
+    assert_eq!(
+        outcome(&r, "world-divisible").found.as_deref(),
+        Some("world 16 (node: 2 × 8); DP 2")
+    );
+}
+
+#[test]
+fn a_trainjob_from_files_passes_with_its_runtime_in_the_files_or_the_built_in_one() {
+    let only_the_job = |s: State| {
+        s.remove(|o| !matches!(o.kind(), "TrainJob" | "ClusterTrainingRuntime"))
+            .into_files()
+            .param("gpus_per_node", "8")
+            .param("nodes", "2")
+    };
+    for s in [
+        only_the_job(trainjob()),
+        only_the_job(trainjob()).remove(|o| o.kind() == "ClusterTrainingRuntime"),
+    ] {
+        let r = s.grade(LAB);
+        for c in SPEC_CHECKS {
+            assert_eq!(status(&r, c), Status::Pass, "{c}: {:?}", outcome(&r, c));
+        }
+        for c in STATE_CHECKS {
+            assert_eq!(status(&r, c), Status::Skipped, "{c}");
+        }
+    }
+}
+
+#[test]
+fn a_trainjob_whose_runtime_does_not_exist_fails_naming_the_runtimes_the_cluster_has() {
+    let r = edit_trainjob(trainjob(), |v| {
+        v["spec"]["runtimeRef"]["name"] = json!("torch-distributed-v9")
+    })
+    .grade(LAB);
+    let o = outcome(&r, "whole-node-gpus");
+    assert_eq!(o.status, Status::Fail);
+    assert_eq!(o.hint.as_deref(), Some("runtime-missing"));
+    assert_eq!(o.evidence["runtime"], "torch-distributed-v9");
+    assert_eq!(o.evidence["runtimes"], "torch-distributed");
+    for c in SPEC_CHECKS.iter().skip(1).chain(&STATE_CHECKS) {
+        assert_eq!(
+            outcome(&r, c).reason,
+            Some(Reason::Message("runtime-unknown".into())),
+            "{c}"
+        );
+    }
+    let report = LabReport::new(&r, Lang::En);
+    let hint = report.outcomes[0].hint.clone().unwrap();
+    assert!(hint.contains("`torch-distributed-v9`"), "{hint}");
+    assert!(
+        hint.contains("this cluster has: torch-distributed"),
+        "{hint}"
+    );
+}
+
+#[test]
+fn a_trainjob_asking_for_half_a_node_fails_whole_node_gpus_at_resources_per_node() {
+    let r = edit_trainjob(trainjob(), |v| {
+        trainer(v)["resourcesPerNode"]["limits"]["nvidia.com/gpu"] = json!(4);
+        trainer_arg("--nproc_per_node", "--nproc_per_node=4")(v);
+    })
+    .grade(LAB);
+    let o = assert_only_fails(&r, "whole-node-gpus", None);
+    assert_eq!(o.evidence["role"], "node");
+    assert_eq!(o.evidence["gpus"], "4");
+    assert_eq!(o.evidence["path"], "spec.trainer.resourcesPerNode.limits");
+}
+
+#[test]
+fn a_trainjob_without_nproc_on_the_command_line_runs_what_num_proc_per_node_says() {
+    // numProcPerNode unset: the torch plugin's `auto`, one process per GPU of the pod.
+    let unset = edit_trainjob(trainjob(), |v| {
+        let a = trainer(v)["args"].as_array_mut().unwrap();
+        a.retain(|w| !w.as_str().unwrap().starts_with("--nproc_per_node"));
+    });
+    assert_all_pass(&unset.clone().grade(LAB));
+    let r = edit_trainjob(unset, |v| trainer(v)["numProcPerNode"] = json!(4)).grade(LAB);
+    let o = outcome(&r, "nproc-matches-gpus");
+    assert_eq!(o.status, Status::Fail);
+    assert_eq!(
+        o.evidence["nproc_written"],
+        "spec.trainer.numProcPerNode: 4"
+    );
+}
+
+#[test]
+fn what_trainers_webhook_and_schema_refuse_fails_whole_node_gpus_with_their_words() {
+    let r = edit_trainjob(trainjob(), |v| trainer(v)["numProcPerNode"] = json!("auto")).grade(LAB);
+    let o = outcome(&r, "whole-node-gpus");
+    assert_eq!(o.hint.as_deref(), Some("rejected"));
+    assert!(o.evidence["rejection"]
+        .starts_with("spec.trainer.numProcPerNode: Invalid value: \"string\""));
+
+    let r = edit_trainjob(trainjob(), |v| {
+        trainer(v)["env"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"name": "PET_NNODES", "value": "2"}))
+    })
+    .grade(LAB);
+    let o = outcome(&r, "whole-node-gpus");
+    assert_eq!(o.hint.as_deref(), Some("rejected"));
+    assert_eq!(o.evidence["field"], "spec.trainer.env");
+    assert!(o.evidence["rejection"]
+        .ends_with("must not have reserved envs, invalid envs configured: [PET_NNODES]"));
+
+    // A runtime patch may not set env on the `node` container.
+    let r = edit_trainjob(trainjob(), |v| {
+        v["spec"]["runtimePatches"][0]["trainingRuntimeSpec"]["template"]["spec"]
+            ["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]["env"] =
+            json!([{"name": "X", "value": "1"}]);
+    })
+    .grade(LAB);
+    assert_eq!(
+        outcome(&r, "whole-node-gpus").evidence["rejection"],
+        "spec.runtimePatches: Invalid value: …: must not have envs for the dataset-initializer, model-initializer, node containers"
+    );
+}
+
+#[test]
+fn a_trainjobs_pods_are_found_through_its_jobset_and_job_by_uid() {
+    // A JobSet owned by another TrainJob (same name, another uid) hides the pods.
+    let r = trainjob()
+        .edit("JobSet", JOB, |v| {
+            v["metadata"]["ownerReferences"][0]["uid"] = json!("someone-else")
+        })
+        .grade(LAB);
+    let o = outcome(&r, "pods-running");
+    assert_eq!(o.status, Status::Pending, "{o:?}");
+    assert_eq!(o.reason, Some(Reason::Message("no-pods".into())));
+    // Two pods on one node: the spread check sees them through the chain.
+    let r = trainjob()
+        .edit_all("Pod", |v| v["spec"]["nodeName"] = json!("trainlab-worker"))
+        .grade(LAB);
+    let o = assert_only_fails(&r, "one-pod-per-node", None);
+    assert_eq!(o.evidence["node"], "trainlab-worker");
+}
+
+#[test]
+fn a_trainjob_with_tp_across_nodes_fails_tp_within_node() {
+    let r = edit_trainjob(trainjob(), |v| {
+        trainer_arg(
+            "--tensor-model-parallel-size",
+            "--tensor-model-parallel-size=16",
+        )(v)
+    })
+    .grade(LAB);
+    assert_eq!(
+        outcome(&r, "tp-within-node").hint.as_deref(),
+        Some("spans-nodes")
+    );
+}
+
+#[test]
+fn a_trainjob_placed_by_a_runtime_patch_is_read_after_the_merge() {
+    // The patch's nodeSelector names an instance type no node has: no GPU node is usable.
+    let r = edit_trainjob(trainjob(), |v| {
+        v["spec"]["runtimePatches"][0]["trainingRuntimeSpec"]["template"]["spec"]
+            ["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["nodeSelector"] =
+            json!({"node.kubernetes.io/instance-type": "m5.large"});
+    })
+    .grade(LAB);
+    let o = outcome(&r, "whole-node-gpus");
+    assert_ne!(o.status, Status::Pass, "{o:?}");
+    assert_eq!(o.reason, Some(Reason::Message("no-gpus".into())), "{o:?}");
+}

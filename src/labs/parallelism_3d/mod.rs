@@ -1,4 +1,4 @@
-//! Lab `parallelism-3d` (quiz question 2): a PyTorchJob `llm-200b` that trains with tensor,
+//! Lab `parallelism-3d` (quiz question 2): a PyTorchJob or a TrainJob `llm-200b` that trains with tensor,
 //! pipeline and data parallelism together (all three > 1), TP inside a node, TP × PP × DP using
 //! every GPU of the job's nodes, a model and a batch that split evenly.
 //!
@@ -15,21 +15,32 @@
 //! what fits; static mode takes `--param nodes` (or the profile's with `--profile`).
 
 use crate::facts::instances::GPU;
-use crate::observe::kinds::{PODS, PYTORCHJOBS};
-use crate::observe::{InputError, Unavailable};
+use crate::observe::kinds::{PODS, PYTORCHJOBS, TRAINJOBS};
+use crate::observe::InputError;
 use crate::verify::kit::cmdline::{Merged, MergedState, Precision};
+use crate::verify::kit::training::job::{find_training_job, TrainingJob};
 use crate::verify::kit::training::parallel::{
-    self, check_one_pod_per_node, check_pods_running, check_tp_within_node, Degrees, GpuNodes,
-    JobLaunch, JobPods, Launcher, Procs, Unknown, Value,
+    self, check_tp_within_node, Degrees, GpuNodes, JobLaunch, Launcher, Procs, Unknown, Value,
 };
-use crate::verify::kit::k8s::workload::Workload;
-use crate::verify::{Advice, JudgeCtx, Judgement, Named, Outcome, Params, Read, Reason, Verifier};
+use crate::verify::kit::training::trainjob::{
+    CLUSTER_RUNTIMES_READ, JOBSETS_READ, JOBS_READ, RUNTIMES_READ,
+};
+use crate::verify::{Advice, JudgeCtx, Judgement, Outcome, Params, Read, Reason, Verifier};
 
 pub struct Parallelism3d;
 
 static PYTORCHJOBS_READ: Read = Read::lab(&PYTORCHJOBS);
+static TRAINJOBS_READ: Read = Read::lab(&TRAINJOBS);
 static PODS_READ: Read = Read::lab(&PODS);
-static READS: &[&Read] = &[&PYTORCHJOBS_READ, &PODS_READ];
+static READS: &[&Read] = &[
+    &PYTORCHJOBS_READ,
+    &TRAINJOBS_READ,
+    &CLUSTER_RUNTIMES_READ,
+    &RUNTIMES_READ,
+    &JOBSETS_READ,
+    &JOBS_READ,
+    &PODS_READ,
+];
 
 const JOB: &str = "llm-200b";
 const THREE: &str = "three-degrees";
@@ -93,16 +104,12 @@ impl Verifier for Parallelism3d {
     }
 
     fn judge(&self, ctx: &JudgeCtx) -> Result<Judgement, InputError> {
-        let obj = match parallel::find_job(ctx, &PYTORCHJOBS_READ, JOB, CHECKS) {
-            Named::Found(o) => o,
-            Named::Absent(j) => return Ok(j),
+        let jobs = [&PYTORCHJOBS_READ, &TRAINJOBS_READ];
+        let w = match find_training_job(ctx, JOB, &jobs, THREE, CHECKS)? {
+            TrainingJob::Found(w) => w,
+            TrainingJob::Absent(j) => return Ok(j),
         };
-        let w = Workload::from_obj(obj)?
-            .ok_or_else(|| obj.field_error("kind", "expected a kubeflow.org/v1 PyTorchJob"))?;
-        let job = w
-            .pytorch()
-            .ok_or_else(|| obj.field_error("kind", "expected a kubeflow.org/v1 PyTorchJob"))?;
-        let launch = JobLaunch::of(&w, job);
+        let launch = JobLaunch::of(&w);
         let spec = launch
             .main_role()
             .and_then(|r| w.template(&r.role))
@@ -110,7 +117,13 @@ impl Verifier for Parallelism3d {
             .unwrap_or_default();
         let gpu_nodes = GpuNodes::find(ctx, &spec)?;
         let nodes = job_nodes(ctx, &gpu_nodes)?;
-        let ev = |o: Outcome| o.with("job", JOB).with("namespace", &ctx.target.namespace);
+        let kind = w.kind.kind();
+        let ev = |o: Outcome| {
+            o.with("job", JOB)
+                .with("namespace", &ctx.target.namespace)
+                .with("kind", kind)
+                .with("resource", kind.to_ascii_lowercase())
+        };
         let mut j = Judgement::default();
 
         match Degrees::of(&launch) {
@@ -118,7 +131,7 @@ impl Verifier for Parallelism3d {
                 let dp = launch.world().and_then(|w| d.data_parallel(w));
                 j.push(ev(check_three(&d, dp)));
                 j.push(ev(check_tp_within_node(TP_WITHIN, &d, &gpu_nodes)));
-                let rejected = parallel::pytorchjob_rejections(&w, job);
+                let rejected = parallel::rejections(&w);
                 j.push(ev(check_match_world(
                     &launch, &d, &gpu_nodes, &nodes, &rejected,
                 )));
@@ -148,26 +161,14 @@ impl Verifier for Parallelism3d {
             }
         }
 
-        let pods = match (ctx.is_static(), ctx.list(&PODS_READ)) {
-            (true, _) => Err(Unavailable::NeedsLiveCluster),
-            (false, Err(why)) => Err(why),
-            (false, Ok(list)) => JobPods::of(obj, &list)?.ok_or(Unavailable::NeedsLiveCluster),
-        };
-        match pods {
-            Err(why) => {
-                for c in [PODS_RUNNING, ONE_PER_NODE] {
-                    j.push(ev(Outcome::unavailable(c, &why)));
-                }
-            }
-            Ok(p) => {
-                j.push(ev(check_pods_running(PODS_RUNNING, obj, launch.pods(), &p)));
-                j.push(ev(check_one_pod_per_node(
-                    ONE_PER_NODE,
-                    job,
-                    launch.pods(),
-                    &p,
-                )));
-            }
+        for o in parallel::pod_checks(
+            ctx,
+            &w,
+            &PODS_READ,
+            launch.pods(),
+            [PODS_RUNNING, ONE_PER_NODE],
+        )? {
+            j.push(ev(o));
         }
         Ok(j)
     }

@@ -1,27 +1,41 @@
-//! Lab `tensor-parallelism` (quiz question 1): a PyTorchJob `tp-llm` whose pods each take every
+//! Lab `tensor-parallelism` (quiz question 1): a PyTorchJob or a TrainJob (Kubeflow Trainer v2)
+//! `tp-llm` whose pods each take every
 //! GPU of a node, start one process per GPU with torchrun, and split each layer across the GPUs
 //! of one node (tensor parallelism, TP > 1 inside the NVLink domain), data parallel across nodes.
 //!
 //! Spec checks judge the PyTorchJob as written (also with `--files`); the command line is read
 //! the way torchrun and Megatron-LM/NeMo read it ([`kit::training::parallel`], [`kit::cmdline`]). State
-//! checks judge the pods the training-operator made, found by the job's uid. Texts live in
+//! checks judge the pods the operator made, found by the job's uid (a TrainJob's through its
+//! JobSet and Jobs). Texts live in
 //! lab.yaml; this file decides and reports values.
 
 use crate::facts::instances::GPU;
-use crate::observe::kinds::{PODS, PYTORCHJOBS};
-use crate::observe::{InputError, Unavailable};
+use crate::observe::kinds::{PODS, PYTORCHJOBS, TRAINJOBS};
+use crate::observe::InputError;
+use crate::verify::kit::training::job::{find_training_job, TrainingJob};
 use crate::verify::kit::training::parallel::{
-    self, check_one_pod_per_node, check_pods_running, check_tp_within_node, Degrees, GpuNodes,
-    JobLaunch, JobPods, Launcher, Procs, Rejection, RoleLaunch, Value,
+    self, check_tp_within_node, Degrees, GpuNodes, JobLaunch, Launcher, Procs, Rejection,
+    RoleLaunch, Value,
 };
-use crate::verify::kit::k8s::workload::Workload;
-use crate::verify::{JudgeCtx, Judgement, Named, Outcome, Read, Reason, Verifier};
+use crate::verify::kit::training::trainjob::{
+    CLUSTER_RUNTIMES_READ, JOBSETS_READ, JOBS_READ, RUNTIMES_READ,
+};
+use crate::verify::{JudgeCtx, Judgement, Outcome, Read, Reason, Verifier};
 
 pub struct TensorParallelism;
 
 static PYTORCHJOBS_READ: Read = Read::lab(&PYTORCHJOBS);
+static TRAINJOBS_READ: Read = Read::lab(&TRAINJOBS);
 static PODS_READ: Read = Read::lab(&PODS);
-static READS: &[&Read] = &[&PYTORCHJOBS_READ, &PODS_READ];
+static READS: &[&Read] = &[
+    &PYTORCHJOBS_READ,
+    &TRAINJOBS_READ,
+    &CLUSTER_RUNTIMES_READ,
+    &RUNTIMES_READ,
+    &JOBSETS_READ,
+    &JOBS_READ,
+    &PODS_READ,
+];
 
 const JOB: &str = "tp-llm";
 const WHOLE_NODE: &str = "whole-node-gpus";
@@ -55,16 +69,12 @@ impl Verifier for TensorParallelism {
     }
 
     fn judge(&self, ctx: &JudgeCtx) -> Result<Judgement, InputError> {
-        let obj = match parallel::find_job(ctx, &PYTORCHJOBS_READ, JOB, CHECKS) {
-            Named::Found(o) => o,
-            Named::Absent(j) => return Ok(j),
+        let jobs = [&PYTORCHJOBS_READ, &TRAINJOBS_READ];
+        let w = match find_training_job(ctx, JOB, &jobs, WHOLE_NODE, CHECKS)? {
+            TrainingJob::Found(w) => w,
+            TrainingJob::Absent(j) => return Ok(j),
         };
-        let w = Workload::from_obj(obj)?
-            .ok_or_else(|| obj.field_error("kind", "expected a kubeflow.org/v1 PyTorchJob"))?;
-        let job = w
-            .pytorch()
-            .ok_or_else(|| obj.field_error("kind", "expected a kubeflow.org/v1 PyTorchJob"))?;
-        let launch = JobLaunch::of(&w, job);
+        let launch = JobLaunch::of(&w);
         let main = launch.main_role();
         let spec = main
             .and_then(|r| w.template(&r.role))
@@ -72,10 +82,16 @@ impl Verifier for TensorParallelism {
             .unwrap_or_default();
         let nodes = GpuNodes::find(ctx, &spec)?;
         let degrees = Degrees::of(&launch);
-        let ev = |o: Outcome| o.with("job", JOB).with("namespace", &ctx.target.namespace);
+        let kind = w.kind.kind();
+        let ev = |o: Outcome| {
+            o.with("job", JOB)
+                .with("namespace", &ctx.target.namespace)
+                .with("kind", kind)
+                .with("resource", kind.to_ascii_lowercase())
+        };
 
         let mut j = Judgement::default();
-        let rejected = parallel::pytorchjob_rejections(&w, job);
+        let rejected = parallel::rejections(&w);
         j.push(ev(check_whole_node(&launch, &nodes, &rejected)));
         j.push(ev(check_nproc(&launch)));
         match &degrees {
@@ -102,26 +118,14 @@ impl Verifier for TensorParallelism {
             }
         }
 
-        let pods = match (ctx.is_static(), ctx.list(&PODS_READ)) {
-            (true, _) => Err(Unavailable::NeedsLiveCluster),
-            (false, Err(why)) => Err(why),
-            (false, Ok(list)) => JobPods::of(obj, &list)?.ok_or(Unavailable::NeedsLiveCluster),
-        };
-        match pods {
-            Err(why) => {
-                for c in [PODS_RUNNING, ONE_PER_NODE] {
-                    j.push(ev(Outcome::unavailable(c, &why)));
-                }
-            }
-            Ok(p) => {
-                j.push(ev(check_pods_running(PODS_RUNNING, obj, launch.pods(), &p)));
-                j.push(ev(check_one_pod_per_node(
-                    ONE_PER_NODE,
-                    job,
-                    launch.pods(),
-                    &p,
-                )));
-            }
+        for o in parallel::pod_checks(
+            ctx,
+            &w,
+            &PODS_READ,
+            launch.pods(),
+            [PODS_RUNNING, ONE_PER_NODE],
+        )? {
+            j.push(ev(o));
         }
         Ok(j)
     }
@@ -167,10 +171,7 @@ fn check_whole_node(launch: &JobLaunch, nodes: &GpuNodes, rejected: &[Rejection]
             .with("role", &r.role)
             .with("gpus", gpus)
             .with("gpus_per_node", g)
-            .with(
-                "path",
-                format!("{}.containers[].resources.limits", r.template_path),
-            );
+            .with("path", r.limits_path());
         return match gpus {
             0 => o.hint("none"),
             n if n > g => o.hint("too-many"),

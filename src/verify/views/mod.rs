@@ -6,4 +6,5 @@ pub mod mpi;
 pub mod pods;
 pub mod pytorch;
 pub mod slinky;
+pub mod trainer;
 pub mod volcano;

@@ -184,6 +184,8 @@ impl JobEnd {
     /// - Kubeflow PyTorchJob and MPIJob: conditions `Succeeded` / `Failed`
     ///   (kubeflow/training-operator v1.9 `common_types.go` `JobConditionType`, mpi-operator
     ///   v0.8 `v2beta1/types.go`), `spec.runPolicy.suspend` (`RunPolicy.suspend`);
+    /// - Kubeflow Trainer TrainJob: conditions `Complete` / `Failed` (kubeflow/trainer v2.3.0
+    ///   `trainjob_types.go`; copied from the JobSet's), `spec.suspend`;
     /// - Volcano Job: `status.state.phase` (volcano-sh/volcano `batch/v1alpha1/job.go`
     ///   `JobPhase`): `Completed`; `Failed`, `Terminating`, `Terminated` (stopped for good);
     ///   `Aborting`, `Aborted` (what `vcctl job suspend` does: `pkg/cli/job/suspend.go` sends
@@ -198,6 +200,7 @@ impl JobEnd {
             WorkloadKind::PyTorchJob | WorkloadKind::MpiJob => {
                 ("Succeeded", "spec.runPolicy.suspend")
             }
+            WorkloadKind::TrainJob => ("Complete", "spec.suspend"),
             WorkloadKind::VolcanoJob => return Ok(volcano_end(w, &who)),
             _ => return Ok(JobEnd::Open),
         };
@@ -218,10 +221,11 @@ impl JobEnd {
                     .unwrap_or_else(|| "Failed".into()),
             });
         }
-        let suspended = match (w.batch_job(), w.pytorch(), w.mpi()) {
-            (Some(b), _, _) => b.spec.as_ref().and_then(|s| s.suspend).unwrap_or(false),
-            (_, Some(p), _) => p.suspended(),
-            (_, _, Some(m)) => m.suspended(),
+        let suspended = match (w.batch_job(), w.pytorch(), w.mpi(), w.trainjob()) {
+            (Some(b), _, _, _) => b.spec.as_ref().and_then(|s| s.suspend).unwrap_or(false),
+            (_, Some(p), _, _) => p.suspended(),
+            (_, _, Some(m), _) => m.suspended(),
+            (_, _, _, Some(t)) => t.is_suspended(),
             _ => false,
         };
         Ok(if suspended {

@@ -13,6 +13,7 @@
 //! | `batch.volcano.sh` Job | `tasks[].name` (`default<i>` when unset) | 0 | `spec.tasks[i].template.spec` |
 //! | `kubeflow.org` MPIJob | `Launcher`, `Worker` | 1, 0 | `spec.mpiReplicaSpecs.<role>.template.spec` |
 //! | `kubeflow.org` PyTorchJob | `Master`, `Worker` | 1, 1 | `spec.pytorchReplicaSpecs.<key>.template.spec` |
+//! | `trainer.kubeflow.org` TrainJob | the runtime's replicatedJobs (`node`, `launcher`) | `mlPolicy.numNodes`, 1 | a runtime patch; `spec.trainer` for the `node` container |
 //! | `slinky.slurm.net` NodeSet | `NodeSet` | 1 | `spec.template.spec` (+ `spec.slurmd`) |
 //! | `apps/v1` Deployment, StatefulSet | `Deployment`, `StatefulSet` | 1 | `spec.template.spec` |
 //!
@@ -35,6 +36,7 @@ use serde::Deserialize;
 
 use crate::observe::kinds::{self, ResourceKind};
 use crate::observe::{InputError, Obj};
+use crate::verify::kit::training::trainjob::{self, TrainJobView};
 use crate::verify::views::mpi::{self, MpiJob};
 use crate::verify::views::pytorch::{self, PyTorchJob};
 use crate::verify::views::slinky::{self, NodeSet};
@@ -51,6 +53,9 @@ pub enum WorkloadKind {
     MpiJob,
     /// `kubeflow.org/v1` PyTorchJob.
     PyTorchJob,
+    /// `trainer.kubeflow.org/v1alpha1` TrainJob (Kubeflow Trainer v2); its pods come from its
+    /// runtime (kit `training::trainjob`).
+    TrainJob,
     /// `slinky.slurm.net/v1beta1` NodeSet.
     NodeSet,
     /// `apps/v1` Deployment.
@@ -60,11 +65,12 @@ pub enum WorkloadKind {
 }
 
 impl WorkloadKind {
-    pub const ALL: [WorkloadKind; 7] = [
+    pub const ALL: [WorkloadKind; 8] = [
         WorkloadKind::Job,
         WorkloadKind::VolcanoJob,
         WorkloadKind::MpiJob,
         WorkloadKind::PyTorchJob,
+        WorkloadKind::TrainJob,
         WorkloadKind::NodeSet,
         WorkloadKind::Deployment,
         WorkloadKind::StatefulSet,
@@ -77,6 +83,7 @@ impl WorkloadKind {
             WorkloadKind::VolcanoJob => &kinds::VOLCANO_JOBS,
             WorkloadKind::MpiJob => &kinds::MPIJOBS,
             WorkloadKind::PyTorchJob => &kinds::PYTORCHJOBS,
+            WorkloadKind::TrainJob => &kinds::TRAINJOBS,
             WorkloadKind::NodeSet => &kinds::NODESETS,
             WorkloadKind::Deployment => &kinds::DEPLOYMENTS,
             WorkloadKind::StatefulSet => &kinds::STATEFULSETS,
@@ -127,6 +134,7 @@ pub enum KindView {
     VolcanoJob(Box<VolcanoJob>),
     MpiJob(Box<MpiJob>),
     PyTorchJob(Box<PyTorchJob>),
+    TrainJob(Box<TrainJobView>),
     NodeSet(Box<NodeSet>),
     Deployment(Box<BuiltIn<DeploymentSpec, DeploymentStatus>>),
     StatefulSet(Box<BuiltIn<StatefulSetSpec, StatefulSetStatus>>),
@@ -226,6 +234,7 @@ impl<'a> Workload<'a> {
             WorkloadKind::VolcanoJob => volcano_job(o)?,
             WorkloadKind::MpiJob => mpi_job(o)?,
             WorkloadKind::PyTorchJob => pytorch_job(o)?,
+            WorkloadKind::TrainJob => trainjob::as_written(o)?,
             WorkloadKind::NodeSet => nodeset(o)?,
             WorkloadKind::Deployment => {
                 let v: BuiltIn<DeploymentSpec, DeploymentStatus> = o.parse()?;
@@ -311,6 +320,23 @@ impl<'a> Workload<'a> {
     pub fn pytorch(&self) -> Option<&PyTorchJob> {
         match &self.view {
             KindView::PyTorchJob(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    pub fn trainjob(&self) -> Option<&TrainJobView> {
+        match &self.view {
+            KindView::TrainJob(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The container the operator launches training in and injects its environment into:
+    /// `pytorch` in a PyTorchJob, `node` in a TrainJob; None for other kinds.
+    pub fn launch_container(&self) -> Option<&'static str> {
+        match self.kind {
+            WorkloadKind::PyTorchJob => Some(pytorch::DEFAULT_CONTAINER),
+            WorkloadKind::TrainJob => Some(crate::verify::views::trainer::NODE),
             _ => None,
         }
     }

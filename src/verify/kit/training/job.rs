@@ -4,7 +4,7 @@
 
 use k8s_openapi::api::core::v1::{Container, PodSpec};
 
-use crate::observe::{Obj, Unavailable};
+use crate::observe::{InputError, Obj, Unavailable};
 use crate::verify::kit::cmdline::run_clm;
 use crate::verify::kit::cmdline::{
     deepspeed_config_arg, invocations, is_var_ref, Args, DsConfig, DsValue, FlagError, Known,
@@ -12,10 +12,11 @@ use crate::verify::kit::cmdline::{
 };
 use crate::verify::kit::cmdline::{is_megatron_entry, MegatronArgs};
 use crate::verify::kit::k8s::mounts::{config_map_file, mount_rejections};
+use crate::verify::kit::k8s::owned::{self, Owned};
 use crate::verify::kit::k8s::quantity::Quantity;
 use crate::verify::kit::k8s::resources::validate_pod_spec;
-use crate::verify::kit::k8s::workload::{PodTemplate, Workload};
-use crate::verify::kit::training::parallel;
+use crate::verify::kit::k8s::workload::{PodTemplate, Workload, WorkloadKind};
+use crate::verify::kit::training::{parallel, trainjob};
 use crate::verify::views::pytorch;
 use crate::verify::{Advice, JudgeCtx, Judgement, Named, Outcome, Read, MISSING_HINT};
 
@@ -92,6 +93,60 @@ pub fn find_one_of<'a>(
     }))
 }
 
+/// A training job as a lab grades it: any kind `Workload` reads, a TrainJob laid over its
+/// runtime.
+pub enum TrainingJob<'a> {
+    Found(Workload<'a>),
+    /// Missing, in a version that is not served, or a TrainJob whose runtime does not exist:
+    /// the judgement to return.
+    Absent(Judgement),
+}
+
+/// The job named `name` in the first of `reads` that lists one ([`find_one_of`]); a TrainJob is
+/// laid over the runtime it names ([`trainjob::find_runtime`]: a missing runtime fails
+/// `runtime_check` with hint `runtime-missing` and skips the others with `runtime-unknown`).
+pub fn find_training_job<'a>(
+    ctx: &JudgeCtx<'a>,
+    name: &str,
+    reads: &[&Read],
+    runtime_check: &str,
+    checks: &[&str],
+) -> Result<TrainingJob<'a>, InputError> {
+    let obj = match find_one_of(ctx, name, reads, checks) {
+        Named::Found(o) => o,
+        Named::Absent(j) => return Ok(TrainingJob::Absent(j)),
+    };
+    if WorkloadKind::of(obj.api_version(), obj.kind()) == Some(WorkloadKind::TrainJob) {
+        return Ok(
+            match trainjob::find_runtime(ctx, obj, runtime_check, checks) {
+                trainjob::RuntimeFound::Found(rt) => {
+                    TrainingJob::Found(trainjob::over_runtime(obj, &rt)?)
+                }
+                trainjob::RuntimeFound::Missing(j) => TrainingJob::Absent(j),
+            },
+        );
+    }
+    match Workload::from_obj(obj)? {
+        Some(w) => Ok(TrainingJob::Found(w)),
+        None => Err(obj.field_error("kind", "expected a training job")),
+    }
+}
+
+/// The pods a training job owns among `pods`, by uid: directly (a PyTorchJob, a Job) or, for a
+/// TrainJob, through its JobSet and the JobSet's Jobs ([`trainjob::owned_pods`]). None when the
+/// job has no uid (read from a file); Err when a read between them failed.
+pub fn owned_pods<'a>(
+    ctx: &JudgeCtx<'a>,
+    w: &Workload,
+    pods: &[&'a Obj],
+) -> Result<Option<Owned<'a>>, Unavailable> {
+    if w.trainjob().is_some() {
+        let (sets, jobs) = trainjob::chain_lists(ctx)?;
+        return Ok(trainjob::owned_pods(w.obj, &sets, &jobs, pods).ok());
+    }
+    Ok(owned::owned_by(w.obj, pods).ok())
+}
+
 /// The first error the API server (pod validation) or, for a PyTorchJob, the training-operator's
 /// validating webhook would answer `kubectl apply` or pod creation with.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,9 +174,8 @@ impl Rejection {
 /// `resources::validate_pod_spec`). Volume mounts are [`first_rejection`]'s.
 pub fn rejections(job: &Workload) -> Option<Rejection> {
     let found = |(field, text): (String, String)| Rejection { text, field };
-    if let Some(v) = job.pytorch() {
-        let first = parallel::pytorchjob_rejections(job, v).into_iter().next();
-        if let Some(r) = first {
+    if job.pytorch().is_some() || job.trainjob().is_some() {
+        if let Some(r) = parallel::rejections(job).into_iter().next() {
             return Some(found((r.field, r.text)));
         }
     }

@@ -7,3 +7,6 @@ pub mod job;
 pub mod parallel;
 /// Slinky's kinds (Controller, NodeSet, Accounting, RestApi).
 pub mod slinky;
+/// Kubeflow Trainer v2 TrainJobs: the runtime they name, the pods they make, what the webhook
+/// refuses, and their pods through the JobSet.
+pub mod trainjob;

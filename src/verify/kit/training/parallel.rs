@@ -30,7 +30,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::facts::instances::GPU;
-use crate::observe::{InputError, Obj};
+use crate::observe::{InputError, Obj, Unavailable};
 use crate::verify::kit::cmdline::{
     command_line, invocations, FlagError, Launch, MegatronArgs, Merged, MergedState, Nnodes,
     NprocPerNode, Overrides, ParallelPlan, Precision, RemovedFlag, Setting, Torchrun,
@@ -78,6 +78,15 @@ pub fn find_job<'a>(ctx: &JudgeCtx<'a>, read: &Read, name: &str, checks: &[&str]
 
 /// The kit's one type for what the API server refuses (k8s.io/apimachinery `field.Error`).
 pub use crate::verify::kit::training::job::Rejection;
+
+/// Everything the API server and the operator's webhook would refuse in a training job: a
+/// PyTorchJob's ([`pytorchjob_rejections`]) or a TrainJob's (kit `trainjob::rejections`).
+pub fn rejections(w: &Workload) -> Vec<Rejection> {
+    match w.pytorch() {
+        Some(job) => pytorchjob_rejections(w, job),
+        None => super::trainjob::rejections(w),
+    }
+}
 
 /// Everything the API server would refuse in a PyTorchJob: the CRD's schema for
 /// `spec.nprocPerNode` (a string), the training-operator's validating webhook
@@ -243,6 +252,16 @@ pub struct RoleLaunch {
 }
 
 impl RoleLaunch {
+    /// Where this role's GPUs are asked for: the pod template's containers, or a TrainJob's
+    /// `spec.trainer.resourcesPerNode` for the container it fills.
+    pub fn limits_path(&self) -> String {
+        if self.container_path == TRAINER_FIELD {
+            format!("{TRAINER_FIELD}.resourcesPerNode.limits")
+        } else {
+            format!("{}.containers[].resources.limits", self.template_path)
+        }
+    }
+
     /// Processes per pod, when the manifest says.
     pub fn procs(&self) -> Option<i64> {
         match &self.launcher {
@@ -272,6 +291,9 @@ impl RoleLaunch {
     }
 }
 
+/// The container path of a TrainJob's trainer container: its fields are `spec.trainer`'s.
+pub const TRAINER_FIELD: &str = "spec.trainer";
+
 /// The roles of a PyTorchJob with pods, in the order the job lists them (Master, Worker).
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobLaunch {
@@ -282,12 +304,12 @@ impl JobLaunch {
     /// Reads every template that makes pods. The launching container is the one named `pytorch`
     /// (the operator's default container), else the first; its first command that runs torchrun
     /// (else a `python` script) is the launch.
-    pub fn of(w: &Workload, job: &PyTorchJob) -> JobLaunch {
+    pub fn of(w: &Workload) -> JobLaunch {
         let roles = w
             .templates
             .iter()
             .filter(|t| t.replicas > 0)
-            .map(|t| role_launch(t, job))
+            .map(|t| role_launch(t, w))
             .collect();
         JobLaunch { roles }
     }
@@ -311,11 +333,11 @@ impl JobLaunch {
     }
 }
 
-fn role_launch(t: &PodTemplate, job: &PyTorchJob) -> RoleLaunch {
+fn role_launch(t: &PodTemplate, w: &Workload) -> RoleLaunch {
     let gpus = resources::pod_count(&t.spec, GPU).ok();
     let chosen = t
         .containers()
-        .find(|(c, _)| c.name == pytorch::DEFAULT_CONTAINER)
+        .find(|(c, _)| Some(c.name.as_str()) == w.launch_container())
         .or_else(|| t.containers().next());
     let mut out = RoleLaunch {
         role: t.role.clone(),
@@ -368,7 +390,7 @@ fn role_launch(t: &PodTemplate, job: &PyTorchJob) -> RoleLaunch {
     out.script_args = entry.map(|e| e.args).unwrap_or_default();
     out.launcher = match torchrun {
         None => Launcher::Python,
-        Some(tr) => match torchrun_launcher(&tr, job, gpus.unwrap_or(0)) {
+        Some(tr) => match torchrun_launcher(&tr, w, gpus.unwrap_or(0)) {
             Ok(l) => l,
             Err(e) => Launcher::Broken(flag_written(&e)),
         },
@@ -376,7 +398,7 @@ fn role_launch(t: &PodTemplate, job: &PyTorchJob) -> RoleLaunch {
     out
 }
 
-fn torchrun_launcher(tr: &Torchrun, job: &PyTorchJob, gpus: i64) -> Result<Launcher, FlagError> {
+fn torchrun_launcher(tr: &Torchrun, w: &Workload, gpus: i64) -> Result<Launcher, FlagError> {
     let nproc = match tr.nproc_per_node()? {
         Some(s) => Nproc {
             procs: match s.known() {
@@ -385,7 +407,7 @@ fn torchrun_launcher(tr: &Torchrun, job: &PyTorchJob, gpus: i64) -> Result<Launc
             },
             written: s.as_written(),
         },
-        None => operator_nproc(job, gpus),
+        None => operator_nproc(w, gpus),
     };
     Ok(Launcher::Torchrun {
         nproc,
@@ -408,21 +430,43 @@ fn resolve_nproc(v: &NprocPerNode, gpus: i64) -> Procs {
     }
 }
 
-/// What `PET_NPROC_PER_NODE` says when the command line does not: `spec.nprocPerNode`, the
-/// deprecated `elasticPolicy.nProcPerNode`, else the defaulter's `auto`.
-fn operator_nproc(job: &PyTorchJob, gpus: i64) -> Nproc {
-    let text_value = |s: &str| -> NprocPerNode {
-        match s.trim() {
-            "gpu" => NprocPerNode::Gpu,
-            "auto" => NprocPerNode::Auto,
-            "cpu" => NprocPerNode::Cpu,
-            "xpu" => NprocPerNode::Xpu,
-            other => match other.parse::<i64>() {
-                Ok(n) => NprocPerNode::Count(n),
-                Err(_) => NprocPerNode::Other(other.to_string()),
-            },
-        }
-    };
+/// torchrun's reading of `PET_NPROC_PER_NODE`'s text.
+fn text_value(s: &str) -> NprocPerNode {
+    match s.trim() {
+        "gpu" => NprocPerNode::Gpu,
+        "auto" => NprocPerNode::Auto,
+        "cpu" => NprocPerNode::Cpu,
+        "xpu" => NprocPerNode::Xpu,
+        other => match other.parse::<i64>() {
+            Ok(n) => NprocPerNode::Count(n),
+            Err(_) => NprocPerNode::Other(other.to_string()),
+        },
+    }
+}
+
+/// What the operator's `PET_NPROC_PER_NODE` says when the command line does not: a
+/// PyTorchJob's ([`pytorch_nproc`]) or the torch plugin's for a TrainJob (kit `trainjob`);
+/// torchrun's default `1` for any other kind (`torch/distributed/run.py`: `--nproc-per-node`
+/// default `1`).
+fn operator_nproc(w: &Workload, gpus: i64) -> Nproc {
+    if let Some(job) = w.pytorch() {
+        return pytorch_nproc(job, gpus);
+    }
+    match w.trainjob().and_then(|t| t.nproc.clone()) {
+        Some((value, written)) => Nproc {
+            procs: resolve_nproc(&text_value(&value), gpus),
+            written,
+        },
+        None => Nproc {
+            procs: Procs::Count(1),
+            written: "--nproc-per-node (unset: 1)".into(),
+        },
+    }
+}
+
+/// A PyTorchJob's `PET_NPROC_PER_NODE`: `spec.nprocPerNode`, the deprecated
+/// `elasticPolicy.nProcPerNode`, else the defaulter's `auto`.
+fn pytorch_nproc(job: &PyTorchJob, gpus: i64) -> Nproc {
     match job.nproc_per_node() {
         Some(SpecNproc::Text(s)) => Nproc {
             procs: if crate::verify::kit::cmdline::is_var_ref(s) {
@@ -730,15 +774,20 @@ pub struct JobPods {
 impl JobPods {
     /// The pods `job` owns among `pods`; None when the job has no uid (read from a file).
     pub fn of(job: &Obj, pods: &[&Obj]) -> Result<Option<JobPods>, InputError> {
-        let Ok(owned) = owned::owned_by(job, pods) else {
-            return Ok(None);
-        };
+        match owned::owned_by(job, pods) {
+            Ok(owned) => JobPods::of_owned(&owned).map(Some),
+            Err(_) => Ok(None),
+        }
+    }
+
+    /// The pods of an ownership walk ([`owned::owned_by`], or a TrainJob's through its JobSet).
+    pub fn of_owned(owned: &owned::Owned) -> Result<JobPods, InputError> {
         let mut current = pods::pod_states(&owned.current)?;
         current.sort_by(|a, b| a.name.cmp(&b.name));
-        Ok(Some(JobPods {
+        Ok(JobPods {
             current,
             terminating: owned.terminating.len(),
-        }))
+        })
     }
 }
 
@@ -754,6 +803,37 @@ pub fn check_pods_running(check: &str, job_obj: &Obj, replicas: i64, pods: &JobP
     pods::running(check, &end, &pods.current, replicas).with("job", job_obj.name())
 }
 
+/// The two state checks both parallelism labs grade, from the pods the job owns (a TrainJob's
+/// through its JobSet): `pods-running` ([`check_pods_running`]) and `one-pod-per-node`
+/// ([`check_one_pod_per_node`]); both unavailable in static mode or when a read failed.
+pub fn pod_checks(
+    ctx: &JudgeCtx,
+    w: &Workload,
+    pods_read: &Read,
+    replicas: i64,
+    [running, spread]: [&str; 2],
+) -> Result<[Outcome; 2], InputError> {
+    let pods = match (ctx.is_static(), ctx.list(pods_read)) {
+        (true, _) => Err(Unavailable::NeedsLiveCluster),
+        (false, Err(why)) => Err(why),
+        (false, Ok(list)) => match super::job::owned_pods(ctx, w, &list) {
+            Ok(Some(owned)) => Ok(JobPods::of_owned(&owned)?),
+            Ok(None) => Err(Unavailable::NeedsLiveCluster),
+            Err(why) => Err(why),
+        },
+    };
+    Ok(match pods {
+        Err(why) => [
+            Outcome::unavailable(running, &why),
+            Outcome::unavailable(spread, &why),
+        ],
+        Ok(p) => [
+            check_pods_running(running, w.obj, replicas, &p),
+            check_one_pod_per_node(spread, JobEnd::of(w)?.is_finished(), replicas, &p),
+        ],
+    })
+}
+
 /// `one-pod-per-node`: the job's pods are bound to distinct nodes.
 ///
 /// Fail (default hint): evidence `node`, `pods` (the pods sharing it). Pending message
@@ -761,7 +841,7 @@ pub fn check_pods_running(check: &str, job_obj: &Obj, replicas: i64, pods: &JobP
 /// `pods-gone` when the job finished and its pods were deleted.
 pub fn check_one_pod_per_node(
     check: &str,
-    job: &PyTorchJob,
+    finished: bool,
     replicas: i64,
     pods: &JobPods,
 ) -> Outcome {
@@ -785,7 +865,7 @@ pub fn check_one_pod_per_node(
             .with("node", node)
             .with("pods", names.join(", ")));
     }
-    if pods.current.is_empty() && job.is_finished() {
+    if pods.current.is_empty() && finished {
         return ev(Outcome::skipped(check, Reason::Message("pods-gone".into())));
     }
     if (bound as i64) < replicas {
@@ -846,7 +926,7 @@ mod tests {
     fn launch(o: &Obj) -> (JobLaunch, PyTorchJob) {
         let w = Workload::from_obj(o).unwrap().unwrap();
         let p = w.pytorch().unwrap().clone();
-        (JobLaunch::of(&w, &p), p)
+        (JobLaunch::of(&w), p)
     }
 
     fn words(s: &str) -> Json {
@@ -1153,7 +1233,7 @@ mod tests {
         assert_eq!(pods.current.len(), 2);
         let o = check_pods_running("c", &j, 2, &pods);
         assert_eq!(o.status, crate::verify::Status::Pass);
-        let o = check_one_pod_per_node("c", &view, 2, &pods);
+        let o = check_one_pod_per_node("c", view.is_finished(), 2, &pods);
         assert_eq!(o.status, crate::verify::Status::Pass);
         assert_eq!(
             o.found.as_deref(),
@@ -1179,7 +1259,7 @@ mod tests {
         );
         assert_eq!(o.evidence["exit_code"], "1");
         // Two pods on one node.
-        let o = check_one_pod_per_node("c", &view, 2, &pods);
+        let o = check_one_pod_per_node("c", view.is_finished(), 2, &pods);
         assert_eq!(o.status, crate::verify::Status::Fail);
         assert_eq!(o.evidence["node"], "n1");
 
@@ -1209,7 +1289,7 @@ mod tests {
         let o = check_pods_running("c", &j, 2, &pods);
         assert_eq!(o.status, crate::verify::Status::Pending);
         assert_eq!(o.reason, Some(Reason::Message("pods-unschedulable".into())));
-        let o = check_one_pod_per_node("c", &view, 2, &pods);
+        let o = check_one_pod_per_node("c", view.is_finished(), 2, &pods);
         assert_eq!(o.status, crate::verify::Status::Pending);
 
         // A job read from a file owns nothing that can be known.

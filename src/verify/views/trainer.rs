@@ -1,0 +1,133 @@
+//! Typed views of Kubeflow Trainer v2's `TrainJob` and its runtimes (`ClusterTrainingRuntime`,
+//! `TrainingRuntime`), only the fields the checks need.
+//!
+//! Follows kubeflow/trainer v2.3.0 `pkg/apis/trainer/v1alpha1/trainjob_types.go` (`TrainJobSpec`,
+//! `RuntimeRef`, `Trainer`, `RuntimePatch`, `TrainJobStatus`) and `trainingruntime_types.go`
+//! (`TrainingRuntimeSpec`, `MLPolicy`, `MPIMLPolicySource`, `JobSetTemplateSpec`); constants
+//! from `pkg/constants/constants.go`. Unknown fields are ignored and everything a learner may
+//! omit is optional. A runtime's JobSet template and the runtime patches stay JSON: they are
+//! merged as the controller merges them (kit `training::trainjob`) before pod specs are read.
+
+use k8s_openapi::api::core::v1::{EnvVar, ResourceRequirements};
+use serde::Deserialize;
+use serde_json::Value;
+
+/// The label on a runtime's replicatedJob (its Job template) that says which step of the
+/// TrainJob it runs (`AncestorTrainer` and friends).
+pub const ANCESTOR_LABEL: &str = "trainer.kubeflow.org/trainjob-ancestor-step";
+/// The ancestor value of the job the TrainJob's `spec.trainer` applies to.
+pub const ANCESTOR_TRAINER: &str = "trainer";
+/// `constants.Node`: the container `spec.trainer` changes, and the trainer job's usual name.
+pub const NODE: &str = "node";
+/// `constants.Launcher`: the MPI runtimes' launcher job.
+pub const LAUNCHER: &str = "launcher";
+/// `RuntimeRef.apiGroup` / `kind` defaults (kubebuilder defaults on the fields).
+pub const RUNTIME_GROUP: &str = "trainer.kubeflow.org";
+pub const CLUSTER_RUNTIME_KIND: &str = "ClusterTrainingRuntime";
+pub const NAMESPACED_RUNTIME_KIND: &str = "TrainingRuntime";
+/// `MLPolicy.numNodes`: "Defaults to 1" (applied as `ptr.Deref(numNodes, 1)`).
+pub const DEFAULT_NUM_NODES: i64 = 1;
+/// `constants.TorchRunReservedEnvNames`: the torch plugin sets these on the trainer container;
+/// its validating webhook refuses a TrainJob whose `spec.trainer.env` names one
+/// (`plugins/torch/torch.go` `Validate`).
+pub const TORCH_RESERVED_ENV: [&str; 5] = [
+    "PET_NNODES",
+    "PET_NPROC_PER_NODE",
+    "PET_NODE_RANK",
+    "PET_MASTER_ADDR",
+    "PET_MASTER_PORT",
+];
+/// Condition types (`TrainJobSuspended`, `TrainJobComplete`, `TrainJobFailed`); v2 has no
+/// `Created` or `Running` condition.
+pub const COND_COMPLETE: &str = "Complete";
+pub const COND_FAILED: &str = "Failed";
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TrainJob {
+    pub spec: TrainJobSpec,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TrainJobSpec {
+    pub runtime_ref: Option<RuntimeRef>,
+    pub trainer: Option<Trainer>,
+    pub runtime_patches: Vec<RuntimePatch>,
+    pub suspend: Option<bool>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RuntimeRef {
+    pub name: Option<String>,
+    pub api_group: Option<String>,
+    pub kind: Option<String>,
+}
+
+impl RuntimeRef {
+    /// `kind`, defaulted.
+    pub fn kind(&self) -> &str {
+        self.kind.as_deref().unwrap_or(CLUSTER_RUNTIME_KIND)
+    }
+
+    /// `apiGroup`, defaulted.
+    pub fn group(&self) -> &str {
+        self.api_group.as_deref().unwrap_or(RUNTIME_GROUP)
+    }
+}
+
+/// `spec.trainer`: what overrides the runtime's trainer job.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Trainer {
+    pub image: Option<String>,
+    pub command: Option<Vec<String>>,
+    pub args: Option<Vec<String>>,
+    pub env: Vec<EnvVar>,
+    pub num_nodes: Option<i64>,
+    /// `*int32` since v2.2.0 (an int-or-string before); kept as written so a string (`"auto"`)
+    /// can be failed with the schema's words.
+    pub num_proc_per_node: Option<Value>,
+    pub resources_per_node: Option<ResourceRequirements>,
+}
+
+/// One `spec.runtimePatches[]` entry; its `trainingRuntimeSpec.template` is a JobSet template
+/// patch, merged over the runtime's in list order.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RuntimePatch {
+    pub manager: Option<String>,
+    pub training_runtime_spec: Option<Value>,
+}
+
+/// A `ClusterTrainingRuntime` or `TrainingRuntime` (the same spec).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TrainingRuntime {
+    pub spec: RuntimeSpec,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RuntimeSpec {
+    pub ml_policy: Option<MlPolicy>,
+    /// `spec.template` (`JobSetTemplateSpec`): `spec.replicatedJobs[]` carries the pod templates.
+    pub template: Value,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct MlPolicy {
+    pub num_nodes: Option<i64>,
+    pub torch: Option<Value>,
+    pub mpi: Option<MpiPolicy>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct MpiPolicy {
+    /// Default 1 (kubebuilder default).
+    pub num_proc_per_node: Option<i64>,
+    pub run_launcher_as_node: Option<bool>,
+}
