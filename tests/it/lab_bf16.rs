@@ -718,3 +718,52 @@ fn a_run_clm_line_without_a_dataset_is_advised_not_failed() {
         answer,
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// The same lab as a TrainJob (Kubeflow Trainer v2) over `torch-distributed`.
+
+fn trainjob() -> State {
+    State::load("bf16/trainjob-state").and("kind-nodes")
+}
+
+fn edit_trainjob(s: State, f: impl FnOnce(&mut Value)) -> State {
+    s.edit("TrainJob", "bf16-train", f)
+}
+
+#[test]
+fn a_trainjob_training_in_bf16_on_bf16_nodes_passes_every_check() {
+    assert_all_pass(&trainjob().grade("bf16"));
+}
+
+#[test]
+fn a_trainjob_in_fp16_or_placed_anywhere_fails_the_check_it_breaks() {
+    let r = edit_trainjob(trainjob(), |v| {
+        let a = v["spec"]["trainer"]["args"].as_array_mut().unwrap();
+        let i = a.iter().position(|w| w == "--bf16").unwrap();
+        a[i] = json!("--fp16");
+    })
+    .grade("bf16");
+    assert_eq!(status(&r, "bf16-on"), Status::Fail);
+    assert_eq!(status(&r, "fp16-off"), Status::Fail);
+    // Without the runtime patch's affinity the pods may land on any GPU node.
+    let r = edit_trainjob(trainjob(), |v| {
+        v["spec"]["runtimePatches"][0]["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"]
+            [0]["template"]["spec"]["template"]["spec"]
+            .as_object_mut()
+            .unwrap()
+            .remove("affinity");
+    })
+    .grade("bf16");
+    assert_eq!(status(&r, "bf16-capable-placement"), Status::Fail, "{r:?}");
+}
+
+#[test]
+fn a_trainjobs_pods_on_a_node_without_bf16_fail_pods_on_bf16_nodes() {
+    let r = trainjob()
+        .edit_all("Pod", |p| p["spec"]["nodeName"] = json!("trainlab-worker4"))
+        .edit("Node", "trainlab-worker4", |n| {
+            n["metadata"]["labels"]["node.kubernetes.io/instance-type"] = json!("p3.16xlarge")
+        })
+        .grade("bf16");
+    assert_eq!(status(&r, "pods-on-bf16-nodes"), Status::Fail, "{r:?}");
+}

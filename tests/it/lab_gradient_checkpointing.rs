@@ -586,3 +586,78 @@ fn a_run_clm_line_without_a_dataset_is_advised_not_failed() {
         State::solution_of(LAB, "eks"),
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// The same lab as a TrainJob (Kubeflow Trainer v2) over `torch-distributed`.
+
+fn trainjob() -> State {
+    State::load("gradient-checkpointing/trainjob-state").and("kind-nodes")
+}
+
+fn trainer_args(s: State, f: impl FnOnce(&mut Vec<Value>)) -> State {
+    s.edit("TrainJob", "ckpt-train", |v| {
+        f(v["spec"]["trainer"]["args"].as_array_mut().unwrap())
+    })
+}
+
+#[test]
+fn a_completed_trainjob_with_checkpointing_passes_every_check() {
+    let r = grade(&trainjob());
+    assert_all_pass(&r);
+    assert_eq!(
+        outcome(&r, "memory-unchanged").found.as_deref(),
+        Some("spec.trainer.resourcesPerNode.limits.memory: 512Mi")
+    );
+}
+
+#[test]
+fn a_trainjob_from_files_passes_its_spec_checks() {
+    let s = trainjob()
+        .remove(|o| o.kind() != "TrainJob")
+        .into_files()
+        .param("memory_limit", "512Mi");
+    let r = grade(&s);
+    for c in ["checkpointing-on", "batch-kept", "memory-unchanged"] {
+        assert_eq!(status(&r, c), Status::Pass, "{c}: {:?}", outcome(&r, c));
+    }
+}
+
+#[test]
+fn a_trainjob_without_checkpointing_or_with_more_memory_fails_the_check_it_breaks() {
+    let r = grade(&trainer_args(trainjob(), |a| {
+        a.retain(|w| w != "--gradient_checkpointing")
+    }));
+    assert_eq!(status(&r, "checkpointing-on"), Status::Fail);
+    let r = grade(&trainjob().edit("TrainJob", "ckpt-train", |v| {
+        v["spec"]["trainer"]["resourcesPerNode"]["limits"]["memory"] = json!("2Gi")
+    }));
+    let o = assert_only_fails(&r, "memory-unchanged", None);
+    assert_eq!(
+        o.found.as_deref(),
+        Some("spec.trainer.resourcesPerNode.limits.memory: 2Gi")
+    );
+}
+
+#[test]
+fn an_oom_killed_trainjob_pod_is_found_through_the_jobset_and_fails_not_oom_killed() {
+    let r = grade(
+        &trainjob()
+            .edit_all("Pod", oom_killed)
+            .edit("TrainJob", "ckpt-train", |v| {
+                v["status"]["conditions"] = json!([{"type": "Failed", "status": "True",
+                    "reason": "FailedJobs", "message": "jobset failed due to one or more job failures (first failed job: ckpt-train-node-0)"}]);
+            }),
+    );
+    assert_eq!(status(&r, "not-oom-killed"), Status::Fail, "{r:?}");
+    assert_eq!(status(&r, "job-succeeded"), Status::Fail);
+}
+
+#[test]
+fn a_trainjob_over_a_missing_runtime_fails_checkpointing_on_naming_the_runtime() {
+    let r = grade(&trainjob().edit("TrainJob", "ckpt-train", |v| {
+        v["spec"]["runtimeRef"]["name"] = json!("torch-tuned")
+    }));
+    let o = outcome(&r, "checkpointing-on");
+    assert_eq!(o.hint.as_deref(), Some("runtime-missing"));
+    assert_eq!(o.evidence["runtimes"], "torch-distributed");
+}

@@ -15,25 +15,37 @@ use k8s_openapi::api::core::v1::{NodeSelectorTerm, PodSpec};
 
 use crate::facts::instances::INSTANCE_TYPE_LABEL;
 use crate::facts::precision::{self, BF16_LABELS, GPU_COMPUTE_MAJOR_LABEL};
-use crate::observe::kinds::{CONFIGMAPS, PODS, PYTORCHJOBS};
+use crate::observe::kinds::{CONFIGMAPS, PODS, PYTORCHJOBS, TRAINJOBS};
 use crate::observe::{InputError, Obj};
 use crate::verify::kit::cmdline::{command_line, FlagError};
 use crate::verify::kit::k8s::placement::{self, Allowed};
 use crate::verify::kit::k8s::pods::{self, JobEnd, PodState};
-use crate::verify::kit::training::job::{
-    self,
-    bad_flag, first_rejection, main_container, no_command, precision, training_command,
-    wrong_version, PrecisionFacts,
-};
 use crate::verify::kit::k8s::workload::{PodTemplate, Workload};
-use crate::verify::{Advice, JudgeCtx, Judgement, Named, Outcome, Read, Reason, Verifier};
+use crate::verify::kit::training::job::{
+    self, bad_flag, find_training_job, first_rejection, main_container, no_command, owned_pods,
+    precision, training_command, PrecisionFacts, TrainingJob,
+};
+use crate::verify::kit::training::trainjob::{
+    CLUSTER_RUNTIMES_READ, JOBSETS_READ, JOBS_READ, RUNTIMES_READ,
+};
+use crate::verify::{Advice, JudgeCtx, Judgement, Outcome, Read, Reason, Verifier};
 
 pub struct Bf16;
 
-static JOBS_READ: Read = Read::lab(&PYTORCHJOBS);
+static PYTORCHJOBS_READ: Read = Read::lab(&PYTORCHJOBS);
+static TRAINJOBS_READ: Read = Read::lab(&TRAINJOBS);
 static PODS_READ: Read = Read::lab(&PODS);
 static CONFIGMAPS_READ: Read = Read::lab(&CONFIGMAPS);
-static READS: &[&Read] = &[&JOBS_READ, &PODS_READ, &CONFIGMAPS_READ];
+static READS: &[&Read] = &[
+    &PYTORCHJOBS_READ,
+    &TRAINJOBS_READ,
+    &CLUSTER_RUNTIMES_READ,
+    &RUNTIMES_READ,
+    &JOBSETS_READ,
+    &JOBS_READ,
+    &PODS_READ,
+    &CONFIGMAPS_READ,
+];
 
 const JOB: &str = "bf16-train";
 const BF16_ON: &str = "bf16-on";
@@ -67,15 +79,10 @@ impl Verifier for Bf16 {
     }
 
     fn judge(&self, ctx: &JudgeCtx) -> Result<Judgement, InputError> {
-        let obj = match ctx.named(&JOBS_READ, JOB, CHECKS) {
-            Named::Found(o) => o,
-            Named::Absent(j) => return Ok(j),
-        };
-        if let Some(j) = wrong_version(ctx, obj, &PYTORCHJOBS.api_version(), CHECKS) {
-            return Ok(j);
-        }
-        let Some(job) = Workload::from_obj(obj)? else {
-            return Err(obj.field_error("kind", "expected a kubeflow.org/v1 PyTorchJob"));
+        let jobs = [&PYTORCHJOBS_READ, &TRAINJOBS_READ];
+        let job = match find_training_job(ctx, JOB, &jobs, BF16_ON, CHECKS)? {
+            TrainingJob::Found(w) => w,
+            TrainingJob::Absent(j) => return Ok(j),
         };
         let ns = ctx.target.namespace.as_str();
         let config_maps = ctx.list(&CONFIGMAPS_READ).unwrap_or_default();
@@ -108,7 +115,13 @@ impl Verifier for Bf16 {
         j.push(placement_outcome(&job).with("job", JOB));
 
         // State: the pods the operator made for this PyTorchJob (by uid).
-        let ev = |o: Outcome| o.with("job", JOB).with("namespace", ns);
+        let kind = job.kind.kind();
+        let ev = |o: Outcome| {
+            o.with("job", JOB)
+                .with("namespace", ns)
+                .with("kind", kind)
+                .with("resource", kind.to_ascii_lowercase())
+        };
         let pods = match ctx.list(&PODS_READ) {
             Ok(p) => p,
             Err(why) => {
@@ -117,7 +130,15 @@ impl Verifier for Bf16 {
                 return Ok(j);
             }
         };
-        let states = pods::owned_states(obj, &pods)?;
+        let states = match owned_pods(ctx, &job, &pods) {
+            Ok(Some(o)) => pods::pod_states(&o.all().collect::<Vec<_>>())?,
+            Ok(None) => Vec::new(),
+            Err(why) => {
+                j.push(ev(Outcome::unavailable(ON_BF16_NODES, &why)));
+                j.push(ev(Outcome::unavailable(RUNNING, &why)));
+                return Ok(j);
+            }
+        };
         let end = JobEnd::of(&job)?;
         j.push(ev(on_bf16_nodes(ctx, &states, end.is_finished())));
         j.push(ev(pods::running(

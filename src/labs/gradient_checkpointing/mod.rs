@@ -1,4 +1,5 @@
-//! Lab `gradient-checkpointing`: a batch/v1 Job `ckpt-train` (one pod) that is OOM-killed at
+//! Lab `gradient-checkpointing`: a batch/v1 Job (or a TrainJob) `ckpt-train` (one pod) that is
+//! OOM-killed at
 //! `--per_device_train_batch_size 16` under its memory limit. The learner keeps the batch size
 //! and the limit and turns activation checkpointing on, trading compute for memory.
 //!
@@ -10,29 +11,40 @@
 //! the Job's uid to its pods and read each container's `state` and `lastState`: a restart in
 //! place (`restartPolicy: OnFailure`) hides an OOM kill in `lastState`.
 
-use crate::observe::kinds::{JOBS, PODS};
+use crate::observe::kinds::{JOBS, PODS, TRAINJOBS};
 use crate::observe::{InputError, Obj};
 use crate::verify::kit::cmdline::{
     command_line, Args, HfTrainingArgs, Known, MegatronArgs, MergedState, NemoArgs, ParallelPlan,
     Setting,
 };
 use crate::verify::kit::k8s::conditions;
-use crate::verify::kit::k8s::owned::{self, NoUid};
 use crate::verify::kit::k8s::pods::{pod_states, ContainerEnd, PodState, STUCK};
 use crate::verify::kit::k8s::quantity::Quantity;
 use crate::verify::kit::k8s::resources;
+use crate::verify::kit::k8s::workload::{resources_field, PodTemplate};
 use crate::verify::kit::training::job::{
-    self,
-    bad_flag, main_container, no_command, rejections, training_command, wrong_version,
+    self, bad_flag, find_training_job, main_container, no_command, owned_pods, rejections,
+    training_command, TrainingJob,
 };
-use crate::verify::kit::k8s::workload::{PodTemplate, Workload};
-use crate::verify::{JudgeCtx, Judgement, Named, Outcome, Params, Read, Reason, Verifier};
+use crate::verify::kit::training::parallel::TRAINER_FIELD;
+use crate::verify::kit::training::trainjob::{CLUSTER_RUNTIMES_READ, JOBSETS_READ, RUNTIMES_READ};
+use crate::verify::{JudgeCtx, Judgement, Outcome, Params, Read, Reason, Verifier};
 
 pub struct GradientCheckpointing;
 
 static JOBS_READ: Read = Read::lab(&JOBS);
+static TRAINJOBS_READ: Read = Read::lab(&TRAINJOBS);
 static PODS_READ: Read = Read::lab(&PODS);
-static READS: &[&Read] = &[&JOBS_READ, &PODS_READ];
+/// A batch/v1 Job or a TrainJob (with the runtimes it may name and the JobSet between it and
+/// its Jobs).
+static READS: &[&Read] = &[
+    &JOBS_READ,
+    &TRAINJOBS_READ,
+    &CLUSTER_RUNTIMES_READ,
+    &RUNTIMES_READ,
+    &JOBSETS_READ,
+    &PODS_READ,
+];
 
 const JOB: &str = "ckpt-train";
 const CHECKPOINTING_ON: &str = "checkpointing-on";
@@ -71,20 +83,22 @@ impl Verifier for GradientCheckpointing {
     }
 
     fn judge(&self, ctx: &JudgeCtx) -> Result<Judgement, InputError> {
-        let obj = match ctx.named(&JOBS_READ, JOB, CHECKS) {
-            Named::Found(o) => o,
-            Named::Absent(j) => return Ok(j),
+        let jobs = [&JOBS_READ, &TRAINJOBS_READ];
+        let job = match find_training_job(ctx, JOB, &jobs, CHECKPOINTING_ON, CHECKS)? {
+            TrainingJob::Found(w) => w,
+            TrainingJob::Absent(j) => return Ok(j),
         };
-        if let Some(j) = wrong_version(ctx, obj, &JOBS.api_version(), CHECKS) {
-            return Ok(j);
-        }
-        let Some(job) = Workload::from_obj(obj)? else {
-            return Err(obj.field_error("kind", "expected a batch/v1 Job"));
-        };
+        let obj = job.obj;
         let ns = ctx.target.namespace.as_str();
-        let ev = |o: Outcome| o.with("job", JOB).with("namespace", ns);
+        let kind = job.kind.kind();
+        let ev = |o: Outcome| {
+            o.with("job", JOB)
+                .with("namespace", ns)
+                .with("kind", kind)
+                .with("resource", kind.to_ascii_lowercase())
+        };
         let mut j = Judgement::default();
-        let Some(t) = job.templates.first() else {
+        let Some(t) = job.template(&main_role(&job)) else {
             return Err(obj.field_error("spec.template", "a Job needs a pod template"));
         };
         let batch = Params::number(Some(ctx.params.require("batch_size")?), "batch_size")?
@@ -110,9 +124,14 @@ impl Verifier for GradientCheckpointing {
                 return Ok(j);
             }
         };
-        let states = match owned::owned_by(obj, &pods) {
-            Ok(o) => pod_states(&o.all().collect::<Vec<_>>())?,
-            Err(NoUid::NotFromACluster) => Vec::new(),
+        let states = match owned_pods(ctx, &job, &pods) {
+            Ok(Some(o)) => pod_states(&o.all().collect::<Vec<_>>())?,
+            Ok(None) => Vec::new(),
+            Err(why) => {
+                j.push(ev(Outcome::unavailable(NOT_OOM_KILLED, &why)));
+                j.push(ev(Outcome::unavailable(JOB_SUCCEEDED, &why)));
+                return Ok(j);
+            }
         };
         let conds = conditions::from_object(&obj.value)
             .map_err(|e| obj.field_error("status.conditions", e))?;
@@ -120,6 +139,16 @@ impl Verifier for GradientCheckpointing {
         j.push(ev(job_succeeded(&states, &conds)));
         Ok(j)
     }
+}
+
+/// The pod template that trains: a Job's one template, a TrainJob's trainer job (`node`).
+fn main_role(w: &crate::verify::kit::k8s::workload::Workload) -> String {
+    w.templates
+        .iter()
+        .find(|t| t.container_paths.iter().any(|p| p == TRAINER_FIELD))
+        .or_else(|| w.templates.first())
+        .map(|t| t.role.clone())
+        .unwrap_or_default()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -326,7 +355,7 @@ fn memory_unchanged(ctx: &JudgeCtx, obj: &Obj, t: &PodTemplate) -> Result<Outcom
                 .with("limit", raw),
         );
     };
-    let field = format!("{path}.resources.limits.memory");
+    let field = format!("{}.limits.memory", resources_field(path));
     let limit = resources::limit(c, "memory").map_err(|e| obj.field_error(&field, e))?;
     let expected = format!("{field}: {raw}");
     let o = match limit {

@@ -196,6 +196,19 @@ impl PodTemplate {
     }
 }
 
+/// The field that holds a container's resources: `<container>.resources`, or for the container
+/// a TrainJob's `spec.trainer` fills, `spec.trainer.resourcesPerNode`.
+pub fn resources_field(container_path: &str) -> String {
+    if container_path == TRAINER_FIELD {
+        format!("{TRAINER_FIELD}.resourcesPerNode")
+    } else {
+        format!("{container_path}.resources")
+    }
+}
+
+/// The container path of a TrainJob's trainer container: its fields are `spec.trainer`'s.
+pub const TRAINER_FIELD: &str = "spec.trainer";
+
 /// A workload object and its pod templates.
 #[derive(Debug, Clone)]
 pub struct Workload<'a> {

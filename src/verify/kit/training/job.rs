@@ -15,7 +15,7 @@ use crate::verify::kit::k8s::mounts::{config_map_file, mount_rejections};
 use crate::verify::kit::k8s::owned::{self, Owned};
 use crate::verify::kit::k8s::quantity::Quantity;
 use crate::verify::kit::k8s::resources::validate_pod_spec;
-use crate::verify::kit::k8s::workload::{PodTemplate, Workload, WorkloadKind};
+use crate::verify::kit::k8s::workload::{PodTemplate, Workload, WorkloadKind, TRAINER_FIELD};
 use crate::verify::kit::training::{parallel, trainjob};
 use crate::verify::views::pytorch;
 use crate::verify::{Advice, JudgeCtx, Judgement, Named, Outcome, Read, MISSING_HINT};
@@ -297,10 +297,12 @@ pub fn bad_flag(check: &str, e: &FlagError) -> Outcome {
         .with("value", value)
 }
 
-/// The container a PyTorchJob runs its training in (the operator's `pytorch`), else the first.
+/// The container a training job runs its training in: a PyTorchJob's `pytorch`, the one a
+/// TrainJob's `spec.trainer` fills, else the first.
 pub fn main_container(t: &PodTemplate) -> Option<(&Container, &str)> {
     t.containers()
         .find(|(c, _)| c.name == pytorch::DEFAULT_CONTAINER)
+        .or_else(|| t.containers().find(|(_, p)| *p == TRAINER_FIELD))
         .or_else(|| t.containers().next())
 }
 

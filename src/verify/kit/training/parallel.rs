@@ -38,7 +38,7 @@ use crate::verify::kit::cmdline::{
 use crate::verify::kit::k8s::owned;
 use crate::verify::kit::k8s::pods::{self, JobEnd, PodState};
 use crate::verify::kit::k8s::resources;
-use crate::verify::kit::k8s::workload::{PodTemplate, Workload};
+use crate::verify::kit::k8s::workload::{resources_field, PodTemplate, Workload};
 use crate::verify::views::pytorch::{self, NprocPerNode as SpecNproc, PyTorchJob};
 use crate::verify::{Advice, JudgeCtx, Judgement, Named, Outcome, Read, Reason, MISSING_HINT};
 
@@ -256,7 +256,7 @@ impl RoleLaunch {
     /// `spec.trainer.resourcesPerNode` for the container it fills.
     pub fn limits_path(&self) -> String {
         if self.container_path == TRAINER_FIELD {
-            format!("{TRAINER_FIELD}.resourcesPerNode.limits")
+            format!("{}.limits", resources_field(TRAINER_FIELD))
         } else {
             format!("{}.containers[].resources.limits", self.template_path)
         }
@@ -291,8 +291,7 @@ impl RoleLaunch {
     }
 }
 
-/// The container path of a TrainJob's trainer container: its fields are `spec.trainer`'s.
-pub const TRAINER_FIELD: &str = "spec.trainer";
+pub use crate::verify::kit::k8s::workload::TRAINER_FIELD;
 
 /// The roles of a PyTorchJob with pods, in the order the job lists them (Master, Worker).
 #[derive(Debug, Clone, PartialEq)]
