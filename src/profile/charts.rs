@@ -160,7 +160,10 @@ mod tests {
         );
         // The capability table waits for the operator Deployment the last chart creates.
         let cap = crate::facts::capabilities::get("slinky").unwrap();
-        assert!(cap.controllers.iter().any(|names| names.contains(&SLINKY[2].release)));
+        assert!(cap
+            .controllers
+            .iter()
+            .any(|names| names.contains(&SLINKY[2].release)));
     }
 
     #[test]
