@@ -45,15 +45,18 @@ case " ${with[*]} " in *" slinky "*) slinky=true ;; esac
 "$trainlab" doctor --context "$context"
 # Every operator `setup kind` installs must be there: Volcano, the MPI Operator (its v2beta1
 # MPIJob CRD not replaced by the training-operator's v1 one), the training-operator serving
-# PyTorchJob, and the Karpenter CRDs.
+# PyTorchJob, Kubeflow Trainer v2 serving TrainJob beside it (with JobSet's controller), and the
+# Karpenter CRDs.
 "$trainlab" doctor --context "$context" -o json | python3 -c '
 import json, sys
 caps = {c["name"]: c for c in json.load(sys.stdin)["capabilities"]}
-want = ("volcano", "mpi-operator", "training-operator", "karpenter-crds") + (("slinky",) if sys.argv[1] == "true" else ())
+want = ("volcano", "mpi-operator", "training-operator", "kubeflow-trainer", "karpenter-crds") + (("slinky",) if sys.argv[1] == "true" else ())
 missing = [n + " (" + caps.get(n, {}).get("detail", "not reported") + ")" for n in want if not caps.get(n, {}).get("present")]
 if missing:
     sys.exit("setup kind left capabilities missing: " + "; ".join(missing))
 ' "$slinky"
+# The runtimes setup applies once the Trainer is available (TrainJobs name them).
+kubectl --context "$context" get clustertrainingruntimes torch-distributed deepspeed-distributed
 
 labs="$("$trainlab" list -o json | python3 -c 'import json,sys; print(" ".join(l["id"] for l in json.load(sys.stdin)["labs"] if l["gradable"]))')"
 

@@ -36,7 +36,10 @@ Steps (each idempotent; re-run after a Docker restart to repair faked capacity):
   3. create the cluster from kind-config.yaml unless it exists
   4. fake accelerators: node status capacity from each worker's instance type
   5. install Volcano, MPI Operator, the training-operator (PyTorchJob only, a manifest built
-     into trainlab) and the Karpenter CRDs
+     into trainlab), the Karpenter CRDs, and beside them Kubeflow Trainer v2.3.0 (TrainJob) with
+     JobSet v0.12.0 and the runtimes torch-distributed and deepspeed-distributed (manifests
+     built into trainlab; JobSet's controller is awaited before the Trainer, the Trainer's
+     before the runtimes)
   6. wait for the operators' Deployments to be available
   7. with --with slinky: helm installs cert-manager, the Slinky CRDs and slurm-operator
      (pinned chart versions; needs helm on PATH)
@@ -67,10 +70,11 @@ pub struct KindArgs {
     /// the chart archives `helm pull` writes are read from that folder
     #[arg(long = "with", value_name = "COMPONENT", value_enum)]
     pub with: Vec<Extra>,
-    /// Pins to install instead of the built-in ones (YAML list of component, version, url, bytes, sha256 or embedded, deployments)
+    /// Pins to install instead of the built-in ones (YAML list of component, version, url, bytes, sha256 or embedded, deployments, after)
     #[arg(long, value_name = "FILE")]
     pub pins: Option<PathBuf>,
-    /// How long to wait for the operators' Deployments
+    /// How long to wait for the operators' Deployments (each wait: JobSet's before the Trainer,
+    /// the Trainer's before its runtimes, then the others)
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
     pub wait_timeout: Duration,
     #[command(flatten)]
@@ -281,6 +285,13 @@ pub fn dry_run_plan(
     for p in pins {
         let title = format!("  {} {}", p.component, p.version);
         line(title.clone(), title);
+        if !p.after.is_empty() {
+            let d = p.after.join(", ");
+            line(
+                format!("    適用する前に待機する Deployment: {d}"),
+                format!("    first waits for: {d}"),
+            );
+        }
         match &p.source {
             Source::Download { url, bytes, sha256 } => {
                 line(

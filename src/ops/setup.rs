@@ -183,61 +183,61 @@ pub async fn kind_setup(req: &KindSetup, progress: &mut dyn SetupProgress) -> Re
             "  node capacity already right on every node\n",
         ));
     }
+    // A pin that needs another's controller waits for it first; every other Deployment is
+    // waited for once everything is applied (the operators start side by side).
+    let mut waited: Vec<&String> = Vec::new();
     for (pin, objs) in manifests {
-        progress.start(&format!("{} {}", pin.component, pin.version));
-        let n = apply_objects(&conn, objs).await?;
-        progress.done(&format!("{} {}", pin.component, pin.version));
         let (c, v) = (&pin.component, &pin.version);
+        let first: Vec<&String> = pin.after.iter().filter(|d| !waited.contains(d)).collect();
+        if !first.is_empty() {
+            let names = list(&first);
+            let what = say(
+                req.lang,
+                format!("{c} {v} の前に Deployment を待機中: {names}"),
+                format!("waiting for {names} before {c} {v}"),
+            );
+            progress.start(&what);
+            let r = wait_available(&conn, &first, req, Some(&format!("{c} {v}")), progress).await;
+            match r {
+                Ok(()) => progress.done(&say(
+                    req.lang,
+                    format!("{names} が利用可能になりました"),
+                    format!("{names} available"),
+                )),
+                Err(e) => {
+                    progress.failed(&what);
+                    return Err(e);
+                }
+            }
+            summary.push_str(&say(
+                req.lang,
+                format!("  {c} {v} の前に {names} が利用可能になるのを待ちました\n"),
+                format!("  waited for {names} before {c} {v}\n"),
+            ));
+            waited.extend(first);
+        }
+        progress.start(&format!("{c} {v}"));
+        let n = apply_objects(&conn, objs).await?;
+        progress.done(&format!("{c} {v}"));
         summary.push_str(&say(
             req.lang,
             format!("  {c} {v} を適用（ドキュメント {n} 個、server-side）\n"),
             format!("  applied {c} {v} ({n} documents, server-side)\n"),
         ));
     }
-    let waits: Vec<&String> = req.pins.iter().flat_map(|p| &p.deployments).collect();
+    let waits: Vec<&String> = req
+        .pins
+        .iter()
+        .flat_map(|p| &p.deployments)
+        .filter(|d| !waited.contains(d))
+        .collect();
     if !waits.is_empty() {
         progress.start(&say(
             req.lang,
             "オペレーターの Deployment を待機中",
             "waiting for operator Deployments",
         ));
-        let deadline = Instant::now() + req.wait_timeout;
-        let mut pending: Vec<&String> = waits.clone();
-        while !pending.is_empty() {
-            let mut still = Vec::new();
-            for d in pending {
-                let (ns, name) = d.split_once('/').unwrap_or(("default", d));
-                if !kind::deployment_available(&conn, ns, name).await {
-                    still.push(d);
-                }
-            }
-            pending = still;
-            if pending.is_empty() {
-                break;
-            }
-            if Instant::now() > deadline {
-                let names: Vec<&str> = pending.iter().map(|s| s.as_str()).collect();
-                let (after, names) = (
-                    humantime::format_duration(req.wait_timeout),
-                    names.join(", "),
-                );
-                return Err(Error::environment(
-                    format!("{after} 待っても利用可能になりません: {names}（`kubectl -n <ns> describe deployment <name>` で確認してください。setup を再実行すると続きから進めます）"),
-                    format!("not available after {after}: {names} (see `kubectl -n <ns> describe deployment <name>`; re-run setup to continue)"),
-                ));
-            }
-            progress.message(&say(
-                req.lang,
-                format!("Deployment {} 個を待機中", pending.len()),
-                format!("waiting for {} Deployment(s)", pending.len()),
-            ));
-            tokio::time::sleep(
-                deadline
-                    .saturating_duration_since(Instant::now())
-                    .min(Duration::from_secs(3)),
-            )
-            .await;
-        }
+        wait_available(&conn, &waits, req, None, progress).await?;
         progress.done(&say(
             req.lang,
             "オペレーターの Deployment が利用可能になりました",
@@ -268,6 +268,63 @@ pub async fn kind_setup(req: &KindSetup, progress: &mut dyn SetupProgress) -> Re
         on: conn.describe(),
         summary,
     })
+}
+
+/// `namespace/name, …` for messages.
+fn list(deployments: &[&String]) -> String {
+    let names: Vec<&str> = deployments.iter().map(|s| s.as_str()).collect();
+    names.join(", ")
+}
+
+/// Waits up to `--wait-timeout` until every one of `deployments` (`namespace/name`) has an
+/// available replica; `before` names the pin that needs them, for the error.
+async fn wait_available(
+    conn: &crate::cluster::Conn,
+    deployments: &[&String],
+    req: &KindSetup,
+    before: Option<&str>,
+    progress: &mut dyn SetupProgress,
+) -> Result<(), Error> {
+    let deadline = Instant::now() + req.wait_timeout;
+    let mut pending: Vec<&String> = deployments.to_vec();
+    loop {
+        let mut still = Vec::new();
+        for d in pending {
+            let (ns, name) = d.split_once('/').unwrap_or(("default", d));
+            if !kind::deployment_available(conn, ns, name).await {
+                still.push(d);
+            }
+        }
+        pending = still;
+        if pending.is_empty() {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            let (after, names) = (humantime::format_duration(req.wait_timeout), list(&pending));
+            let (needed_ja, needed_en) = match before {
+                Some(pin) => (
+                    format!("（{pin} の適用に必要です）"),
+                    format!(", needed before {pin}"),
+                ),
+                None => (String::new(), String::new()),
+            };
+            return Err(Error::environment(
+                format!("{after} 待っても利用可能になりません: {names}{needed_ja}（`kubectl -n <ns> describe deployment <name>` で確認してください。setup を再実行すると続きから進めます）"),
+                format!("not available after {after}: {names}{needed_en} (see `kubectl -n <ns> describe deployment <name>`; re-run setup to continue)"),
+            ));
+        }
+        progress.message(&say(
+            req.lang,
+            format!("Deployment {} 個を待機中", pending.len()),
+            format!("waiting for {} Deployment(s)", pending.len()),
+        ));
+        tokio::time::sleep(
+            deadline
+                .saturating_duration_since(Instant::now())
+                .min(Duration::from_secs(3)),
+        )
+        .await;
+    }
 }
 
 /// `--with` needs helm; checked before anything is changed.

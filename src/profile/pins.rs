@@ -17,6 +17,10 @@ pub struct Pin {
     pub source: Source,
     /// The Deployments to wait for after applying, as `namespace/name`.
     pub deployments: Vec<String>,
+    /// Deployments (of earlier pins, as `namespace/name`) that must be available before this
+    /// pin is applied: Kubeflow Trainer waits for JobSet's controller, its runtimes for the
+    /// Trainer's. Every other Deployment is waited for once everything is applied.
+    pub after: Vec<String>,
 }
 
 /// Where a pinned manifest's bytes come from.
@@ -57,8 +61,46 @@ pub static TRAINING_OPERATOR: Embedded = Embedded {
     note_ja: "upstream の standalone インストールから v1 の mpijobs.kubeflow.org CRD を除いたもの（MPI Operator の v2beta1 の MPIJob がその名前を使い続けられるように）",
 };
 
+/// JobSet v0.12.0 as Kubeflow Trainer v2.3.0's kustomize overlay installs it (namespace
+/// kubeflow-system), without its CRD: upstream's is a kustomize build of a release asset that is
+/// not a file in git (manifests/kind/jobset.yaml says how it was rendered).
+pub static JOBSET: Embedded = Embedded {
+    name: "jobset",
+    path: "manifests/kind/jobset.yaml",
+    text: include_str!("../../manifests/kind/jobset.yaml"),
+    note: "JobSet's config/default as Kubeflow Trainer's kustomize overlay renders it (namespace kubeflow-system), without the CRD: upstream installs a kustomize build of a release asset, not a file to pin",
+    note_ja: "Kubeflow Trainer の kustomize overlay がレンダリングする JobSet の config/default（namespace は kubeflow-system）から CRD を除いたもの。upstream がインストールするのはリリースアセットを kustomize でビルドしたもので、固定できるファイルがありません",
+};
+
+/// Kubeflow Trainer v2.3.0's controller manager: `kustomize build manifests/overlays/manager`
+/// without the CRDs (pinned upstream files) and without JobSet ([`JOBSET`]); it ships no
+/// kubeflow.org CRD, so it serves its TrainJob beside the training-operator's PyTorchJob.
+pub static KUBEFLOW_TRAINER: Embedded = Embedded {
+    name: "kubeflow-trainer",
+    path: "manifests/kind/kubeflow-trainer.yaml",
+    text: include_str!("../../manifests/kind/kubeflow-trainer.yaml"),
+    note: "`kustomize build manifests/overlays/manager` without the CRDs and JobSet (upstream installs a kustomize build, not a file to pin); no kubeflow.org CRD, so it serves beside the training-operator",
+    note_ja: "`kustomize build manifests/overlays/manager` から CRD と JobSet を除いたもの（upstream がインストールするのは kustomize のビルドで、固定できるファイルがありません）。kubeflow.org の CRD を含まないので training-operator と並んで動きます",
+};
+
+/// The ClusterTrainingRuntimes `torch-distributed` and `deepspeed-distributed` as Trainer's
+/// runtimes overlay renders them: the raw base files name an untagged image and lack the label
+/// the runtime webhook skips.
+pub static TRAINER_RUNTIMES: Embedded = Embedded {
+    name: "trainer-runtimes",
+    path: "manifests/kind/trainer-runtimes.yaml",
+    text: include_str!("../../manifests/kind/trainer-runtimes.yaml"),
+    note: "the ClusterTrainingRuntimes torch-distributed and deepspeed-distributed as `kustomize build manifests/overlays/runtimes` renders them (images tagged v2.3.0, label trainer.kubeflow.org/webhook-validation: disabled)",
+    note_ja: "`kustomize build manifests/overlays/runtimes` がレンダリングする ClusterTrainingRuntime の torch-distributed と deepspeed-distributed（イメージのタグは v2.3.0、ラベル trainer.kubeflow.org/webhook-validation: disabled 付き）",
+};
+
 /// Every embedded manifest, by the name a pins file uses.
-pub static EMBEDDED: &[&Embedded] = &[&TRAINING_OPERATOR];
+pub static EMBEDDED: &[&Embedded] = &[
+    &TRAINING_OPERATOR,
+    &JOBSET,
+    &KUBEFLOW_TRAINER,
+    &TRAINER_RUNTIMES,
+];
 
 /// One entry of a pins file, before it is checked to be exactly one kind of source.
 #[derive(Deserialize)]
@@ -72,6 +114,8 @@ struct PinEntry {
     embedded: Option<String>,
     #[serde(default)]
     deployments: Vec<String>,
+    #[serde(default)]
+    after: Vec<String>,
 }
 
 impl TryFrom<PinEntry> for Pin {
@@ -108,6 +152,7 @@ impl TryFrom<PinEntry> for Pin {
             version: e.version,
             source,
             deployments: e.deployments,
+            after: e.after,
         })
     }
 }
@@ -137,6 +182,12 @@ pub fn embedded(name: &str) -> Option<&'static Embedded> {
 }
 
 impl Pin {
+    /// The same pin, applied only once these Deployments (`namespace/name`) are available.
+    fn after(mut self, deployments: &[&str]) -> Pin {
+        self.after = deployments.iter().map(|s| s.to_string()).collect();
+        self
+    }
+
     /// The file name under `--from DIR` (the URL's last path segment), or the embedded file's.
     pub fn file_name(&self) -> &str {
         let path = match &self.source {
@@ -172,6 +223,7 @@ fn pin(
             sha256: sha256.into(),
         },
         deployments: deployments.iter().map(|s| s.to_string()).collect(),
+        after: Vec::new(),
     }
 }
 
@@ -186,8 +238,14 @@ fn built_in(
         version: version.into(),
         source: Source::Embedded(manifest),
         deployments: deployments.iter().map(|s| s.to_string()).collect(),
+        after: Vec::new(),
     }
 }
+
+/// JobSet's controller as manifests/kind/jobset.yaml deploys it.
+const JOBSET_CONTROLLER: &str = "kubeflow-system/jobset-controller-manager";
+/// Kubeflow Trainer's controller as manifests/kind/kubeflow-trainer.yaml deploys it.
+const TRAINER_CONTROLLER: &str = "kubeflow-system/kubeflow-trainer-controller-manager";
 
 /// The default pins. Deployments waited for: volcano-admission, -controllers and -scheduler in
 /// volcano-system (volcano-sh/volcano README), mpi-operator in namespace mpi-operator
@@ -195,6 +253,17 @@ fn built_in(
 /// `mpi-operator-<hash>` there, as in aws-samples/aws-hpc-tutorials 06-mpi-operator.md), and
 /// training-operator in kubeflow (manifests/kind/training-operator.yaml). The PyTorchJob CRD
 /// comes before the operator that watches it.
+///
+/// Kubeflow Trainer v2.3.0 is installed beside the training-operator v1.9.4: it ships no
+/// kubeflow.org CRD, so neither the PyTorchJob CRD nor the v1 MPIJob that would replace the MPI
+/// Operator's v2beta1 one comes with it, and a learner can practise with either a PyTorchJob or
+/// a TrainJob. Its order: the JobSet CRD and JobSet (kubernetes-sigs/jobset v0.12.0, the version
+/// Trainer's go.mod and Helm chart pin), then, once `jobset-controller-manager` is available, the
+/// three Trainer CRDs and the Trainer, then, once `kubeflow-trainer-controller-manager` is
+/// available (as kubeflow/trainer hack/e2e-setup-cluster.sh waits before the runtimes), the
+/// runtimes. Both Deployments live in kubeflow-system (manifests/kind/jobset.yaml and
+/// kubeflow-trainer.yaml). The CRDs are the files at the tags (sizes and hashes of the git blobs;
+/// the repositories have no LFS or eol attributes, so raw.githubusercontent.com serves these bytes).
 pub fn default_pins() -> Vec<Pin> {
     vec![
         pin("Volcano", "v1.15.1", "https://raw.githubusercontent.com/volcano-sh/volcano/v1.15.1/installer/volcano-development.yaml", 1_089_390, "b5fb45a57bcd1132be7055354999d244266873710609afd1f162005772d15c41", &["volcano-system/volcano-admission", "volcano-system/volcano-controllers", "volcano-system/volcano-scheduler"]),
@@ -204,6 +273,13 @@ pub fn default_pins() -> Vec<Pin> {
         pin("Karpenter NodePool CRD", "v1.14.1", "https://raw.githubusercontent.com/aws/karpenter-provider-aws/v1.14.1/pkg/apis/crds/karpenter.sh_nodepools.yaml", 35_619, "3bb64a20c80776b77aa19a699ebdaf34480a7b2e7ec4ef890b43225b3517f878", &[]),
         pin("Karpenter NodeClaim CRD", "v1.14.1", "https://raw.githubusercontent.com/aws/karpenter-provider-aws/v1.14.1/pkg/apis/crds/karpenter.sh_nodeclaims.yaml", 22_076, "96037dc241031fe0f7a09ddf78183d885ce6a1dfe115f7b3fbf8a12c564be694", &[]),
         pin("Karpenter EC2NodeClass CRD", "v1.14.1", "https://raw.githubusercontent.com/aws/karpenter-provider-aws/v1.14.1/pkg/apis/crds/karpenter.k8s.aws_ec2nodeclasses.yaml", 57_451, "62dec59f01c0972d4503ca3ed25f243ba9c2f561be0d964ce7a14c8df406132f", &[]),
+        pin("JobSet CRD", "v0.12.0", "https://raw.githubusercontent.com/kubernetes-sigs/jobset/v0.12.0/config/components/crd/bases/jobset.x-k8s.io_jobsets.yaml", 823_762, "d022b87624512cf0b6741b31b24a2bea9945b5a838b50713af29332c878bb6fe", &[]),
+        built_in("JobSet (for Kubeflow Trainer)", "v0.12.0", &JOBSET, &[JOBSET_CONTROLLER]),
+        pin("Kubeflow Trainer TrainJob CRD", "v2.3.0", "https://raw.githubusercontent.com/kubeflow/trainer/v2.3.0/manifests/base/crds/trainer.kubeflow.org_trainjobs.yaml", 554_665, "a742cafc5b5582640c7e0b7467c024fc237256fbca5ba0a9f0531dfb66d64416", &[]).after(&[JOBSET_CONTROLLER]),
+        pin("Kubeflow Trainer TrainingRuntime CRD", "v2.3.0", "https://raw.githubusercontent.com/kubeflow/trainer/v2.3.0/manifests/base/crds/trainer.kubeflow.org_trainingruntimes.yaml", 926_556, "69b8dbdf60a18e28cddcc2b8dfc4ce72a943e14b531b9389d593118faee4919f", &[]),
+        pin("Kubeflow Trainer ClusterTrainingRuntime CRD", "v2.3.0", "https://raw.githubusercontent.com/kubeflow/trainer/v2.3.0/manifests/base/crds/trainer.kubeflow.org_clustertrainingruntimes.yaml", 926_571, "ec84dc3388fcdbe8c61d3c247a773d14458dd9438e995bea8e50d2a18080eef9", &[]),
+        built_in("Kubeflow Trainer (TrainJob)", "v2.3.0", &KUBEFLOW_TRAINER, &[TRAINER_CONTROLLER]),
+        built_in("Kubeflow Trainer runtimes", "v2.3.0", &TRAINER_RUNTIMES, &[]).after(&[TRAINER_CONTROLLER]),
     ]
 }
 

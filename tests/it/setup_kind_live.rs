@@ -1134,3 +1134,226 @@ fn setup_names_the_training_operator_when_it_does_not_become_available() {
         out.stderr
     );
 }
+
+// --- Kubeflow Trainer and JobSet: each waited for before what needs it --------------------------
+
+/// Serves what the built-in JobSet, Trainer and runtimes manifests apply and the emulator does
+/// not serve on its own: RBAC, admission registration, and ClusterTrainingRuntime (whose CRD the
+/// default pins download before the Trainer).
+fn serve_trainer_kinds(emu: &Emulator) {
+    serve_operator_kinds(emu);
+    emu.serve_crd("rbac.authorization.k8s.io", "v1", "Role", "roles", true);
+    emu.serve_crd(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "RoleBinding",
+        "rolebindings",
+        true,
+    );
+    emu.serve_crd(
+        "admissionregistration.k8s.io",
+        "v1",
+        "MutatingWebhookConfiguration",
+        "mutatingwebhookconfigurations",
+        false,
+    );
+    emu.serve_crd(
+        "trainer.kubeflow.org",
+        "v1alpha1",
+        "ClusterTrainingRuntime",
+        "clustertrainingruntimes",
+        false,
+    );
+}
+
+/// The JobSet and Trainer controllers, each available (1) or not (0).
+fn trainer_controllers(jobset: i64, trainer: i64) -> Vec<Value> {
+    let mut seed = load(&data("setup/kubeflow-trainer-available.yaml"));
+    for o in &mut seed {
+        match o["metadata"]["name"].as_str() {
+            Some("jobset-controller-manager") => o["status"]["availableReplicas"] = json!(jobset),
+            Some("kubeflow-trainer-controller-manager") => {
+                o["status"]["availableReplicas"] = json!(trainer)
+            }
+            _ => {}
+        }
+    }
+    seed
+}
+
+fn setup_trainer(c: &Cluster, wait: &str) -> Run {
+    let pins = data("setup/pins-trainer.yaml");
+    let empty = tempfile::tempdir().unwrap();
+    c.run(&[
+        "setup",
+        "kind",
+        "--skip-create",
+        "--pins",
+        pins.to_str().unwrap(),
+        "--from",
+        empty.path().to_str().unwrap(),
+        "--wait-timeout",
+        wait,
+        "--request-timeout",
+        "5s",
+    ])
+}
+
+/// Where, in the recorded requests, each document of a built-in manifest was applied.
+fn applied_at(requests: &[Recorded], manifest: &str) -> Vec<usize> {
+    let docs = load(&root().join("manifests/kind").join(manifest));
+    let names: BTreeSet<String> = docs
+        .iter()
+        .filter(|d| d["kind"] != "Namespace")
+        .map(|d| d["metadata"]["name"].as_str().unwrap().to_string())
+        .collect();
+    let at: Vec<usize> = requests
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| apply_patches(std::slice::from_ref(r)).len() == 1)
+        .filter(|(_, r)| names.contains(r.path.rsplit('/').next().unwrap()))
+        .map(|(i, _)| i)
+        .collect();
+    at
+}
+
+/// Where the Deployment `name` in kubeflow-system was read (setup waiting for it).
+fn read_at(requests: &[Recorded], name: &str) -> Vec<usize> {
+    let path = format!("/apis/apps/v1/namespaces/kubeflow-system/deployments/{name}");
+    requests
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.method == "GET" && r.path == path)
+        .map(|(i, _)| i)
+        .collect()
+}
+
+#[test]
+fn the_trainer_is_applied_once_jobset_is_available_and_its_runtimes_once_the_trainer_is() {
+    let mut seed = bare_nodes();
+    seed.extend(trainer_controllers(1, 1));
+    let c = Cluster::new(seed);
+    serve_trainer_kinds(&c.emu);
+    let out = setup_trainer(&c, "30s");
+    assert_eq!(
+        out.code, 0,
+        "stdout:\n{}\nstderr:\n{}",
+        out.stdout, out.stderr
+    );
+    let requests = c.requests();
+    let jobset = applied_at(&requests, "jobset.yaml");
+    let trainer = applied_at(&requests, "kubeflow-trainer.yaml");
+    let runtimes = applied_at(&requests, "trainer-runtimes.yaml");
+    // Every document of each (the shared Namespace aside), once.
+    assert_eq!(jobset.len(), 18, "{:?}", writes(&requests));
+    assert_eq!(trainer.len(), 12, "{:?}", writes(&requests));
+    assert_eq!(runtimes.len(), 2, "{:?}", writes(&requests));
+    // JobSet's controller is read after the last JobSet document and before the first Trainer
+    // one; the Trainer's after its last document and before the first runtime.
+    let jobset_read = read_at(&requests, "jobset-controller-manager");
+    let trainer_read = read_at(&requests, "kubeflow-trainer-controller-manager");
+    let (last, first) = (
+        *jobset.iter().max().unwrap(),
+        *trainer.iter().min().unwrap(),
+    );
+    assert!(
+        jobset_read.iter().any(|&r| last < r && r < first),
+        "JobSet read at {jobset_read:?}, applied up to {last}, Trainer from {first}"
+    );
+    let (last, first) = (
+        *trainer.iter().max().unwrap(),
+        *runtimes.iter().min().unwrap(),
+    );
+    assert!(
+        trainer_read.iter().any(|&r| last < r && r < first),
+        "Trainer read at {trainer_read:?}, applied up to {last}, runtimes from {first}"
+    );
+    for what in [
+        "waited for kubeflow-system/jobset-controller-manager before Kubeflow Trainer (TrainJob) v2.3.0",
+        "applied Kubeflow Trainer (TrainJob) v2.3.0 (13 documents, server-side)",
+        "waited for kubeflow-system/kubeflow-trainer-controller-manager before Kubeflow Trainer runtimes v2.3.0",
+        "applied Kubeflow Trainer runtimes v2.3.0 (2 documents, server-side)",
+    ] {
+        assert!(out.stdout.contains(what), "{what:?} missing from\n{}", out.stdout);
+    }
+    let objects = c.emu.objects();
+    for name in ["torch-distributed", "deepspeed-distributed"] {
+        let rt = stored(&objects, "ClusterTrainingRuntime", name).unwrap();
+        assert_eq!(
+            rt["metadata"]["labels"]["trainer.kubeflow.org/webhook-validation"],
+            "disabled"
+        );
+    }
+    for (name, image) in [
+        (
+            "jobset-controller-manager",
+            "registry.k8s.io/jobset/jobset:v0.12.0",
+        ),
+        (
+            "kubeflow-trainer-controller-manager",
+            "ghcr.io/kubeflow/trainer/trainer-controller-manager:v2.3.0",
+        ),
+    ] {
+        let d = stored(&objects, "Deployment", name).unwrap();
+        assert_eq!(d["metadata"]["namespace"], "kubeflow-system");
+        assert_eq!(
+            d["spec"]["template"]["spec"]["containers"][0]["image"],
+            image
+        );
+    }
+}
+
+#[test]
+fn nothing_of_the_trainer_is_applied_while_jobset_is_not_available() {
+    for (what, seed) in [
+        ("absent", Vec::new()),
+        ("0 available", trainer_controllers(0, 1)),
+    ] {
+        let mut nodes = bare_nodes();
+        nodes.extend(seed);
+        let c = Cluster::new(nodes);
+        serve_trainer_kinds(&c.emu);
+        let out = setup_trainer(&c, "2s");
+        assert_eq!(out.code, 3, "{what}: {}", out.stderr);
+        assert!(
+            out.stderr.contains(
+                "not available after 2s: kubeflow-system/jobset-controller-manager, needed before Kubeflow Trainer (TrainJob) v2.3.0"
+            ),
+            "{what}: {}",
+            out.stderr
+        );
+        let requests = c.requests();
+        assert_eq!(applied_at(&requests, "jobset.yaml").len(), 18, "{what}");
+        assert!(
+            applied_at(&requests, "kubeflow-trainer.yaml").is_empty()
+                && applied_at(&requests, "trainer-runtimes.yaml").is_empty(),
+            "{what}: {:?}",
+            writes(&requests)
+        );
+    }
+}
+
+#[test]
+fn the_runtimes_are_not_applied_while_the_trainer_is_not_available() {
+    let mut seed = bare_nodes();
+    seed.extend(trainer_controllers(1, 0));
+    let c = Cluster::new(seed);
+    serve_trainer_kinds(&c.emu);
+    let out = setup_trainer(&c, "2s");
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(
+        out.stderr.contains(
+            "not available after 2s: kubeflow-system/kubeflow-trainer-controller-manager, needed before Kubeflow Trainer runtimes v2.3.0"
+        ),
+        "{}",
+        out.stderr
+    );
+    let requests = c.requests();
+    assert_eq!(applied_at(&requests, "kubeflow-trainer.yaml").len(), 12);
+    assert!(applied_at(&requests, "trainer-runtimes.yaml").is_empty());
+    assert!(!c
+        .emu
+        .objects()
+        .iter()
+        .any(|o| o["kind"] == "ClusterTrainingRuntime"));
+}
