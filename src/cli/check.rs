@@ -22,10 +22,14 @@ Examples:
       write the starting file gang-train.yaml (no cluster)
   trainlab check 9 --files gang-train.yaml --profile kind
       static mode: your manifest before applying it, with kind's facts
+  trainlab check 15 --files nodepool.yaml --dry-run=server
+      static mode, and the cluster's API server validates every object without storing it
   trainlab check 13 --snapshot ./saved -o junit
       saved `kubectl get -o yaml` output, as JUnit XML
 
-Without --snapshot, --files or --demo, check reads the cluster of the current kube context (or --context) and never writes to it. In static mode (--files) checks about cluster state are skipped, never failed.")]
+Without --snapshot, --files or --demo, check reads the cluster of the current kube context (or --context) and never writes to it. In static mode (--files) checks about cluster state are skipped, never failed, and no cluster is contacted.
+
+--dry-run=server (with --files) also sends every object of the files to the current context's API server as `kubectl apply --server-side --dry-run=server --validate=strict` would: a server-side apply with dryRun=All, force, fieldValidation=Strict and field manager trainlab, into the lab's namespace unless an object names its own. The server decodes it against the kind's schema, validates it (enums, unknown fields, CEL rules) and runs the admission webhooks, then stores nothing. A refusal is quoted word for word under the spec check that judges the refused field or reads the refused object (or under the lab), and fails it (exit 1); a dry run the cluster cannot make (unreachable, forbidden, a namespace that does not exist yet) is an environment error (exit 3), never a fail. Dry runs are authorized like the write itself (patch on the kind) and appear in the API server's audit log as `patch` requests whose requestURI carries dryRun=All.")]
 pub struct CheckArgs {
     /// Labs to grade (number, id or folder)
     #[arg(required_unless_present = "all")]
@@ -35,6 +39,17 @@ pub struct CheckArgs {
     pub all: bool,
     #[command(flatten)]
     pub source: SourceArgs,
+    /// With --files: `server` also has the API server of the current context validate every
+    /// object, as `kubectl apply --server-side --dry-run=server` does, storing nothing (see
+    /// below)
+    #[arg(
+        long = "dry-run",
+        value_enum,
+        value_name = "STRATEGY",
+        require_equals = true,
+        requires = "files"
+    )]
+    pub dry_run: Option<DryRun>,
     /// Output format
     #[arg(short = 'o', long = "output", value_enum, default_value = "human")]
     pub output: Format,
@@ -77,6 +92,17 @@ pub struct SourceArgs {
     pub demo: bool,
 }
 
+/// `--dry-run`, spelled as kubectl's (`--dry-run=none|client|server`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DryRun {
+    /// Static mode only: no cluster is contacted (the default)
+    None,
+    /// The same as none: check never sends anything to a cluster without `server`
+    Client,
+    /// Also send every object to the API server as a server-side dry run: validated, never stored
+    Server,
+}
+
 pub fn run(g: &Global, a: &CheckArgs) -> Result<ExitCode, crate::Error> {
     let catalog = g.catalog()?;
     let live = a.source.snapshot.is_none() && a.source.files.is_empty() && !a.source.demo;
@@ -105,12 +131,13 @@ pub fn run(g: &Global, a: &CheckArgs) -> Result<ExitCode, crate::Error> {
             params: a.params.clone(),
             profile: a.profile,
             repeat,
+            server_dry_run: (a.dry_run == Some(DryRun::Server)).then(|| a.live.opts()),
         },
     )?;
     let mut view = super::live::Screen::new(g.lang(), a.output, live, a.watch);
-    let results = super::live::runtime()?.block_on(plan::run(&plan, &mut view))?;
+    let checked = super::live::runtime()?.block_on(plan::check(&plan, &mut view))?;
     if !a.watch {
-        view.print_final(&results);
+        view.print_checked(&checked);
     }
-    Ok(plan::exit_code(&results))
+    Ok(checked.exit_code())
 }

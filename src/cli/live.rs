@@ -98,16 +98,31 @@ impl Screen {
     }
 
     fn render(&self, results: &[LabResult]) -> String {
+        self.render_with(results, None)
+    }
+
+    fn render_with(
+        &self,
+        results: &[LabResult],
+        server: Option<&crate::plan::dry_run::ServerVerdict>,
+    ) -> String {
         let reports: Vec<LabReport> = results
             .iter()
-            .map(|r| LabReport::new(r, self.lang))
+            .map(|r| {
+                let report = LabReport::new(r, self.lang);
+                match server {
+                    Some(s) => report.with_server(s),
+                    None => report,
+                }
+            })
             .collect();
         let color = self.format == Format::Human && report::color_enabled();
         report::render(&reports, self.format, color)
     }
 
-    pub fn print_final(&self, results: &[LabResult]) {
-        print(&self.render(results));
+    /// The report of a `check`, with the server's verdict when there is one.
+    pub fn print_checked(&self, checked: &crate::plan::dry_run::Checked) {
+        print(&self.render_with(&checked.results, checked.server.as_ref()));
     }
 
     fn stop_spinner(&mut self) {

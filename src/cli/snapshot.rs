@@ -65,6 +65,7 @@ pub fn run(g: &Global, a: &SnapshotArgs) -> Result<ExitCode, crate::Error> {
             params: Vec::new(),
             profile: None,
             repeat: Repeat::Once,
+            server_dry_run: None,
         },
     )?;
     let mut screen = Screen::new(g.lang(), Format::Human, true, false);

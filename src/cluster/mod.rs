@@ -1,9 +1,11 @@
-//! Talking to a cluster: connecting, retries, discovery, reading (gather), applying, deleting.
+//! Talking to a cluster: connecting, retries, discovery, reading (gather), applying (and the
+//! server-side dry run of `check --files`), deleting.
 
 mod apply;
 pub mod bounds;
 mod connect;
 mod discovery;
+pub mod dry_run;
 mod gather;
 mod http;
 mod kubeconfig_error;

@@ -94,6 +94,7 @@ impl<'c> Room<'c> {
                 params: req.params.clone(),
                 profile: req.profile,
                 repeat: Repeat::Once,
+                server_dry_run: None,
             },
         )?;
         let template = match (&req.learners, &req.template) {
@@ -199,6 +200,7 @@ impl<'c> Room<'c> {
             params: self.params.clone(),
             profile: self.profile,
             repeat: Repeat::Once,
+            server_dry_run: None,
         }
     }
 
@@ -489,6 +491,7 @@ async fn grade_cluster(room: &Room<'_>, ctx: &str) -> Result<Vec<LabResult>, Err
         params: room.params.clone(),
         profile: room.profile,
         repeat: Repeat::Once,
+        server_dry_run: None,
     };
     plan::run(&plan, &mut plan::Quiet).await
 }

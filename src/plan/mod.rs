@@ -4,6 +4,7 @@
 //! queries answered from files offline — judges every lab, and with `--wait`/`--watch`
 //! observes again. `cli/` only parses and renders.
 
+pub mod dry_run;
 pub mod learners;
 pub mod rounds;
 
@@ -63,6 +64,9 @@ pub struct Request {
     pub params: Vec<(String, String)>,
     pub profile: Option<Profile>,
     pub repeat: Repeat,
+    /// `--dry-run=server` with `--files`: also send every object to this cluster as a
+    /// server-side dry run ([`dry_run`]).
+    pub server_dry_run: Option<ConnectOpts>,
 }
 
 /// One lab to grade, for one target.
@@ -81,6 +85,8 @@ pub struct Plan<'c> {
     pub params: BTreeMap<String, String>,
     pub profile: Option<Profile>,
     pub repeat: Repeat,
+    /// The cluster that judges the files with a server-side dry run (only with `--files`).
+    pub server_dry_run: Option<ConnectOpts>,
 }
 
 impl<'c> Plan<'c> {
@@ -92,6 +98,12 @@ impl<'c> Plan<'c> {
             return Err(Error::usage(
                 "-n/--namespace には lab を 1 つだけ指定してください",
                 "-n/--namespace needs exactly one lab",
+            ));
+        }
+        if req.server_dry_run.is_some() && !matches!(req.source, Source::Files(_)) {
+            return Err(Error::usage(
+                "--dry-run=server は --files のマニフェストを API サーバーに送って検証します。--files と一緒に指定してください",
+                "--dry-run=server sends the manifests of --files to the API server; give it with --files",
             ));
         }
         if !req.source.is_live() && req.repeat != Repeat::Once {
@@ -156,6 +168,7 @@ impl<'c> Plan<'c> {
             params,
             profile: req.profile,
             repeat: req.repeat,
+            server_dry_run: req.server_dry_run,
         })
     }
 
@@ -262,7 +275,7 @@ enum Session {
 /// Ctrl-C in watch mode. Returns the last round's results.
 pub async fn run(plan: &Plan<'_>, progress: &mut dyn Progress) -> Result<Vec<LabResult>, Error> {
     let queries = plan.queries();
-    let mut session = match &plan.source {
+    let session = match &plan.source {
         Source::Live(opts) => {
             let conn = connect(opts).await?;
             progress.connected(&conn.describe());
@@ -276,9 +289,40 @@ pub async fn run(plan: &Plan<'_>, progress: &mut dyn Progress) -> Result<Vec<Lab
         Source::Files(paths) => Session::Offline(sources::files(paths)?.planned(queries.clone())),
         Source::Demo => Session::Offline(sources::demo()?.planned(queries.clone())),
     };
+    run_session(plan, &queries, session, progress).await
+}
+
+/// `check`: [`run`], and with `--files … --dry-run=server` the server's verdict on the same
+/// files, read once ([`dry_run`]).
+pub async fn check(
+    plan: &Plan<'_>,
+    progress: &mut dyn Progress,
+) -> Result<dry_run::Checked, Error> {
+    let (Source::Files(paths), Some(opts)) = (&plan.source, &plan.server_dry_run) else {
+        return Ok(dry_run::Checked {
+            results: run(plan, progress).await?,
+            server: None,
+        });
+    };
+    let queries = plan.queries();
+    let obs = sources::files(paths)?.planned(queries.clone());
+    let mut results = run_session(plan, &queries, Session::Offline(obs.clone()), progress).await?;
+    let server = dry_run::server(plan, opts, &obs, &queries, &mut results, progress).await?;
+    Ok(dry_run::Checked {
+        results,
+        server: Some(server),
+    })
+}
+
+async fn run_session(
+    plan: &Plan<'_>,
+    queries: &[Query],
+    mut session: Session,
+    progress: &mut dyn Progress,
+) -> Result<Vec<LabResult>, Error> {
     let mut rounds = CheckRounds {
         plan,
-        queries: &queries,
+        queries,
         session: &mut session,
         progress,
     };

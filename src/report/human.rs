@@ -170,6 +170,26 @@ fn render_one(out: &mut String, r: &LabReport, color: bool, width: Option<usize>
         p.dim.apply_to(super::fit::wrap_hanging(&ctx, width, "  "))
     );
 
+    // The server's verdict: what it refused for no single check, and what kept it from judging.
+    if let Some(server) = &r.server_dry_run {
+        let _ = writeln!(
+            out,
+            "{}",
+            p.dim.apply_to(super::fit::wrap_hanging(
+                &super::server::summary(server, lang),
+                width,
+                "  "
+            ))
+        );
+        for refusal in server.refused.iter().filter(|x| x.on_the_lab()) {
+            let mark = format!("{} ", p.mark(Status::Fail));
+            para(out, "  ", "✘ ", &mark, &refusal.text, width);
+        }
+        for e in &server.errors {
+            let mark = format!("{} ", p.mark(Status::Error));
+            para(out, "  ", "! ", &mark, e, width);
+        }
+    }
     // The object the lab is about is missing: say so once, not under every check.
     let hoist = r.outcomes.iter().filter(|o| o.missing).count() > 1;
     let missing = r.outcomes.iter().find(|o| o.missing).filter(|_| hoist);
@@ -191,7 +211,7 @@ fn render_one(out: &mut String, r: &LabReport, color: bool, width: Option<usize>
         para(out, "", &plain, &styled, &o.title, width);
         let indent = "      ";
         if o.status != Status::Pass {
-            if let Some(why) = &o.reason {
+            if let Some(why) = o.human_reason.as_ref().or(o.reason.as_ref()) {
                 let label = format!("{}: ", ui(o.status.as_str(), lang));
                 let styled = format!("{}: ", p.word(o.status, lang));
                 para(out, indent, &label, &styled, why, width);

@@ -1,11 +1,40 @@
 //! JUnit XML: a testsuite per lab (name = lab id), a testcase per check (classname = lab id,
 //! name = check id). fail and pending are failures (type `fail`/`pending`), error is an error,
-//! skipped is skipped; messages carry the hint, expected/found and the reason.
+//! skipped is skipped; messages carry the hint, expected/found and the reason. With
+//! `--dry-run=server` each suite also has a `server-dry-run` testcase.
 
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
 use super::{LabReport, OutcomeReport};
 use crate::verify::Status;
+
+/// The testcase of `--dry-run=server`: the API server's verdict on the files of the lab.
+const SERVER_CASE: &str = "server-dry-run";
+
+/// Error when the dry run could not judge, failure when the server refused an object (each
+/// refusal quoted), success otherwise.
+fn server_status(s: &super::server::ServerReport) -> TestCaseStatus {
+    let texts: Vec<&str> = s.refused.iter().map(|x| x.text.as_str()).collect();
+    let (kind, lines) = if !s.errors.is_empty() {
+        (
+            NonSuccessKind::Error,
+            s.errors.iter().map(String::as_str).collect(),
+        )
+    } else if !texts.is_empty() {
+        (NonSuccessKind::Failure, texts)
+    } else {
+        return TestCaseStatus::success();
+    };
+    let mut status = TestCaseStatus::non_success(kind);
+    status.set_message(lines[0].to_string());
+    status.set_type(if kind == NonSuccessKind::Error {
+        "error"
+    } else {
+        "fail"
+    });
+    status.set_description(lines.join("\n"));
+    status
+}
 
 pub fn render_all(reports: &[LabReport]) -> String {
     let mut report = Report::new("trainlab");
@@ -25,6 +54,11 @@ pub fn render_all(reports: &[LabReport]) -> String {
         for o in &r.outcomes {
             let status = case_status(o);
             let mut case = TestCase::new(o.check.as_str(), status);
+            case.set_classname(r.lab.id.as_str());
+            suite.add_test_case(case);
+        }
+        if let Some(server) = &r.server_dry_run {
+            let mut case = TestCase::new(SERVER_CASE, server_status(server));
             case.set_classname(r.lab.id.as_str());
             suite.add_test_case(case);
         }

@@ -12,6 +12,7 @@ pub mod fit;
 pub mod heatmap;
 pub mod html;
 pub mod room;
+pub mod server;
 
 use serde::Serialize;
 
@@ -54,6 +55,10 @@ pub struct OutcomeReport {
     /// The failure is "the object the lab is about is missing": human output says it once.
     #[serde(skip)]
     pub missing: bool,
+    /// What human output says instead of `reason`, when it says the reason once above the
+    /// checks (a refusal of `--dry-run=server` attached to several checks).
+    #[serde(skip)]
+    pub human_reason: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -87,6 +92,9 @@ pub struct LabReport {
     pub counts: Counts,
     pub outcomes: Vec<OutcomeReport>,
     pub advice: Vec<AdviceReport>,
+    /// `--dry-run=server`: what the API server said of the files (see [`server`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_dry_run: Option<server::ServerReport>,
 }
 
 impl LabReport {
@@ -122,6 +130,7 @@ impl LabReport {
                     evidence: o.evidence.clone(),
                     missing: o.status == Status::Fail
                         && o.hint.as_deref() == Some(crate::verify::MISSING_HINT),
+                    human_reason: None,
                 }
             })
             .collect();
@@ -166,6 +175,7 @@ impl LabReport {
             },
             outcomes,
             advice,
+            server_dry_run: None,
         }
     }
 }
