@@ -82,7 +82,19 @@ pub async fn gather(
     discovery: &Discovery,
     queries: &[Query],
 ) -> Result<Observed, Error> {
-    let reads = gather_as(conn, discovery, queries, |raw, q| {
+    discovery.next_round();
+    gather_more(conn, discovery, queries).await
+}
+
+/// [`gather`] as more reads of the same observation (capability detection after a check's
+/// reads): discovery answers of this round are reused, so a group the cluster does not serve
+/// is asked about once per observation, not once per gather.
+pub async fn gather_more(
+    conn: &Conn,
+    discovery: &Discovery,
+    queries: &[Query],
+) -> Result<Observed, Error> {
+    let reads = gather_as_in_round(conn, discovery, queries, |raw, q| {
         Obj::new(object_value(raw, q)?, Origin::Live).map_err(|e| e.to_string())
     })
     .await?;
@@ -102,6 +114,15 @@ pub async fn gather_as<T: Send>(
     convert: impl Fn(&RawValue, &Query) -> Result<T, String> + Sync,
 ) -> Result<Vec<(Query, Result<Vec<T>, Unavailable>)>, Error> {
     discovery.next_round();
+    gather_as_in_round(conn, discovery, queries, convert).await
+}
+
+async fn gather_as_in_round<T: Send>(
+    conn: &Conn,
+    discovery: &Discovery,
+    queries: &[Query],
+    convert: impl Fn(&RawValue, &Query) -> Result<T, String> + Sync,
+) -> Result<Vec<(Query, Result<Vec<T>, Unavailable>)>, Error> {
     probe(conn).await?;
     let planned = plan(queries.iter().cloned());
     let convert = &convert;

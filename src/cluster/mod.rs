@@ -17,7 +17,7 @@ pub use apply::{
 };
 pub use connect::{connect, Conn, ConnectOpts};
 pub use discovery::Discovery;
-pub use gather::{compact, gather, gather_as, plan, probe, Compact, PAGE_SIZE};
+pub use gather::{compact, gather, gather_as, gather_more, plan, probe, Compact, PAGE_SIZE};
 pub use http::{download, LogLayer, LOG_TARGET, USER_AGENT};
 pub use retry::{
     api_error, credentials_error, is_credentials_error, is_timeout, is_transient, with_retry,

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use crate::cluster::{gather, Conn, Discovery};
+use crate::cluster::{gather_more, Conn, Discovery};
 use crate::facts::capabilities::{self, Capabilities, Capability, Evidence};
 use crate::facts::{NodeFacts, Profile};
 use crate::observe::{kinds, Query, ReadResult, Unavailable};
@@ -19,7 +19,7 @@ pub async fn detect(
     profile: Option<Profile>,
 ) -> Result<Capabilities, Error> {
     let queries = controller_queries(wanted);
-    let obs = gather(conn, discovery, &queries).await?;
+    let obs = gather_more(conn, discovery, &queries).await?;
     let answer = |q: &Query| obs.list(q).map(|objs| objs.into_iter().cloned().collect());
     Ok(detect_from(conn, discovery, wanted, nodes, profile, &answer).await)
 }

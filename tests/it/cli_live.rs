@@ -582,11 +582,16 @@ fn grading_every_lab_at_once_lists_each_kind_and_namespace_once_and_nodes_once()
         "/apis/karpenter.sh/v1/nodepools",
         "/apis/karpenter.sh/v1/nodeclaims",
         "/apis/karpenter.k8s.aws/v1/ec2nodeclasses",
+        // The labs that accept a TrainJob also list the Jobs between a JobSet and its pods; the
+        // TrainJob, runtime and JobSet reads are not served here (no Kubeflow Trainer).
         "/apis/kubeflow.org/v1/namespaces/trainlab-tensor-parallelism/pytorchjobs",
+        "/apis/batch/v1/namespaces/trainlab-tensor-parallelism/jobs",
         "/api/v1/namespaces/trainlab-tensor-parallelism/pods",
         "/apis/kubeflow.org/v1/namespaces/trainlab-parallelism-3d/pytorchjobs",
+        "/apis/batch/v1/namespaces/trainlab-parallelism-3d/jobs",
         "/api/v1/namespaces/trainlab-parallelism-3d/pods",
         "/apis/kubeflow.org/v1/namespaces/trainlab-bf16/pytorchjobs",
+        "/apis/batch/v1/namespaces/trainlab-bf16/jobs",
         "/api/v1/namespaces/trainlab-bf16/pods",
         "/api/v1/namespaces/trainlab-bf16/configmaps",
         "/apis/batch/v1/namespaces/trainlab-gradient-checkpointing/jobs",
@@ -628,9 +633,10 @@ fn grading_every_lab_at_once_lists_each_kind_and_namespace_once_and_nodes_once()
     ];
     // Capability detection reads each controller Deployment by name: volcano-scheduler,
     // volcano-controllers, mpi-operator, karpenter, training-operator, slurm-operator,
-    // fsx-csi-controller.
+    // fsx-csi-controller, and Kubeflow Trainer's kubeflow-trainer-controller-manager with
+    // JobSet's two names (jobset-controller-manager, jobset-controller).
     let deployments = count(&lists, "/apis/apps/v1/deployments");
-    assert_eq!(deployments, 7, "{lists:#?}");
+    assert_eq!(deployments, 10, "{lists:#?}");
     assert!(
         lists.len() - deployments <= distinct.len(),
         "{} LISTs for {} reads: {lists:#?}",
@@ -1697,4 +1703,50 @@ fn https_to_a_server_without_tls_says_the_handshake_failed_and_to_check_the_sche
     assert_eq!(code, 3, "{stderr}");
     assert!(stderr.contains("TLS"), "{stderr}");
     assert!(stderr.contains("http://"), "{stderr}");
+}
+
+/// TrainJobs of labs 1, 10 and 11 graded live against the emulator serving Kubeflow Trainer's
+/// kinds: the runtime read from the cluster, the pods found through the JobSet and its Jobs.
+#[test]
+fn trainjobs_pass_live_against_a_cluster_serving_kubeflow_trainer() {
+    let labs = ["tensor-parallelism", "bf16", "gradient-checkpointing"];
+    let mut seed = nodes();
+    for lab in labs {
+        seed.extend(load(&format!("{lab}/trainjob-state")));
+    }
+    let c = Cluster::with_crds(seed, false);
+    let trainer = "trainer.kubeflow.org";
+    c.emu
+        .serve_crd(trainer, "v1alpha1", "TrainJob", "trainjobs", true);
+    c.emu.serve_crd(
+        trainer,
+        "v1alpha1",
+        "TrainingRuntime",
+        "trainingruntimes",
+        true,
+    );
+    c.emu.serve_crd(
+        trainer,
+        "v1alpha1",
+        "ClusterTrainingRuntime",
+        "clustertrainingruntimes",
+        false,
+    );
+    c.emu
+        .serve_crd("jobset.x-k8s.io", "v1alpha2", "JobSet", "jobsets", true);
+    for lab in labs {
+        let (code, stdout, stderr) =
+            c.run(&["check", lab, "--request-timeout", "2s", "-o", "json"]);
+        assert_eq!(code, 0, "{lab}\nstdout:\n{stdout}\nstderr:\n{stderr}");
+        for (check, status, reason) in lab_outcomes(&json_of(&stdout), lab) {
+            assert_eq!(status, "pass", "{lab} {check}: {reason}");
+        }
+    }
+    let paths: Vec<String> = c.requests().into_iter().map(|r| r.path).collect();
+    assert!(
+        paths
+            .iter()
+            .any(|p| p == "/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes"),
+        "the runtime is read from the cluster: {paths:?}"
+    );
 }

@@ -308,6 +308,18 @@ fn a_shared_room_grades_every_learner_like_check_and_costs_one_list_per_kind() {
     // The emulated cluster is not EKS Auto Mode: discovery says its NodeClass is not served,
     // so nothing lists it.
     kinds.remove("nodeclasses.eks.amazonaws.com");
+    // Nor does it run Kubeflow Trainer v2: no TrainJobs, runtimes or JobSets are listed.
+    for k in [
+        "trainjobs.trainer.kubeflow.org",
+        "trainingruntimes.trainer.kubeflow.org",
+        "clustertrainingruntimes.trainer.kubeflow.org",
+        "jobsets.jobset.x-k8s.io",
+    ] {
+        assert!(
+            kinds.remove(k),
+            "{k} is read by the labs that accept a TrainJob"
+        );
+    }
     // Room grading never reads Secrets (the grader's role has no permission on them).
     let reads_secrets = kinds.remove("secrets");
     assert!(

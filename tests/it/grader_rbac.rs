@@ -307,6 +307,19 @@ fn every_request_of_the_grader_job_is_allowed_by_its_role_and_every_rule_is_used
     // Granted for EKS Auto Mode clusters; the emulated cluster does not serve the kind, so
     // grading here never lists it.
     assert!(granted.remove(&("eks.amazonaws.com".to_string(), "nodeclasses".to_string())));
+    // Granted for clusters with Kubeflow Trainer v2 (TrainJobs, their runtimes and JobSets); the
+    // emulated cluster here serves the training-operator's PyTorchJob only.
+    for (group, resource) in [
+        ("trainer.kubeflow.org", "trainjobs"),
+        ("trainer.kubeflow.org", "trainingruntimes"),
+        ("trainer.kubeflow.org", "clustertrainingruntimes"),
+        ("jobset.x-k8s.io", "jobsets"),
+    ] {
+        assert!(
+            granted.remove(&(group.to_string(), resource.to_string())),
+            "{resource}.{group} granted"
+        );
+    }
     assert_eq!(used, granted, "every rule is used by grading");
 }
 

@@ -103,10 +103,8 @@ pub enum RuntimeFound {
 /// clustertrainingruntime.go` `ValidateObjects`: "specified clusterTrainingRuntime must be
 /// created before the TrainJob is created").
 pub fn find_runtime(ctx: &JudgeCtx, job: &Obj, check: &str, checks: &[&str]) -> RuntimeFound {
-    let tj: TrainJob = match job.parse() {
-        Ok(t) => t,
-        Err(_) => TrainJob::default(),
-    };
+    // A TrainJob that does not parse is reported by `over_runtime`, which parses it again.
+    let tj: TrainJob = job.parse().unwrap_or_default();
     let r = tj.spec.runtime_ref.clone().unwrap_or_default();
     let name = r.name.clone().unwrap_or_default();
     let read = match r.kind() {
@@ -618,7 +616,7 @@ pub fn rejections(w: &Workload) -> Vec<Rejection> {
             );
         }
     }
-    for (i, p) in v.job.spec.runtime_patches.iter().enumerate() {
+    for p in &v.job.spec.runtime_patches {
         let jobs = p
             .training_runtime_spec
             .as_ref()
@@ -650,7 +648,6 @@ pub fn rejections(w: &Workload) -> Vec<Rejection> {
                     );
                 }
             }
-            let _ = i;
         }
     }
     for t in &w.templates {
