@@ -727,11 +727,11 @@ fn a_missing_config_map_or_job_fails_with_the_missing_text() {
         );
         assert_eq!(
             o.expected.as_deref(),
-            Some("kubeflow.org/v1 PyTorchJob zero3-train | batch/v1 Job zero3-train")
+            Some("kubeflow.org/v1 PyTorchJob zero3-train | batch/v1 Job zero3-train | trainer.kubeflow.org/v1alpha1 TrainJob zero3-train")
         );
     }
     let hint = english_hint(&r, "pods-running");
-    assert!(hint.contains("PyTorchJob / Job `zero3-train`"), "{hint}");
+    assert!(hint.contains("PyTorchJob / Job / TrainJob `zero3-train`"), "{hint}");
     // A version the API server does not serve is not there either.
     let r = grade(&solved().edit("Job", JOB, |v| v["apiVersion"] = json!("batch/v2")));
     assert_eq!(
@@ -899,4 +899,49 @@ fn a_run_clm_line_without_a_dataset_is_advised_not_failed() {
         "Job",
         State::solution_of(LAB, "eks"),
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The same lab as a TrainJob over Kubeflow Trainer v2's `deepspeed-distributed` runtime (MPI).
+
+fn trainjob() -> State {
+    State::load("zero3-offload/trainjob-state").and("kind-nodes")
+}
+
+#[test]
+fn a_trainjob_over_deepspeed_distributed_passes_every_check() {
+    let r = trainjob().grade(LAB);
+    assert_all_pass(&r);
+    // Both the launcher and the sshd worker see the config at the path mpirun's ranks read.
+    let found = outcome(&r, "config-mounted").found.clone().unwrap_or_default();
+    assert!(found.contains("node: --deepspeed /etc/deepspeed/ds_config.json"), "{found}");
+    assert!(found.contains("launcher: --deepspeed"), "{found}");
+}
+
+#[test]
+fn a_trainjob_whose_workers_lack_the_config_mount_fails_config_mounted_for_the_workers() {
+    let r = trainjob()
+        .edit("TrainJob", "zero3-train", |v| {
+            let jobs = &mut v["spec"]["runtimePatches"][0]["trainingRuntimeSpec"]["template"]
+                ["spec"]["replicatedJobs"];
+            jobs.as_array_mut().unwrap().retain(|j| j["name"] != "node");
+        })
+        .grade(LAB);
+    let o = outcome(&r, "config-mounted");
+    assert_eq!(o.status, Status::Fail, "{o:?}");
+    assert_eq!(o.evidence["role"], "node");
+}
+
+#[test]
+fn a_trainjob_over_a_runtime_the_cluster_lacks_fails_config_mounted_naming_its_runtimes() {
+    let r = trainjob()
+        .edit("TrainJob", "zero3-train", |v| {
+            v["spec"]["runtimeRef"]["name"] = json!("deepspeed")
+        })
+        .grade(LAB);
+    let o = outcome(&r, "config-mounted");
+    assert_eq!(o.hint.as_deref(), Some("runtime-missing"));
+    assert_eq!(o.evidence["runtimes"], "deepspeed-distributed");
+    // The config checks read the ConfigMap, not the job: still graded.
+    assert_eq!(status(&r, "zero-stage-3"), Status::Pass);
 }

@@ -22,7 +22,7 @@ use crate::verify::kit::k8s::placement::{self, Allowed};
 use crate::verify::kit::k8s::pods::{self, JobEnd, PodState};
 use crate::verify::kit::k8s::workload::{PodTemplate, Workload};
 use crate::verify::kit::training::job::{
-    self, bad_flag, find_training_job, first_rejection, main_container, no_command, owned_pods,
+    self, bad_flag, find_training_job, first_rejection, main_container, no_command,
     precision, training_command, PrecisionFacts, TrainingJob,
 };
 use crate::verify::kit::training::trainjob::{
@@ -130,9 +130,8 @@ impl Verifier for Bf16 {
                 return Ok(j);
             }
         };
-        let states = match owned_pods(ctx, &job, &pods) {
-            Ok(Some(o)) => pods::pod_states(&o.all().collect::<Vec<_>>())?,
-            Ok(None) => Vec::new(),
+        let states = match job::owned_states(ctx, &job, &pods)? {
+            Ok(states) => states,
             Err(why) => {
                 j.push(ev(Outcome::unavailable(ON_BF16_NODES, &why)));
                 j.push(ev(Outcome::unavailable(RUNNING, &why)));

@@ -25,7 +25,7 @@ use env::{env_settings, EnvSetting, EnvSource};
 use crate::verify::kit::k8s::image::ImageRef;
 use crate::verify::kit::k8s::mounts::volume_kind;
 use crate::verify::kit::training::parallel::GpuNodes;
-use crate::verify::kit::k8s::pods::running_of;
+use crate::verify::kit::training::job::running_of;
 use crate::verify::kit::k8s::quantity::Quantity;
 use crate::verify::kit::k8s::resources;
 use crate::verify::kit::training::job::{rejections, wrong_version};

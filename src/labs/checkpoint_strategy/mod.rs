@@ -24,7 +24,6 @@ use crate::verify::kit::cmdline::{
 };
 use crate::verify::kit::k8s::mounts::{absolute, claim_names, volume_at, volume_kind};
 use crate::verify::kit::training::parallel::find_job;
-use crate::verify::kit::k8s::pods;
 use crate::verify::kit::training::job::{
     self, bad_flag, first_rejection, main_container, training_command,
 };
@@ -127,7 +126,7 @@ impl Verifier for CheckpointStrategy {
 
         // State: the claim the checkpoints go to, then the Job's pods (by uid).
         j.push(ev(pvc_bound(ctx, t, output.as_ref())?));
-        j.push(ev(pods::running_of(ctx, &PODS_READ, RUNNING, &w)?));
+        j.push(ev(job::running_of(ctx, &PODS_READ, RUNNING, &w)?));
         Ok(j)
     }
 }

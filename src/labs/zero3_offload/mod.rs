@@ -13,7 +13,7 @@
 
 use serde_json::Value;
 
-use crate::observe::kinds::{CONFIGMAPS, JOBS, PODS, PYTORCHJOBS};
+use crate::observe::kinds::{CONFIGMAPS, JOBS, PODS, PYTORCHJOBS, TRAINJOBS};
 use crate::observe::InputError;
 use crate::verify::kit::cmdline::{
     command_line, is_var_ref, DsConfig, DsConfigError, Offload, OffloadDevice, ZeroStage,
@@ -21,10 +21,12 @@ use crate::verify::kit::cmdline::{
 use crate::verify::kit::k8s::mounts::{
     absolute, config_map_data, config_map_key, volume_at, volume_kind, Data,
 };
-use crate::verify::kit::k8s::pods;
 use crate::verify::kit::k8s::resources;
-use crate::verify::kit::training::job::{self, main_container, training_command};
 use crate::verify::kit::k8s::workload::{PodTemplate, Workload};
+use crate::verify::kit::training::job::{
+    self, find_training_job, main_container, training_command, TrainingJob,
+};
+use crate::verify::kit::training::trainjob::{CLUSTER_RUNTIMES_READ, JOBSETS_READ, RUNTIMES_READ};
 use crate::verify::{
     Advice, JudgeCtx, Judgement, Named, Outcome, Read, Reason, Verifier, MISSING_HINT,
 };
@@ -35,7 +37,19 @@ static PYTORCHJOBS_READ: Read = Read::lab(&PYTORCHJOBS);
 static JOBS_READ: Read = Read::lab(&JOBS);
 static PODS_READ: Read = Read::lab(&PODS);
 static CONFIGMAPS_READ: Read = Read::lab(&CONFIGMAPS);
-static READS: &[&Read] = &[&PYTORCHJOBS_READ, &JOBS_READ, &PODS_READ, &CONFIGMAPS_READ];
+static TRAINJOBS_READ: Read = Read::lab(&TRAINJOBS);
+/// A PyTorchJob, a batch/v1 Job or a TrainJob (with the runtimes it may name and the JobSet
+/// between it and its Jobs).
+static READS: &[&Read] = &[
+    &PYTORCHJOBS_READ,
+    &JOBS_READ,
+    &TRAINJOBS_READ,
+    &CLUSTER_RUNTIMES_READ,
+    &RUNTIMES_READ,
+    &JOBSETS_READ,
+    &PODS_READ,
+    &CONFIGMAPS_READ,
+];
 
 const JOB: &str = "zero3-train";
 const CONFIG_MAP: &str = "ds-config";
@@ -81,23 +95,20 @@ impl Verifier for Zero3Offload {
         };
 
         // The job, and where each of its templates' config path leads.
-        let job = job::find_one_of(ctx, JOB, &[&PYTORCHJOBS_READ, &JOBS_READ], JOB_CHECKS);
+        let jobs = [&PYTORCHJOBS_READ, &JOBS_READ, &TRAINJOBS_READ];
+        let job = find_training_job(ctx, JOB, &jobs, MOUNTED, JOB_CHECKS)?;
         let found = match &job {
-            Named::Found(o) => Some(Workload::from_obj(o)?.ok_or_else(|| {
-                o.field_error(
-                    "kind",
-                    "expected a kubeflow.org/v1 PyTorchJob or a batch/v1 Job",
-                )
-            })?),
-            Named::Absent(_) => None,
+            TrainingJob::Found(w) => Some(w),
+            TrainingJob::Absent(_) => None,
         };
-        if let Some(a) = found.as_ref().and_then(job::run_clm_advice) {
+        if let Some(a) = found.and_then(job::run_clm_advice) {
             j.advise(a);
         }
+        let launch = found.and_then(mpi_launch);
         let traced: Vec<(&PodTemplate, Traced)> = found
             .iter()
             .flat_map(|w| w.templates.iter())
-            .map(|t| (t, trace(t, data.as_ref())))
+            .map(|t| (t, trace(t, launch, data.as_ref())))
             .collect();
 
         // Spec: the config, from the key the job reads (else the only key).
@@ -137,8 +148,8 @@ impl Verifier for Zero3Offload {
         }
 
         // Spec: the job mounts the ConfigMap and points its config flag at that key.
-        let Some(w) = &found else {
-            if let Named::Absent(absent) = &job {
+        let Some(w) = found else {
+            if let TrainingJob::Absent(absent) = &job {
                 for c in JOB_CHECKS {
                     if let Some(o) = absent.get(c) {
                         j.push(o.clone());
@@ -154,7 +165,7 @@ impl Verifier for Zero3Offload {
         }
 
         // State: the pods of this job, by uid.
-        j.push(ev(pods::running_of(ctx, &PODS_READ, RUNNING, w)?));
+        j.push(ev(job::running_of(ctx, &PODS_READ, RUNNING, w)?));
         Ok(j)
     }
 }
@@ -190,11 +201,30 @@ enum Traced {
     ConfigMap(String, String, String, bool),
 }
 
-fn trace(t: &PodTemplate, data: Option<&Data>) -> Traced {
+/// The container that launches training for a TrainJob over an MPI runtime
+/// (`deepspeed-distributed`: kubeflow/trainer v2.3.0 manifests/base/runtimes): its `mpirun`
+/// starts the ranks over SSH in the worker pods, which themselves only run `sshd`.
+fn mpi_launch<'a>(w: &'a Workload) -> Option<&'a k8s_openapi::api::core::v1::Container> {
+    let v = w.trainjob()?;
+    v.ml_policy.as_ref()?.mpi.as_ref()?;
+    w.templates
+        .iter()
+        .find_map(|t| main_container(t).filter(|(_, p)| *p == job::TRAINER_FIELD))
+        .map(|(c, _)| c)
+}
+
+/// Where one template's config path leads. A template whose container starts no training of
+/// its own (an MPI runtime's `sshd` workers) runs the ranks `launch` starts: its config path is
+/// read from `launch`'s command and looked up in this template's mounts.
+fn trace(
+    t: &PodTemplate,
+    launch: Option<&k8s_openapi::api::core::v1::Container>,
+    data: Option<&Data>,
+) -> Traced {
     let Some((c, field)) = main_container(t) else {
         return Traced::NoCommand("—".into());
     };
-    let Some(training) = training_command(c) else {
+    let Some(training) = training_command(c).or_else(|| launch.and_then(training_command)) else {
         return Traced::NoCommand(command_line(c, 160));
     };
     let Some((flag, value)) = job::deepspeed_config_flag(&training) else {

@@ -9,7 +9,7 @@ use crate::observe::{InputError, Obj};
 use crate::verify::kit::k8s::conditions;
 use crate::verify::kit::k8s::owned::{self, NoUid};
 use crate::verify::kit::k8s::workload::{Workload, WorkloadKind};
-use crate::verify::{JudgeCtx, Outcome, Read, Reason};
+use crate::verify::{Outcome, Reason};
 
 /// One container's status, as the kubelet reports it.
 #[derive(Debug, Clone)]
@@ -386,22 +386,6 @@ fn crashed(check: &str, expected: String, found: String, p: &PodState, container
         .hint("crashed")
         .with("pod", &p.name)
         .with("container", container)
-}
-
-/// [`running`] for job `w` with the pods of `pods_read` it owns; a pod read the source cannot
-/// answer is skipped or an error ([`Outcome::unavailable`]), never a fail.
-pub fn running_of(
-    ctx: &JudgeCtx,
-    pods_read: &Read,
-    check: &str,
-    w: &Workload,
-) -> Result<Outcome, InputError> {
-    let pods = match ctx.list(pods_read) {
-        Ok(p) => p,
-        Err(why) => return Ok(Outcome::unavailable(check, &why)),
-    };
-    let states = owned_states(w.obj, &pods)?;
-    Ok(running(check, &JobEnd::of(w)?, &states, w.total_replicas()))
 }
 
 #[cfg(test)]

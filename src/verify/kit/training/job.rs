@@ -13,9 +13,11 @@ use crate::verify::kit::cmdline::{
 use crate::verify::kit::cmdline::{is_megatron_entry, MegatronArgs};
 use crate::verify::kit::k8s::mounts::{config_map_file, mount_rejections};
 use crate::verify::kit::k8s::owned::{self, Owned};
+use crate::verify::kit::k8s::pods::{pod_states, running, JobEnd, PodState};
 use crate::verify::kit::k8s::quantity::Quantity;
 use crate::verify::kit::k8s::resources::validate_pod_spec;
-use crate::verify::kit::k8s::workload::{PodTemplate, Workload, WorkloadKind, TRAINER_FIELD};
+pub use crate::verify::kit::k8s::workload::TRAINER_FIELD;
+use crate::verify::kit::k8s::workload::{PodTemplate, Workload, WorkloadKind};
 use crate::verify::kit::training::{parallel, trainjob};
 use crate::verify::views::pytorch;
 use crate::verify::{Advice, JudgeCtx, Judgement, Named, Outcome, Read, MISSING_HINT};
@@ -145,6 +147,39 @@ pub fn owned_pods<'a>(
         return Ok(trainjob::owned_pods(w.obj, &sets, &jobs, pods).ok());
     }
     Ok(owned::owned_by(w.obj, pods).ok())
+}
+
+/// The pods a training job owns ([`owned_pods`]), terminating ones left out, read; none for a
+/// job read from a file (it owns no pod yet). Err when a read between them failed.
+pub fn owned_states(
+    ctx: &JudgeCtx,
+    w: &Workload,
+    pods: &[&Obj],
+) -> Result<Result<Vec<PodState>, Unavailable>, InputError> {
+    Ok(match owned_pods(ctx, w, pods) {
+        Ok(Some(o)) => Ok(pod_states(&o.current)?),
+        Ok(None) => Ok(Vec::new()),
+        Err(why) => Err(why),
+    })
+}
+
+/// The kit's `pods-running` rule ([`running`]) for training job `w` with the pods of
+/// `pods_read` it owns (a TrainJob's through its JobSet); a read the source cannot answer is
+/// skipped or an error ([`Outcome::unavailable`]), never a fail.
+pub fn running_of(
+    ctx: &JudgeCtx,
+    pods_read: &Read,
+    check: &str,
+    w: &Workload,
+) -> Result<Outcome, InputError> {
+    let pods = match ctx.list(pods_read) {
+        Ok(p) => p,
+        Err(why) => return Ok(Outcome::unavailable(check, &why)),
+    };
+    Ok(match owned_states(ctx, w, &pods)? {
+        Ok(states) => running(check, &JobEnd::of(w)?, &states, w.total_replicas()),
+        Err(why) => Outcome::unavailable(check, &why),
+    })
 }
 
 /// The first error the API server (pod validation) or, for a PyTorchJob, the training-operator's
