@@ -4,6 +4,7 @@ mod apply;
 pub mod bounds;
 mod connect;
 mod discovery;
+pub mod eks_token;
 mod gather;
 mod http;
 mod kubeconfig_error;
@@ -15,6 +16,7 @@ pub use apply::{
 };
 pub use connect::{connect, Conn, ConnectOpts};
 pub use discovery::Discovery;
+pub use eks_token::EksTokenMode;
 pub use gather::{compact, gather, gather_as, plan, probe, Compact, PAGE_SIZE};
 pub use http::{download, LogLayer, LOG_TARGET, USER_AGENT};
 pub use retry::{
