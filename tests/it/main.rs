@@ -26,6 +26,7 @@ mod cli_offline;
 mod cli_writes;
 mod client;
 mod eks_doctor;
+mod eks_token;
 mod emulator;
 mod fuzz_regressions;
 mod grade;
