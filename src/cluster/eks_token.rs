@@ -1203,6 +1203,108 @@ mod tests {
         assert_eq!(String::from_utf8(decoded).unwrap(), url);
     }
 
+    /// Counts the credentials it hands out.
+    #[derive(Debug, Default)]
+    struct Counting(std::sync::atomic::AtomicUsize);
+
+    impl ProvideCredentials for Counting {
+        fn provide_credentials<'a>(
+            &'a self,
+        ) -> aws_credential_types::provider::future::ProvideCredentials<'a>
+        where
+            Self: 'a,
+        {
+            let n = self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            aws_credential_types::provider::future::ProvideCredentials::ready(Ok(Credentials::new(
+                format!("AKID{n}"),
+                "secret",
+                None,
+                None,
+                "test",
+            )))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_token_is_reused_until_its_refresh_time_then_signed_again() {
+        let counting = Arc::new(Counting::default());
+        let slot = Arc::new(Slot {
+            credentials: tokio::sync::OnceCell::new_with(Some(SharedCredentialsProvider::new(
+                CountingRef(counting.clone()),
+            ))),
+            token: Default::default(),
+        });
+        let source = TokenSource {
+            exec: aws(&[
+                "--region",
+                "us-west-2",
+                "eks",
+                "get-token",
+                "--cluster-name",
+                "c",
+            ])
+            .unwrap(),
+            region: "us-west-2".into(),
+            slot: slot.clone(),
+        };
+        let first = source.header().await.unwrap();
+        assert!(first.is_sensitive());
+        let text = first.to_str().unwrap();
+        let url = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(text.strip_prefix("Bearer k8s-aws-v1.").unwrap())
+            .unwrap();
+        assert!(String::from_utf8(url)
+            .unwrap()
+            .contains("Credential=AKID0%2F"));
+        // Every request of the run (every `--wait` round) gets the same token...
+        for _ in 0..5 {
+            assert_eq!(source.header().await.unwrap(), first);
+        }
+        assert_eq!(counting.0.load(std::sync::atomic::Ordering::SeqCst), 1);
+        // ...until its refresh time has passed: then new credentials sign a new one.
+        slot.token.lock().await.as_mut().unwrap().refresh_at = SystemTime::now();
+        let second = source.header().await.unwrap();
+        assert_ne!(second, first);
+        assert_eq!(counting.0.load(std::sync::atomic::Ordering::SeqCst), 2);
+
+        // The auth layer sets it on each request.
+        let mut auth = EksAuth(Arc::new(source));
+        let request = tower::filter::AsyncPredicate::check(&mut auth, Request::new(()))
+            .await
+            .unwrap();
+        assert_eq!(request.headers()[http::header::AUTHORIZATION], second);
+    }
+
+    #[derive(Debug)]
+    struct CountingRef(Arc<Counting>);
+
+    impl ProvideCredentials for CountingRef {
+        fn provide_credentials<'a>(
+            &'a self,
+        ) -> aws_credential_types::provider::future::ProvideCredentials<'a>
+        where
+            Self: 'a,
+        {
+            self.0.provide_credentials()
+        }
+    }
+
+    #[test]
+    fn a_token_that_cannot_be_built_is_a_credentials_error() {
+        let e = EksTokenError::Credentials {
+            profile: Some("dev".into()),
+            why: "the SSO session has expired".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "cannot get AWS credentials (profile `dev`): the SSO session has expired"
+        );
+        let kube_error = kube::Error::Service(Box::new(e));
+        assert!(crate::cluster::is_credentials_error(&kube_error));
+        let other = kube::Error::Service("connection refused".into());
+        assert!(!crate::cluster::is_credentials_error(&other));
+    }
+
     #[test]
     fn tokens_are_replaced_a_minute_before_they_or_their_credentials_expire() {
         let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
