@@ -313,3 +313,42 @@ fn an_update_kubeconfig_user_with_a_profile_and_a_role_assumes_it_in_process() {
     assert!(url.contains("&X-Amz-Security-Token="), "{url}");
     assert_eq!(s.aws_ran(), None);
 }
+
+/// Without `--region` in the exec, the region is the profile's (`AWS_PROFILE` from the
+/// environment, its `region` in the AWS config file), and the profile's keys sign; with no region
+/// anywhere the exec runs, as it would decide its own.
+#[test]
+fn without_region_arguments_the_profiles_region_is_used_or_the_exec_runs() {
+    let s = setup("update-kubeconfig.yaml");
+    let config = s.dir.path().join("config");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let without_region = text.replace("      - --region\n      - us-west-2\n", "");
+    assert_ne!(without_region, text);
+    std::fs::write(&config, without_region).unwrap();
+    std::fs::write(
+        s.dir.path().join("aws-credentials"),
+        "[dev]\naws_access_key_id = AKIDDEV\naws_secret_access_key = dev-secret\n",
+    )
+    .unwrap();
+
+    // No region anywhere: the exec decides.
+    s.check(&[], &[("AWS_PROFILE", "dev")]);
+    assert_eq!(s.authorization(), "Bearer from-the-exec");
+    assert!(s.aws_ran().is_some());
+
+    std::fs::write(
+        s.dir.path().join("aws-config"),
+        "[profile dev]\nregion = eu-west-3\n",
+    )
+    .unwrap();
+    std::fs::remove_file(&s.ran).unwrap();
+    s.emu.clear_requests();
+    s.check(&[], &[("AWS_PROFILE", "dev")]);
+    let url = presigned_url(&s.authorization());
+    assert!(
+        url.starts_with("https://sts.eu-west-3.amazonaws.com/?")
+            && url.contains("&X-Amz-Credential=AKIDDEV%2F"),
+        "{url}"
+    );
+    assert_eq!(s.aws_ran(), None);
+}
