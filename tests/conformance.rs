@@ -305,6 +305,21 @@ fn conformance_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance")
 }
 
+/// The interpreter of the venv `bash tests/conformance/setup.sh` builds (`TRAINLAB_CONFORMANCE_VENV`
+/// names it when it is not `target/conformance-venv`).
+fn conformance_python() -> String {
+    let venv = std::env::var_os("TRAINLAB_CONFORMANCE_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/conformance-venv"));
+    let python = venv.join("bin/python");
+    assert!(
+        python.exists(),
+        "{} is missing: run `bash tests/conformance/setup.sh` first (it installs the real tools)",
+        python.display()
+    );
+    python.display().to_string()
+}
+
 fn write_cases(cases: &[Value]) -> PathBuf {
     let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("conformance-cases.json");
     std::fs::write(
@@ -358,17 +373,7 @@ fn every_training_lab_yields_its_command_lines_for_both_profiles() {
 #[test]
 #[ignore = "needs the real tools: bash tests/conformance/setup.sh (TRAINLAB_CONFORMANCE_VENV names its venv)"]
 fn the_real_tools_accept_every_solution_command_line_and_config() {
-    // Where `bash tests/conformance/setup.sh` builds the tools' venv.
-    let venv = std::env::var_os("TRAINLAB_CONFORMANCE_VENV")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/conformance-venv"));
-    let python = venv.join("bin/python");
-    assert!(
-        python.exists(),
-        "{} is missing: run `bash tests/conformance/setup.sh` first (it installs the real tools)",
-        python.display()
-    );
-    let python = python.display().to_string();
+    let python = conformance_python();
     let cases = write_cases(&all_cases());
     let out = Command::new(&python)
         .arg(conformance_dir().join("judge.py"))
@@ -438,4 +443,81 @@ fn every_flag_variant_pairs_the_kits_verdict_with_the_real_tools_and_names_a_liv
             );
         }
     }
+}
+
+/// The EKS token trainlab builds in-process (`cluster::eks_token`) equals the one botocore builds
+/// as `aws eks get-token` does (`tests/conformance/eks_token.py`), for fixed credentials, regions
+/// of each partition, cluster names and ids, and signing times: the same presigned URL, byte for
+/// byte, so the same signature.
+#[test]
+#[ignore = "needs botocore: bash tests/conformance/setup.sh (TRAINLAB_CONFORMANCE_VENV names its venv)"]
+fn eks_tokens_match_botocore() {
+    use aws_credential_types::Credentials;
+    use std::time::{Duration, SystemTime};
+    use trainlab::cluster::eks_token::{presigned_url, token_at};
+
+    // A session token as STS writes them: long, with `/`, `+` and `=` to be percent-encoded.
+    let session_token = format!(
+        "IQoJb3JpZ2luX2VjEHsaCXVzLWVhc3QtMSJHMEUCIQD{}/x+Yz==",
+        "A1b2C3d4/E5f6+G7h8".repeat(20)
+    );
+    let secret = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY";
+    // id, access key id, session token, region, cluster name or id, signing time (Unix seconds).
+    type Input<'a> = (&'a str, &'a str, Option<&'a str>, &'a str, &'a str, u64);
+    #[rustfmt::skip]
+    let inputs: [Input; 9] = [
+        ("update-kubeconfig", "ASIAEXAMPLE", Some(session_token.as_str()), "us-west-2", "trainlab", 1_796_270_706),
+        ("long-lived-keys", "AKIAIOSFODNN7EXAMPLE", None, "us-east-1", "gpu-cluster_01", 1_577_836_800),
+        ("leap-day-midnight", "ASIAEXAMPLE", Some("short/+="), "eu-central-1", "a", 1_835_481_599),
+        ("outposts-cluster-id", "ASIAEXAMPLE", Some(session_token.as_str()), "us-west-2", "0123abcd-1111-2222-3333-444455556666", 1_800_000_000),
+        ("max-length-name", "AKIAIOSFODNN7EXAMPLE", None, "ap-northeast-1", &"n".repeat(100), 1_800_000_001),
+        ("china", "ASIAEXAMPLE", Some(session_token.as_str()), "cn-north-1", "trainlab", 1_796_270_706),
+        ("govcloud", "ASIAEXAMPLE", Some(session_token.as_str()), "us-gov-west-1", "trainlab", 1_796_270_706),
+        ("iso-b", "AKIAIOSFODNN7EXAMPLE", None, "us-isob-east-1", "trainlab", 1_796_270_706),
+        ("newer-region", "AKIAIOSFODNN7EXAMPLE", None, "mx-central-1", "trainlab", 1_796_270_706),
+    ];
+    let cases: Vec<Value> = inputs
+        .iter()
+        .map(|(id, key, token, region, cluster, secs)| {
+            let creds = Credentials::new(*key, secret, token.map(str::to_string), None, "test");
+            let time = SystemTime::UNIX_EPOCH + Duration::from_secs(*secs);
+            json!({
+                "id": id,
+                "access_key_id": key,
+                "secret_access_key": secret,
+                "session_token": token,
+                "region": region,
+                "cluster_id": cluster,
+                "time": secs,
+                "trainlab_url": presigned_url(&creds, region, cluster, time).unwrap(),
+                "trainlab_token": token_at(&creds, region, cluster, time).unwrap(),
+            })
+        })
+        .collect();
+    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("eks-token-cases.json");
+    std::fs::write(
+        &path,
+        serde_json::to_vec_pretty(&json!({"cases": cases})).unwrap(),
+    )
+    .unwrap();
+    let python = conformance_python();
+    // Nothing from this machine's AWS settings (AWS_STS_REGIONAL_ENDPOINTS, AWS_CONFIG_FILE...)
+    // reaches botocore: the cases say everything.
+    let out = Command::new(&python)
+        .env_clear()
+        .arg(conformance_dir().join("eks_token.py"))
+        .arg(&path)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {python}: {e}"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    println!("{stdout}");
+    assert!(
+        out.status.success(),
+        "botocore built another token (above), or eks_token.py failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains(&format!("{} passed, 0 failed", inputs.len())),
+        "{stdout}"
+    );
 }

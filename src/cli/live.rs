@@ -30,6 +30,19 @@ pub struct LiveArgs {
     /// response (fewer requests, bigger answers)
     #[arg(long, global = true, value_name = "N", default_value_t = crate::cluster::PAGE_SIZE)]
     pub chunk_size: u32,
+    /// How to get the token when the kubeconfig runs `aws eks get-token` or
+    /// `aws-iam-authenticator token`: in-process signs it here with the same AWS credentials
+    /// (no subprocess, reused until a minute before it expires); exec runs the command as the
+    /// kubeconfig says. Other exec plugins always run
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        value_name = "HOW",
+        env = "TRAINLAB_EKS_TOKEN",
+        default_value = "in-process"
+    )]
+    pub eks_token: crate::cluster::EksTokenMode,
 }
 
 impl LiveArgs {
@@ -39,6 +52,7 @@ impl LiveArgs {
             context: self.context.clone(),
             request_timeout: self.request_timeout,
             chunk_size: self.chunk_size,
+            eks_token: self.eks_token,
         }
     }
 }

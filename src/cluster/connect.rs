@@ -1,6 +1,7 @@
-//! Building a kube client from kubeconfig (`KUBECONFIG`, `--kubeconfig`, `--context`; exec
-//! credential plugins such as `aws eks get-token` work through kube's config loader) or from the
-//! in-cluster service account.
+//! Building a kube client from kubeconfig (`KUBECONFIG`, `--kubeconfig`, `--context`) or from the
+//! in-cluster service account. Exec credential plugins run through kube's config loader, except
+//! `aws eks get-token` and `aws-iam-authenticator token`, whose token is built in-process
+//! (`eks_token`, unless `--eks-token exec`).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -18,6 +19,8 @@ pub struct ConnectOpts {
     pub request_timeout: Duration,
     /// Objects per LIST request (`limit`); 0: each list in one response.
     pub chunk_size: u32,
+    /// How an EKS token is obtained when the kubeconfig runs `aws eks get-token`.
+    pub eks_token: super::EksTokenMode,
 }
 
 impl Default for ConnectOpts {
@@ -27,6 +30,7 @@ impl Default for ConnectOpts {
             context: None,
             request_timeout: Duration::from_secs(10),
             chunk_size: super::PAGE_SIZE,
+            eks_token: super::EksTokenMode::default(),
         }
     }
 }
@@ -58,6 +62,7 @@ impl Conn {
 pub async fn connect(opts: &ConnectOpts) -> Result<Conn, Error> {
     let kubeconfig = load_kubeconfig(opts)?;
     let mut ca_file = None;
+    let mut eks = None;
     let (mut config, context) = match kubeconfig {
         Some(kc) => {
             let context = opts
@@ -91,7 +96,7 @@ pub async fn connect(opts: &ConnectOpts) -> Result<Conn, Error> {
                 context: Some(context.clone()),
                 ..Default::default()
             };
-            let config = kube::Config::from_custom_kubeconfig(kc, &options)
+            let mut config = kube::Config::from_custom_kubeconfig(kc, &options)
                 .await
                 .map_err(|e| {
                     let why = super::kubeconfig_error::describe(&e);
@@ -100,6 +105,7 @@ pub async fn connect(opts: &ConnectOpts) -> Result<Conn, Error> {
                         format!("cannot use context `{context}`: {why}"),
                     )
                 })?;
+            eks = super::eks_token::take_over(&mut config, opts.eks_token, &context).await?;
             (config, context)
         }
         None => {
@@ -134,7 +140,7 @@ pub async fn connect(opts: &ConnectOpts) -> Result<Conn, Error> {
         .to_string()
         .trim_end_matches('/')
         .to_string();
-    let client = super::http::build_client(config, budget).map_err(|e| {
+    let client = super::http::build_client(config, budget, eks).map_err(|e| {
         Error::environment(
             format!("{server} のクライアントを作れません: {e}"),
             format!("cannot build a client for {server}: {e}"),

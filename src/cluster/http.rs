@@ -18,6 +18,7 @@ use http::{HeaderValue, Request, Response};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use kube::client::ConfigExt;
+use tower::filter::AsyncFilterLayer;
 use tower::{BoxError, Layer, Service, ServiceBuilder};
 
 /// `trainlab/<version>`, sent with every request (the API server's audit log records it as
@@ -28,17 +29,26 @@ pub const USER_AGENT: &str = concat!("trainlab/", env!("CARGO_PKG_VERSION"));
 pub const LOG_TARGET: &str = "trainlab::http";
 
 /// Builds the kube client for `config`: kube's own layers over a connector with TCP_NODELAY.
+/// `eks`: the in-process EKS token source that stands in for the kubeconfig's exec (which
+/// `eks_token::take_over` removed from `config`), set on each request as kube's own auth layer
+/// would set a refreshable token.
 pub fn build_client(
     mut config: kube::Config,
     budget: super::bounds::Budget,
+    eks: Option<std::sync::Arc<super::eks_token::TokenSource>>,
 ) -> Result<kube::Client, kube::Error> {
+    let eks_auth = eks.map(|source| AsyncFilterLayer::new(super::eks_token::EksAuth(source)));
     config.headers.push((
         http::header::USER_AGENT,
         HeaderValue::from_static(USER_AGENT),
     ));
     if config.proxy_url.is_some() {
         // kube's builder knows which proxy schemes this build supports and says so.
+        // kube's proxied stack is a `BoxService`, which is not `Clone` as the EKS token's
+        // asynchronous filter needs; a buffer in front of it is (kube's `Client` buffers the same way).
         return Ok(kube::client::ClientBuilder::try_from(config)?
+            .with_layer(&tower::buffer::BufferLayer::new(1024))
+            .with_layer(&tower::util::option_layer(eks_auth))
             .with_layer(&LogLayer)
             .with_layer(&super::bounds::BoundsLayer(budget))
             .build());
@@ -66,6 +76,7 @@ pub fn build_client(
             super::bounds::ServerRetry::default(),
         ))
         .option_layer(config.auth_layer()?)
+        .option_layer(eks_auth)
         .layer(config.extra_headers_layer()?)
         .layer(LogLayer)
         .map_err(BoxError::from)

@@ -6,6 +6,7 @@ pub mod bounds;
 mod connect;
 mod discovery;
 pub mod dry_run;
+pub mod eks_token;
 mod gather;
 mod http;
 mod kubeconfig_error;
@@ -17,6 +18,7 @@ pub use apply::{
 };
 pub use connect::{connect, Conn, ConnectOpts};
 pub use discovery::Discovery;
+pub use eks_token::EksTokenMode;
 pub use gather::{compact, gather, gather_as, gather_more, plan, probe, Compact, PAGE_SIZE};
 pub use http::{download, LogLayer, LOG_TARGET, USER_AGENT};
 pub use retry::{

@@ -78,6 +78,7 @@ pub fn is_credentials_error(e: &kube::Error) -> bool {
     match e {
         kube::Error::Api(s) => s.code == 401,
         kube::Error::Auth(_) => true,
+        kube::Error::Service(e) => super::eks_token::is_token_error(e.as_ref()),
         _ => false,
     }
 }

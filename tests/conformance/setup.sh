@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the real tools the conformance judge runs (requirements.txt, a full lock) into a venv at
+# Installs the real tools the conformance judge runs (requirements.txt, a full lock; botocore for
+# the EKS token differential, eks_token.py) into a venv at
 # ${TRAINLAB_CONFORMANCE_VENV:-target/conformance-venv} and prints, as its last line, the
 # interpreter to run judge.py / standin_diff.py with.
 #
@@ -51,7 +52,7 @@ up_to_date() {
   [ "$(cat "$stamp")" = "$(sha256sum "$requirements" | cut -d' ' -f1)" ] || return 1
   "$venv/bin/python" - <<'PY' >/dev/null 2>&1
 import importlib.util, sys
-for name in ("torch", "megatron.training", "transformers", "deepspeed", "accelerate", "yaml"):
+for name in ("torch", "megatron.training", "transformers", "deepspeed", "accelerate", "yaml", "botocore"):
     if importlib.util.find_spec(name) is None:
         sys.exit(1)
 PY

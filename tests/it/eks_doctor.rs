@@ -10,9 +10,9 @@ use std::time::Duration;
 use assert_cmd::Command;
 use support::emulator::Emulator;
 
-struct Moto {
+pub(crate) struct Moto {
     child: Child,
-    url: String,
+    pub(crate) url: String,
 }
 
 impl Drop for Moto {
@@ -23,7 +23,8 @@ impl Drop for Moto {
 }
 
 /// Starts moto on a free loopback port, or None when it is not installed (allowed outside CI).
-fn moto() -> Option<Moto> {
+/// Also the STS of the EKS token tests (`eks_token.rs`).
+pub(crate) fn moto() -> Option<Moto> {
     let port = TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()

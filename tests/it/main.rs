@@ -27,6 +27,7 @@ mod cli_writes;
 mod client;
 mod dry_run;
 mod eks_doctor;
+mod eks_token;
 mod emulator;
 mod fuzz_regressions;
 mod grade;
