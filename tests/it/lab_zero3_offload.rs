@@ -731,7 +731,10 @@ fn a_missing_config_map_or_job_fails_with_the_missing_text() {
         );
     }
     let hint = english_hint(&r, "pods-running");
-    assert!(hint.contains("PyTorchJob / Job / TrainJob `zero3-train`"), "{hint}");
+    assert!(
+        hint.contains("PyTorchJob / Job / TrainJob `zero3-train`"),
+        "{hint}"
+    );
     // A version the API server does not serve is not there either.
     let r = grade(&solved().edit("Job", JOB, |v| v["apiVersion"] = json!("batch/v2")));
     assert_eq!(
@@ -913,8 +916,14 @@ fn a_trainjob_over_deepspeed_distributed_passes_every_check() {
     let r = trainjob().grade(LAB);
     assert_all_pass(&r);
     // Both the launcher and the sshd worker see the config at the path mpirun's ranks read.
-    let found = outcome(&r, "config-mounted").found.clone().unwrap_or_default();
-    assert!(found.contains("node: --deepspeed /etc/deepspeed/ds_config.json"), "{found}");
+    let found = outcome(&r, "config-mounted")
+        .found
+        .clone()
+        .unwrap_or_default();
+    assert!(
+        found.contains("node: --deepspeed /etc/deepspeed/ds_config.json"),
+        "{found}"
+    );
     assert!(found.contains("launcher: --deepspeed"), "{found}");
 }
 
