@@ -883,3 +883,45 @@ fn a_run_clm_line_without_a_dataset_is_advised_not_failed() {
         State::solution_of(LAB, "eks"),
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// The same lab as a TrainJob (Kubeflow Trainer v2) over `torch-distributed`.
+
+fn trainjob() -> State {
+    State::load("checkpoint-strategy/trainjob-state").and("kind-nodes")
+}
+
+#[test]
+fn a_completed_trainjob_checkpointing_to_a_bound_claim_passes_every_check() {
+    let r = trainjob().grade(LAB);
+    assert_all_pass(&r);
+}
+
+#[test]
+fn a_trainjob_writing_checkpoints_to_an_empty_dir_fails_durable_output() {
+    let r = trainjob()
+        .edit("TrainJob", "ckpt-llm", |v| {
+            let spec = &mut v["spec"]["runtimePatches"][0]["trainingRuntimeSpec"]["template"]
+                ["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"];
+            for vol in spec["volumes"].as_array_mut().unwrap() {
+                if vol.get("persistentVolumeClaim").is_some() {
+                    vol.as_object_mut().unwrap().remove("persistentVolumeClaim");
+                    vol["emptyDir"] = json!({});
+                }
+            }
+        })
+        .grade(LAB);
+    assert_eq!(status(&r, "durable-output"), Status::Fail, "{r:?}");
+}
+
+#[test]
+fn a_trainjob_over_a_missing_runtime_fails_the_first_check_naming_the_runtimes() {
+    let r = trainjob()
+        .edit("TrainJob", "ckpt-llm", |v| {
+            v["spec"]["runtimeRef"]["name"] = json!("torch")
+        })
+        .grade(LAB);
+    let o = outcome(&r, "save-every-n-steps");
+    assert_eq!(o.hint.as_deref(), Some("runtime-missing"));
+    assert_eq!(o.evidence["runtimes"], "torch-distributed");
+}

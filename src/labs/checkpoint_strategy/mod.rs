@@ -17,18 +17,19 @@
 
 use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 
-use crate::observe::kinds::{JOBS, PODS, PVCS, STORAGECLASSES};
+use crate::observe::kinds::{JOBS, PODS, PVCS, STORAGECLASSES, TRAINJOBS};
 use crate::observe::InputError;
 use crate::verify::kit::cmdline::{
     command_line, HfTrainingArgs, Known, SaveSteps, SaveStrategy, Setting,
 };
 use crate::verify::kit::k8s::mounts::{absolute, claim_names, volume_at, volume_kind};
-use crate::verify::kit::training::parallel::find_job;
+use crate::verify::kit::k8s::workload::PodTemplate;
 use crate::verify::kit::training::job::{
-    self, bad_flag, first_rejection, main_container, training_command,
+    self, bad_flag, find_training_job, first_rejection, main_container, training_command,
+    training_template, TrainingJob,
 };
-use crate::verify::kit::k8s::workload::{PodTemplate, Workload};
-use crate::verify::{Advice, JudgeCtx, Judgement, Named, Outcome, Read, Reason, Verifier};
+use crate::verify::kit::training::trainjob::{CLUSTER_RUNTIMES_READ, JOBSETS_READ, RUNTIMES_READ};
+use crate::verify::{Advice, JudgeCtx, Judgement, Outcome, Read, Reason, Verifier};
 
 pub struct CheckpointStrategy;
 
@@ -36,7 +37,19 @@ static JOBS_READ: Read = Read::lab(&JOBS);
 static PODS_READ: Read = Read::lab(&PODS);
 static PVCS_READ: Read = Read::lab(&PVCS);
 static STORAGECLASSES_READ: Read = Read::cluster(&STORAGECLASSES);
-static READS: &[&Read] = &[&JOBS_READ, &PODS_READ, &PVCS_READ, &STORAGECLASSES_READ];
+static TRAINJOBS_READ: Read = Read::lab(&TRAINJOBS);
+/// A batch/v1 Job or a TrainJob (with the runtimes it may name and the JobSet between it and
+/// its Jobs), the claims and their classes.
+static READS: &[&Read] = &[
+    &JOBS_READ,
+    &TRAINJOBS_READ,
+    &CLUSTER_RUNTIMES_READ,
+    &RUNTIMES_READ,
+    &JOBSETS_READ,
+    &PODS_READ,
+    &PVCS_READ,
+    &STORAGECLASSES_READ,
+];
 
 const JOB: &str = "ckpt-llm";
 const EVERY_N: &str = "save-every-n-steps";
@@ -71,20 +84,22 @@ impl Verifier for CheckpointStrategy {
     }
 
     fn judge(&self, ctx: &JudgeCtx) -> Result<Judgement, InputError> {
-        let obj = match find_job(ctx, &JOBS_READ, JOB, CHECKS) {
-            Named::Found(o) => o,
-            Named::Absent(j) => return Ok(j),
+        let jobs = [&JOBS_READ, &TRAINJOBS_READ];
+        let w = match find_training_job(ctx, JOB, &jobs, EVERY_N, CHECKS)? {
+            TrainingJob::Found(w) => w,
+            TrainingJob::Absent(j) => return Ok(j),
         };
-        let w = Workload::from_obj(obj)?
-            .ok_or_else(|| obj.field_error("kind", "expected a batch/v1 Job"))?;
-        let Some(t) = w.templates.first() else {
+        let obj = w.obj;
+        let Some(t) = training_template(&w) else {
             return Err(obj.field_error("spec.template", "a Job needs a pod template"));
         };
         let ns = ctx.target.namespace.as_str();
+        let kind = w.kind.kind();
         let ev = |o: Outcome| {
             o.with("job", JOB)
                 .with("namespace", ns)
-                .with("resource", "job")
+                .with("kind", kind)
+                .with("resource", kind.to_ascii_lowercase())
         };
         let mut j = Judgement::default();
 

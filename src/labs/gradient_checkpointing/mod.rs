@@ -24,9 +24,8 @@ use crate::verify::kit::k8s::resources;
 use crate::verify::kit::k8s::workload::{resources_field, PodTemplate};
 use crate::verify::kit::training::job::{
     self, bad_flag, find_training_job, main_container, no_command, owned_pods, rejections,
-    training_command, TrainingJob,
+    training_command, training_template, TrainingJob,
 };
-use crate::verify::kit::training::parallel::TRAINER_FIELD;
 use crate::verify::kit::training::trainjob::{CLUSTER_RUNTIMES_READ, JOBSETS_READ, RUNTIMES_READ};
 use crate::verify::{JudgeCtx, Judgement, Outcome, Params, Read, Reason, Verifier};
 
@@ -98,7 +97,7 @@ impl Verifier for GradientCheckpointing {
                 .with("resource", kind.to_ascii_lowercase())
         };
         let mut j = Judgement::default();
-        let Some(t) = job.template(&main_role(&job)) else {
+        let Some(t) = training_template(&job) else {
             return Err(obj.field_error("spec.template", "a Job needs a pod template"));
         };
         let batch = Params::number(Some(ctx.params.require("batch_size")?), "batch_size")?
@@ -139,16 +138,6 @@ impl Verifier for GradientCheckpointing {
         j.push(ev(job_succeeded(&states, &conds)));
         Ok(j)
     }
-}
-
-/// The pod template that trains: a Job's one template, a TrainJob's trainer job (`node`).
-fn main_role(w: &crate::verify::kit::k8s::workload::Workload) -> String {
-    w.templates
-        .iter()
-        .find(|t| t.container_paths.iter().any(|p| p == TRAINER_FIELD))
-        .or_else(|| w.templates.first())
-        .map(|t| t.role.clone())
-        .unwrap_or_default()
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -134,6 +134,15 @@ pub fn find_training_job<'a>(
     }
 }
 
+/// The pod template that trains in a single-template job: a Job's template, or a TrainJob's
+/// trainer job (the one whose container `spec.trainer` fills).
+pub fn training_template<'w>(w: &'w Workload) -> Option<&'w PodTemplate> {
+    w.templates
+        .iter()
+        .find(|t| t.container_paths.iter().any(|p| p == TRAINER_FIELD))
+        .or_else(|| w.templates.first())
+}
+
 /// The pods a training job owns among `pods`, by uid: directly (a PyTorchJob, a Job) or, for a
 /// TrainJob, through its JobSet and the JobSet's Jobs ([`trainjob::owned_pods`]). None when the
 /// job has no uid (read from a file); Err when a read between them failed.
