@@ -1033,3 +1033,37 @@ fn the_stand_in_refuses_what_finetune_esm2_refuses() {
         "{msg}"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// The same lab as a TrainJob (Kubeflow Trainer v2) over `torch-distributed`.
+
+fn trainjob() -> State {
+    State::load("bionemo/trainjob-state").and("kind-nodes")
+}
+
+#[test]
+fn a_trainjob_running_bionemo_passes_every_check() {
+    assert_all_pass(&trainjob().grade(LAB));
+}
+
+#[test]
+fn a_trainjob_without_its_gpu_fails_gpu_request_at_resources_per_node() {
+    let r = trainjob()
+        .edit("TrainJob", "bionemo-esm2", |v| {
+            v["spec"]["trainer"]["resourcesPerNode"]["limits"]
+                .as_object_mut()
+                .unwrap()
+                .remove("nvidia.com/gpu");
+            if let Some(req) = v["spec"]["trainer"]["resourcesPerNode"]["requests"].as_object_mut()
+            {
+                req.remove("nvidia.com/gpu");
+            }
+        })
+        .grade(LAB);
+    let o = outcome(&r, "gpu-request");
+    assert_eq!(o.status, Status::Fail, "{o:?}");
+    assert!(
+        format!("{:?}", o.evidence).contains("spec.trainer.resourcesPerNode"),
+        "{o:?}"
+    );
+}

@@ -955,4 +955,8 @@ fn a_trainjob_placed_by_a_runtime_patch_is_read_after_the_merge() {
     let o = outcome(&r, "whole-node-gpus");
     assert_ne!(o.status, Status::Pass, "{o:?}");
     assert_eq!(o.reason, Some(Reason::Message("no-gpus".into())), "{o:?}");
+    // The message names the GPU resource, not the job's kind.
+    let report = LabReport::new(&r, Lang::En);
+    let reason = report.outcomes[0].reason.clone().unwrap();
+    assert!(reason.contains("`nvidia.com/gpu`"), "{reason}");
 }

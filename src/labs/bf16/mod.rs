@@ -120,7 +120,7 @@ impl Verifier for Bf16 {
             o.with("job", JOB)
                 .with("namespace", ns)
                 .with("kind", kind)
-                .with("resource", kind.to_ascii_lowercase())
+                .with("job_resource", kind.to_ascii_lowercase())
         };
         let pods = match ctx.list(&PODS_READ) {
             Ok(p) => p,

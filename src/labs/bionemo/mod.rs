@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::{Container, Volume};
 
 use crate::facts::instances::GPU;
-use crate::observe::kinds::{JOBS, PODS, SECRETS};
+use crate::observe::kinds::{JOBS, PODS, SECRETS, TRAINJOBS};
 use crate::observe::{InputError, Obj};
 use crate::verify::kit::k8s::container::{asks_for, is_about_resources, no_container, pick};
 use env::{env_settings, EnvSetting, EnvSource};
@@ -28,9 +28,12 @@ use crate::verify::kit::training::parallel::GpuNodes;
 use crate::verify::kit::training::job::running_of;
 use crate::verify::kit::k8s::quantity::Quantity;
 use crate::verify::kit::k8s::resources;
-use crate::verify::kit::training::job::{rejections, wrong_version};
-use crate::verify::kit::k8s::workload::{PodTemplate, Workload};
-use crate::verify::{Advice, JudgeCtx, Judgement, Named, Outcome, Read, Reason, Verifier};
+use crate::verify::kit::k8s::workload::{resources_field, PodTemplate, Workload};
+use crate::verify::kit::training::job::{
+    find_training_job, rejections, training_template, TrainingJob,
+};
+use crate::verify::kit::training::trainjob::{CLUSTER_RUNTIMES_READ, JOBSETS_READ, RUNTIMES_READ};
+use crate::verify::{Advice, JudgeCtx, Judgement, Outcome, Read, Reason, Verifier};
 
 pub struct Bionemo;
 
@@ -38,7 +41,18 @@ static JOBS_READ: Read = Read::lab(&JOBS);
 static PODS_READ: Read = Read::lab(&PODS);
 // Listed as metadata only by every live source (src/cluster/gather.rs `list_values`).
 static SECRETS_READ: Read = Read::lab(&SECRETS);
-static READS: &[&Read] = &[&JOBS_READ, &PODS_READ, &SECRETS_READ];
+static TRAINJOBS_READ: Read = Read::lab(&TRAINJOBS);
+/// A batch/v1 Job or a TrainJob (with the runtimes it may name and the JobSet between it and
+/// its Jobs).
+static READS: &[&Read] = &[
+    &JOBS_READ,
+    &TRAINJOBS_READ,
+    &CLUSTER_RUNTIMES_READ,
+    &RUNTIMES_READ,
+    &JOBSETS_READ,
+    &PODS_READ,
+    &SECRETS_READ,
+];
 
 const JOB: &str = "bionemo-esm2";
 const IMAGE: &str = "bionemo-image";
@@ -81,21 +95,18 @@ impl Verifier for Bionemo {
     }
 
     fn judge(&self, ctx: &JudgeCtx) -> Result<Judgement, InputError> {
-        let obj = match ctx.named(&JOBS_READ, JOB, CHECKS) {
-            Named::Found(o) => o,
-            Named::Absent(j) => return Ok(j),
+        let jobs = [&JOBS_READ, &TRAINJOBS_READ];
+        let w: Workload = match find_training_job(ctx, JOB, &jobs, IMAGE, CHECKS)? {
+            TrainingJob::Found(w) => w,
+            TrainingJob::Absent(j) => return Ok(j),
         };
-        if let Some(j) = wrong_version(ctx, obj, &JOBS.api_version(), CHECKS) {
-            return Ok(j);
-        }
-        let Some(w) = Workload::from_obj(obj)? else {
-            return Err(obj.field_error("kind", "expected a batch/v1 Job"));
-        };
-        let Some(t) = w.templates.first() else {
+        let obj = w.obj;
+        let Some(t) = training_template(&w) else {
             return Err(obj.field_error("spec.template", "a Job needs a pod template"));
         };
         let ns = ctx.target.namespace.as_str();
-        let ev = |o: Outcome| o.with("job", JOB).with("namespace", ns);
+        let kind = w.kind.kind();
+        let ev = |o: Outcome| o.with("job", JOB).with("namespace", ns).with("kind", kind);
         let mut j = Judgement::default();
         let rejected = rejections(&w);
         // The training container: the one asking for GPUs, else the one running BioNeMo, else
@@ -205,7 +216,7 @@ fn gpu_request(
     c: &Container,
     path: &str,
 ) -> Result<Outcome, InputError> {
-    let limits = format!("{path}.resources.limits");
+    let limits = format!("{}.limits", resources_field(path));
     let gpus = resources::limit_count(c, GPU)
         .map_err(|e| obj.field_error(format!("{limits}[{GPU}]"), e))?
         .unwrap_or(0);

@@ -94,7 +94,7 @@ impl Verifier for GradientCheckpointing {
             o.with("job", JOB)
                 .with("namespace", ns)
                 .with("kind", kind)
-                .with("resource", kind.to_ascii_lowercase())
+                .with("job_resource", kind.to_ascii_lowercase())
         };
         let mut j = Judgement::default();
         let Some(t) = training_template(&job) else {

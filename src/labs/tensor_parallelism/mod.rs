@@ -87,7 +87,7 @@ impl Verifier for TensorParallelism {
             o.with("job", JOB)
                 .with("namespace", &ctx.target.namespace)
                 .with("kind", kind)
-                .with("resource", kind.to_ascii_lowercase())
+                .with("job_resource", kind.to_ascii_lowercase())
         };
 
         let mut j = Judgement::default();
