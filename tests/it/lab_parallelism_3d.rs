@@ -673,3 +673,47 @@ fn the_eks_solution_is_what_the_task_text_says_for_eks() {
 fn tp_above_one_without_cuda_device_max_connections_1_is_advised_not_failed() {
     support::state::assert_max_connections_is_advice_when_layers_split(LAB, solved());
 }
+
+// ---------------------------------------------------------------------------------------------
+// The same lab as a TrainJob (Kubeflow Trainer v2) over `torch-distributed`.
+
+fn trainjob() -> State {
+    State::load("parallelism-3d/trainjob-state").and("kind-nodes")
+}
+
+fn trainjob_arg(prefix: &'static str, new: &'static str) -> State {
+    trainjob().edit("TrainJob", "llm-200b", move |v| {
+        let a = v["spec"]["trainer"]["args"].as_array_mut().unwrap();
+        let i = a
+            .iter()
+            .position(|w| w.as_str().unwrap().starts_with(prefix))
+            .unwrap();
+        a[i] = json!(new);
+    })
+}
+
+#[test]
+fn a_trainjob_with_tp_pp_and_dp_passes_every_check() {
+    let r = trainjob().grade(LAB);
+    assert_all_pass(&r);
+}
+
+#[test]
+fn a_trainjob_without_pipeline_parallelism_fails_three_degrees() {
+    let r = trainjob_arg(
+        "--pipeline-model-parallel-size",
+        "--pipeline-model-parallel-size=1",
+    )
+    .grade(LAB);
+    assert_eq!(status(&r, "three-degrees"), Status::Fail, "{r:?}");
+}
+
+#[test]
+fn a_trainjob_on_one_node_fails_degrees_match_world() {
+    let r = trainjob()
+        .edit("TrainJob", "llm-200b", |v| {
+            v["spec"]["trainer"]["numNodes"] = json!(1)
+        })
+        .grade(LAB);
+    assert_ne!(status(&r, "degrees-match-world"), Status::Pass, "{r:?}");
+}
