@@ -658,4 +658,50 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn a_choice_is_met_by_either_alternative_and_names_both_when_neither_is() {
+        let names: Vec<&str> = named(["pytorch-training"]).iter().map(|c| c.name).collect();
+        assert_eq!(
+            names,
+            ["kubeflow-trainer", "pytorch-training", "training-operator"]
+        );
+        let choice = get("pytorch-training").unwrap();
+        // Only the training-operator: met by it.
+        let served = |k: &ResourceKind| Ok(k.kind == "PyTorchJob");
+        let deploy = |d: &str| Ok(d == "training-operator");
+        let d = detect(choice, &evidence(&served, &deploy, Some(Profile::Eks)));
+        assert!(d.present(), "{d:?}");
+        assert!(
+            d.detail.contains("training-operator available"),
+            "{}",
+            d.detail
+        );
+        // Only Kubeflow Trainer, JobSet under the Helm chart's name: met by it.
+        let served = |k: &ResourceKind| Ok(k.kind == "TrainJob");
+        let deploy =
+            |d: &str| Ok(d == "kubeflow-trainer-controller-manager" || d == "jobset-controller");
+        let d = detect(choice, &evidence(&served, &deploy, Some(Profile::Eks)));
+        assert!(d.present(), "{d:?}");
+        // A TrainJob CRD without its controller: specs can be graded, states cannot.
+        let deploy = |_: &str| Ok(false);
+        let d = detect(choice, &evidence(&served, &deploy, Some(Profile::Eks)));
+        assert!(d.api && !d.running, "{d:?}");
+        // Neither: what both lack is said, with the install command of the choice.
+        let served = |_: &ResourceKind| Ok(false);
+        let d = detect(choice, &evidence(&served, &deploy, Some(Profile::Eks)));
+        assert!(!d.api);
+        assert!(
+            d.detail.contains("pytorchjobs.kubeflow.org not found"),
+            "{}",
+            d.detail
+        );
+        assert!(
+            d.detail
+                .contains("trainjobs.trainer.kubeflow.org not found"),
+            "{}",
+            d.detail
+        );
+        assert!(d.install.unwrap().contains("Kubeflow Trainer v2.3.0"));
+    }
 }

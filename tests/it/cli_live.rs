@@ -1750,3 +1750,76 @@ fn trainjobs_pass_live_against_a_cluster_serving_kubeflow_trainer() {
         "the runtime is read from the cluster: {paths:?}"
     );
 }
+
+/// A cluster with Kubeflow Trainer v2 (its CRDs, its controller and JobSet's under the Helm
+/// chart's name) and no training-operator: doctor sees the Trainer, and `pytorch-training` (a
+/// PyTorchJob or a TrainJob) is met, so the labs that need it are not held back by it.
+#[test]
+fn doctor_sees_kubeflow_trainer_and_meets_pytorch_training_with_it() {
+    let mut seed = load("kind-nodes");
+    seed.push(namespace("kubeflow-system"));
+    seed.push(deployment(
+        "kubeflow-system",
+        "kubeflow-trainer-controller-manager",
+        1,
+    ));
+    seed.push(deployment("kubeflow-system", "jobset-controller", 1));
+    let emu = Emulator::start(seed);
+    emu.serve_crd(
+        "trainer.kubeflow.org",
+        "v1alpha1",
+        "TrainJob",
+        "trainjobs",
+        true,
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let c = Cluster {
+        kubeconfig: emu.kubeconfig(dir.path(), CONTEXT),
+        emu,
+        dir,
+    };
+    let (code, stdout, stderr) = c.run(&["doctor", "-o", "json", "--request-timeout", "2s"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let r = json_of(&stdout);
+    let cap = |name: &str| -> Value {
+        r["capabilities"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap_or_else(|| panic!("no capability {name}: {r}"))
+            .clone()
+    };
+    let trainer = cap("kubeflow-trainer");
+    assert_eq!(trainer["present"], true, "{trainer}");
+    assert!(
+        trainer["detail"]
+            .as_str()
+            .unwrap()
+            .contains("controller jobset-controller available"),
+        "{trainer}"
+    );
+    assert_eq!(cap("training-operator")["present"], false);
+    let either = cap("pytorch-training");
+    assert_eq!(either["present"], true, "{either}");
+    let lab = r["labs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["id"] == "tensor-parallelism")
+        .unwrap()
+        .clone();
+    let held: Vec<&Value> = lab["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| {
+            s["needs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|n| n == "pytorch-training")
+        })
+        .collect();
+    assert!(held.is_empty(), "{lab}");
+}
