@@ -33,7 +33,8 @@ use crate::verify::kit::training::parallel::flag_written;
 use crate::verify::kit::k8s::pods::{owned_states, running, JobEnd, PodState};
 use python::PyScan;
 use script::{git_clones, runs, Script};
-use crate::verify::kit::training::job::{rejections, training_command, wrong_version};
+use crate::verify::kit::training::job::{rejections, training_command};
+use crate::verify::kit::training::parallel::find_job;
 use crate::verify::kit::k8s::workload::{PodTemplate, Workload};
 use crate::verify::{Advice, JudgeCtx, Judgement, Named, Outcome, Read, Reason, Verifier};
 use k8s_openapi::api::core::v1::{Container, PodSpec};
@@ -69,13 +70,10 @@ impl Verifier for OptimumNeuron {
     }
 
     fn judge(&self, ctx: &JudgeCtx) -> Result<Judgement, InputError> {
-        let obj = match ctx.named(&JOBS_READ, JOB, CHECKS) {
+        let obj = match find_job(ctx, &JOBS_READ, JOB, CHECKS) {
             Named::Found(o) => o,
             Named::Absent(j) => return Ok(j),
         };
-        if let Some(j) = wrong_version(ctx, obj, &JOBS.api_version(), CHECKS) {
-            return Ok(j);
-        }
         let Some(w) = Workload::from_obj(obj)? else {
             return Err(obj.field_error("kind", "expected a batch/v1 Job"));
         };

@@ -22,27 +22,6 @@ use crate::verify::kit::training::{parallel, trainjob};
 use crate::verify::views::pytorch;
 use crate::verify::{Advice, JudgeCtx, Judgement, Named, Outcome, Read, MISSING_HINT};
 
-/// A manifest in another version of the kind is refused by `kubectl apply` (no such version is
-/// served), so the object would not exist: every check fails with the lab's `missing` text.
-pub fn wrong_version(ctx: &JudgeCtx, obj: &Obj, want: &str, checks: &[&str]) -> Option<Judgement> {
-    if obj.api_version() == want {
-        return None;
-    }
-    let kind = obj.kind().to_string();
-    let found = format!("{} {kind} {}", obj.api_version(), obj.name());
-    let expected = format!("{want} {kind} {}", obj.name());
-    let ns = ctx.target.namespace.clone();
-    let name = obj.name().to_string();
-    Some(Judgement::every(checks, |c| {
-        Outcome::fail(c, expected.clone(), found.clone())
-            .hint(MISSING_HINT)
-            .with("name", &name)
-            .with("kind", &kind)
-            .with("api_version", want)
-            .with("namespace", &ns)
-    }))
-}
-
 /// The object named `name` in the first of `reads` that lists one (a lab that accepts a
 /// PyTorchJob or a batch/v1 Job), as [`parallel::find_job`] finds it: another version is absent.
 /// A read refused because its CRD is not served leaves the others (a lab that accepts a Job must
