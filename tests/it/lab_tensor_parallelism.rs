@@ -960,3 +960,24 @@ fn a_trainjob_placed_by_a_runtime_patch_is_read_after_the_merge() {
     let reason = report.outcomes[0].reason.clone().unwrap();
     assert!(reason.contains("`nvidia.com/gpu`"), "{reason}");
 }
+
+#[test]
+fn a_trainjob_over_a_namespaced_training_runtime_reads_that_one() {
+    let to_namespaced = |s: State| {
+        s.edit("ClusterTrainingRuntime", "torch-distributed", |v| {
+            v["kind"] = json!("TrainingRuntime");
+            v["metadata"]["namespace"] = json!("trainlab-tensor-parallelism");
+        })
+    };
+    let names_namespaced = |s: State| {
+        s.edit("TrainJob", JOB, |v| {
+            v["spec"]["runtimeRef"]["kind"] = json!("TrainingRuntime")
+        })
+    };
+    assert_all_pass(&names_namespaced(to_namespaced(trainjob())).grade(LAB));
+    // A TrainingRuntime named but only a ClusterTrainingRuntime of that name exists.
+    let r = names_namespaced(trainjob()).grade(LAB);
+    let o = outcome(&r, "whole-node-gpus");
+    assert_eq!(o.hint.as_deref(), Some("runtime-missing"));
+    assert_eq!(o.evidence["runtime_kind"], "TrainingRuntime");
+}
