@@ -14,7 +14,8 @@ use super::output::eprint;
 use super::{parse_param, print, Global};
 use crate::catalog::Lang;
 use crate::exit::ExitCode;
-use crate::grade::{self, Learners, Room, RoomProgress, RoomRequest, RoomResult};
+use crate::grade::{self, Learners, Room, RoomRequest, RoomResult};
+use crate::plan::{Event, Listener};
 use crate::profile::Profile;
 use crate::report::html;
 use crate::report::room::{self, RoomFormat};
@@ -226,45 +227,46 @@ impl RoomScreen {
     }
 }
 
-impl RoomProgress for RoomScreen {
-    fn connected(&mut self, describe: &str) {
-        // Machine output stays alone on a log that merges both streams (`kubectl logs` of the
-        // grader Job): the cluster is named there only when a person watches.
-        if self.interactive || self.format == RoomFormat::Table {
-            eprint(&format!("trainlab: using {describe}\n"));
+impl Listener<RoomResult> for RoomScreen {
+    fn on(&mut self, event: Event<'_, RoomResult>) {
+        match event {
+            // Machine output stays alone on a log that merges both streams (`kubectl logs` of
+            // the grader Job): the cluster is named there only when a person watches.
+            Event::Connected(describe) if self.interactive || self.format == RoomFormat::Table => {
+                eprint(&format!("trainlab: using {describe}\n"));
+            }
+            Event::Reading { queries } if self.interactive => {
+                let pb = ProgressBar::new_spinner();
+                pb.set_style(
+                    ProgressStyle::with_template("{spinner} {msg}")
+                        .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+                );
+                pb.set_message(format!("reading the cluster: {queries} kind(s)…"));
+                pb.enable_steady_tick(Duration::from_millis(120));
+                self.bar = Some(pb);
+            }
+            Event::ReadDone => self.stop(),
+            Event::Grading { learners } if self.interactive => {
+                let pb = ProgressBar::new(learners as u64);
+                pb.set_style(
+                    ProgressStyle::with_template("grading {bar:30} {pos}/{len} {msg}")
+                        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+                );
+                self.bar = Some(pb);
+            }
+            Event::LearnerDone(learner) => {
+                if let Some(b) = &self.bar {
+                    b.set_message(learner.to_string());
+                    b.inc(1);
+                }
+            }
+            Event::Graded(result) => self.graded(result),
+            _ => {}
         }
     }
-    fn reading(&mut self, reads: usize) {
-        if self.interactive {
-            let pb = ProgressBar::new_spinner();
-            pb.set_style(
-                ProgressStyle::with_template("{spinner} {msg}")
-                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-            );
-            pb.set_message(format!("reading the cluster: {reads} kind(s)…"));
-            pb.enable_steady_tick(Duration::from_millis(120));
-            self.bar = Some(pb);
-        }
-    }
-    fn read_done(&mut self) {
-        self.stop();
-    }
-    fn grading(&mut self, learners: usize) {
-        if self.interactive {
-            let pb = ProgressBar::new(learners as u64);
-            pb.set_style(
-                ProgressStyle::with_template("grading {bar:30} {pos}/{len} {msg}")
-                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
-            );
-            self.bar = Some(pb);
-        }
-    }
-    fn learner_done(&mut self, learner: &str) {
-        if let Some(b) = &self.bar {
-            b.set_message(learner.to_string());
-            b.inc(1);
-        }
-    }
+}
+
+impl RoomScreen {
     fn graded(&mut self, result: &RoomResult) {
         self.stop();
         if !self.watch {

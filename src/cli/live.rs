@@ -11,6 +11,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use super::output::eprint;
 use super::print;
 use crate::cluster::{connect, Conn, ConnectOpts};
+use crate::plan::{Event, Listener};
 use crate::report::{self, Format, LabReport};
 use crate::verify::LabResult;
 
@@ -146,41 +147,37 @@ impl Screen {
     }
 }
 
-impl crate::plan::Progress for Screen {
-    fn connected(&mut self, describe: &str) {
-        eprint(&format!("trainlab: using {describe}\n"));
-    }
-    fn reading(&mut self) {
-        if self.interactive {
-            self.spinner = Some(spinner("reading the cluster…"));
+impl Listener<[LabResult]> for Screen {
+    fn on(&mut self, event: Event<'_, [LabResult]>) {
+        match event {
+            Event::Connected(describe) => eprint(&format!("trainlab: using {describe}\n")),
+            Event::Reading { .. } if self.interactive => {
+                self.spinner = Some(spinner("reading the cluster…"));
+            }
+            Event::ReadDone | Event::WaitDone => self.stop_spinner(),
+            Event::Graded(results) if self.watch => {
+                if self.drawn_lines > 0 && std::io::stdout().is_terminal() {
+                    let _ = console::Term::stdout().clear_last_lines(self.drawn_lines);
+                }
+                let text = self.render(results);
+                print(&text);
+                self.drawn_lines = text.lines().count();
+            }
+            Event::Waiting {
+                pending,
+                pause,
+                elapsed,
+                limit,
+            } if self.interactive => {
+                self.spinner = Some(spinner(&format!(
+                    "{pending} check(s) pending; re-checking in {}s ({}s of {}s)",
+                    pause.as_secs_f32().ceil() as u64,
+                    elapsed.as_secs(),
+                    limit.as_secs()
+                )));
+            }
+            _ => {}
         }
-    }
-    fn read_done(&mut self) {
-        self.stop_spinner();
-    }
-    fn graded(&mut self, results: &[LabResult]) {
-        if !self.watch {
-            return;
-        }
-        if self.drawn_lines > 0 && std::io::stdout().is_terminal() {
-            let _ = console::Term::stdout().clear_last_lines(self.drawn_lines);
-        }
-        let text = self.render(results);
-        print(&text);
-        self.drawn_lines = text.lines().count();
-    }
-    fn waiting(&mut self, pending: usize, pause: Duration, elapsed: Duration, limit: Duration) {
-        if self.interactive {
-            self.spinner = Some(spinner(&format!(
-                "{pending} check(s) pending; re-checking in {}s ({}s of {}s)",
-                pause.as_secs_f32().ceil() as u64,
-                elapsed.as_secs(),
-                limit.as_secs()
-            )));
-        }
-    }
-    fn wait_done(&mut self) {
-        self.stop_spinner();
     }
 }
 

@@ -7,7 +7,7 @@ use std::sync::mpsc;
 use super::{LearnerResult, RoomProgress, RoomReads};
 use crate::facts::capabilities::Capabilities;
 use crate::observe::Query;
-use crate::plan::{Item, Plan};
+use crate::plan::{Event, Item, Plan};
 use crate::verify;
 use crate::Error;
 
@@ -29,7 +29,7 @@ pub fn shared(
     reads: &RoomReads,
     caps: &Capabilities,
     context: &str,
-    progress: &mut dyn RoomProgress,
+    progress: &mut RoomProgress,
 ) -> Result<Vec<LearnerResult>, Error> {
     let per = per.max(1);
     let batches: Vec<(&[String], &[Item<'_>])> = learners
@@ -70,7 +70,7 @@ pub fn shared(
             match r {
                 Ok(results) => {
                     for l in &results {
-                        progress.learner_done(&l.name);
+                        progress.on(Event::LearnerDone(&l.name));
                     }
                     done[i] = Some(results);
                 }

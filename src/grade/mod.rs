@@ -30,7 +30,7 @@ use crate::cluster::{connect, gather, Conn, ConnectOpts, Discovery};
 use crate::exit::ExitCode;
 use crate::facts::{NodeFacts, Profile};
 use crate::observe::{kinds, Obj, Observed, Query, SourceKind, Unavailable};
-use crate::plan::{self, Item, Plan, Repeat, Request, Source};
+use crate::plan::{self, Event, Item, Listener, Plan, Repeat, Request, Source};
 use crate::verify::{self, LabResult, Outcome, Reason, Status, Verifier};
 use crate::Error;
 
@@ -267,22 +267,9 @@ impl RoomResult {
     }
 }
 
-/// What a room run tells its caller while it works. Every method has a quiet default.
-pub trait RoomProgress {
-    fn connected(&mut self, _describe: &str) {}
-    /// Reading `reads` merged queries from the shared cluster.
-    fn reading(&mut self, _reads: usize) {}
-    fn read_done(&mut self) {}
-    /// Grading `learners` learners (clusters, with `--contexts`).
-    fn grading(&mut self, _learners: usize) {}
-    fn learner_done(&mut self, _learner: &str) {}
-    /// A round ended; in watch mode this is where the room is shown.
-    fn graded(&mut self, _room: &RoomResult) {}
-}
-
-/// A [`RoomProgress`] that shows nothing.
-pub struct Quiet;
-impl RoomProgress for Quiet {}
+/// What a room run listens with: its rounds hold the room's result.
+pub type RoomProgress = dyn Listener<RoomResult>;
+pub use crate::plan::Quiet;
 
 enum Session {
     Shared(Box<(Conn, Discovery)>),
@@ -294,7 +281,7 @@ enum Session {
 pub async fn run(
     room: &Room<'_>,
     watch: Option<Duration>,
-    progress: &mut dyn RoomProgress,
+    progress: &mut RoomProgress,
 ) -> Result<RoomResult, Error> {
     if watch.is_some() && room.learners == Learners::Demo {
         return Err(Error::usage(
@@ -305,7 +292,7 @@ pub async fn run(
     let session = match &room.learners {
         Learners::Named(_) | Learners::FromNamespaces(_) => {
             let conn = connect(&room.connect).await?;
-            progress.connected(&conn.describe());
+            progress.on(Event::Connected(&conn.describe()));
             Session::Shared(Box::new((conn, Discovery::new())))
         }
         Learners::Contexts(_) => Session::Contexts,
@@ -326,7 +313,7 @@ struct RoomRounds<'r, 'a> {
     room: &'r Room<'a>,
     session: &'r Session,
     watching: bool,
-    progress: &'r mut dyn RoomProgress,
+    progress: &'r mut RoomProgress,
 }
 
 impl crate::plan::rounds::Rounds for RoomRounds<'_, '_> {
@@ -349,7 +336,7 @@ impl crate::plan::rounds::Rounds for RoomRounds<'_, '_> {
     }
 
     fn graded(&mut self, room: &RoomResult) {
-        self.progress.graded(room);
+        self.progress.on(Event::Graded(room));
     }
 }
 
@@ -358,7 +345,7 @@ async fn shared_round(
     conn: &Conn,
     discovery: &Discovery,
     watching: bool,
-    progress: &mut dyn RoomProgress,
+    progress: &mut RoomProgress,
 ) -> Result<RoomResult, Error> {
     let mut notes = Vec::new();
     let learners = match &room.learners {
@@ -399,9 +386,11 @@ async fn shared_round(
     let mut queries = plan.queries();
     // The controllers' Deployments join the room's other Deployment reads in one LIST.
     queries.extend(crate::profile::detect::controller_queries(&wanted));
-    progress.reading(merge(&queries).len());
+    progress.on(Event::Reading {
+        queries: merge(&queries).len(),
+    });
     let reads = RoomReads::gather(conn, discovery, &queries).await;
-    progress.read_done();
+    progress.on(Event::ReadDone);
     let reads = reads?;
     notes.extend(
         reads
@@ -424,7 +413,9 @@ async fn shared_round(
         })
         .await;
 
-    progress.grading(learners.len());
+    progress.on(Event::Grading {
+        learners: learners.len(),
+    });
     let out = judge::shared(
         &learners,
         &plan,
@@ -439,7 +430,7 @@ async fn shared_round(
 
 /// One cluster per learner: the usual grading path for each context, `concurrency` at a time;
 /// a cluster that fails fails only its learner's row.
-async fn contexts_round(room: &Room<'_>, progress: &mut dyn RoomProgress) -> RoomResult {
+async fn contexts_round(room: &Room<'_>, progress: &mut RoomProgress) -> RoomResult {
     let Learners::Contexts(contexts) = &room.learners else {
         return finish(
             room,
@@ -449,7 +440,9 @@ async fn contexts_round(room: &Room<'_>, progress: &mut dyn RoomProgress) -> Roo
             Vec::new(),
         );
     };
-    progress.grading(contexts.len());
+    progress.on(Event::Grading {
+        learners: contexts.len(),
+    });
     let jobs = contexts.iter().map(|ctx| async move {
         let r = grade_cluster(room, ctx).await;
         (ctx.clone(), r)
@@ -457,7 +450,7 @@ async fn contexts_round(room: &Room<'_>, progress: &mut dyn RoomProgress) -> Roo
     let mut s = stream::iter(jobs).buffer_unordered(room.concurrency);
     let mut done: HashMap<String, Result<Vec<LabResult>, String>> = HashMap::new();
     while let Some((ctx, r)) = s.next().await {
-        progress.learner_done(&ctx);
+        progress.on(Event::LearnerDone(&ctx));
         done.insert(ctx, r.map_err(|e| e.to_string()));
     }
     let learners = contexts
@@ -497,13 +490,15 @@ async fn grade_cluster(room: &Room<'_>, ctx: &str) -> Result<Vec<LabResult>, Err
 }
 
 /// The embedded demo room, graded like a snapshot of a shared kind cluster.
-fn demo_round(room: &Room<'_>, progress: &mut dyn RoomProgress) -> Result<RoomResult, Error> {
+fn demo_round(room: &Room<'_>, progress: &mut RoomProgress) -> Result<RoomResult, Error> {
     let bundles: Vec<&LabBundle> = room.labs.iter().map(|(b, _)| *b).collect();
     let learners: Vec<String> = DEMO_LEARNERS.iter().map(|s| s.to_string()).collect();
     let plan = room.shared_plan(&learners, Source::Demo);
     let obs: Observed = demo::observed(&bundles)?.planned(plan.queries());
     let caps = plan.offline_capabilities(&obs);
-    progress.grading(learners.len());
+    progress.on(Event::Grading {
+        learners: learners.len(),
+    });
     let per = room.labs.len().max(1);
     let mut out = Vec::new();
     for (l, items) in learners.iter().zip(plan.items.chunks(per)) {
@@ -524,7 +519,7 @@ fn demo_round(room: &Room<'_>, progress: &mut dyn RoomProgress) -> Result<RoomRe
             context: None,
             results: Ok(results),
         });
-        progress.learner_done(l);
+        progress.on(Event::LearnerDone(l));
     }
     let detail = obs.detail.clone();
     Ok(finish(room, out, SourceKind::Demo, detail, Vec::new()))

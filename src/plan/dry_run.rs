@@ -16,7 +16,7 @@
 
 use serde_json::Value;
 
-use super::{Plan, Progress};
+use super::{Event, Plan, Progress};
 use crate::catalog::{Stage, Text};
 use crate::cluster::dry_run::{dry_run_apply, Answer, Refusal};
 use crate::cluster::{connect, probe, ConnectOpts, Discovery};
@@ -132,7 +132,7 @@ pub(super) async fn server(
     obs: &Observed,
     queries: &[Query],
     results: &mut [LabResult],
-    progress: &mut dyn Progress,
+    progress: &mut Progress,
 ) -> Result<ServerVerdict, Error> {
     let all_labs: Vec<String> = plan.items.iter().map(|i| i.bundle.lab.id.clone()).collect();
     let mut verdict = ServerVerdict {
@@ -158,7 +158,7 @@ pub(super) async fn server(
             return Ok(verdict);
         }
     };
-    progress.connected(&conn.describe());
+    progress.on(Event::Connected(&conn.describe()));
     verdict.cluster = conn.describe();
     if let Err(e) = probe(&conn).await {
         unreachable(e, &mut verdict)?;
@@ -166,7 +166,9 @@ pub(super) async fn server(
     }
     let discovery = Discovery::new();
     let objects: Vec<&Obj> = obs.objects();
-    progress.reading();
+    progress.on(Event::Reading {
+        queries: objects.len(),
+    });
     let mut refused: Vec<(usize, Refusal)> = Vec::new();
     for (i, obj) in objects.iter().enumerate() {
         let readers = labs_reading(plan, obj);
@@ -190,13 +192,13 @@ pub(super) async fn server(
             }),
             // Refused credentials: nothing more can be sent.
             Err(e) => {
-                progress.read_done();
+                progress.on(Event::ReadDone);
                 unreachable(e, &mut verdict)?;
                 return Ok(verdict);
             }
         }
     }
-    progress.read_done();
+    progress.on(Event::ReadDone);
     for (i, refusal) in refused {
         let labs = attribute(plan, obs, queries, results, i, &refusal);
         verdict.refusals.push(ServerRefusal {

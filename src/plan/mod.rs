@@ -241,26 +241,11 @@ pub fn select<'c>(
     Ok(out)
 }
 
-/// What a run tells its caller while it works (spinners, redraws). Every method has a quiet
-/// default, so tests and JSON output can pass [`Quiet`].
-pub trait Progress {
-    /// Connected to a cluster (once).
-    fn connected(&mut self, _describe: &str) {}
-    /// A round of observation starts / ends.
-    fn reading(&mut self) {}
-    fn read_done(&mut self) {}
-    /// A round was graded. In watch mode this is where results are shown.
-    fn graded(&mut self, _results: &[LabResult]) {}
-    /// Some checks are pending; the next round starts after `pause`.
-    fn waiting(&mut self, _pending: usize, _pause: Duration, _elapsed: Duration, _limit: Duration) {
-    }
-    /// The waiting pause ended.
-    fn wait_done(&mut self) {}
-}
+pub mod events;
+pub use events::{Event, Listener, Quiet};
 
-/// A [`Progress`] that shows nothing.
-pub struct Quiet;
-impl Progress for Quiet {}
+/// What `check` listens with: its rounds hold the labs' results.
+pub type Progress = dyn Listener<[LabResult]>;
 
 enum Session {
     Offline(Observed),
@@ -273,12 +258,12 @@ enum Session {
 
 /// Runs a plan to its end: once, until nothing is pending (or the wait runs out), or until
 /// Ctrl-C in watch mode. Returns the last round's results.
-pub async fn run(plan: &Plan<'_>, progress: &mut dyn Progress) -> Result<Vec<LabResult>, Error> {
+pub async fn run(plan: &Plan<'_>, progress: &mut Progress) -> Result<Vec<LabResult>, Error> {
     let queries = plan.queries();
     let session = match &plan.source {
         Source::Live(opts) => {
             let conn = connect(opts).await?;
-            progress.connected(&conn.describe());
+            progress.on(Event::Connected(&conn.describe()));
             Session::Live {
                 conn,
                 discovery: Discovery::new(),
@@ -294,10 +279,7 @@ pub async fn run(plan: &Plan<'_>, progress: &mut dyn Progress) -> Result<Vec<Lab
 
 /// `check`: [`run`], and with `--files … --dry-run=server` the server's verdict on the same
 /// files, read once ([`dry_run`]).
-pub async fn check(
-    plan: &Plan<'_>,
-    progress: &mut dyn Progress,
-) -> Result<dry_run::Checked, Error> {
+pub async fn check(plan: &Plan<'_>, progress: &mut Progress) -> Result<dry_run::Checked, Error> {
     let (Source::Files(paths), Some(opts)) = (&plan.source, &plan.server_dry_run) else {
         return Ok(dry_run::Checked {
             results: run(plan, progress).await?,
@@ -318,7 +300,7 @@ async fn run_session(
     plan: &Plan<'_>,
     queries: &[Query],
     mut session: Session,
-    progress: &mut dyn Progress,
+    progress: &mut Progress,
 ) -> Result<Vec<LabResult>, Error> {
     let mut rounds = CheckRounds {
         plan,
@@ -334,7 +316,7 @@ struct CheckRounds<'r, 'p> {
     plan: &'r Plan<'p>,
     queries: &'r [Query],
     session: &'r mut Session,
-    progress: &'r mut dyn Progress,
+    progress: &'r mut Progress,
 }
 
 impl rounds::Rounds for CheckRounds<'_, '_> {
@@ -349,15 +331,20 @@ impl rounds::Rounds for CheckRounds<'_, '_> {
     }
 
     fn graded(&mut self, results: &Vec<LabResult>) {
-        self.progress.graded(results);
+        self.progress.on(Event::Graded(results));
     }
 
     fn waiting(&mut self, pending: usize, pause: Duration, elapsed: Duration, limit: Duration) {
-        self.progress.waiting(pending, pause, elapsed, limit);
+        self.progress.on(Event::Waiting {
+            pending,
+            pause,
+            elapsed,
+            limit,
+        });
     }
 
     fn wait_done(&mut self) {
-        self.progress.wait_done();
+        self.progress.on(Event::WaitDone);
     }
 }
 
@@ -365,7 +352,7 @@ impl rounds::Rounds for CheckRounds<'_, '_> {
 /// `trainlab snapshot` saves these so `check --snapshot` grades the same state offline.
 pub async fn capture(
     plan: &Plan<'_>,
-    progress: &mut dyn Progress,
+    progress: &mut Progress,
 ) -> Result<Vec<(Query, crate::observe::ReadResult)>, Error> {
     let Source::Live(opts) = &plan.source else {
         return Err(Error::usage(
@@ -374,11 +361,13 @@ pub async fn capture(
         ));
     };
     let conn = connect(opts).await?;
-    progress.connected(&conn.describe());
+    progress.on(Event::Connected(&conn.describe()));
     let queries = plan.queries();
-    progress.reading();
+    progress.on(Event::Reading {
+        queries: queries.len(),
+    });
     let obs = gather(&conn, &Discovery::new(), &queries).await;
-    progress.read_done();
+    progress.on(Event::ReadDone);
     Ok(obs?.answers(&queries))
 }
 
@@ -387,7 +376,7 @@ async fn round(
     plan: &Plan<'_>,
     queries: &[Query],
     session: &mut Session,
-    progress: &mut dyn Progress,
+    progress: &mut Progress,
 ) -> Result<Vec<LabResult>, Error> {
     let fresh;
     let context = match &*session {
@@ -405,9 +394,11 @@ async fn round(
             discovery,
             capabilities,
         } => {
-            progress.reading();
+            progress.on(Event::Reading {
+                queries: queries.len(),
+            });
             let observed = gather(conn, discovery, queries).await;
-            progress.read_done();
+            progress.on(Event::ReadDone);
             fresh = observed?;
             if capabilities.is_none() {
                 let nodes =

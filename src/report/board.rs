@@ -389,6 +389,45 @@ mod demo_room_tests {
         }
     }
 
+    /// Writes down the events of a room run, as a screen would receive them.
+    #[derive(Default)]
+    struct Recorder(Vec<String>);
+
+    impl crate::plan::Listener<crate::grade::RoomResult> for Recorder {
+        fn on(&mut self, event: crate::plan::Event<'_, crate::grade::RoomResult>) {
+            use crate::plan::Event;
+            self.0.push(match event {
+                Event::Grading { learners } => format!("grading {learners}"),
+                Event::LearnerDone(l) => format!("done {l}"),
+                Event::Graded(room) => format!("graded {}", room.learners.len()),
+                Event::Connected(_) => "connected".into(),
+                Event::Reading { .. } | Event::ReadDone => "reading".into(),
+                Event::Waiting { .. } | Event::WaitDone => "waiting".into(),
+            });
+        }
+    }
+
+    #[test]
+    fn a_room_run_tells_its_listener_each_learner_then_the_graded_room() {
+        let c = Catalog::embedded().unwrap();
+        let room = Room::resolve(&c, demo_request()).unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let mut rec = Recorder::default();
+        rt.block_on(run(&room, None, &mut rec)).unwrap();
+        assert_eq!(rec.0.first().map(String::as_str), Some("grading 8"));
+        assert_eq!(rec.0.last().map(String::as_str), Some("graded 8"));
+        let done: BTreeSet<&str> = rec
+            .0
+            .iter()
+            .filter_map(|e| e.strip_prefix("done "))
+            .collect();
+        assert_eq!(done.len(), 8, "{:?}", rec.0);
+        assert_eq!(rec.0.len(), 10, "{:?}", rec.0);
+    }
+
     #[test]
     fn the_demo_room_has_eight_learners_at_different_stages() {
         let c = Catalog::embedded().unwrap();

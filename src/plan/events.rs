@@ -1,0 +1,44 @@
+//! What a run says while it works: one typed event stream for `check` (once, `--wait`, `--watch`)
+//! and `grade` (a room, `--watch`), the way cargo-nextest's runner emits events its reporters
+//! subscribe to. Screens (spinners, progress bars, watch redraws) listen; JSON, JUnit and HTML
+//! render the final result and need not listen at all ([`Quiet`]).
+
+use std::time::Duration;
+
+/// One thing that happened in a run; `R` is what a graded round holds (a check's
+/// `[LabResult]`, a room's `RoomResult`).
+pub enum Event<'a, R: ?Sized> {
+    /// Connected to a cluster (once): its context and server.
+    Connected(&'a str),
+    /// A round of observation starts: `queries` merged reads.
+    Reading { queries: usize },
+    /// The round's reads are in.
+    ReadDone,
+    /// Judging `learners` learners (a room; clusters with `--contexts`).
+    Grading { learners: usize },
+    /// One learner of a room was judged.
+    LearnerDone(&'a str),
+    /// A round was graded; in watch mode this is where results are shown.
+    Graded(&'a R),
+    /// Some checks are pending; the next round starts after `pause`.
+    Waiting {
+        pending: usize,
+        pause: Duration,
+        elapsed: Duration,
+        limit: Duration,
+    },
+    /// The waiting pause ended.
+    WaitDone,
+}
+
+/// Listens to a run's events.
+pub trait Listener<R: ?Sized> {
+    fn on(&mut self, event: Event<'_, R>);
+}
+
+/// A [`Listener`] that shows nothing (tests, machine output).
+pub struct Quiet;
+
+impl<R: ?Sized> Listener<R> for Quiet {
+    fn on(&mut self, _: Event<'_, R>) {}
+}
