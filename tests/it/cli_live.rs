@@ -1286,6 +1286,45 @@ fn volcano_deployments() -> Vec<Value> {
     ]
 }
 
+/// One row of `doctor -o json`'s `capabilities`.
+fn doctor_capability(r: &Value, name: &str) -> Value {
+    r["capabilities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("no capability {name}: {r}"))
+        .clone()
+}
+
+/// One row of `doctor -o json`'s `labs`.
+fn doctor_lab(r: &Value, id: &str) -> Value {
+    r["labs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["id"] == id)
+        .unwrap_or_else(|| panic!("no lab {id}: {r}"))
+        .clone()
+}
+
+/// The checks of a doctor lab row skipped for want of `capability`.
+fn skipped_for(lab: &Value, capability: &str) -> Vec<Value> {
+    lab["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| {
+            s["needs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|n| n == capability)
+        })
+        .cloned()
+        .collect()
+}
+
 #[test]
 fn doctor_reports_the_kind_profile_nodes_and_capabilities() {
     let mut seed: Vec<Value> = load("kind-nodes")
@@ -1364,15 +1403,7 @@ fn doctor_reports_the_kind_profile_nodes_and_capabilities() {
     assert_eq!(worker["zone"], "us-west-2a");
     assert_eq!(worker["instance_type"], "p5.48xlarge");
 
-    let cap = |name: &str| -> Value {
-        r["capabilities"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["name"] == name)
-            .unwrap_or_else(|| panic!("no capability {name}: {r}"))
-            .clone()
-    };
+    let cap = |name: &str| doctor_capability(&r, name);
     let volcano = cap("volcano");
     assert_eq!(volcano["present"], true, "{volcano}");
     assert!(volcano["install"].is_null());
@@ -1407,29 +1438,12 @@ fn doctor_reports_the_kind_profile_nodes_and_capabilities() {
 
     // Which labs this cluster can run: Volcano is up, so lab 9 runs; the MPI Operator is down,
     // so lab 13's checks that need it are listed as skipped, with what they need.
-    let lab = |id: &str| -> Value {
-        r["labs"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|l| l["id"] == id)
-            .unwrap_or_else(|| panic!("no lab {id}: {r}"))
-            .clone()
-    };
+    let lab = |id: &str| doctor_lab(&r, id);
     let volcano_lab = lab("volcano-gang");
-    let volcano_skips: Vec<&Value> = volcano_lab["skipped"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|s| {
-            s["needs"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|n| n == "volcano")
-        })
-        .collect();
-    assert!(volcano_skips.is_empty(), "{volcano_lab}");
+    assert!(
+        skipped_for(&volcano_lab, "volcano").is_empty(),
+        "{volcano_lab}"
+    );
     let mpi_lab = lab("mpijob-slots");
     assert!(
         mpi_lab["runs"] == "partly" || mpi_lab["runs"] == "no",
@@ -1781,15 +1795,7 @@ fn doctor_sees_kubeflow_trainer_and_meets_pytorch_training_with_it() {
     let (code, stdout, stderr) = c.run(&["doctor", "-o", "json", "--request-timeout", "2s"]);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     let r = json_of(&stdout);
-    let cap = |name: &str| -> Value {
-        r["capabilities"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["name"] == name)
-            .unwrap_or_else(|| panic!("no capability {name}: {r}"))
-            .clone()
-    };
+    let cap = |name: &str| doctor_capability(&r, name);
     let trainer = cap("kubeflow-trainer");
     assert_eq!(trainer["present"], true, "{trainer}");
     assert!(
@@ -1802,24 +1808,6 @@ fn doctor_sees_kubeflow_trainer_and_meets_pytorch_training_with_it() {
     assert_eq!(cap("training-operator")["present"], false);
     let either = cap("pytorch-training");
     assert_eq!(either["present"], true, "{either}");
-    let lab = r["labs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|l| l["id"] == "tensor-parallelism")
-        .unwrap()
-        .clone();
-    let held: Vec<&Value> = lab["skipped"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|s| {
-            s["needs"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|n| n == "pytorch-training")
-        })
-        .collect();
-    assert!(held.is_empty(), "{lab}");
+    let lab = doctor_lab(&r, "tensor-parallelism");
+    assert!(skipped_for(&lab, "pytorch-training").is_empty(), "{lab}");
 }
