@@ -1719,11 +1719,19 @@ fn https_to_a_server_without_tls_says_the_handshake_failed_and_to_check_the_sche
     assert!(stderr.contains("http://"), "{stderr}");
 }
 
-/// TrainJobs of labs 1, 10 and 11 graded live against the emulator serving Kubeflow Trainer's
+/// TrainJobs of labs 1, 2, 6, 10, 11, 12 and 14 graded live against the emulator serving Kubeflow Trainer's
 /// kinds: the runtime read from the cluster, the pods found through the JobSet and its Jobs.
 #[test]
 fn trainjobs_pass_live_against_a_cluster_serving_kubeflow_trainer() {
-    let labs = ["tensor-parallelism", "bf16", "gradient-checkpointing"];
+    let labs = [
+        "tensor-parallelism",
+        "parallelism-3d",
+        "bf16",
+        "gradient-checkpointing",
+        "zero3-offload",
+        "checkpoint-strategy",
+        "bionemo",
+    ];
     let mut seed = nodes();
     for lab in labs {
         seed.extend(load(&format!("{lab}/trainjob-state")));

@@ -767,3 +767,19 @@ fn a_trainjobs_pods_on_a_node_without_bf16_fail_pods_on_bf16_nodes() {
         .grade("bf16");
     assert_eq!(status(&r, "pods-on-bf16-nodes"), Status::Fail, "{r:?}");
 }
+
+#[test]
+fn a_trainjob_from_files_passes_its_spec_checks_over_the_built_in_runtime() {
+    let r = trainjob()
+        .remove(|o| o.kind() != "TrainJob")
+        .into_files()
+        .grade("bf16");
+    for c in [
+        "bf16-on",
+        "fp16-off",
+        "no-loss-scaling",
+        "bf16-capable-placement",
+    ] {
+        assert_eq!(status(&r, c), Status::Pass, "{c}: {:?}", outcome(&r, c));
+    }
+}

@@ -717,3 +717,22 @@ fn a_trainjob_on_one_node_fails_degrees_match_world() {
         .grade(LAB);
     assert_ne!(status(&r, "degrees-match-world"), Status::Pass, "{r:?}");
 }
+
+#[test]
+fn a_trainjob_from_files_passes_its_spec_checks_over_the_built_in_runtime() {
+    let r = trainjob()
+        .remove(|o| o.kind() != "TrainJob")
+        .into_files()
+        .param("gpus_per_node", "8")
+        .param("nodes", "2")
+        .grade(LAB);
+    for c in [
+        "three-degrees",
+        "tp-within-node",
+        "degrees-match-world",
+        "layers-divisible",
+        "global-batch",
+    ] {
+        assert_eq!(status(&r, c), Status::Pass, "{c}: {:?}", outcome(&r, c));
+    }
+}
