@@ -1,8 +1,8 @@
 //! Discovery: is a kind served, and under which plural.
 //!
-//! Where the server serves aggregated discovery (KEP-3352, "Aggregated Discovery": beta in
-//! Kubernetes 1.27 — alpha 1.26 — and GA in 1.30; https://kubernetes.io/docs/concepts/overview/kubernetes-api/#aggregated-discovery),
-//! one GET of `/api` (the core group) and one of `/apis` (every other group) with the
+//! Where the server serves aggregated discovery (KEP-3352, "Aggregated Discovery": alpha in
+//! Kubernetes 1.26, beta and on by default in 1.27, GA in 1.30;
+//! https://kubernetes.io/docs/concepts/overview/kubernetes-api/#aggregated-discovery), one GET of `/api` (the core group) and one of `/apis` (every other group) with the
 //! `apidiscovery.k8s.io` Accept header ([`AGGREGATED_ACCEPT`]) answer every group/version at once,
 //! as an `APIGroupDiscoveryList` (k8s.io/api `apidiscovery/v2`, mirrored by kube-core's
 //! `discovery::v2`). A server without it answers the same GETs with the legacy `APIVersions` /

@@ -539,7 +539,7 @@ fn grading_one_lab_costs_one_list_per_kind_plus_discovery() {
         .filter(|p| is_discovery(p))
         .collect();
     discovery.sort();
-    // The emulator serves aggregated discovery, as Kubernetes 1.26+ does: one request per
+    // The emulator serves aggregated discovery, as Kubernetes 1.27+ does: one request per
     // root (`/api` for the core group, `/apis` for the others) instead of one per group/version
     // (`/api/v1`, `/apis/apps/v1`, `/apis/batch.volcano.sh/v1alpha1`,
     // `/apis/scheduling.volcano.sh/v1beta1` until issue 24). The test's cache folder starts

@@ -368,7 +368,7 @@ fn aggregated_discovery_replaces_the_per_group_requests_and_legacy_servers_still
         );
     }
 
-    // A server before 1.26 answers the roots with the legacy documents: the group/versions the
+    // A server before 1.27 answers the roots with the legacy documents: the group/versions the
     // lab reads are then asked one by one, once each, and it grades the same.
     let legacy = Cluster::new(&["efa-nccl"]);
     legacy.emu.legacy_discovery_only(true);

@@ -2,7 +2,7 @@
 //!
 //! It speaks plain HTTP on 127.0.0.1 (random port) and answers the way kube-apiserver v1.33 does
 //! for the requests trainlab makes: version, discovery (aggregated, `apidiscovery.k8s.io/v2` and
-//! `v2beta1`, when the Accept header asks for it, as servers since 1.26 do; the legacy documents
+//! `v2beta1`, when the Accept header asks for it, as servers since 1.27 do by default; the legacy documents
 //! otherwise, or always after [`Emulator::legacy_discovery_only`]), list/get/watch with label and field
 //! selectors, create, replace, delete (with namespace and CRD cascades), server-side apply, JSON
 //! patch and merge patch, `dryRun=All`, and real-shaped `Status` errors. Every request is recorded
@@ -271,7 +271,7 @@ impl Emulator {
 
     /// Answers discovery only with the legacy documents (`APIVersions`, `APIGroupList`, one
     /// `APIResourceList` per group/version) whatever the Accept header asks, as API servers
-    /// before Kubernetes 1.26 do; `false` serves aggregated discovery again (the default).
+    /// before Kubernetes 1.27 do by default; `false` serves aggregated discovery again (the default).
     pub fn legacy_discovery_only(&self, legacy: bool) {
         self.lock().aggregated = !legacy;
     }
@@ -1870,7 +1870,7 @@ impl Inner {
     }
 
     /// `APIGroupDiscoveryList` of `/api` (`core`: the core group only) or `/apis` (every other
-    /// group), as kube-apiserver serves it since 1.26 (k8s.io/api `apidiscovery/v2` types;
+    /// group), as kube-apiserver serves it by default since 1.27 (k8s.io/api `apidiscovery/v2` types;
     /// KEP-3352): each group's versions with their resources, subresources nested.
     fn aggregated_list(&self, core: bool, version: &'static str) -> Reply {
         let served = self.served();
