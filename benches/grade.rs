@@ -1,15 +1,24 @@
-//! Wall time and request count of grading against a local API server (the emulator of
-//! tests/support/emulator.rs, over plain HTTP and over TLS as a real API server speaks).
+//! Wall time, requests and the request timeline of grading against a local API server (the
+//! emulator of tests/support/emulator.rs, over plain HTTP and over TLS as a real API server
+//! speaks, answering each request after LATENCY_MS, as a real server over a network does).
 //!
 //! Runs the built `trainlab` binary the way a learner does (`check efa-nccl`, `check --all`)
-//! and prints, per scenario, the median / min / max wall time of RUNS runs and the requests
-//! each run sent. Not a test: nothing here can fail a build on a slow machine.
+//! and prints, per scenario, the median / min / max wall time of RUNS runs, the requests each
+//! run sent, and the timeline of the last run: from the first request's arrival to the last
+//! answer, and how many sequential steps it took (a request is a step after another when it
+//! was sent only once that one was answered: `/version`, then discovery, then the LISTs is three
+//! steps; all of them together is one). Not a test: nothing here can fail a build on a slow
+//! machine.
 //!
 //!   cargo bench --bench grade            # release build, the figures to compare
-//!   RUNS=50 cargo bench --bench grade
-//!   TRAINLAB=/path/to/other/trainlab cargo bench --bench grade   # compare another build
+//!   RUNS=50 LATENCY_MS=20 cargo bench --bench grade
+//!   TRAINLAB=/path/to/other/trainlab cargo bench --bench grade   # measure another build
+//!   BEFORE=/path/to/old/trainlab cargo bench --bench grade       # an older build beside it
+//!   TIMELINE=1 cargo bench --bench grade # and every request of each timeline
 //!
-//! Wall time includes process start and kubeconfig loading, as a learner sees it.
+//! Wall time includes process start and kubeconfig loading, as a learner sees it. The discovery
+//! cache lives in a temporary folder: "warm" runs find the answers of the warm-up run there,
+//! "cold" runs pass `--no-cache` (an older build ignores both: it has no cache).
 
 #[path = "../tests/support/emulator.rs"]
 mod emulator;
@@ -19,14 +28,14 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use emulator::Emulator;
+use emulator::{Emulator, Fault, Recorded};
 
-const GRADABLE: [&str; 4] = [
-    "efa-nccl",
-    "volcano-gang",
-    "mpijob-slots",
-    "karpenter-single-az",
-];
+fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
 
 fn data(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -34,13 +43,14 @@ fn data(rel: &str) -> PathBuf {
         .join(rel)
 }
 
-/// Kind nodes plus every gradable lab's solution state, with the labs' CRD groups served.
-fn cluster(tls: bool) -> Emulator {
-    let mut paths = vec![data("kind-nodes")];
+/// Kind nodes, the operators `setup kind` installs and every gradable lab's solution state, with
+/// the labs' CRD groups served: every lab passes.
+fn cluster(tls: bool, latency: Duration) -> Emulator {
+    let mut paths = vec![data("kind-nodes"), data("kind-operators")];
     paths.extend(
-        GRADABLE
+        trainlab::labs::VERIFIERS
             .iter()
-            .map(|lab| data(&format!("{lab}/solution-state"))),
+            .map(|v| data(&format!("{}/solution-state", v.lab_id()))),
     );
     let refs: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
     let seed = Emulator::start_from(&refs).objects();
@@ -58,6 +68,7 @@ fn cluster(tls: bool) -> Emulator {
         true,
     );
     emu.serve_crd("kubeflow.org", "v2beta1", "MPIJob", "mpijobs", true);
+    emu.serve_crd("kubeflow.org", "v1", "PyTorchJob", "pytorchjobs", true);
     emu.serve_crd("karpenter.sh", "v1", "NodePool", "nodepools", false);
     emu.serve_crd("karpenter.sh", "v1", "NodeClaim", "nodeclaims", false);
     emu.serve_crd(
@@ -67,6 +78,9 @@ fn cluster(tls: bool) -> Emulator {
         "ec2nodeclasses",
         false,
     );
+    if !latency.is_zero() {
+        emu.fault(None, "/", false, Fault::Latency(latency));
+    }
     emu
 }
 
@@ -74,21 +88,39 @@ struct Figures {
     walls: Vec<Duration>,
     requests: usize,
     by_kind: BTreeMap<String, usize>,
+    /// The last run's requests.
+    log: Vec<Recorded>,
 }
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-/// Runs `trainlab ARGS` `runs` times (after one warm-up) and measures each run.
-fn measure(emu: &Emulator, kubeconfig: &Path, args: &[&str], runs: usize) -> Figures {
-    let binary = std::env::var_os("TRAINLAB")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_trainlab")));
+fn kind_of(path: &str) -> &'static str {
+    let segments = path.trim_matches('/').split('/').count();
+    match path {
+        "/version" => "version",
+        p if p.starts_with("/api/") && segments == 2 => "discovery",
+        p if p.starts_with("/apis/") && (segments == 2 || segments == 3) => "discovery",
+        "/api" | "/apis" => "discovery",
+        _ => "LIST",
+    }
+}
+
+/// Runs `binary ARGS` `runs` times (after one warm-up) and measures each run.
+fn measure(
+    emu: &Emulator,
+    binary: &Path,
+    kubeconfig: &Path,
+    cache: &Path,
+    args: &[&str],
+    runs: usize,
+) -> Figures {
     let run_once = || {
         let started = Instant::now();
-        let out = Command::new(&binary)
+        let out = Command::new(binary)
             .env("KUBECONFIG", kubeconfig)
+            .env("TRAINLAB_CACHE_DIR", cache)
             .env("LANG", "C.UTF-8")
             .env("NO_COLOR", "1")
             .args(args)
@@ -106,64 +138,122 @@ fn measure(emu: &Emulator, kubeconfig: &Path, args: &[&str], runs: usize) -> Fig
     };
     run_once();
     let mut walls = Vec::with_capacity(runs);
-    let mut requests = 0;
-    let mut by_kind = BTreeMap::new();
+    let mut log = Vec::new();
     for _ in 0..runs {
         emu.clear_requests();
         walls.push(run_once());
-        let log = emu.requests();
-        requests = log.len();
-        by_kind.clear();
-        for r in log {
-            let segments = r.path.trim_matches('/').split('/').count();
-            let kind = match r.path.as_str() {
-                "/version" => "version",
-                p if p.starts_with("/api/") && segments == 2 => "discovery",
-                p if p.starts_with("/apis/") && segments == 3 => "discovery",
-                "/api" | "/apis" => "discovery",
-                _ => "read",
-            };
-            *by_kind.entry(format!("{} {kind}", r.method)).or_insert(0) += 1;
-        }
+        log = emu.requests();
+    }
+    let mut by_kind = BTreeMap::new();
+    for r in &log {
+        *by_kind
+            .entry(format!("{} {}", r.method, kind_of(&r.path)))
+            .or_insert(0) += 1;
     }
     walls.sort();
     Figures {
         walls,
-        requests,
+        requests: log.len(),
         by_kind,
+        log,
     }
+}
+
+/// (first request to last answer, sequential steps) of a run's requests. A request's step is
+/// one more than the latest step among the requests answered before it arrived.
+fn timeline(log: &[Recorded]) -> (Duration, usize, Vec<usize>) {
+    let mut order: Vec<usize> = (0..log.len()).collect();
+    order.sort_by_key(|&i| log[i].received);
+    let mut step = vec![0usize; log.len()];
+    for (n, &i) in order.iter().enumerate() {
+        let before = order[..n]
+            .iter()
+            .filter(|&&j| log[j].answered.is_some_and(|a| a <= log[i].received))
+            .map(|&j| step[j])
+            .max()
+            .unwrap_or(0);
+        step[i] = before + 1;
+    }
+    let first = log.iter().map(|r| r.received).min().unwrap_or_default();
+    let last = log
+        .iter()
+        .filter_map(|r| r.answered)
+        .max()
+        .unwrap_or_default();
+    let steps = step.iter().copied().max().unwrap_or(0);
+    (last.saturating_sub(first), steps, step)
 }
 
 fn main() {
     // `cargo bench` passes `--bench`; ignore arguments.
-    let runs: usize = std::env::var("RUNS")
-        .ok()
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(20);
+    let runs: usize = env_or("RUNS", 20);
+    let latency = Duration::from_millis(env_or("LATENCY_MS", 2));
+    let show_timeline = std::env::var_os("TIMELINE").is_some();
+    let after = std::env::var_os("TRAINLAB")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_trainlab")));
+    let mut builds = vec![("after", after)];
+    if let Some(before) = std::env::var_os("BEFORE") {
+        builds.insert(0, ("before", PathBuf::from(before)));
+    }
     println!(
-        "{:<8} {:<28} {:>9} {:>8} {:>8} {:>9}  requests by verb",
-        "server", "command", "median", "min", "max", "requests"
+        "trainlab against the API emulator, {} ms per request, {runs} runs (+1 warm-up)",
+        latency.as_millis()
+    );
+    println!(
+        "{:<6} {:<7} {:<6} {:<24} {:>9} {:>8} {:>8} {:>5} {:>10} {:>5}  requests by verb",
+        "server", "build", "cache", "command", "median", "min", "max", "req", "first→last", "steps"
     );
     for tls in [false, true] {
-        let emu = cluster(tls);
+        let emu = cluster(tls, latency);
         let dir = tempfile::tempdir().expect("temp dir");
         let kubeconfig = emu.kubeconfig(dir.path(), "kind-trainlab");
         let server = if tls { "https" } else { "http" };
-        for args in [
-            &["check", "efa-nccl", "-o", "json"][..],
-            &["check", "--all", "-o", "json"][..],
-        ] {
-            let f = measure(&emu, &kubeconfig, args, runs);
-            let by: Vec<String> = f.by_kind.iter().map(|(k, n)| format!("{k}: {n}")).collect();
-            println!(
-                "{server:<8} {:<28} {:>7.1}ms {:>6.1}ms {:>6.1}ms {:>9}  {}",
-                args.join(" "),
-                ms(f.walls[f.walls.len() / 2]),
-                ms(f.walls[0]),
-                ms(f.walls[f.walls.len() - 1]),
-                f.requests,
-                by.join(", ")
-            );
+        for (build, binary) in &builds {
+            for command in [&["check", "efa-nccl"][..], &["check", "--all"]] {
+                for cache in ["warm", "cold"] {
+                    let mut args = command.to_vec();
+                    args.extend(["-o", "json"]);
+                    if cache == "cold" {
+                        if *build == "before" {
+                            continue; // no cache to be cold or warm
+                        }
+                        args.push("--no-cache");
+                    }
+                    let cache_dir = dir.path().join(format!("cache-{build}"));
+                    let f = measure(&emu, binary, &kubeconfig, &cache_dir, &args, runs);
+                    let (span, steps, step) = timeline(&f.log);
+                    let by: Vec<String> =
+                        f.by_kind.iter().map(|(k, n)| format!("{k}: {n}")).collect();
+                    let cache = if *build == "before" { "none" } else { cache };
+                    println!(
+                        "{server:<6} {build:<7} {cache:<6} {:<24} {:>7.1}ms {:>6.1}ms {:>6.1}ms {:>5} {:>8.1}ms {:>5}  {}",
+                        command.join(" "),
+                        ms(f.walls[f.walls.len() / 2]),
+                        ms(f.walls[0]),
+                        ms(f.walls[f.walls.len() - 1]),
+                        f.requests,
+                        ms(span),
+                        steps,
+                        by.join(", ")
+                    );
+                    if show_timeline {
+                        let first = f.log.iter().map(|r| r.received).min().unwrap_or_default();
+                        let mut rows: Vec<(usize, &Recorded)> =
+                            step.iter().copied().zip(&f.log).collect();
+                        rows.sort_by_key(|(_, r)| r.received);
+                        for (s, r) in rows {
+                            println!(
+                                "         step {s}  +{:>6.1}ms → +{:>6.1}ms  {} {}",
+                                ms(r.received.saturating_sub(first)),
+                                ms(r.answered.unwrap_or_default().saturating_sub(first)),
+                                r.method,
+                                r.path
+                            );
+                        }
+                    }
+                }
+            }
         }
     }
 }

@@ -76,6 +76,14 @@ pub struct Global {
     /// larger one is refused, naming this flag
     #[arg(long, global = true, value_name = "MIB", default_value_t = crate::observe::limits::DEFAULT_MAX_INPUT_MIB, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_input_mib: u64,
+    /// Where to keep what API servers answered to discovery between commands (six hours, as
+    /// kubectl's `--cache-dir`): DIR/discovery/<server>/ [default: $XDG_CACHE_HOME/trainlab or
+    /// ~/.cache/trainlab]
+    #[arg(long, global = true, value_name = "DIR", env = "TRAINLAB_CACHE_DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// Keep no discovery cache: ask every API server what it serves on every command
+    #[arg(long, global = true, env = "TRAINLAB_NO_CACHE", action = clap::ArgAction::SetTrue, value_parser = clap::builder::FalseyValueParser::new())]
+    pub no_cache: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -126,6 +134,15 @@ impl Global {
 /// with what to do next.
 pub fn dispatch(cli: Cli) -> i32 {
     crate::observe::limits::set_max_input_mib(cli.global.max_input_mib);
+    crate::cluster::cache::set_cache_dir(if cli.global.no_cache {
+        None
+    } else {
+        cli.global
+            .cache_dir
+            .clone()
+            .filter(|d| !d.as_os_str().is_empty())
+            .or_else(crate::cluster::cache::default_cache_dir)
+    });
     let result = match &cli.command {
         Command::List(a) => list::run(&cli.global, a),
         Command::Show(a) => show::run(&cli.global, a),

@@ -1,8 +1,13 @@
-//! The live source: one LIST per distinct query (read in pages), concurrently, after one
-//! reachability probe and cached discovery. Grading 1 lab or 100 learners costs about the same
-//! number of requests.
+//! The live source: one LIST per distinct query (read in pages), concurrently, with the
+//! reachability probe beside them (never in front) and discovery from the disk cache or one
+//! request per root. Grading 1 lab or 100 learners costs about the same number of requests.
+//!
+//! Several queries of one kind (`check --all`: pods in fifteen lab namespaces) are read as one
+//! cluster-wide LIST filtered here, when that costs fewer requests: the LIST gives up as soon as
+//! its pages would outnumber the per-query LISTs, and a 403 for the cluster-wide read (a
+//! learner whose RBAC is per namespace) or any other failure falls back to one LIST per query.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::future::Future;
 
 use futures::stream::{self, StreamExt};
@@ -17,11 +22,13 @@ use super::retry::{
     api_error, credentials_error, credentials_text, is_credentials_error, with_retry,
 };
 use super::Conn;
-use crate::observe::{kinds, Obj, Observed, Origin, Query, Unavailable};
+use crate::observe::{kinds, Obj, Observed, Origin, Query, ResourceKind, Unavailable};
 use crate::Error;
 
-/// At most this many LISTs in flight.
-const CONCURRENCY: usize = 8;
+/// At most this many LISTs in flight: `check --all` plans 22 (one per kind), so they all go out
+/// at once. Each in-flight request over HTTP/1.1 holds a connection of its own (a TLS handshake
+/// when it opens one); a second wave would cost one more round trip, more connections do not.
+const CONCURRENCY: usize = 32;
 
 /// Deduplicates queries, keeping the first occurrence's order.
 pub fn plan(queries: impl IntoIterator<Item = Query>) -> Vec<Query> {
@@ -38,6 +45,15 @@ pub async fn probe(conn: &Conn) -> Result<k8s_openapi::apimachinery::pkg::versio
         .get_or_try_init(|| probe_once(conn))
         .await
         .cloned()
+}
+
+/// Runs `reads` with the connection's probe beside it (not in front: the first observation's
+/// discovery and LISTs go out with `/version`). An unreachable server, refused credentials or a
+/// server that is not a Kubernetes API server is the probe's one error, whatever the reads got
+/// meanwhile; once the probe has succeeded (a later round) it costs nothing.
+async fn probed<T>(conn: &Conn, reads: impl Future<Output = Result<T, Error>>) -> Result<T, Error> {
+    let (_, out) = futures::future::try_join(probe(conn), reads).await?;
+    Ok(out)
 }
 
 async fn probe_once(conn: &Conn) -> Result<k8s_openapi::apimachinery::pkg::version::Info, Error> {
@@ -76,7 +92,8 @@ async fn probe_once(conn: &Conn) -> Result<k8s_openapi::apimachinery::pkg::versi
 }
 
 /// One observation: every query's objects, or why it cannot be read. Refused credentials
-/// (401) stop the whole observation with one error instead of failing every check.
+/// (401) stop the whole observation with one error instead of failing every check. Queries of
+/// one kind may be read as one cluster-wide LIST (see the module docs).
 pub async fn gather(
     conn: &Conn,
     discovery: &Discovery,
@@ -86,54 +103,67 @@ pub async fn gather(
     gather_more(conn, discovery, queries).await
 }
 
-/// [`gather`] as more reads of the same observation (capability detection after a check's
-/// reads): discovery answers of this round are reused, so a group the cluster does not serve
-/// is asked about once per observation, not once per gather.
+/// [`gather`] as more reads of the same observation: discovery answers of this round are
+/// reused, so a group the cluster does not serve is asked about once per observation, not once
+/// per gather.
 pub async fn gather_more(
     conn: &Conn,
     discovery: &Discovery,
     queries: &[Query],
 ) -> Result<Observed, Error> {
-    let reads = gather_as_in_round(conn, discovery, queries, |raw, q| {
-        Obj::new(object_value(raw, q)?, Origin::Live).map_err(|e| e.to_string())
-    })
-    .await?;
-    Ok(Observed::live(
-        conn.context.clone(),
-        reads.into_iter().collect(),
-    ))
+    let reads = probed(conn, read_objects(conn, discovery, queries, true)).await?;
+    Ok(Observed::live(conn.context.clone(), reads))
+}
+
+/// [`gather`] with one LIST per query, never merged: for reads that are already the fallback of
+/// a refused cluster-wide LIST (`grade`'s per-namespace reads).
+pub async fn gather_each(
+    conn: &Conn,
+    discovery: &Discovery,
+    queries: &[Query],
+) -> Result<Observed, Error> {
+    discovery.next_round();
+    let reads = probed(conn, read_objects(conn, discovery, queries, false)).await?;
+    Ok(Observed::live(conn.context.clone(), reads))
 }
 
 /// [`gather`], each listed object converted by `convert` from its raw JSON as its page
 /// arrives: workshop grading keeps a room's thousands of objects as compact text
-/// ([`compact`]) instead of trees of values.
+/// ([`compact`]) instead of trees of values. One LIST per query (a room's queries are already
+/// one per kind).
 pub async fn gather_as<T: Send>(
     conn: &Conn,
     discovery: &Discovery,
     queries: &[Query],
     convert: impl Fn(&RawValue, &Query) -> Result<T, String> + Sync,
-) -> Result<Vec<(Query, Result<Vec<T>, Unavailable>)>, Error> {
+) -> Result<Reads<T>, Error> {
     discovery.next_round();
-    gather_as_in_round(conn, discovery, queries, convert).await
+    probed(conn, async {
+        let planned = plan(queries.iter().cloned());
+        let convert = &convert;
+        let results: Vec<(Query, Result<Vec<T>, Failure>)> = stream::iter(planned)
+            .map(|q| async move {
+                let r = list_one(conn, discovery, &q, None, |raw| convert(raw, &q).map(Some))
+                    .await
+                    .map_err(Stopped::into_failure);
+                (q, r)
+            })
+            .buffer_unordered(CONCURRENCY)
+            .collect()
+            .await;
+        settle(results)
+    })
+    .await
 }
 
-async fn gather_as_in_round<T: Send>(
-    conn: &Conn,
-    discovery: &Discovery,
-    queries: &[Query],
-    convert: impl Fn(&RawValue, &Query) -> Result<T, String> + Sync,
-) -> Result<Vec<(Query, Result<Vec<T>, Unavailable>)>, Error> {
-    probe(conn).await?;
-    let planned = plan(queries.iter().cloned());
-    let convert = &convert;
-    let results: Vec<(Query, Result<Vec<T>, Failure>)> = stream::iter(planned)
-        .map(|q| async move {
-            let r = list_one(conn, discovery, &q, convert).await;
-            (q, r)
-        })
-        .buffer_unordered(CONCURRENCY)
-        .collect()
-        .await;
+/// Each query with its objects, or why they cannot be read.
+pub type Reads<T> = Vec<(Query, Result<Vec<T>, Unavailable>)>;
+
+/// Each query with its objects, or the failure that kept them.
+type Answers<T> = Vec<(Query, Result<Vec<T>, Failure>)>;
+
+/// Refused credentials end the observation; any other failure is that query's answer.
+fn settle<T>(results: Vec<(Query, Result<Vec<T>, Failure>)>) -> Result<Reads<T>, Error> {
     let mut reads = Vec::with_capacity(results.len());
     for (q, r) in results {
         let r = match r {
@@ -144,6 +174,163 @@ async fn gather_as_in_round<T: Send>(
         reads.push((q, r));
     }
     Ok(reads)
+}
+
+/// How one kind's queries are read.
+#[derive(Debug, Clone, PartialEq)]
+enum Read {
+    /// One LIST for one query.
+    One(Query),
+    /// One cluster-wide LIST answering several queries of one kind, each filtered locally.
+    Merged { all: Query, members: Vec<Query> },
+}
+
+/// The reads for `queries` (deduplicated, in order): the queries of a kind asked two or more
+/// times become one cluster-wide read, keeping the label selector or name when every query asks
+/// the same (the server filters), else listing the kind whole. Secrets are never merged: their
+/// metadata is read only where a check asks (most learners may not list them cluster-wide, and
+/// other namespaces' Secrets are none of trainlab's business).
+fn reads(queries: &[Query], merge: bool) -> Vec<Read> {
+    let planned = plan(queries.iter().cloned());
+    if !merge {
+        return planned.into_iter().map(Read::One).collect();
+    }
+    let mut order: Vec<&'static ResourceKind> = Vec::new();
+    let mut by_kind: HashMap<&'static ResourceKind, Vec<Query>> = HashMap::new();
+    for q in planned {
+        let group = by_kind.entry(q.kind).or_default();
+        if group.is_empty() {
+            order.push(q.kind);
+        }
+        group.push(q);
+    }
+    let mut out = Vec::new();
+    for kind in order {
+        let members = by_kind.remove(kind).unwrap_or_default();
+        if members.len() < 2 || *kind == kinds::SECRETS {
+            out.extend(members.into_iter().map(Read::One));
+            continue;
+        }
+        let first = members[0].clone();
+        let same = |f: fn(&Query) -> &Option<String>| members.iter().all(|q| f(q) == f(&first));
+        let mut all = Query::cluster(kind);
+        if same(|q| &q.selector) {
+            all.selector = first.selector.clone();
+        }
+        if same(|q| &q.name) {
+            all.name = first.name.clone();
+        }
+        out.push(Read::Merged { all, members });
+    }
+    out
+}
+
+/// Every query's objects as [`Obj`]s.
+async fn read_objects(
+    conn: &Conn,
+    discovery: &Discovery,
+    queries: &[Query],
+    merge: bool,
+) -> Result<HashMap<Query, Result<Vec<Obj>, Unavailable>>, Error> {
+    let results: Vec<Answers<Obj>> = stream::iter(reads(queries, merge))
+        .map(|read| async move {
+            match read {
+                Read::One(q) => {
+                    let r = list_objects(conn, discovery, &q).await;
+                    vec![(q, r)]
+                }
+                Read::Merged { all, members } => read_merged(conn, discovery, all, members).await,
+            }
+        })
+        .buffer_unordered(CONCURRENCY)
+        .collect()
+        .await;
+    Ok(settle(results.into_iter().flatten().collect())?
+        .into_iter()
+        .collect())
+}
+
+/// One query's objects, read on their own.
+async fn list_objects(conn: &Conn, discovery: &Discovery, q: &Query) -> Result<Vec<Obj>, Failure> {
+    list_one(conn, discovery, q, None, |raw| object_of(raw, q).map(Some))
+        .await
+        .map_err(Stopped::into_failure)
+}
+
+fn object_of(raw: &RawValue, q: &Query) -> Result<Obj, String> {
+    Obj::new(object_value(raw, q)?, Origin::Live).map_err(|e| e.to_string())
+}
+
+/// The queries of `members` answered from one cluster-wide LIST (`all`), or each on its own
+/// when that LIST would take more requests than they do, or did not succeed.
+async fn read_merged(
+    conn: &Conn,
+    discovery: &Discovery,
+    all: Query,
+    members: Vec<Query>,
+) -> Answers<Obj> {
+    // Only the objects some member may select are converted: a cluster-wide list of pods
+    // carries every namespace's, and most are none of these queries'.
+    let namespaces: Option<BTreeSet<&str>> =
+        members.iter().map(|m| m.namespace.as_deref()).collect();
+    let names: Option<BTreeSet<&str>> = members.iter().map(|m| m.name.as_deref()).collect();
+    let wanted = |raw: &RawValue| -> Result<Option<Obj>, String> {
+        if namespaces.is_some() || names.is_some() {
+            let head: Head = serde_json::from_str(raw.get()).map_err(|e| e.to_string())?;
+            let among = |set: &Option<BTreeSet<&str>>, value: Option<&str>| {
+                set.as_ref()
+                    .is_none_or(|set| value.is_some_and(|v| set.contains(v)))
+            };
+            if !among(&namespaces, head.metadata.namespace.as_deref())
+                || !among(&names, head.metadata.name.as_deref())
+            {
+                return Ok(None);
+            }
+        }
+        object_of(raw, &all).map(Some)
+    };
+    let listed = list_one(conn, discovery, &all, Some(members.len()), wanted).await;
+    match listed {
+        Ok(objs) => members
+            .into_iter()
+            .map(|m| {
+                let mine: Vec<Obj> = objs.iter().filter(|o| m.selects(o)).cloned().collect();
+                (m, Ok(mine))
+            })
+            .collect(),
+        // Refused credentials, or a kind that is not served: the same answer for every member,
+        // without asking again.
+        Err(Stopped::Failed(
+            f @ (Failure::Credentials(_) | Failure::Unavailable(Unavailable::NotServed { .. })),
+        )) => members.into_iter().map(|m| (m, Err(f.clone()))).collect(),
+        // Forbidden cluster-wide (RBAC per namespace), more pages than queries, or failed: each
+        // member on its own, as if it had never been merged.
+        Err(_) => {
+            stream::iter(members)
+                .map(|m| async move {
+                    let r = list_objects(conn, discovery, &m).await;
+                    (m, r)
+                })
+                .buffer_unordered(CONCURRENCY)
+                .collect()
+                .await
+        }
+    }
+}
+
+/// An object's namespace and name, everything else skipped unparsed.
+#[derive(Deserialize)]
+struct Head {
+    #[serde(default)]
+    metadata: HeadMeta,
+}
+
+#[derive(Deserialize, Default)]
+struct HeadMeta {
+    #[serde(default)]
+    namespace: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
 }
 
 /// Objects per LIST request by default (`--chunk-size`): client-go's pager reads in pages of 500
@@ -168,17 +355,24 @@ enum Stop {
     Request(kube::Error),
     /// An item of the list is not a Kubernetes object.
     Item(String),
+    /// Reading on would take more requests than the budget allows.
+    OverBudget,
 }
 
 /// Every object `lp` selects, read in pages of `chunk` objects with `limit`/`continue` (0: in
-/// one response), each item converted by `convert` as its page arrives. When a continue token
-/// expires mid-way (410), the list is read again in one request, as client-go's pager does
-/// (`FullListIfExpired`, only for page 2 or later).
+/// one response), each item converted by `convert` as its page arrives (`None`: not kept). When
+/// a continue token expires mid-way (410), the list is read again in one request, as client-go's
+/// pager does (`FullListIfExpired`, only for page 2 or later).
+///
+/// With a `budget` (requests), the read gives up ([`Stop::OverBudget`]) as soon as a page says
+/// the rest would not fit: `metadata.remainingItemCount` counts the objects still to come (the
+/// server sets it on paged lists without a selector; without it the rest is taken as too many).
 async fn paged<T, F, Fut>(
     lp: &ListParams,
     chunk: u32,
+    budget: Option<usize>,
     mut fetch: F,
-    convert: impl Fn(&RawValue) -> Result<T, String>,
+    convert: impl Fn(&RawValue) -> Result<Option<T>, String>,
 ) -> Result<Vec<T>, Stop>
 where
     F: FnMut(ListParams) -> Fut,
@@ -186,6 +380,7 @@ where
 {
     let mut items = Vec::new();
     let mut token: Option<String> = None;
+    let mut sent = 0usize;
     loop {
         let mut page_params = lp.clone();
         if chunk > 0 {
@@ -194,6 +389,7 @@ where
         if let Some(t) = &token {
             page_params = page_params.continue_token(t);
         }
+        sent += 1;
         let text = match with_retry(|| fetch(page_params.clone())).await {
             Ok(text) => text,
             Err(e) if token.is_some() && api_error(&e).is_some_and(|(code, _)| code == 410) => {
@@ -206,27 +402,45 @@ where
             }
             Err(e) => return Err(Stop::Request(e)),
         };
-        match convert_page(&text, &convert, &mut items)? {
-            Some(next) => token = Some(next),
-            None => return Ok(items),
+        let (next, remaining) = convert_page(&text, &convert, &mut items)?;
+        let Some(next) = next else {
+            return Ok(items);
+        };
+        if let Some(budget) = budget {
+            let pages_left = match remaining {
+                Some(n) if chunk > 0 => usize::try_from(n.max(1))
+                    .unwrap_or(usize::MAX)
+                    .div_ceil(chunk as usize),
+                _ => usize::MAX,
+            };
+            if sent.saturating_add(pages_left) > budget {
+                return Err(Stop::OverBudget);
+            }
         }
+        token = Some(next);
     }
 }
 
-/// Converts one page's items into `out`; returns the continue token, if there is one.
+/// Converts one page's items into `out`; returns the continue token, if there is one, and the
+/// server's count of the objects still to come.
 fn convert_page<T>(
     text: &str,
-    convert: impl Fn(&RawValue) -> Result<T, String>,
+    convert: impl Fn(&RawValue) -> Result<Option<T>, String>,
     out: &mut Vec<T>,
-) -> Result<Option<String>, Stop> {
+) -> Result<(Option<String>, Option<i64>), Stop> {
     let page: Page =
         serde_json::from_str(text).map_err(|e| Stop::Request(kube::Error::SerdeError(e)))?;
     let items = page.items.unwrap_or_default();
     out.reserve(items.len());
     for raw in items {
-        out.push(convert(raw).map_err(Stop::Item)?);
+        if let Some(item) = convert(raw).map_err(Stop::Item)? {
+            out.push(item);
+        }
     }
-    Ok(page.metadata.continue_.filter(|t| !t.is_empty()))
+    Ok((
+        page.metadata.continue_.filter(|t| !t.is_empty()),
+        page.metadata.remaining_item_count,
+    ))
 }
 
 /// One listed object as JSON, without what no check reads and what makes objects big: a room
@@ -362,13 +576,38 @@ struct MetadataOnly {
 /// kubectl's client-side apply annotation (k8s.io/kubectl `corev1.LastAppliedConfigAnnotation`).
 const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
+/// Why [`list_one`] has no objects.
+enum Stopped {
+    Failed(Failure),
+    /// The budget of a merged read would be exceeded.
+    OverBudget,
+}
+
+impl Stopped {
+    fn into_failure(self) -> Failure {
+        match self {
+            Stopped::Failed(f) => f,
+            // Only merged reads have a budget, and they fall back instead.
+            Stopped::OverBudget => Failure::Unavailable(Unavailable::Failed {
+                message: "internal: a LIST without a budget ran over it".into(),
+            }),
+        }
+    }
+}
+
+/// One query's objects, each converted by `convert` (`None`: not kept), within `budget` requests
+/// when given.
 async fn list_one<T>(
     conn: &Conn,
     discovery: &Discovery,
     q: &Query,
-    convert: &(impl Fn(&RawValue, &Query) -> Result<T, String> + Sync),
-) -> Result<Vec<T>, Failure> {
-    let ar = discovery.resolve_kind(conn, q.kind).await?;
+    budget: Option<usize>,
+    convert: impl Fn(&RawValue) -> Result<Option<T>, String>,
+) -> Result<Vec<T>, Stopped> {
+    let ar = discovery
+        .resolve_kind(conn, q.kind)
+        .await
+        .map_err(Stopped::Failed)?;
     let namespace = q.namespace.as_deref().filter(|_| q.kind.namespaced);
     let url = <DynamicObject as kube::Resource>::url_path(&ar, namespace);
     // Secrets are read as metadata only (`PartialObjectMetadataList`, see `kinds::SECRETS`):
@@ -394,11 +633,12 @@ async fn list_one<T>(
     if let Some(name) = &q.name {
         lp = lp.fields(&format!("metadata.name={name}"));
     }
-    paged(&lp, conn.chunk_size, fetch, |raw: &RawValue| {
-        convert(raw, q)
-    })
-    .await
-    .map_err(|stop| match stop {
+    let stop = match paged(&lp, conn.chunk_size, budget, fetch, convert).await {
+        Ok(items) => return Ok(items),
+        Err(stop) => stop,
+    };
+    let failure = match stop {
+        Stop::OverBudget => return Err(Stopped::OverBudget),
         Stop::Item(message) => Failure::Unavailable(Unavailable::Failed { message }),
         Stop::Request(e) if is_credentials_error(&e) => {
             Failure::Credentials(credentials_text(conn, &e))
@@ -410,11 +650,18 @@ async fn list_one<T>(
                 namespace: q.namespace.clone(),
                 message,
             },
-            Some((404, _)) => Unavailable::NotServed {
-                resource: q.kind.resource_name(),
-                crd: q.kind.crd.unwrap_or(q.kind.plural).to_string(),
-                capability: q.kind.capability.map(str::to_string),
-            },
+            Some((404, _)) => {
+                // The disk cache said this kind is served; the server says it is not (a CRD
+                // removed since): the cache is set aside for the rest of the run.
+                if discovery.answered_from_disk(&ar.api_version).await {
+                    discovery.invalidate_disk(&ar.api_version);
+                }
+                Unavailable::NotServed {
+                    resource: q.kind.resource_name(),
+                    crd: q.kind.crd.unwrap_or(q.kind.plural).to_string(),
+                    capability: q.kind.capability.map(str::to_string),
+                }
+            }
             _ => Unavailable::Failed {
                 message: format!(
                     "listing {} failed: {}",
@@ -423,7 +670,8 @@ async fn list_one<T>(
                 ),
             },
         }),
-    })
+    };
+    Err(Stopped::Failed(failure))
 }
 
 #[cfg(test)]
@@ -474,6 +722,114 @@ mod tests {
         assert_eq!(text["metadata"]["annotations"], json!({"team": "ml"}));
         assert!(text["metadata"].get("managedFields").is_none());
         assert_eq!(text["spec"]["containers"][0]["args"][0], "a\"b");
+    }
+
+    #[test]
+    fn a_kinds_queries_in_several_namespaces_are_one_read_but_secrets_never() {
+        let queries = [
+            Query::cluster(&kinds::NODES),
+            Query::new(&kinds::PODS, "a"),
+            Query::new(&kinds::JOBS, "a"),
+            Query::new(&kinds::PODS, "b").with_selector("app=x"),
+            Query::new(&kinds::PODS, "a"),
+            Query::new(&kinds::SECRETS, "a"),
+            Query::new(&kinds::SECRETS, "b"),
+            Query::cluster(&kinds::DEPLOYMENTS).named("karpenter"),
+            Query::cluster(&kinds::DEPLOYMENTS).named("mpi-operator"),
+            Query::new(&kinds::CONFIGMAPS, "a").with_selector("k=v"),
+            Query::new(&kinds::CONFIGMAPS, "b").with_selector("k=v"),
+        ];
+        let planned = reads(&queries, true);
+        assert_eq!(
+            planned,
+            [
+                Read::One(Query::cluster(&kinds::NODES)),
+                // Different selectors: the whole kind, filtered here.
+                Read::Merged {
+                    all: Query::cluster(&kinds::PODS),
+                    members: vec![
+                        Query::new(&kinds::PODS, "a"),
+                        Query::new(&kinds::PODS, "b").with_selector("app=x"),
+                    ],
+                },
+                Read::One(Query::new(&kinds::JOBS, "a")),
+                Read::One(Query::new(&kinds::SECRETS, "a")),
+                Read::One(Query::new(&kinds::SECRETS, "b")),
+                Read::Merged {
+                    all: Query::cluster(&kinds::DEPLOYMENTS),
+                    members: vec![
+                        Query::cluster(&kinds::DEPLOYMENTS).named("karpenter"),
+                        Query::cluster(&kinds::DEPLOYMENTS).named("mpi-operator"),
+                    ],
+                },
+                // One selector everywhere: the server filters.
+                Read::Merged {
+                    all: Query::cluster(&kinds::CONFIGMAPS).with_selector("k=v"),
+                    members: vec![
+                        Query::new(&kinds::CONFIGMAPS, "a").with_selector("k=v"),
+                        Query::new(&kinds::CONFIGMAPS, "b").with_selector("k=v"),
+                    ],
+                },
+            ]
+        );
+        assert_eq!(reads(&queries, false).len(), 10, "each query on its own");
+    }
+
+    /// A LIST page of `n` items, with a continue token and the count of items still to come.
+    fn page(n: usize, next: Option<&str>, remaining: Option<i64>) -> String {
+        let items: Vec<Value> = (0..n)
+            .map(|i| json!({"metadata": {"name": format!("o{i}")}}))
+            .collect();
+        let mut metadata = json!({});
+        if let Some(t) = next {
+            metadata["continue"] = json!(t);
+        }
+        if let Some(r) = remaining {
+            metadata["remainingItemCount"] = json!(r);
+        }
+        json!({"metadata": metadata, "items": items}).to_string()
+    }
+
+    /// Reads `pages` with a budget; how many requests were sent and what came of it.
+    async fn read_pages(pages: Vec<String>, budget: Option<usize>) -> (usize, Result<usize, ()>) {
+        let sent = std::sync::atomic::AtomicUsize::new(0);
+        let fetch = |_: ListParams| {
+            let i = sent.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let text = pages[i].clone();
+            async move { Ok::<String, kube::Error>(text) }
+        };
+        let r = paged(&ListParams::default(), 2, budget, fetch, |raw| {
+            Ok(Some(raw.get().len()))
+        })
+        .await;
+        let r = match r {
+            Ok(items) => Ok(items.len()),
+            Err(Stop::OverBudget) => Err(()),
+            Err(_) => panic!("the list failed"),
+        };
+        (sent.load(std::sync::atomic::Ordering::SeqCst), r)
+    }
+
+    #[tokio::test]
+    async fn a_budgeted_list_gives_up_as_soon_as_its_pages_would_outnumber_the_budget() {
+        let three = vec![
+            page(2, Some("t1"), Some(3)),
+            page(2, Some("t2"), Some(1)),
+            page(1, None, None),
+        ];
+        assert_eq!(read_pages(three.clone(), Some(3)).await, (3, Ok(5)));
+        assert_eq!(read_pages(three.clone(), None).await, (3, Ok(5)));
+        // Two more pages to come after the first: three requests, more than two queries cost.
+        assert_eq!(read_pages(three, Some(2)).await, (1, Err(())));
+        // The server did not say how many are left: taken as too many.
+        let unknown = vec![page(2, Some("t1"), None), page(1, None, None)];
+        assert_eq!(read_pages(unknown.clone(), Some(5)).await, (1, Err(())));
+        assert_eq!(read_pages(unknown, None).await, (2, Ok(3)));
+        // One page is always within a budget.
+        assert_eq!(
+            read_pages(vec![page(2, None, None)], Some(1)).await,
+            (1, Ok(2))
+        );
     }
 
     #[test]

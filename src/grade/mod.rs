@@ -293,7 +293,8 @@ pub async fn run(
         Learners::Named(_) | Learners::FromNamespaces(_) => {
             let conn = connect(&room.connect).await?;
             progress.on(Event::Connected(&conn.describe()));
-            Session::Shared(Box::new((conn, Discovery::new())))
+            let discovery = Discovery::cached(&conn);
+            Session::Shared(Box::new((conn, discovery)))
         }
         Learners::Contexts(_) => Session::Contexts,
         Learners::Demo => Session::Demo,

@@ -12,9 +12,9 @@ use std::sync::Mutex;
 
 use serde_json::value::RawValue;
 
-use crate::cluster::{compact, gather, gather_as, Conn, Discovery};
+use crate::cluster::{compact, gather_as, gather_each, Conn, Discovery};
 use crate::observe::kinds::{self, ResourceKind};
-use crate::observe::{Obj, Observed, Origin, Query, ReadResult, Selector, Unavailable};
+use crate::observe::{Obj, Observed, Origin, Query, ReadResult, Unavailable};
 use crate::Error;
 
 /// The merged queries: one per kind, at cluster scope. When every query of a kind asks for the
@@ -175,7 +175,7 @@ impl RoomReads {
         let fallback = if retry.is_empty() {
             None
         } else {
-            Some(gather(conn, discovery, &retry).await?)
+            Some(gather_each(conn, discovery, &retry).await?)
         };
         let by_namespace = main
             .iter()
@@ -265,16 +265,7 @@ fn dedup(queries: impl Iterator<Item = Query>) -> Vec<Query> {
 
 /// The objects of a cluster-wide answer that `q` selects.
 pub fn filter(q: &Query, objs: impl IntoIterator<Item = Obj>) -> Vec<Obj> {
-    let selector = q.selector.as_deref().map(Selector::parse);
-    objs.into_iter()
-        .filter(|o| {
-            q.namespace
-                .as_deref()
-                .is_none_or(|ns| o.namespace() == Some(ns))
-        })
-        .filter(|o| selector.as_ref().is_none_or(|s| s.matches(o)))
-        .filter(|o| q.name.as_deref().is_none_or(|n| o.name() == n))
-        .collect()
+    objs.into_iter().filter(|o| q.selects(o)).collect()
 }
 
 #[cfg(test)]

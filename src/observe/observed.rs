@@ -80,6 +80,19 @@ impl Query {
         self
     }
 
+    /// Whether a listed object is one this query reads (its namespace, label selector and
+    /// name), as the API server would filter: for answering queries from a wider LIST.
+    pub fn selects(&self, o: &Obj) -> bool {
+        self.namespace
+            .as_deref()
+            .is_none_or(|ns| o.namespace() == Some(ns))
+            && self
+                .selector
+                .as_deref()
+                .is_none_or(|s| Selector::parse(s).matches(o))
+            && self.name.as_deref().is_none_or(|n| o.name() == n)
+    }
+
     pub fn describe(&self) -> String {
         let mut s = self.kind.resource_name();
         if let Some(n) = &self.name {

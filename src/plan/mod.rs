@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::catalog::{Catalog, LabBundle};
-use crate::cluster::{connect, gather, Conn, ConnectOpts, Discovery};
+use crate::cluster::{connect, gather, gather_more, Conn, ConnectOpts, Discovery};
 use crate::exit::ExitCode;
 use crate::facts::capabilities::{self, Capabilities};
 use crate::facts::{NodeFacts, Profile};
@@ -251,7 +251,7 @@ enum Session {
     Offline(Observed),
     Live {
         conn: Conn,
-        discovery: Discovery,
+        discovery: Box<Discovery>,
         capabilities: Option<Capabilities>,
     },
 }
@@ -265,8 +265,8 @@ pub async fn run(plan: &Plan<'_>, progress: &mut Progress) -> Result<Vec<LabResu
             let conn = connect(opts).await?;
             progress.on(Event::Connected(&conn.describe()));
             Session::Live {
+                discovery: Box::new(Discovery::cached(&conn)),
                 conn,
-                discovery: Discovery::new(),
                 capabilities: None,
             }
         }
@@ -366,7 +366,7 @@ pub async fn capture(
     progress.on(Event::Reading {
         queries: queries.len(),
     });
-    let obs = gather(&conn, &Discovery::new(), &queries).await;
+    let obs = gather(&conn, &Discovery::cached(&conn), &queries).await;
     progress.on(Event::ReadDone);
     Ok(obs?.answers(&queries))
 }
@@ -397,24 +397,50 @@ async fn round(
             progress.on(Event::Reading {
                 queries: queries.len(),
             });
-            let observed = gather(conn, discovery, queries).await;
+            // One concurrent round: the labs' reads, and in the first round what capability
+            // detection needs (the controllers' Deployments by name, and the capabilities'
+            // kinds resolved beside the LISTs), so detection sends nothing after them.
+            let first = capabilities.is_none();
+            let wanted = plan.capabilities();
+            let mut reads = queries.to_vec();
+            if first {
+                reads.extend(crate::profile::detect::controller_queries(&wanted));
+            }
+            discovery.next_round();
+            let kinds = async {
+                if first {
+                    crate::profile::detect::resolve_kinds(conn, discovery, &wanted).await;
+                }
+                Ok(())
+            };
+            // A failed observation (the probe's error) ends the round at once, without waiting
+            // for the kinds.
+            let observed = futures::future::try_join(gather_more(conn, discovery, &reads), kinds)
+                .await
+                .map(|(observed, ())| observed);
             progress.on(Event::ReadDone);
             fresh = observed?;
-            if capabilities.is_none() {
+            if first {
                 let nodes =
                     NodeFacts::all(&verify::JudgeCtx::nodes_of(&fresh).unwrap_or_default())?;
                 let profile = plan.profile.or_else(|| {
                     Profile::detect(&verify::JudgeCtx::nodes_of(&fresh).unwrap_or_default())
                 });
+                let deployments = |q: &Query| {
+                    fresh
+                        .list(q)
+                        .map(|objs| objs.into_iter().cloned().collect())
+                };
                 *capabilities = Some(
-                    crate::profile::detect::detect(
+                    crate::profile::detect::detect_from(
                         conn,
                         discovery,
-                        &plan.capabilities(),
+                        &wanted,
                         &nodes,
                         profile,
+                        &deployments,
                     )
-                    .await?,
+                    .await,
                 );
             }
             (&fresh, capabilities.as_ref())

@@ -1,6 +1,9 @@
 //! Capability detection on a live cluster: CRDs through discovery, controller Deployments by
-//! name (one small LIST each, `fieldSelector=metadata.name=…`, never every Deployment of the
-//! cluster), devices from the nodes already read. Grading and `doctor` share it.
+//! name (`fieldSelector=metadata.name=…` for one; several names are one Deployment LIST filtered
+//! locally, as `gather` merges a kind's queries when that costs fewer requests — it gives up for
+//! a cluster with more Deployments than that many pages hold), devices from the nodes already
+//! read. Grading and `doctor` share it; `check` reads the Deployments in the same round as the
+//! labs' reads.
 
 use std::collections::HashMap;
 
@@ -22,6 +25,18 @@ pub async fn detect(
     let obs = gather_more(conn, discovery, &queries).await?;
     let answer = |q: &Query| obs.list(q).map(|objs| objs.into_iter().cloned().collect());
     Ok(detect_from(conn, discovery, wanted, nodes, profile, &answer).await)
+}
+
+/// Resolves the kinds of the `wanted` capabilities, concurrently: run beside a gather, their
+/// discovery answers are ready when [`detect_from`] asks (nothing is sent after the LISTs).
+pub async fn resolve_kinds(conn: &Conn, discovery: &Discovery, wanted: &[&'static Capability]) {
+    let mut seen = std::collections::HashSet::new();
+    let kinds: Vec<_> = wanted
+        .iter()
+        .flat_map(|c| c.kinds.iter())
+        .filter(|k| seen.insert(k.resource_name()))
+        .collect();
+    futures::future::join_all(kinds.into_iter().map(|k| discovery.resolve(conn, k))).await;
 }
 
 /// The queries that tell whether the capabilities' controllers run: one Deployment by name each.

@@ -163,10 +163,11 @@ pub fn lab_rows(catalog: &Catalog, capabilities: &[CapabilityRow]) -> Vec<LabRow
 }
 
 pub async fn inspect(conn: &Conn, catalog: &Catalog) -> Result<DoctorReport, Error> {
-    let version = crate::cluster::probe(conn).await?;
-    let discovery = Discovery::new();
+    let discovery = Discovery::cached(conn);
     let queries = vec![crate::observe::Query::cluster(&kinds::NODES)];
+    // The gather probes the server beside its reads; the version is then known.
     let obs = crate::cluster::gather(conn, &discovery, &queries).await?;
+    let version = crate::cluster::probe(conn).await?;
     let nodes_objs = obs.list(&queries[0]).map_err(|u| {
         Error::environment(
             format!("ノードの一覧を取得できません: {u}"),

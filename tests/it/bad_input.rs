@@ -417,15 +417,23 @@ fn a_server_without_a_scheme_or_with_another_is_bad_input_naming_the_field_never
 // ---------------------------------------------------------------------------------------------
 // What a server sends (issue 21, items 9, 10, 12, 13): a scripted HTTP server on 127.0.0.1
 
+/// The paths a [`scripted_server`] was asked for, in order.
+type Asked = std::sync::Arc<std::sync::Mutex<Vec<String>>>;
+
+/// How many times `path` was asked for.
+fn asked(paths: &Asked, path: &str) -> usize {
+    paths.lock().unwrap().iter().filter(|p| *p == path).count()
+}
+
 /// A server that answers every request with `answer` (written by the closure, which may drip
-/// it), counting requests. Runs until the test process ends.
+/// it), noting the path of each request. Runs until the test process ends.
 fn scripted_server(
     answer: impl Fn(&mut std::net::TcpStream) + Send + Sync + 'static,
-) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+) -> (String, Asked) {
     use std::io::{BufRead as _, BufReader};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
-    let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count: Asked = Default::default();
     let seen = count.clone();
     let answer = std::sync::Arc::new(answer);
     std::thread::spawn(move || {
@@ -436,18 +444,20 @@ fn scripted_server(
                 // One request head per loop (keep-alive connections send several).
                 let mut reader = BufReader::new(stream.try_clone().unwrap());
                 let mut line = String::new();
-                let mut got = false;
+                let mut request_line: Option<String> = None;
                 while reader.read_line(&mut line).unwrap_or(0) > 0 {
-                    got = true;
+                    request_line.get_or_insert_with(|| line.clone());
                     if line == "\r\n" {
                         break;
                     }
                     line.clear();
                 }
-                if !got {
+                let Some(request_line) = request_line else {
                     return;
-                }
-                seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                };
+                // "GET /version HTTP/1.1"
+                let path = request_line.split(' ').nth(1).unwrap_or_default();
+                seen.lock().unwrap().push(path.to_string());
                 answer(&mut stream);
             });
         }
@@ -462,6 +472,7 @@ fn check_against(url: &str, extra: &[&str]) -> std::process::Output {
         .env("NO_COLOR", "1")
         .env("LANG", "C.UTF-8")
         .env_remove("LC_ALL")
+        .env("TRAINLAB_CACHE_DIR", dir.path().join("cache"))
         .args(["check", "9", "--kubeconfig"])
         .arg(&kc)
         .args(extra)
@@ -490,11 +501,9 @@ fn a_server_asking_to_wait_longer_than_the_budget_is_an_error_saying_how_long() 
         stderr.contains("answered 429 and asked to wait 3600 s"),
         "{stderr}"
     );
-    assert_eq!(
-        count.load(std::sync::atomic::Ordering::SeqCst),
-        1,
-        "not retried"
-    );
+    // Discovery's roots went out beside `/version` and were not retried either.
+    assert_eq!(asked(&count, "/version"), 1, "not retried");
+    assert!(asked(&count, "/api") <= 1 && asked(&count, "/apis") <= 1);
 }
 
 #[test]
@@ -508,11 +517,18 @@ fn throttling_is_retried_at_most_twice_within_the_budget() {
         stderr.contains("answered 429 Too Many Requests"),
         "{stderr}"
     );
-    // /version: one request and two retries, then the error; nothing else is tried.
-    assert_eq!(
-        count.load(std::sync::atomic::Ordering::SeqCst),
-        3,
-        "{stderr}"
+    // /version: one request and two retries, then the error (discovery's roots, sent beside
+    // it, as often at most); nothing else is tried.
+    assert_eq!(asked(&count, "/version"), 3, "{stderr}");
+    let all = count.lock().unwrap().clone();
+    assert!(
+        all.iter()
+            .all(|p| ["/version", "/api", "/apis"].contains(&p.as_str())),
+        "{all:?}"
+    );
+    assert!(
+        asked(&count, "/api") <= 3 && asked(&count, "/apis") <= 3,
+        "{all:?}"
     );
 }
 
@@ -533,11 +549,8 @@ fn a_body_that_drips_is_cut_at_the_request_timeout() {
     assert_eq!(out.status.code(), Some(3), "{stderr}");
     // Cut by the timeout (the body would take 500 s), and a timeout is not retried.
     assert!(stderr.contains("no answer within 2s"), "{stderr}");
-    assert_eq!(
-        count.load(std::sync::atomic::Ordering::SeqCst),
-        1,
-        "not retried: {stderr}"
-    );
+    assert_eq!(asked(&count, "/version"), 1, "not retried: {stderr}");
+    assert!(asked(&count, "/api") <= 1 && asked(&count, "/apis") <= 1);
 }
 
 #[test]

@@ -96,6 +96,10 @@ impl Cluster {
             .env_remove("LC_ALL")
             .env_remove("LC_MESSAGES")
             .env("KUBECONFIG", &self.kubeconfig)
+            .env(
+                "TRAINLAB_CACHE_DIR",
+                crate::support::cache_beside(&self.kubeconfig),
+            )
             .current_dir(self.dir.path())
             .timeout(Duration::from_secs(90))
             .write_stdin("")

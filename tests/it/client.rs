@@ -353,28 +353,40 @@ async fn a_crd_installed_while_watching_is_seen_on_the_next_observation() {
 
 #[tokio::test]
 async fn a_served_kind_is_discovered_once_per_run_and_once_per_observation() {
-    let emu = Emulator::start(vec![namespace("a"), namespace("b")]);
-    emu.serve_crd("kubeflow.org", "v2beta1", "MPIJob", "mpijobs", true);
-    let (conn, _dir) = conn(&emu).await;
-    let discovery = Discovery::new();
-    // Two concurrent reads of one group/version share one discovery request.
-    let queries = [
-        Query::new(&kinds::MPIJOBS, "a"),
-        Query::new(&kinds::MPIJOBS, "b"),
-    ];
-    for _ in 0..3 {
-        bounded(gather(&conn, &discovery, &queries)).await.unwrap();
+    for legacy in [false, true] {
+        let emu = Emulator::start(vec![namespace("a"), namespace("b")]);
+        emu.legacy_discovery_only(legacy);
+        emu.serve_crd("kubeflow.org", "v2beta1", "MPIJob", "mpijobs", true);
+        let (conn, _dir) = conn(&emu).await;
+        let discovery = Discovery::new();
+        // Two reads of one group/version share one discovery answer.
+        let queries = [
+            Query::new(&kinds::MPIJOBS, "a"),
+            Query::new(&kinds::MPIJOBS, "b"),
+        ];
+        for _ in 0..3 {
+            bounded(gather(&conn, &discovery, &queries)).await.unwrap();
+        }
+        // Aggregated discovery: `/apis` answers every group at once. A legacy server's `/apis`
+        // only names its group/versions; the one read is then asked on its own, once.
+        assert_eq!(discoveries_of(&emu, "/apis"), 1, "legacy: {legacy}");
+        assert_eq!(
+            discoveries_of(&emu, "/apis/kubeflow.org/v2beta1"),
+            usize::from(legacy)
+        );
+        // A kind that is not served is asked about once per observation, not once per read:
+        // `/apis` again (its last answer did not serve it). Its group/version is never asked
+        // on its own: even a legacy `/apis` says it is not served.
+        let absent = [
+            Query::new(&kinds::PYTORCHJOBS, "a"),
+            Query::new(&kinds::PYTORCHJOBS, "b"),
+        ];
+        for _ in 0..2 {
+            bounded(gather(&conn, &discovery, &absent)).await.unwrap();
+        }
+        assert_eq!(discoveries_of(&emu, "/apis"), 3, "legacy: {legacy}");
+        assert_eq!(discoveries_of(&emu, "/apis/kubeflow.org/v1"), 0);
     }
-    assert_eq!(discoveries_of(&emu, "/apis/kubeflow.org/v2beta1"), 1);
-    // A kind that is not served is asked about once per observation, not once per read.
-    let absent = [
-        Query::new(&kinds::PYTORCHJOBS, "a"),
-        Query::new(&kinds::PYTORCHJOBS, "b"),
-    ];
-    for _ in 0..2 {
-        bounded(gather(&conn, &discovery, &absent)).await.unwrap();
-    }
-    assert_eq!(discoveries_of(&emu, "/apis/kubeflow.org/v1"), 2);
 }
 
 // --- refused credentials ----------------------------------------------------------------------
@@ -438,6 +450,10 @@ fn trainlab(kubeconfig: &std::ffi::OsStr, args: &[&str]) -> Run {
         .env("LANG", "C.UTF-8")
         .env("NO_COLOR", "1")
         .env("KUBECONFIG", kubeconfig)
+        .env(
+            "TRAINLAB_CACHE_DIR",
+            crate::support::cache_beside(kubeconfig),
+        )
         .env_remove("LC_ALL")
         .timeout(Duration::from_secs(60))
         .write_stdin("")
@@ -459,14 +475,18 @@ fn kubeconfig_of(emu: &Emulator) -> (PathBuf, tempfile::TempDir) {
 fn verbose_logs_one_line_per_request() {
     let emu = Emulator::start(vec![node("n1")]);
     let (kubeconfig, _dir) = kubeconfig_of(&emu);
-    let quiet = trainlab(kubeconfig.as_os_str(), &["check", "efa-nccl", "-o", "json"]);
+    // Without the discovery cache, both runs send the same requests.
+    let quiet = trainlab(
+        kubeconfig.as_os_str(),
+        &["check", "efa-nccl", "--no-cache", "-o", "json"],
+    );
     assert!(!quiet.stderr.contains("GET /"), "{}", quiet.stderr);
     let quiet_requests = emu.requests().len();
 
     emu.clear_requests();
     let run = trainlab(
         kubeconfig.as_os_str(),
-        &["-v", "check", "efa-nccl", "-o", "json"],
+        &["-v", "check", "efa-nccl", "--no-cache", "-o", "json"],
     );
     assert_eq!(run.code, quiet.code, "{}", run.stderr);
     let logged: Vec<&str> = run

@@ -90,6 +90,10 @@ fn trainlab(kubeconfig: &Path, dir: &Path, args: &[&str]) -> Command {
         .env_remove("LC_ALL")
         .env_remove("LC_MESSAGES")
         .env("KUBECONFIG", kubeconfig)
+        .env(
+            "TRAINLAB_CACHE_DIR",
+            crate::support::cache_beside(kubeconfig),
+        )
         .current_dir(dir)
         .timeout(Duration::from_secs(60))
         .write_stdin("")

@@ -162,6 +162,7 @@ fn doctor_reports_an_active_cluster_and_its_node_groups_accelerators() {
     aws_env(&mut cmd, &m.url);
     let out = cmd
         .env("KUBECONFIG", &kc)
+        .env("TRAINLAB_CACHE_DIR", crate::support::cache_beside(&kc))
         .args(["doctor", "--cluster", "train", "-o", "json"])
         .timeout(Duration::from_secs(60))
         .output()

@@ -230,9 +230,56 @@ async fn crd_objects_make_their_kinds_served_and_deleting_them_removes_their_obj
 }
 
 #[test]
-fn aggregated_discovery_accept_header_gets_the_legacy_json() {
+fn aggregated_discovery_is_served_when_asked_for_and_the_legacy_json_otherwise() {
     let emu = Emulator::start(vec![]);
     emu.serve_crd("batch.volcano.sh", "v1alpha1", "Job", "jobs", true);
+    let aggregated = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json";
+
+    // As kube-apiserver 1.26+: `/apis` and `/api` answer every group/version at once.
+    let (head, body) = raw_get(&emu, "/apis", aggregated);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(
+        head.to_ascii_lowercase().contains(
+            "content-type: application/json;g=apidiscovery.k8s.io;v=v2;as=apigroupdiscoverylist"
+        ),
+        "{head}"
+    );
+    let list: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(list["kind"], "APIGroupDiscoveryList");
+    assert_eq!(list["apiVersion"], "apidiscovery.k8s.io/v2");
+    let volcano = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["metadata"]["name"] == "batch.volcano.sh")
+        .unwrap();
+    assert_eq!(
+        volcano["versions"][0],
+        json!({"version": "v1alpha1", "freshness": "Current", "resources": [{
+            "resource": "jobs",
+            "responseKind": {"group": "batch.volcano.sh", "version": "v1alpha1", "kind": "Job"},
+            "scope": "Namespaced",
+            "singularResource": "job",
+            "verbs": ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"],
+            "subresources": [{
+                "subresource": "status",
+                "responseKind": {"group": "batch.volcano.sh", "version": "v1alpha1", "kind": "Job"},
+                "verbs": ["get", "patch", "update"],
+            }],
+        }]})
+    );
+    let (_, body) = raw_get(&emu, "/api", aggregated);
+    let core: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(core["items"].as_array().unwrap().len(), 1);
+    assert!(core["items"][0]["metadata"].get("name").is_none());
+    assert_eq!(core["items"][0]["versions"][0]["version"], "v1");
+    let v2beta1 = "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList";
+    let (_, body) = raw_get(&emu, "/apis", v2beta1);
+    let list: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(list["apiVersion"], "apidiscovery.k8s.io/v2beta1");
+
+    // As a server before 1.26 (or any client that does not ask): the legacy documents.
+    emu.legacy_discovery_only(true);
     let accept =
         "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json";
 

@@ -74,6 +74,10 @@ impl Cluster {
             .env_remove("LC_ALL")
             .env_remove("LC_MESSAGES")
             .env("KUBECONFIG", &self.kubeconfig)
+            .env(
+                "TRAINLAB_CACHE_DIR",
+                crate::support::cache_beside(&self.kubeconfig),
+            )
             .current_dir(self.dir.path())
             .timeout(Duration::from_secs(120))
             .write_stdin("")
@@ -600,6 +604,7 @@ fn one_cluster_per_learner_grades_each_and_a_failing_cluster_stops_no_other() {
     cmd.env("LANG", "C.UTF-8")
         .env("NO_COLOR", "1")
         .env("KUBECONFIG", &kc)
+        .env("TRAINLAB_CACHE_DIR", crate::support::cache_beside(&kc))
         .timeout(Duration::from_secs(120))
         .args([
             "grade",
@@ -654,6 +659,7 @@ fn one_cluster_per_learner_grades_each_and_a_failing_cluster_stops_no_other() {
     // JUnit: a testsuite per learner × lab; the dead cluster's are errors.
     let mut cmd = Command::cargo_bin("trainlab").unwrap();
     cmd.env("KUBECONFIG", &kc)
+        .env("TRAINLAB_CACHE_DIR", crate::support::cache_beside(&kc))
         .timeout(Duration::from_secs(120))
         .args([
             "grade",
@@ -866,6 +872,10 @@ fn watch_regrades_and_rewrites_the_page_until_ctrl_c() {
         .env("LANG", "C.UTF-8")
         .env("NO_COLOR", "1")
         .env("KUBECONFIG", &c.kubeconfig)
+        .env(
+            "TRAINLAB_CACHE_DIR",
+            crate::support::cache_beside(&c.kubeconfig),
+        )
         .args([
             "grade",
             "volcano-gang",

@@ -261,6 +261,10 @@ fn run_job(kubeconfig: &Path) -> (i32, String, String) {
         .unwrap()
         .env("LANG", "C.UTF-8")
         .env("KUBECONFIG", kubeconfig)
+        .env(
+            "TRAINLAB_CACHE_DIR",
+            crate::support::cache_beside(kubeconfig),
+        )
         .timeout(Duration::from_secs(120))
         .args(&args)
         .output()
@@ -381,6 +385,7 @@ fn with_namespace_scoped_rbac_the_room_reads_per_namespace_and_grades_the_same()
     let out = Command::cargo_bin("trainlab")
         .unwrap()
         .env("KUBECONFIG", &kc)
+        .env("TRAINLAB_CACHE_DIR", crate::support::cache_beside(&kc))
         .timeout(Duration::from_secs(120))
         .args(["grade", "--learners", "alice,bob", "-o", "json"])
         .output()

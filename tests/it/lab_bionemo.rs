@@ -810,6 +810,10 @@ fn grading_lists_secrets_as_metadata_only_and_never_gets_one() {
     let kubeconfig = emu.kubeconfig(dir.path(), "kind-trainlab");
     let out = Command::new(env!("CARGO_BIN_EXE_trainlab"))
         .env("KUBECONFIG", &kubeconfig)
+        .env(
+            "TRAINLAB_CACHE_DIR",
+            crate::support::cache_beside(&kubeconfig),
+        )
         .env("NO_COLOR", "1")
         .current_dir(dir.path())
         .args(["check", LAB, "--request-timeout", "5s", "-o", "json"])

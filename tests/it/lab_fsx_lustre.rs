@@ -1089,6 +1089,10 @@ fn in_a_workshop_the_class_carries_the_learners_prefix() {
 fn run(args: &[&str], kubeconfig: &Path) -> (i32, Value, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_trainlab"))
         .env("KUBECONFIG", kubeconfig)
+        .env(
+            "TRAINLAB_CACHE_DIR",
+            crate::support::cache_beside(kubeconfig),
+        )
         .env("NO_COLOR", "1")
         .args(args)
         .output()

@@ -50,6 +50,7 @@ mod lab_volcano_gang;
 mod lab_zero3_offload;
 mod quiz_tty;
 mod report_render;
+mod round_trip;
 mod setup_kind_live;
 mod sources;
 mod trainer_standin;

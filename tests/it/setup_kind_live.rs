@@ -243,6 +243,10 @@ fn run_with_kubeconfig(kubeconfig: &Path, args: &[&str]) -> Run {
     c.env("NO_COLOR", "1")
         .env("LANG", "C.UTF-8")
         .env("KUBECONFIG", kubeconfig)
+        .env(
+            "TRAINLAB_CACHE_DIR",
+            crate::support::cache_beside(kubeconfig),
+        )
         .args(args)
         .timeout(Duration::from_secs(60));
     let start = Instant::now();

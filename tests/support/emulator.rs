@@ -1,11 +1,14 @@
 //! A local Kubernetes API server emulator for tests that cannot run a real control plane.
 //!
 //! It speaks plain HTTP on 127.0.0.1 (random port) and answers the way kube-apiserver v1.33 does
-//! for the requests trainlab makes: version, legacy discovery, list/get/watch with label and field
+//! for the requests trainlab makes: version, discovery (aggregated, `apidiscovery.k8s.io/v2` and
+//! `v2beta1`, when the Accept header asks for it, as servers since 1.27 do by default; the legacy documents
+//! otherwise, or always after [`Emulator::legacy_discovery_only`]), list/get/watch with label and field
 //! selectors, create, replace, delete (with namespace and CRD cascades), server-side apply, JSON
 //! patch and merge patch, `dryRun=All`, and real-shaped `Status` errors. Every request is recorded
-//! so tests can prove grading is read-only and count requests; faults (errors, latency, dropped
-//! connections) can be injected per path prefix.
+//! so tests can prove grading is read-only and count requests, with when it arrived and when it
+//! was answered (a request timeline); faults (errors, latency, dropped connections, a gate that
+//! holds requests until enough are in flight at once) can be injected per path prefix.
 //!
 //! The server runs on its own thread with its own tokio runtime, so a test can run the real
 //! `trainlab` binary as a child process (blocking) while the emulator keeps serving.
@@ -80,6 +83,13 @@ pub struct Recorded {
     pub body: String,
     /// Every header, names lower-cased, in the order received.
     pub headers: Vec<(String, String)>,
+    /// When the request arrived, since the emulator started.
+    pub received: Duration,
+    /// When its answer was handed to the connection (headers sent), since the emulator started;
+    /// `None` while it is being answered or when the connection was dropped.
+    pub answered: Option<Duration>,
+    /// Arrival order, unique for this emulator.
+    pub seq: u64,
 }
 
 impl Recorded {
@@ -104,6 +114,11 @@ pub enum Fault {
     Latency(Duration),
     /// Close the connection without answering: the client sees a connection error.
     Down,
+    /// Hold each matching request until this many have arrived (all of them in flight at
+    /// once), then let them through; later ones pass. A client that waits for one answer before
+    /// sending the next request never gets one (its request timeout ends it): so a test can
+    /// prove requests were sent concurrently without measuring time.
+    Gate(usize),
 }
 
 impl Emulator {
@@ -228,6 +243,14 @@ impl Emulator {
         inner.crds.push(resource);
     }
 
+    /// Stops serving a kind [`Emulator::serve_crd`] served (as if its CRD were deleted; its
+    /// objects stay stored but unreachable).
+    pub fn unserve_crd(&self, group: &str, version: &str, plural: &str) {
+        self.lock()
+            .crds
+            .retain(|r| !(r.group == group && r.version == version && r.plural == plural));
+    }
+
     /// Injects `fault` for requests whose method matches (`None`: any) and whose path starts
     /// with `path_prefix`; `dry_run_only` limits it to `dryRun=All` requests. Faults are checked
     /// in the order they were added.
@@ -236,6 +259,7 @@ impl Emulator {
             method: method.map(str::to_ascii_uppercase),
             prefix: path_prefix.to_string(),
             dry_run_only,
+            gate: matches!(fault, Fault::Gate(_)).then(|| tokio::sync::watch::channel(false).0),
             fault,
             used: 0,
         });
@@ -243,6 +267,13 @@ impl Emulator {
 
     pub fn clear_faults(&self) {
         self.lock().faults.clear();
+    }
+
+    /// Answers discovery only with the legacy documents (`APIVersions`, `APIGroupList`, one
+    /// `APIResourceList` per group/version) whatever the Accept header asks, as API servers
+    /// before Kubernetes 1.27 do by default; `false` serves aggregated discovery again (the default).
+    pub fn legacy_discovery_only(&self, legacy: bool) {
+        self.lock().aggregated = !legacy;
     }
 
     /// From now on a deleted namespace stays `Terminating` (with a deletionTimestamp) for
@@ -506,12 +537,19 @@ async fn handle(
             .collect(),
         body,
     };
-    let actions = lock(&shared).record_and_match_faults(&req);
+    let (seq, actions) = lock(&shared).record_and_match_faults(&req);
+    let answer = |response: Response| {
+        lock(&shared).answered(seq);
+        response
+    };
     for action in actions {
         match action {
             FaultAction::Sleep(delay) => tokio::time::sleep(delay).await,
+            FaultAction::Wait(mut open) => {
+                let _ = open.wait_for(|open| *open).await;
+            }
             FaultAction::Fail(code, message) => {
-                return into_response(fault_status(code, &message, &req.path))
+                return answer(into_response(fault_status(code, &message, &req.path)))
             }
             FaultAction::Drop => {
                 conn.dead.store(true, Ordering::SeqCst);
@@ -520,12 +558,14 @@ async fn handle(
         }
     }
     let reply = lock(&shared).serve(&req);
-    into_response(reply)
+    answer(into_response(reply))
 }
 
 /// What a request handler decided, turned into HTTP by [`into_response`].
 enum Reply {
     Json(u16, Value),
+    /// JSON with another media type (aggregated discovery names its group, version and kind).
+    JsonAs(u16, &'static str, Value),
     Text(u16, &'static str),
     /// Boxed: it is far larger than an answer, which every handler returns.
     Watch(Box<WatchStart>),
@@ -537,6 +577,7 @@ type Outcome = Result<Reply, Reply>;
 fn into_response(reply: Reply) -> Response {
     let (code, content_type, body) = match reply {
         Reply::Json(code, value) => (code, "application/json", Body::from(value.to_string())),
+        Reply::JsonAs(code, media, value) => (code, media, Body::from(value.to_string())),
         Reply::Text(code, text) => (code, "text/plain; charset=utf-8", Body::from(text)),
         Reply::Watch(start) => (200, "application/json", watch_body(*start)),
     };
@@ -579,7 +620,7 @@ impl Request {
         full.split(';').next().unwrap_or("").trim()
     }
 
-    fn recorded(&self) -> Recorded {
+    fn recorded(&self, seq: u64, received: Duration) -> Recorded {
         Recorded {
             method: self.method.to_string(),
             path: self.path.clone(),
@@ -587,7 +628,34 @@ impl Request {
             content_type: self.content_type.clone(),
             body: String::from_utf8_lossy(&self.body).into_owned(),
             headers: self.headers.clone(),
+            received,
+            answered: None,
+            seq,
         }
+    }
+
+    /// The aggregated discovery version the Accept header asks for first, if any.
+    fn aggregated_discovery(&self) -> Option<&'static str> {
+        self.accept
+            .split(',')
+            .map(|media| media.replace(' ', ""))
+            .find_map(|media| {
+                let params: Vec<&str> = media.split(';').collect();
+                let has = |p: &str| params.contains(&p);
+                (params.first() == Some(&"application/json")
+                    && has("g=apidiscovery.k8s.io")
+                    && has("as=APIGroupDiscoveryList"))
+                .then(|| {
+                    if has("v=v2") {
+                        Some("v2")
+                    } else if has("v=v2beta1") {
+                        Some("v2beta1")
+                    } else {
+                        None
+                    }
+                })
+                .flatten()
+            })
     }
 }
 
@@ -651,8 +719,10 @@ struct FaultRule {
     prefix: String,
     dry_run_only: bool,
     fault: Fault,
-    /// How many entries of a `Sequence` were consumed.
+    /// How many entries of a `Sequence` were consumed, or requests arrived at a `Gate`.
     used: usize,
+    /// A `Gate`'s switch (opened when enough requests arrived).
+    gate: Option<tokio::sync::watch::Sender<bool>>,
 }
 
 impl FaultRule {
@@ -667,6 +737,8 @@ impl FaultRule {
 
 enum FaultAction {
     Sleep(Duration),
+    /// Held until the gate opens.
+    Wait(tokio::sync::watch::Receiver<bool>),
     Fail(u16, String),
     Drop,
 }
@@ -953,6 +1025,32 @@ fn discovery_entry(r: &Resource) -> Value {
     }
     if !r.categories.is_empty() {
         entry["categories"] = json!(r.categories);
+    }
+    entry
+}
+
+/// One resource of aggregated discovery (`APIResourceDiscovery`).
+fn aggregated_entry(r: &Resource) -> Value {
+    let kind = json!({"group": r.group, "version": r.version, "kind": r.kind});
+    let mut entry = json!({
+        "resource": r.plural,
+        "responseKind": kind,
+        "scope": if r.namespaced { "Namespaced" } else { "Cluster" },
+        "singularResource": r.singular,
+        "verbs": r.verbs,
+    });
+    if !r.short_names.is_empty() {
+        entry["shortNames"] = json!(r.short_names);
+    }
+    if !r.categories.is_empty() {
+        entry["categories"] = json!(r.categories);
+    }
+    if r.status {
+        entry["subresources"] = json!([{
+            "subresource": "status",
+            "responseKind": kind,
+            "verbs": STATUS_VERBS,
+        }]);
     }
     entry
 }
@@ -1414,6 +1512,11 @@ struct Inner {
     namespace_grace: Option<Duration>,
     /// Terminating namespaces and when they disappear.
     terminating: BTreeMap<Key, std::time::Instant>,
+    /// Serves aggregated discovery to clients that ask for it.
+    aggregated: bool,
+    /// When the emulator started (request times are counted from it).
+    started: std::time::Instant,
+    next_seq: u64,
 }
 
 impl Inner {
@@ -1431,6 +1534,9 @@ impl Inner {
             port,
             namespace_grace: None,
             terminating: BTreeMap::new(),
+            aggregated: true,
+            started: std::time::Instant::now(),
+            next_seq: 0,
         };
         inner.seed(seed);
         inner
@@ -1555,12 +1661,24 @@ impl Inner {
         }
     }
 
-    fn record_and_match_faults(&mut self, req: &Request) -> Vec<FaultAction> {
-        self.requests.push(req.recorded());
+    fn record_and_match_faults(&mut self, req: &Request) -> (u64, Vec<FaultAction>) {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.requests
+            .push(req.recorded(seq, self.started.elapsed()));
         let mut actions = Vec::new();
         for rule in self.faults.iter_mut().filter(|rule| rule.matches(req)) {
             match &rule.fault {
                 Fault::Latency(delay) => actions.push(FaultAction::Sleep(*delay)),
+                Fault::Gate(needed) => {
+                    rule.used += 1;
+                    if let Some(gate) = &rule.gate {
+                        if rule.used >= *needed {
+                            gate.send_replace(true);
+                        }
+                        actions.push(FaultAction::Wait(gate.subscribe()));
+                    }
+                }
                 Fault::Status(code, message) => {
                     actions.push(FaultAction::Fail(*code, message.clone()));
                     break;
@@ -1581,7 +1699,15 @@ impl Inner {
                 }
             }
         }
-        actions
+        (seq, actions)
+    }
+
+    /// Notes when request `seq` was answered.
+    fn answered(&mut self, seq: u64) {
+        let at = self.started.elapsed();
+        if let Some(r) = self.requests.iter_mut().rev().find(|r| r.seq == seq) {
+            r.answered = Some(at);
+        }
     }
 
     fn next_rv(&mut self) -> u64 {
@@ -1702,6 +1828,10 @@ impl Inner {
         let discovery = match segs.as_slice() {
             ["version"] => Some(Reply::Json(200, version_info())),
             ["healthz" | "livez" | "readyz"] => Some(Reply::Text(200, "ok")),
+            ["api" | "apis"] if self.aggregated && req.aggregated_discovery().is_some() => {
+                let version = req.aggregated_discovery().unwrap_or("v2");
+                Some(self.aggregated_list(segs[0] == "api", version))
+            }
             ["api"] => Some(Reply::Json(200, self.api_versions())),
             ["apis"] => Some(Reply::Json(200, self.group_list())),
             ["apis", group] => Some(self.group(group)),
@@ -1710,8 +1840,8 @@ impl Inner {
             _ => None,
         };
         if let Some(reply) = discovery {
-            // Discovery is read-only; any Accept (aggregated discovery included) gets the
-            // legacy JSON documents, which clients fall back to.
+            // Discovery is read-only. `/api` and `/apis` are aggregated when asked for (above),
+            // else the legacy documents, which clients fall back to.
             return if req.method == Method::GET {
                 reply
             } else {
@@ -1737,6 +1867,60 @@ impl Inner {
                 {"clientCIDR": "0.0.0.0/0", "serverAddress": format!("127.0.0.1:{}", self.port)}
             ],
         })
+    }
+
+    /// `APIGroupDiscoveryList` of `/api` (`core`: the core group only) or `/apis` (every other
+    /// group), as kube-apiserver serves it by default since 1.27 (k8s.io/api `apidiscovery/v2` types;
+    /// KEP-3352): each group's versions with their resources, subresources nested.
+    fn aggregated_list(&self, core: bool, version: &'static str) -> Reply {
+        let served = self.served();
+        let mut groups: Vec<(&str, Vec<&str>)> = Vec::new();
+        for r in served.iter().filter(|r| r.group.is_empty() == core) {
+            match groups.iter_mut().find(|(g, _)| *g == r.group) {
+                Some((_, versions)) if !versions.contains(&r.version.as_str()) => {
+                    versions.push(&r.version)
+                }
+                Some(_) => {}
+                None => groups.push((&r.group, vec![&r.version])),
+            }
+        }
+        let items: Vec<Value> = groups
+            .into_iter()
+            .map(|(group, versions)| {
+                let mut metadata = json!({"creationTimestamp": null});
+                if !group.is_empty() {
+                    metadata["name"] = json!(group);
+                }
+                let versions: Vec<Value> = versions
+                    .into_iter()
+                    .map(|v| {
+                        let resources: Vec<Value> = served
+                            .iter()
+                            .filter(|r| r.group == group && r.version == v)
+                            .map(aggregated_entry)
+                            .collect();
+                        json!({"version": v, "resources": resources, "freshness": "Current"})
+                    })
+                    .collect();
+                json!({"metadata": metadata, "versions": versions})
+            })
+            .collect();
+        let media = match version {
+            "v2beta1" => {
+                "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList"
+            }
+            _ => "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
+        };
+        Reply::JsonAs(
+            200,
+            media,
+            json!({
+                "kind": "APIGroupDiscoveryList",
+                "apiVersion": format!("apidiscovery.k8s.io/{version}"),
+                "metadata": {},
+                "items": items,
+            }),
+        )
     }
 
     fn group_list(&self) -> Value {

@@ -244,7 +244,9 @@ pub fn trainlab(dir: &Path, kubeconfig: Option<&Path>, args: &[&str]) -> (i32, S
         .env("LANG", "C.UTF-8")
         .current_dir(dir);
     match kubeconfig {
-        Some(k) => c.env("KUBECONFIG", k),
+        Some(k) => c
+            .env("KUBECONFIG", k)
+            .env("TRAINLAB_CACHE_DIR", super::cache_beside(k)),
         None => c.env("KUBECONFIG", "/nonexistent"),
     };
     let out = c.args(args).output().unwrap();
