@@ -33,7 +33,7 @@ Examples:
   trainlab grade 9 13 --learners-from-namespaces trainlab.dev/workshop=gpu-101 -o json
       learners found from labelled namespaces, as one JSON document
   trainlab grade --contexts kind-alice,kind-bob -o junit
-      one cluster per learner (kube contexts), a few at a time
+      one cluster per learner (kube contexts), 32 at a time (--concurrency)
   trainlab grade --learners alice,bob --watch --html room.html
       re-grade every 10s, redrawing the table and rewriting the page
 
@@ -75,8 +75,9 @@ pub struct GradeArgs {
     /// Time between rounds with --watch
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
     pub interval: Duration,
-    /// Clusters graded at the same time with --contexts
-    #[arg(long, value_name = "N", default_value_t = 4)]
+    /// Clusters graded at the same time with --contexts (each reads up to 8 lists at once, so
+    /// 32 clusters keep at most 256 requests and connections open)
+    #[arg(long, value_name = "N", default_value_t = grade::CONTEXTS_AT_ONCE)]
     pub concurrency: usize,
     /// A lab parameter, e.g. --param gpu_nodes=3
     #[arg(long = "param", value_name = "NAME=VALUE", value_parser = parse_param)]
@@ -132,9 +133,8 @@ pub fn run(g: &Global, a: &GradeArgs) -> Result<ExitCode, crate::Error> {
         runtime()?.block_on(grade::run(&room, a.watch.then_some(a.interval), &mut view))?;
     let code = grade::exit_code(&result);
     if !a.watch {
-        let board = Scoreboard::new(&result, g.lang());
-        // The board holds every report; the room's results are not needed beside it.
-        drop(result);
+        // The board holds every report; the room's results are dropped as it is made.
+        let board = Scoreboard::from_room(result, g.lang());
         if a.output == RoomFormat::Json {
             // Streamed: a room's document is megabytes, never held whole as a string.
             let out = std::io::BufWriter::new(std::io::stdout().lock());

@@ -6,7 +6,8 @@
 //!
 //! On a shared cluster the room costs about one LIST per distinct kind plus discovery, however
 //! many learners it has ([`read`]); one cluster per learner runs the usual grading path for each
-//! cluster, a few clusters at a time, and a cluster that fails only fails its learner's row.
+//! cluster, [`CONTEXTS_AT_ONCE`] clusters at a time by default, and a cluster that fails only
+//! fails its learner's row.
 
 mod demo;
 mod judge;
@@ -33,6 +34,14 @@ use crate::observe::{kinds, Obj, Observed, Query, SourceKind, Unavailable};
 use crate::plan::{self, Event, Item, Listener, Plan, Repeat, Request, Source};
 use crate::verify::{self, LabResult, Outcome, Reason, Status, Verifier};
 use crate::Error;
+
+/// Clusters graded at once with `--contexts` unless `--concurrency` says otherwise. A cluster's
+/// grading is a handful of round trips one after another (version, discovery, its LISTs, up to
+/// 8 at a time, then capability detection), about half a second at 50 ms per request, so a
+/// room of 100 clusters takes 4 such waves at 32: about 2 s. Each cluster reads at most 8 lists
+/// at once over its own connections, so 32 clusters keep at most 256 requests (and sockets) open,
+/// a quarter of the usual 1,024 open files a process may have.
+pub const CONTEXTS_AT_ONCE: usize = 32;
 
 /// Who is in the room.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -390,9 +399,16 @@ async fn shared_round(
     progress.on(Event::Reading {
         queries: merge(&queries).len(),
     });
+    let started = std::time::Instant::now();
     let reads = RoomReads::gather(conn, discovery, &queries).await;
     progress.on(Event::ReadDone);
     let reads = reads?;
+    let (objects, packed) = reads.held();
+    tracing::info!(
+        "room: {objects} objects read in {:.0} ms, held packed in {:.1} MB",
+        ms(started),
+        packed as f64 / 1e6
+    );
     notes.extend(
         reads
             .per_namespace
@@ -417,6 +433,7 @@ async fn shared_round(
     progress.on(Event::Grading {
         learners: learners.len(),
     });
+    let started = std::time::Instant::now();
     let out = judge::shared(
         &learners,
         &plan,
@@ -426,7 +443,17 @@ async fn shared_round(
         &conn.context,
         progress,
     )?;
+    tracing::info!(
+        "room: {} learners × {} labs judged in {:.0} ms",
+        learners.len(),
+        room.labs.len(),
+        ms(started)
+    );
     Ok(finish(room, out, SourceKind::Live, conn.describe(), notes))
+}
+
+fn ms(since: std::time::Instant) -> f64 {
+    since.elapsed().as_secs_f64() * 1000.0
 }
 
 /// One cluster per learner: the usual grading path for each context, `concurrency` at a time;

@@ -8,7 +8,7 @@
 //! cannot grant metadata-only reads), so a check that needs one is skipped with that reason.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::value::RawValue;
 
@@ -81,46 +81,169 @@ pub struct PerNamespace {
     pub message: String,
 }
 
-/// One object of the room's cluster-wide reads, kept as compressed JSON text until a batch of
-/// learners is judged: a room holds thousands of objects; as trees of values they take about
-/// five times the bytes of their text, and LZ4 packs their text to about 60%.
-struct Stored {
-    namespace: Option<Box<str>>,
-    name: Box<str>,
-    packed: Box<[u8]>,
+/// Listed objects' text is packed in blocks of about this many bytes. Objects packed alone
+/// shrink to about 60% of their text (LZ4 finds little to repeat inside one object); a block of
+/// neighbours in a list (ordered by namespace, so a learner's objects are neighbours) shrinks to
+/// about 25%, since a learner's pods, Jobs and ConfigMaps repeat each other's keys, labels and
+/// images. Bigger blocks pack a little better but cost more to unpack for one object.
+const BLOCK: usize = 32 * 1024;
+
+/// One kind's listed objects, kept as compact JSON text (see [`compact`]) packed with LZ4 in
+/// blocks until the learners they belong to are judged: a room holds tens of thousands of
+/// objects, and as trees of values they take about five times the bytes of their text.
+#[derive(Default)]
+struct Listed {
+    blocks: Vec<Box<[u8]>>,
+    objects: Vec<Stored>,
 }
 
-impl Stored {
-    /// A listed object, read as [`compact`] text.
-    fn read(raw: &RawValue, q: &Query) -> Result<Stored, String> {
-        let c = compact(raw, q)?;
-        Ok(Stored {
-            namespace: c.header.namespace().map(Box::from),
-            name: c.header.name().into(),
-            packed: lz4_flex::compress_prepend_size(c.text.as_bytes()).into_boxed_slice(),
-        })
+/// Positions of a kind's objects, per namespace.
+type Index = HashMap<Box<str>, Vec<usize>>;
+
+impl Listed {
+    /// A kind's list as read, and (for a namespaced kind) where each namespace's objects are.
+    fn new(
+        kind: &ResourceKind,
+        placed: Vec<Placed>,
+        blocks: Vec<Box<[u8]>>,
+    ) -> (Listed, Option<Index>) {
+        let idx = kind.namespaced.then(|| {
+            let mut idx: Index = HashMap::new();
+            for (i, p) in placed.iter().enumerate() {
+                let ns = p.namespace.as_deref().unwrap_or_default();
+                match idx.get_mut(ns) {
+                    Some(v) => v.push(i),
+                    None => {
+                        idx.insert(ns.into(), vec![i]);
+                    }
+                }
+            }
+            idx
+        });
+        let objects = placed.into_iter().map(|p| p.stored).collect();
+        (Listed { blocks, objects }, idx)
+    }
+}
+
+/// Where one listed object's text is, and its name (so a named read unpacks only its block).
+struct Stored {
+    name: Box<str>,
+    block: u32,
+    start: u32,
+    end: u32,
+}
+
+/// One listed object as it is read: where its text went, and its namespace (for the index).
+struct Placed {
+    namespace: Option<Box<str>>,
+    stored: Stored,
+}
+
+/// A kind's list while it is read: its sealed blocks and the one being filled.
+#[derive(Default)]
+struct Packer {
+    blocks: Vec<Box<[u8]>>,
+    run: String,
+}
+
+impl Packer {
+    /// Appends one object's text; returns its block and byte range in that block.
+    fn add(&mut self, text: &str) -> Result<(u32, u32, u32), String> {
+        if !self.run.is_empty() && self.run.len() + text.len() > BLOCK {
+            self.seal();
+        }
+        let start = self.run.len();
+        self.run.push_str(text);
+        let n = |v: usize| u32::try_from(v).map_err(|_| "an object too big to hold".to_string());
+        Ok((n(self.blocks.len())?, n(start)?, n(self.run.len())?))
     }
 
-    /// The object again; it passed `Obj::new` when it was read, so this cannot fail unless
+    fn seal(&mut self) {
+        if !self.run.is_empty() {
+            let packed = lz4_flex::compress_prepend_size(self.run.as_bytes());
+            self.blocks.push(packed.into_boxed_slice());
+            self.run.clear();
+        }
+    }
+
+    fn finish(mut self) -> Vec<Box<[u8]>> {
+        self.seal();
+        self.blocks
+    }
+
+    /// A listed object, read as [`compact`] text into this kind's blocks.
+    fn read(packer: &Mutex<Packer>, raw: &RawValue, q: &Query) -> Result<Placed, String> {
+        let c = compact(raw, q)?;
+        let (block, start, end) = packer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .add(&c.text)?;
+        Ok(Placed {
+            namespace: c.header.namespace().map(Box::from),
+            stored: Stored {
+                name: c.header.name().into(),
+                block,
+                start,
+                end,
+            },
+        })
+    }
+}
+
+/// The blocks unpacked and the objects parsed for one observation (one learner's queries
+/// often read one block, or one object, more than once: one namespace's pods with two
+/// selectors).
+#[derive(Default)]
+struct Unpacked {
+    blocks: HashMap<(&'static ResourceKind, u32), Vec<u8>>,
+    objects: HashMap<(&'static ResourceKind, usize), Obj>,
+}
+
+impl Unpacked {
+    /// Object `i` of `kind`; it passed `Obj::new` when it was read, so this cannot fail unless
     /// memory was damaged.
-    fn obj(&self) -> Result<Obj, Unavailable> {
-        lz4_flex::decompress_size_prepended(&self.packed)
-            .map_err(|e| e.to_string())
-            .and_then(|text| serde_json::from_slice(&text).map_err(|e| e.to_string()))
-            .and_then(|v| Obj::new(v, Origin::Live).map_err(|e| e.to_string()))
-            .map_err(|message| Unavailable::Failed {
-                message: format!("internal: a stored object no longer reads: {message}"),
-            })
+    fn obj(
+        &mut self,
+        kind: &'static ResourceKind,
+        listed: &Listed,
+        i: usize,
+    ) -> Result<Obj, Unavailable> {
+        if let Some(o) = self.objects.get(&(kind, i)) {
+            return Ok(o.clone());
+        }
+        let s = &listed.objects[i];
+        let failed = |message: String| Unavailable::Failed {
+            message: format!("internal: a stored object no longer reads: {message}"),
+        };
+        let text = match self.blocks.entry((kind, s.block)) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                let packed = listed
+                    .blocks
+                    .get(s.block as usize)
+                    .ok_or_else(|| failed("no such block".into()))?;
+                let text = lz4_flex::decompress_size_prepended(packed)
+                    .map_err(|e| failed(e.to_string()))?;
+                e.insert(text)
+            }
+        };
+        let bytes = text
+            .get(s.start as usize..s.end as usize)
+            .ok_or_else(|| failed("out of its block".into()))?;
+        let v = serde_json::from_slice(bytes).map_err(|e| failed(e.to_string()))?;
+        let o = Obj::new(v, Origin::Live).map_err(|e| failed(e.to_string()))?;
+        self.objects.insert((kind, i), o.clone());
+        Ok(o)
     }
 }
 
 /// What the room read, merged, and the per-namespace fallbacks.
 pub struct RoomReads {
-    /// Per merged kind: its query and the answer, objects kept as [`Stored`].
-    main: HashMap<&'static ResourceKind, (Query, Result<Vec<Stored>, Unavailable>)>,
+    /// Per merged kind: its query and the answer, objects kept packed ([`Listed`]).
+    main: HashMap<&'static ResourceKind, (Query, Result<Listed, Unavailable>)>,
     /// For each merged kind, the positions of its objects per namespace, so answering one
     /// learner's query looks at that learner's objects only (not the whole room's).
-    by_namespace: HashMap<&'static ResourceKind, HashMap<Box<str>, Vec<usize>>>,
+    by_namespace: HashMap<&'static ResourceKind, Index>,
     /// Kinds read per namespace after a cluster-wide 403, answered by their own queries.
     fallback: Option<Observed>,
     fallback_kinds: HashSet<&'static ResourceKind>,
@@ -128,7 +251,7 @@ pub struct RoomReads {
     context: String,
     /// Answers to cluster-wide queries (nodes, NodePools, StorageClasses): the same for every
     /// learner, so parsed once and shared by every batch (objects share their values).
-    shared: Mutex<HashMap<Query, ReadResult>>,
+    shared: Mutex<HashMap<Query, Arc<OnceLock<ReadResult>>>>,
 }
 
 impl RoomReads {
@@ -140,7 +263,15 @@ impl RoomReads {
         queries: &[Query],
     ) -> Result<RoomReads, Error> {
         let merged = merge(queries);
-        let main = gather_as(conn, discovery, &merged, Stored::read).await?;
+        let mut packers: HashMap<Query, Mutex<Packer>> = merged
+            .iter()
+            .map(|q| (q.clone(), Mutex::default()))
+            .collect();
+        let read = |raw: &RawValue, q: &Query| match packers.get(q) {
+            Some(p) => Packer::read(p, raw, q),
+            None => Err(format!("internal: {} was not planned", q.describe())),
+        };
+        let main = gather_as(conn, discovery, &merged, read).await?;
         let mut fallback_kinds = HashSet::new();
         let mut per_namespace = Vec::new();
         let mut retry: Vec<Query> = Vec::new();
@@ -177,22 +308,24 @@ impl RoomReads {
         } else {
             Some(gather_each(conn, discovery, &retry).await?)
         };
-        let by_namespace = main
-            .iter()
-            .filter(|(m, _)| m.kind.namespaced)
-            .filter_map(|(m, answer)| {
-                let objs = answer.as_ref().ok()?;
-                let mut idx: HashMap<Box<str>, Vec<usize>> = HashMap::new();
-                for (i, o) in objs.iter().enumerate() {
-                    idx.entry(o.namespace.clone().unwrap_or_default())
-                        .or_default()
-                        .push(i);
+        let mut by_namespace = HashMap::new();
+        let mut kept = HashMap::new();
+        for (q, answer) in main {
+            let blocks = packers
+                .remove(&q)
+                .map(|p| p.into_inner().unwrap_or_else(|e| e.into_inner()).finish())
+                .unwrap_or_default();
+            let answer = answer.map(|placed| {
+                let (listed, idx) = Listed::new(q.kind, placed, blocks);
+                if let Some(idx) = idx {
+                    by_namespace.insert(q.kind, idx);
                 }
-                Some((m.kind, idx))
-            })
-            .collect();
+                listed
+            });
+            kept.insert(q.kind, (q, answer));
+        }
         Ok(RoomReads {
-            main: main.into_iter().map(|(q, a)| (q.kind, (q, a))).collect(),
+            main: kept,
             by_namespace,
             fallback,
             fallback_kinds,
@@ -202,21 +335,46 @@ impl RoomReads {
         })
     }
 
-    /// The answer to one learner's query, as if it had been read on its own.
-    pub fn answer(&self, q: &Query) -> ReadResult {
-        if q.namespace.is_some() {
-            return self.answer_now(q);
-        }
-        let lock = || self.shared.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(r) = lock().get(q) {
-            return r.clone();
-        }
-        let r = self.answer_now(q);
-        lock().insert(q.clone(), r.clone());
-        r
+    /// How many objects the room holds, and their packed bytes (for `-v`).
+    pub fn held(&self) -> (usize, usize) {
+        let listed = self.main.values().filter_map(|(_, a)| a.as_ref().ok());
+        listed.fold((0, 0), |(n, bytes), l| {
+            let packed: usize = l.blocks.iter().map(|b| b.len()).sum();
+            (n + l.objects.len(), bytes + packed)
+        })
     }
 
-    fn answer_now(&self, q: &Query) -> ReadResult {
+    /// The answer to one learner's query, as if it had been read on its own.
+    pub fn answer(&self, q: &Query) -> ReadResult {
+        self.answer_in(q, &mut Unpacked::default())
+    }
+
+    /// [`RoomReads::answer`], reusing what `unpacked` holds for this observation.
+    fn answer_in(&self, q: &Query, unpacked: &mut Unpacked) -> ReadResult {
+        if q.namespace.is_some() {
+            return self.answer_now(q, unpacked);
+        }
+        // One answer per query, however many workers ask at once: a second parse of the room's
+        // thousand NodePools would be held beside the first.
+        let once = {
+            let mut shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
+            shared.entry(q.clone()).or_default().clone()
+        };
+        once.get_or_init(|| {
+            let r = self.answer_now(q, unpacked);
+            if let Ok(objs) = &r {
+                tracing::debug!(
+                    "room: {} answered for every learner: {} objects",
+                    q.describe(),
+                    objs.len()
+                );
+            }
+            r
+        })
+        .clone()
+    }
+
+    fn answer_now(&self, q: &Query, unpacked: &mut Unpacked) -> ReadResult {
         if is_withheld(q) {
             return Err(withheld(q));
         }
@@ -230,29 +388,37 @@ impl RoomReads {
                 message: format!("internal: {} was not planned for the room", q.describe()),
             });
         };
-        let objs = answer.as_ref().map_err(Clone::clone)?;
-        let mine: Vec<&Stored> = match (&q.namespace, self.by_namespace.get(q.kind)) {
-            (Some(ns), Some(idx)) => idx
-                .get(ns.as_str())
-                .map(|is| is.iter().map(|&i| &objs[i]).collect())
-                .unwrap_or_default(),
-            _ => objs.iter().collect(),
+        let listed = answer.as_ref().map_err(Clone::clone)?;
+        let all: Vec<usize>;
+        let mine: &[usize] = match (&q.namespace, self.by_namespace.get(q.kind)) {
+            (Some(ns), Some(idx)) => idx.get(ns.as_str()).map_or(&[], Vec::as_slice),
+            _ => {
+                all = (0..listed.objects.len()).collect();
+                &all
+            }
         };
         // Names are kept beside the text, so a named read parses only what it names.
-        let parsed = mine
-            .into_iter()
-            .filter(|s| q.name.as_deref().is_none_or(|n| &*s.name == n))
-            .map(Stored::obj)
-            .collect::<Result<Vec<Obj>, Unavailable>>()?;
-        Ok(filter(q, parsed))
+        let mut out = Vec::with_capacity(mine.len());
+        for &i in mine {
+            if q.name
+                .as_deref()
+                .is_some_and(|n| &*listed.objects[i].name != n)
+            {
+                continue;
+            }
+            out.push(unpacked.obj(q.kind, listed, i)?);
+        }
+        Ok(filter(q, out))
     }
 
     /// An observation holding exactly the answers to `queries` (one batch of learners' labs), as
-    /// a live gather of those queries would have produced.
+    /// a live gather of those queries would have produced. Each block is unpacked and each
+    /// object parsed once for the batch, however many of its queries select it.
     pub fn observed(&self, queries: &[Query]) -> Observed {
+        let mut unpacked = Unpacked::default();
         let reads: HashMap<Query, ReadResult> = queries
             .iter()
-            .map(|q| (q.clone(), self.answer(q)))
+            .map(|q| (q.clone(), self.answer_in(q, &mut unpacked)))
             .collect();
         Observed::live(self.context.clone(), reads)
     }
@@ -271,7 +437,6 @@ pub fn filter(q: &Query, objs: impl IntoIterator<Item = Obj>) -> Vec<Obj> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
 
     fn obj(kind: &str, ns: Option<&str>, name: &str, labels: serde_json::Value) -> Obj {
         let mut meta = serde_json::json!({"name": name, "labels": labels});
@@ -361,61 +526,79 @@ mod tests {
         assert!(names(&Query::new(&kinds::PODS, "carol-lab")).is_empty());
     }
 
+    /// A kind's objects read as `gather` reads them: packed in blocks, indexed by namespace.
+    fn listed(
+        kind: &'static ResourceKind,
+        objects: &[serde_json::Value],
+    ) -> (Listed, Option<Index>) {
+        let q = Query::cluster(kind);
+        let packer = Mutex::new(Packer::default());
+        let placed = objects
+            .iter()
+            .map(|v| {
+                let raw = serde_json::value::to_raw_value(v).unwrap();
+                Packer::read(&packer, &raw, &q).unwrap()
+            })
+            .collect();
+        let blocks = packer.into_inner().unwrap().finish();
+        Listed::new(kind, placed, blocks)
+    }
+
     #[test]
-    fn a_stored_object_reads_back_as_it_was_listed_and_takes_less_room() {
-        let pod = serde_json::json!({
-            "metadata": {"name": "w-0", "namespace": "alice-lab", "labels": {"app": "x"}},
-            "spec": {"containers": (0..8).map(|i| serde_json::json!({
-                "name": format!("c{i}"), "image": "nvcr.io/nvidia/pytorch:24.07-py3",
-                "resources": {"limits": {"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": "4"}}}))
-                .collect::<Vec<_>>()},
-        });
-        let raw = serde_json::value::to_raw_value(&pod).unwrap();
-        let q = Query::new(&kinds::PODS, "alice-lab");
-        let s = Stored::read(&raw, &q).unwrap();
+    fn neighbours_are_packed_together_and_each_reads_back_as_it_was_listed() {
+        let pod = |i: usize| {
+            serde_json::json!({
+                "metadata": {"name": format!("w-{i}"), "namespace": format!("l{}-lab", i / 8), "labels": {"app": "x"}},
+                "spec": {"containers": (0..4).map(|c| serde_json::json!({
+                    "name": format!("c{c}"), "image": "nvcr.io/nvidia/pytorch:24.07-py3",
+                    "resources": {"limits": {"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": "4"}}}))
+                    .collect::<Vec<_>>()},
+            })
+        };
+        let pods: Vec<serde_json::Value> = (0..200).map(pod).collect();
+        let (listed, idx) = listed(&kinds::PODS, &pods);
+        let text: usize = pods.iter().map(|p| p.to_string().len()).sum();
+        let packed: usize = listed.blocks.iter().map(|b| b.len()).sum();
+        assert!(listed.blocks.len() > 1, "{} blocks", listed.blocks.len());
+        assert!(packed * 5 < text, "{packed} of {text}");
+        let idx = idx.unwrap();
+        assert_eq!(idx["l3-lab"], (24..32).collect::<Vec<_>>());
+        let mut unpacked = Unpacked::default();
+        for (i, p) in pods.iter().enumerate() {
+            let o = unpacked.obj(&kinds::PODS, &listed, i).unwrap();
+            assert_eq!(o.kind(), "Pod", "built-in list items get their kind");
+            assert_eq!(o.name(), format!("w-{i}"));
+            assert_eq!(o.value["spec"], p["spec"]);
+        }
         assert_eq!(
-            (s.namespace.as_deref(), &*s.name),
-            (Some("alice-lab"), "w-0")
+            unpacked.blocks.len(),
+            listed.blocks.len(),
+            "each block unpacked once"
         );
-        assert!(
-            s.packed.len() * 2 < raw.get().len(),
-            "{} of {}",
-            s.packed.len(),
-            raw.get().len()
-        );
-        let o = s.obj().unwrap();
-        assert_eq!(o.kind(), "Pod");
-        assert_eq!(o.value["spec"], pod["spec"]);
     }
 
     /// A room's reads as `gather` would leave them: each kind's objects stored.
     fn room_reads(objects: &[(&'static ResourceKind, serde_json::Value)]) -> RoomReads {
-        let mut main: HashMap<&'static ResourceKind, (Query, Result<Vec<Stored>, Unavailable>)> =
-            HashMap::new();
-        for (kind, v) in objects {
-            let q = Query::cluster(kind);
-            let raw = serde_json::value::to_raw_value(v).unwrap();
-            let stored = Stored::read(&raw, &q).unwrap();
-            main.entry(*kind)
-                .or_insert_with(|| (q, Ok(Vec::new())))
-                .1
-                .as_mut()
-                .unwrap()
-                .push(stored);
+        let mut kinds: Vec<&'static ResourceKind> = Vec::new();
+        for (k, _) in objects {
+            if !kinds.contains(k) {
+                kinds.push(k);
+            }
         }
-        let by_namespace = main
-            .iter()
-            .filter(|(k, _)| k.namespaced)
-            .map(|(k, (_, objs))| {
-                let mut idx: HashMap<Box<str>, Vec<usize>> = HashMap::new();
-                for (i, o) in objs.as_ref().unwrap().iter().enumerate() {
-                    idx.entry(o.namespace.clone().unwrap_or_default())
-                        .or_default()
-                        .push(i);
-                }
-                (*k, idx)
-            })
-            .collect();
+        let mut main = HashMap::new();
+        let mut by_namespace = HashMap::new();
+        for kind in kinds {
+            let mine: Vec<serde_json::Value> = objects
+                .iter()
+                .filter(|(k, _)| *k == kind)
+                .map(|(_, v)| v.clone())
+                .collect();
+            let (l, idx) = listed(kind, &mine);
+            if let Some(idx) = idx {
+                by_namespace.insert(kind, idx);
+            }
+            main.insert(kind, (Query::cluster(kind), Ok(l)));
+        }
         RoomReads {
             main,
             by_namespace,

@@ -181,7 +181,14 @@ impl Obj {
     }
 
     /// Deserializes into a typed view; a type mismatch names the origin and the field path.
+    ///
+    /// Read once without tracking the path, which costs an allocated key for every field
+    /// visited (a room's judge parses the same shared objects once per learner); only a value
+    /// that does not read is read again, the same way, to name the field.
     pub fn parse<T: DeserializeOwned>(&self) -> Result<T, InputError> {
+        if let Ok(t) = T::deserialize(super::strict::Strict(&self.value)) {
+            return Ok(t);
+        }
         serde_path_to_error::deserialize::<_, T>(super::strict::Strict(&self.value)).map_err(|e| {
             InputError::Field {
                 origin: self.origin.to_string(),

@@ -80,9 +80,16 @@ impl<'de> Deserializer<'de> for Strict<'de> {
         }
     }
 
+    /// A field the view does not read is skipped without walking it (as serde_json's own
+    /// `Value` deserializer does): a pod's status or a pool's metadata is not visited value by
+    /// value only to be thrown away.
+    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        visitor.visit_unit()
+    }
+
     serde::forward_to_deserialize_any! {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
-        unit unit_struct seq tuple tuple_struct map identifier ignored_any
+        unit unit_struct seq tuple tuple_struct map identifier
     }
 }
 
@@ -187,6 +194,16 @@ mod tests {
             err.starts_with("tasks[0]: invalid type: sequence, expected struct Task"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn fields_no_view_reads_are_skipped_whatever_their_shape() {
+        #[derive(Debug, Deserialize, PartialEq)]
+        struct Only {
+            name: String,
+        }
+        let v = json!({"name": "w", "status": [["a", {"b": [1, 2]}]], "spec": {"x": [[1]]}});
+        assert_eq!(strict::<Only>(&v).unwrap(), Only { name: "w".into() });
     }
 
     #[test]

@@ -200,6 +200,21 @@ fn sum(scores: impl Iterator<Item = Score>) -> Score {
 
 impl Scoreboard {
     pub fn new(room: &RoomResult, lang: Lang) -> Scoreboard {
+        Scoreboard::build(room, room.learners.iter(), lang)
+    }
+
+    /// [`Scoreboard::new`], dropping each learner's results as soon as their row is made: a
+    /// room of a thousand learners never holds its results and its board whole at once.
+    pub fn from_room(mut room: RoomResult, lang: Lang) -> Scoreboard {
+        let learners = std::mem::take(&mut room.learners);
+        Scoreboard::build(&room, learners.into_iter(), lang)
+    }
+
+    fn build<L: std::borrow::Borrow<LearnerResult>>(
+        room: &RoomResult,
+        learners: impl Iterator<Item = L>,
+        lang: Lang,
+    ) -> Scoreboard {
         let labs: Vec<Column> = room
             .labs
             .iter()
@@ -220,7 +235,7 @@ impl Scoreboard {
                     .collect(),
             })
             .collect();
-        let learners: Vec<Row> = room.learners.iter().map(|l| row(l, &labs, lang)).collect();
+        let learners: Vec<Row> = learners.map(|l| row(l.borrow(), &labs, lang)).collect();
         let score = sum(learners.iter().map(|r| r.score));
         let most_failed = most_failed(&learners, &labs);
         Scoreboard {
@@ -439,6 +454,12 @@ mod demo_room_tests {
         let result = rt.block_on(run(&room, None, &mut Quiet)).unwrap();
         assert_eq!(result.learners.len(), 8);
         let board = Scoreboard::new(&result, Lang::En);
+        let json = |b: &Scoreboard| serde_json::to_value(b).unwrap();
+        assert_eq!(
+            json(&Scoreboard::from_room(result.clone(), Lang::En)),
+            json(&board),
+            "made from the results as they are dropped, the same board"
+        );
         let totals: BTreeSet<String> = board
             .learners
             .iter()

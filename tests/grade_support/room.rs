@@ -173,14 +173,23 @@ fn rewrite(v: &mut Value, from: &str, to: &str, renames: &HashMap<String, String
     }
 }
 
+/// The cluster-scoped objects a lab asks for, as (kind, name).
+type Asked = BTreeSet<(String, String)>;
+
 /// A shared cluster: nodes and operators, then for each (learner, labs solved) the solution
 /// state of those labs in the learner's namespaces. Shared fixtures appear once.
+/// Each lab's solution state and the cluster-scoped objects it asks for are loaded once, however
+/// many learners solved it (a bench room has a thousand).
 pub fn room(learners: &[(&str, &[&str])]) -> Vec<Value> {
     let mut seed = cluster_base();
     let mut fixtures: HashSet<(String, String)> = HashSet::new();
+    let mut loaded: HashMap<&str, (Vec<Value>, Asked)> = HashMap::new();
     for (learner, labs) in learners {
         for lab in *labs {
-            let (mine, shared) = learner_state(learner, lab, "solution-state");
+            let (state, asked) = loaded
+                .entry(lab)
+                .or_insert_with(|| (load(&format!("{lab}/solution-state")), asked_for(lab)));
+            let (mine, shared) = move_to(learner, lab, state.clone(), asked);
             seed.extend(mine);
             for f in shared {
                 let key = (

@@ -566,6 +566,8 @@ enum Reply {
     Json(u16, Value),
     /// JSON with another media type (aggregated discovery names its group, version and kind).
     JsonAs(u16, &'static str, Value),
+    /// JSON already written as text.
+    Raw(u16, String),
     Text(u16, &'static str),
     /// Boxed: it is far larger than an answer, which every handler returns.
     Watch(Box<WatchStart>),
@@ -578,6 +580,7 @@ fn into_response(reply: Reply) -> Response {
     let (code, content_type, body) = match reply {
         Reply::Json(code, value) => (code, "application/json", Body::from(value.to_string())),
         Reply::JsonAs(code, media, value) => (code, media, Body::from(value.to_string())),
+        Reply::Raw(code, text) => (code, "application/json", Body::from(text)),
         Reply::Text(code, text) => (code, "text/plain; charset=utf-8", Body::from(text)),
         Reply::Watch(start) => (200, "application/json", watch_body(*start)),
     };
@@ -1582,13 +1585,7 @@ impl Inner {
 
     /// Built-ins, then `serve_crd` kinds, then kinds of stored CRD objects (first one wins).
     fn served(&self) -> Vec<Resource> {
-        let from_crds = self
-            .store
-            .iter()
-            .filter(|(k, _)| {
-                k.group == "apiextensions.k8s.io" && k.kind == "CustomResourceDefinition"
-            })
-            .flat_map(|(_, crd)| resources_of_crd(crd));
+        let from_crds = self.crd_objects().flat_map(resources_of_crd);
         let mut served: Vec<Resource> = Vec::new();
         for r in self
             .builtins
@@ -1607,17 +1604,39 @@ impl Inner {
         served
     }
 
+    /// The stored CustomResourceDefinitions, found by their keys' range (the store is ordered
+    /// by group and kind first): every request asks what is served, and a room's store holds
+    /// tens of thousands of other objects.
+    fn crd_objects(&self) -> impl Iterator<Item = &Value> {
+        self.kind_range("apiextensions.k8s.io", "CustomResourceDefinition")
+            .map(|(_, crd)| crd)
+    }
+
+    /// The stored objects of one group and kind, in key order.
+    fn kind_range<'a>(
+        &'a self,
+        group: &'a str,
+        kind: &'a str,
+    ) -> impl Iterator<Item = (&'a Key, &'a Value)> {
+        let start = Key {
+            group: group.to_string(),
+            kind: kind.to_string(),
+            namespace: String::new(),
+            name: String::new(),
+        };
+        self.store
+            .range(start..)
+            .take_while(move |(k, _)| k.group == group && k.kind == kind)
+    }
+
     /// The `openAPIV3Schema` a stored CustomResourceDefinition gives this resource's version.
     fn schema_of(&self, r: &Resource) -> Option<Value> {
         if r.builtin {
             return None;
         }
-        let crd = self.store.iter().find_map(|(k, crd)| {
-            let is_crd = k.group == "apiextensions.k8s.io" && k.kind == "CustomResourceDefinition";
-            (is_crd
-                && crd["spec"]["group"] == r.group.as_str()
-                && crd["spec"]["names"]["kind"] == r.kind.as_str())
-            .then_some(crd)
+        let crd = self.crd_objects().find(|crd| {
+            crd["spec"]["group"] == r.group.as_str()
+                && crd["spec"]["names"]["kind"] == r.kind.as_str()
         })?;
         crd["spec"]["versions"]
             .as_array()?
@@ -2067,6 +2086,39 @@ fn present(r: &Resource, obj: &Value) -> Value {
     out
 }
 
+/// [`list_item`] written as JSON text onto `out`, from the stored object (keys in the order
+/// `list_item`'s value would serialise them).
+fn write_list_item(out: &mut String, r: &Resource, obj: &Value) {
+    let Some(map) = obj.as_object() else {
+        out.push_str(&list_item(r, obj).to_string());
+        return;
+    };
+    let (api_version, kind) = (
+        Value::String(r.api_version()),
+        Value::String(r.kind.clone()),
+    );
+    let mut entries: Vec<(&str, &Value)> = map
+        .iter()
+        .filter(|(k, _)| *k != "apiVersion" && *k != "kind")
+        .map(|(k, v)| (k.as_str(), v))
+        .collect();
+    if !r.builtin {
+        entries.push(("apiVersion", &api_version));
+        entries.push(("kind", &kind));
+        entries.sort_by(|a, b| a.0.cmp(b.0));
+    }
+    out.push('{');
+    for (i, (k, v)) in entries.into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&Value::from(k).to_string());
+        out.push(':');
+        out.push_str(&v.to_string());
+    }
+    out.push('}');
+}
+
 /// A list item: typed (built-in) lists carry no apiVersion/kind per item, unstructured
 /// (custom resource) lists do.
 fn list_item(r: &Resource, obj: &Value) -> Value {
@@ -2126,16 +2178,8 @@ impl Inner {
     /// The selected objects in key order, borrowed: a LIST walks only its own kind's keys (the
     /// store is ordered by group and kind first) and copies only the page it sends, as an API
     /// server's watch cache answers a paged LIST without copying the whole collection.
-    fn selected_refs(&self, filter: &Filter) -> Vec<(&Key, &Value)> {
-        let start = Key {
-            group: filter.group.clone(),
-            kind: filter.kind.clone(),
-            namespace: String::new(),
-            name: String::new(),
-        };
-        self.store
-            .range(start..)
-            .take_while(|(k, _)| k.group == filter.group && k.kind == filter.kind)
+    fn selected_refs<'a>(&'a self, filter: &'a Filter) -> Vec<(&'a Key, &'a Value)> {
+        self.kind_range(&filter.group, &filter.kind)
             .filter(|(k, o)| filter.matches(k, o))
             .collect()
     }
@@ -2179,14 +2223,23 @@ impl Inner {
             });
             return Ok(Reply::Json(200, list));
         }
-        let items = page
-            .into_iter()
-            .map(|o| list_item(&t.resource, o))
-            .collect();
-        Ok(Reply::Json(
-            200,
-            list_document(&t.resource, items, metadata),
-        ))
+        // Written from the stored objects as they are, without copying each into a new value
+        // first: a room's pods list is tens of thousands of objects, and the emulator answers
+        // on one thread (a real API server serves a LIST from its watch cache, many at once).
+        let head = list_document(&t.resource, Vec::new(), metadata);
+        let mut body = String::from("{");
+        for key in ["apiVersion", "kind", "metadata"] {
+            body.push_str(&format!("{}:{},", Value::from(key), head[key]));
+        }
+        body.push_str("\"items\":[");
+        for (i, o) in page.into_iter().enumerate() {
+            if i > 0 {
+                body.push(',');
+            }
+            write_list_item(&mut body, &t.resource, o);
+        }
+        body.push_str("]}");
+        Ok(Reply::Raw(200, body))
     }
 }
 
