@@ -15,6 +15,12 @@
 //!   TRAINLAB=/path/to/other/trainlab cargo bench --bench grade   # measure another build
 //!   BEFORE=/path/to/old/trainlab cargo bench --bench grade       # an older build beside it
 //!   TIMELINE=1 cargo bench --bench grade # and every request of each timeline
+//!   ANCHOR=0 cargo bench --bench grade   # without the kubectl + jq anchor
+//!
+//! The anchor (the README's comparison): the same nine checks of `check efa-nccl` as a shell
+//! script of `kubectl get … -o json | jq` (benches/anchor/efa-nccl.sh), run in the same process
+//! against the same server, with kubectl's discovery cache warm as a learner's would be. It
+//! needs `kubectl` and `jq` on PATH; without them the bench says so and skips the row.
 //!
 //! Wall time includes process start and kubeconfig loading, as a learner sees it. The discovery
 //! cache lives in a temporary folder: "warm" runs find the answers of the warm-up run there,
@@ -209,6 +215,7 @@ fn main() {
         let dir = tempfile::tempdir().expect("temp dir");
         let kubeconfig = emu.kubeconfig(dir.path(), "kind-trainlab");
         let server = if tls { "https" } else { "http" };
+        let mut check_warm = None;
         for (build, binary) in &builds {
             for command in [&["check", "efa-nccl"][..], &["check", "--all"]] {
                 for cache in ["warm", "cold"] {
@@ -226,6 +233,9 @@ fn main() {
                     let by: Vec<String> =
                         f.by_kind.iter().map(|(k, n)| format!("{k}: {n}")).collect();
                     let cache = if *build == "before" { "none" } else { cache };
+                    if *build == "after" && cache == "warm" && command == ["check", "efa-nccl"] {
+                        check_warm = Some(f.walls[f.walls.len() / 2]);
+                    }
                     println!(
                         "{server:<6} {build:<7} {cache:<6} {:<24} {:>7.1}ms {:>6.1}ms {:>6.1}ms {:>5} {:>8.1}ms {:>5}  {}",
                         command.join(" "),
@@ -255,5 +265,70 @@ fn main() {
                 }
             }
         }
+        // Over plain HTTP only: kubectl's TLS client gets an EOF from the emulator's rustls
+        // listener (not investigated); both tools then meet the same server the same way.
+        if env_or("ANCHOR", 1) == 1 && !tls {
+            anchor(&emu, &kubeconfig, dir.path(), server, runs, check_warm);
+        }
     }
+}
+
+/// The kubectl + jq script of the same checks (see the module docs), `runs` times after a
+/// warm-up that fills kubectl's discovery cache, and how many times slower it is than `check`.
+fn anchor(
+    emu: &Emulator,
+    kubeconfig: &Path,
+    dir: &Path,
+    server: &str,
+    runs: usize,
+    check: Option<Duration>,
+) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/anchor/efa-nccl.sh");
+    let run_once = || {
+        let started = Instant::now();
+        let out = Command::new("bash")
+            .arg(&script)
+            .env("KUBECONFIG", kubeconfig)
+            .env("KUBECACHEDIR", dir.join("kubectl-cache"))
+            .output();
+        (started.elapsed(), out)
+    };
+    match run_once() {
+        (_, Ok(out)) if out.status.success() => {}
+        (_, Ok(out)) => {
+            println!(
+                "{server:<6} anchor: the kubectl + jq script did not pass (is kubectl or jq \
+                 missing?), skipped:\n{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            return;
+        }
+        (_, Err(e)) => {
+            println!("{server:<6} anchor: cannot run bash ({e}), skipped");
+            return;
+        }
+    }
+    let mut walls = Vec::with_capacity(runs);
+    let mut requests = 0;
+    for _ in 0..runs {
+        emu.clear_requests();
+        walls.push(run_once().0);
+        requests = emu.requests().len();
+    }
+    walls.sort();
+    let median = walls[walls.len() / 2];
+    println!(
+        "{server:<6} {:<7} {:<6} {:<24} {:>7.1}ms {:>6.1}ms {:>6.1}ms {:>5}  kubectl + jq, benches/anchor/efa-nccl.sh{}",
+        "anchor",
+        "warm",
+        "same 9 checks",
+        ms(median),
+        ms(walls[0]),
+        ms(walls[walls.len() - 1]),
+        requests,
+        check
+            .map(|c| format!(": {:.0}× the time of `check efa-nccl` (warm)", ms(median) / ms(c)))
+            .unwrap_or_default()
+    );
 }

@@ -5,9 +5,15 @@ use clap::Parser;
 use tracing_subscriber::filter::{LevelFilter, Targets};
 use tracing_subscriber::prelude::*;
 
+/// A room's judgement allocates and frees millions of small JSON values across threads; mimalloc
+/// keeps them in per-thread pages where glibc's malloc consolidated and locked (benches/room.rs).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let cli = trainlab::cli::Cli::parse();
     init_logging(cli.global.verbose);
+    raise_open_file_limit();
     std::process::exit(trainlab::cli::dispatch(cli));
 }
 
@@ -31,4 +37,14 @@ fn init_logging(verbose: u8) {
     tracing_subscriber::registry()
         .with(lines.with_filter(filter))
         .init();
+}
+
+/// `grade --contexts` grades 32 clusters at once, each with its LISTs in flight over their own
+/// sockets: about 700 open at most. The soft limit on open files is often lower (256 in macOS
+/// shells, 1,024 on many Linux systems) while the hard limit allows more, so raise the soft one
+/// as Go programs do at start. A failure only means fewer sockets: it is logged, not fatal.
+fn raise_open_file_limit() {
+    if let Err(e) = rlimit::increase_nofile_limit(u64::MAX) {
+        tracing::debug!("could not raise the open-file limit: {e}");
+    }
 }

@@ -75,8 +75,8 @@ pub struct GradeArgs {
     /// Time between rounds with --watch
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
     pub interval: Duration,
-    /// Clusters graded at the same time with --contexts (each reads up to 8 lists at once, so
-    /// 32 clusters keep at most 256 requests and connections open)
+    /// Clusters graded at the same time with --contexts (each sends its LISTs at once, about 22
+    /// for every lab, so 32 clusters keep about 700 requests and connections open)
     #[arg(long, value_name = "N", default_value_t = grade::CONTEXTS_AT_ONCE)]
     pub concurrency: usize,
     /// A lab parameter, e.g. --param gpu_nodes=3

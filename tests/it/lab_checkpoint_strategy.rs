@@ -898,6 +898,41 @@ fn a_completed_trainjob_checkpointing_to_a_bound_claim_passes_every_check() {
 }
 
 #[test]
+fn a_suspended_trainjob_without_pods_shows_its_jobs_status_beside_the_hint() {
+    // Suspending a TrainJob suspends its JobSet: the Jobs' pods go, jobsStatus counts them.
+    let r = trainjob()
+        .remove(|o| o.kind() == "Pod")
+        .edit("TrainJob", "ckpt-llm", |v| {
+            v["spec"]["suspend"] = json!(true);
+            v["status"]["conditions"] = json!([]);
+            v["status"]["jobsStatus"] = json!([{"name": "node", "active": 0, "ready": 0,
+                "succeeded": 0, "failed": 0, "suspended": 1}]);
+        })
+        .grade(LAB);
+    let o = assert_only_fails(&r, "pods-running", Some("suspended"));
+    assert_eq!(o.found.as_deref(), Some("spec.suspend: true"));
+
+    let r = trainjob()
+        .remove(|o| o.kind() == "Pod")
+        .edit("TrainJob", "ckpt-llm", |v| {
+            v["status"]["conditions"] = json!([]);
+            v["status"]["jobsStatus"] = json!([{"name": "node", "active": 1, "ready": 0,
+                "succeeded": 0, "failed": 0, "suspended": 0}]);
+        })
+        .grade(LAB);
+    let o = outcome(&r, "pods-running");
+    assert_eq!(o.status, Status::Pending);
+    assert_eq!(
+        o.found.as_deref(),
+        Some("status.jobsStatus: node: 1 active, 0 ready, 0 succeeded, 0 failed")
+    );
+    assert_eq!(
+        o.evidence["jobs"],
+        "node: 1 active, 0 ready, 0 succeeded, 0 failed"
+    );
+}
+
+#[test]
 fn a_trainjob_writing_checkpoints_to_an_empty_dir_fails_durable_output() {
     let r = trainjob()
         .edit("TrainJob", "ckpt-llm", |v| {

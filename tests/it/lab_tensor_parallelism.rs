@@ -797,6 +797,27 @@ fn a_trainjob_over_torch_distributed_passes_every_check() {
 }
 
 #[test]
+fn a_trainjob_without_pods_yet_says_what_its_jobset_jobs_are_doing() {
+    let no_pods = || trainjob().remove(|o| o.kind() == "Pod");
+    let o = outcome(&no_pods().grade(LAB), "pods-running").clone();
+    assert_eq!(o.status, Status::Pending);
+    assert_eq!(o.reason, Some(Reason::Message("no-pods".into())));
+    assert_eq!(
+        o.found.as_deref(),
+        Some("status.jobsStatus: node: 1 active, 1 ready, 0 succeeded, 0 failed")
+    );
+
+    let r = edit_trainjob(no_pods(), |v| {
+        v.as_object_mut().unwrap().remove("status");
+    })
+    .grade(LAB);
+    assert_eq!(
+        outcome(&r, "pods-running").found.as_deref(),
+        Some("status.jobsStatus: — (the controller has not made the JobSet yet)")
+    );
+}
+
+#[test]
 fn a_trainjob_from_files_passes_with_its_runtime_in_the_files_or_the_built_in_one() {
     let only_the_job = |s: State| {
         s.remove(|o| !matches!(o.kind(), "TrainJob" | "ClusterTrainingRuntime"))

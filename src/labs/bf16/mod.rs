@@ -140,12 +140,8 @@ impl Verifier for Bf16 {
         };
         let end = JobEnd::of(&job)?;
         j.push(ev(on_bf16_nodes(ctx, &states, end.is_finished())));
-        j.push(ev(pods::running(
-            RUNNING,
-            &end,
-            &states,
-            job.total_replicas(),
-        )));
+        let running = pods::running(RUNNING, &end, &states, job.total_replicas());
+        j.push(ev(job::with_jobs_status(running, &job)));
         Ok(j)
     }
 }

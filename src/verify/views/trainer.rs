@@ -46,6 +46,56 @@ pub const COND_FAILED: &str = "Failed";
 #[serde(rename_all = "camelCase", default)]
 pub struct TrainJob {
     pub spec: TrainJobSpec,
+    pub status: TrainJobStatus,
+}
+
+/// `status` (`TrainJobStatus`): only `jobsStatus` is read here; conditions go through the kit's
+/// `conditions`. The status is absent until the controller sets something (`MinProperties=1`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TrainJobStatus {
+    pub jobs_status: Vec<JobStatus>,
+}
+
+/// One `status.jobsStatus[]` entry (`JobStatus`), copied by the controller from its JobSet's
+/// `status.replicatedJobsStatus[]`: the counts are of the replicated job's child Jobs (one Job
+/// per replica, which runs `numNodes` pods), not of pods. `ready` counts Jobs whose ready and
+/// completed pods reach the expected number; `active` Jobs with a running or pending pod.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct JobStatus {
+    pub name: String,
+    pub ready: Option<i64>,
+    pub succeeded: Option<i64>,
+    pub failed: Option<i64>,
+    pub active: Option<i64>,
+    pub suspended: Option<i64>,
+}
+
+impl TrainJobStatus {
+    /// `status.jobsStatus` in one line (`node: 1 active, 0 ready, 0 succeeded, 0 failed`,
+    /// `launcher: …`), or None before the controller has written it.
+    pub fn jobs_summary(&self) -> Option<String> {
+        if self.jobs_status.is_empty() {
+            return None;
+        }
+        let count = |n: Option<i64>| n.unwrap_or(0);
+        let jobs = self.jobs_status.iter().map(|j| {
+            let mut line = format!(
+                "{}: {} active, {} ready, {} succeeded, {} failed",
+                j.name,
+                count(j.active),
+                count(j.ready),
+                count(j.succeeded),
+                count(j.failed)
+            );
+            if count(j.suspended) > 0 {
+                line.push_str(&format!(", {} suspended", count(j.suspended)));
+            }
+            line
+        });
+        Some(jobs.collect::<Vec<_>>().join("; "))
+    }
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

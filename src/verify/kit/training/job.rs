@@ -20,7 +20,7 @@ pub use crate::verify::kit::k8s::workload::TRAINER_FIELD;
 use crate::verify::kit::k8s::workload::{PodTemplate, Workload, WorkloadKind};
 use crate::verify::kit::training::{parallel, trainjob};
 use crate::verify::views::pytorch;
-use crate::verify::{Advice, JudgeCtx, Judgement, Named, Outcome, Read, MISSING_HINT};
+use crate::verify::{Advice, JudgeCtx, Judgement, Named, Outcome, Read, Reason, MISSING_HINT};
 
 /// The object named `name` in the first of `reads` that lists one (a lab that accepts a
 /// PyTorchJob or a batch/v1 Job), as [`parallel::find_job`] finds it: another version is absent.
@@ -165,9 +165,31 @@ pub fn running_of(
         Err(why) => return Ok(Outcome::unavailable(check, &why)),
     };
     Ok(match owned_states(ctx, w, &pods)? {
-        Ok(states) => running(check, &JobEnd::of(w)?, &states, w.total_replicas()),
+        Ok(states) => with_jobs_status(
+            running(check, &JobEnd::of(w)?, &states, w.total_replicas()),
+            w,
+        ),
         Err(why) => Outcome::unavailable(check, &why),
     })
+}
+
+/// The kit's `pods-running` outcome for a training job `w`, completed: a TrainJob without pods yet says what its JobSet's Jobs are doing (`status.jobsStatus`, or
+/// that the controller has written none, so no JobSet was made yet): the pods a learner waits
+/// for are the Jobs' (trainer v2.3.0 `trainjob_types.go` `JobStatus`).
+pub fn with_jobs_status(o: Outcome, w: &Workload) -> Outcome {
+    let Some(tj) = w.trainjob() else { return o };
+    let no_pods = matches!(&o.reason, Some(Reason::Message(m)) if m == "no-pods");
+    if !no_pods {
+        return o;
+    }
+    let jobs = tj.job.status.jobs_summary();
+    let found = match &jobs {
+        Some(line) => format!("status.jobsStatus: {line}"),
+        None => "status.jobsStatus: — (the controller has not made the JobSet yet)".to_string(),
+    };
+    let expected = o.expected.clone().unwrap_or_default();
+    o.expected_found(expected, found)
+        .with("jobs", jobs.as_deref().unwrap_or("—"))
 }
 
 /// The first error the API server (pod validation) or, for a PyTorchJob, the training-operator's

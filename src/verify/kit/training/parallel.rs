@@ -827,7 +827,7 @@ pub fn pod_checks(
             Outcome::unavailable(spread, &why),
         ],
         Ok(p) => [
-            check_pods_running(running, w.obj, replicas, &p),
+            super::job::with_jobs_status(check_pods_running(running, w.obj, replicas, &p), w),
             check_one_pod_per_node(spread, JobEnd::of(w)?.is_finished(), replicas, &p),
         ],
     })
