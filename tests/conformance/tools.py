@@ -10,6 +10,7 @@ A refusal is whatever the tool's own code raises or exits non-zero with; an exce
 this file's own code is not caught here and becomes the judge's "error" verdict.
 """
 
+import importlib
 import json
 import os
 import sys
@@ -44,18 +45,37 @@ def last_error_line(text):
     return lines[-1].strip() if lines else "exited with status 2"
 
 
-def verdict(run):
-    """Decorator: Refused → a refuse verdict."""
+class Adapter:
+    """One real tool. What every adapter does the same way lives here, once:
+    - load() imports `modules` (the judge calls it before the cases, so a missing package is a
+      setup failure, not a case's verdict);
+    - run() sets the case's `env`, names the program `program` in argparse's messages (argv[0]),
+      calls check() and turns the tool's refusal (Refused) into a refuse verdict.
+    A subclass says which modules and program, and check(case, tmp, notes) runs the tool's own
+    code on the case."""
 
-    def wrapped(case, tmp):
+    modules = ()
+    program = ""
+
+    @classmethod
+    def load(cls):
+        for module in cls.modules:
+            importlib.import_module(module)
+
+    @classmethod
+    def run(cls, case, tmp):
         notes = []
+        apply_env(case)
+        sys.argv = [cls.program]
         try:
-            run(case, tmp, notes)
+            cls.check(case, tmp, notes)
         except Refused as e:
             return {"verdict": "refuse", "message": str(e), "notes": notes}
         return {"verdict": "accept", "message": "", "notes": notes}
 
-    return wrapped
+    @staticmethod
+    def check(case, tmp, notes):
+        raise NotImplementedError
 
 
 def materialize_files(case, tmp, argv):
@@ -89,22 +109,18 @@ def apply_env(case):
 # torchrun (torch/distributed/run.py at torch 2.15.0)
 
 
-class Torchrun:
-    @staticmethod
-    def load():
-        import torch.distributed.run  # noqa: F401
+class Torchrun(Adapter):
+    modules = ("torch.distributed.run",)
+    program = "torchrun"
 
     @staticmethod
-    @verdict
-    def run(case, tmp, notes):
+    def check(case, tmp, notes):
         import torch
         import torch.distributed.run as tr
 
-        apply_env(case)
         gpus = int(case.get("gpus", 8))
         pretend_gpus(torch, gpus)
         notes.append(f"node GPUs given as {gpus} (this machine has none)")
-        sys.argv = ["torchrun"]  # argparse names the program after argv[0] in its messages
         args = step(tr.parse_args, list(case["argv"]))
         # main() is parse_args + run(); run() ends in elastic_launch(config, entrypoint)(*args),
         # which starts the workers. Everything before it (rendezvous defaults, nnodes MIN:MAX,
@@ -162,16 +178,16 @@ def pretend_gpu_arch(torch, major):
 # Megatron-LM (megatron-core 0.19.0 wheel, megatron/training/; pretrain_gpt.py at core_v0.19.0)
 
 
-class Megatron:
-    @staticmethod
-    def load():
-        import megatron.training.arguments  # noqa: F401
-        import megatron.training.argument_utils  # noqa: F401
-        import megatron.training.training  # noqa: F401
+class Megatron(Adapter):
+    modules = (
+        "megatron.training.arguments",
+        "megatron.training.argument_utils",
+        "megatron.training.training",
+    )
+    program = "pretrain_gpt.py"
 
     @staticmethod
-    @verdict
-    def run(case, tmp, notes):
+    def check(case, tmp, notes):
         import torch
         from megatron.training.argument_utils import (
             gpt_config_from_args,
@@ -180,7 +196,6 @@ class Megatron:
         from megatron.training.arguments import parse_and_validate_args
         from megatron.training.training import get_optimizer_param_scheduler
 
-        apply_env(case)
         world = int(case.get("world_size", 1))
         # parse_args reads the world size and rank from the environment as torchrun sets them
         # (megatron/training/arguments.py parse_args: `args.rank = int(os.getenv('RANK', '0'))`,
@@ -199,7 +214,7 @@ class Megatron:
         # pretrain_cfg_container_from_args (optimizer, scheduler, checkpoint configs).
         # parse_and_validate_args also runs set_global_variables: the micro-batch calculator
         # (global batch divisibility) and build_tokenizer.
-        sys.argv = ["pretrain_gpt.py", *materialize_files(case, tmp, case["argv"])]
+        sys.argv = [Megatron.program, *materialize_files(case, tmp, case["argv"])]
         args = step(
             parse_and_validate_args,
             extra_args_provider=None,
@@ -267,19 +282,16 @@ def guard_tokenizer_loading(notes):
 # Hugging Face Trainer scripts (transformers 5.24.0 HfArgumentParser + TrainingArguments)
 
 
-class HfTrainer:
-    @staticmethod
-    def load():
-        import transformers.training_args  # noqa: F401
-        from transformers import HfArgumentParser, TrainingArguments  # noqa: F401
+class HfTrainer(Adapter):
+    modules = ("transformers.training_args", "transformers")
+    # The program is the script the case names (run_clm.py, or another: see check).
+    program = "train.py"
 
     @staticmethod
-    @verdict
-    def run(case, tmp, notes):
+    def check(case, tmp, notes):
         import transformers.training_args as ta
         from transformers import HfArgumentParser, TrainingArguments
 
-        apply_env(case)
         # TrainingArguments.__post_init__ refuses --bf16 unless torch sees a bf16-capable GPU
         # (training_args.py `_validate_args`: "Your setup doesn't support bf16/gpu"). Whether
         # the pods land on such GPUs is a placement question the labs grade separately
@@ -322,14 +334,11 @@ class HfTrainer:
 # as the HF Trainer hands it over
 
 
-class DeepSpeedConfigTool:
-    @staticmethod
-    def load():
-        from deepspeed.runtime.config import DeepSpeedConfig  # noqa: F401
+class DeepSpeedConfigTool(Adapter):
+    modules = ("deepspeed.runtime.config",)
 
     @staticmethod
-    @verdict
-    def run(case, tmp, notes):
+    def check(case, tmp, notes):
         validate_deepspeed_config(case["config"], int(case.get("world_size", 1)), notes)
 
 
@@ -413,25 +422,21 @@ def judge_hf_deepspeed(case, training_args, model_config, notes):
 # (deepspeed/launcher/runner.py)
 
 
-class AccelerateLaunch:
-    @staticmethod
-    def load():
-        import accelerate.commands.launch  # noqa: F401
+class AccelerateLaunch(Adapter):
+    modules = ("accelerate.commands.launch",)
+    program = "accelerate"
 
     @staticmethod
-    @verdict
-    def run(case, tmp, notes):
+    def check(case, tmp, notes):
         import torch
         from accelerate.commands import launch as al
 
-        apply_env(case)
         gpus = int(case.get("gpus", 8))
         pretend_gpus(torch, gpus)
         # No accelerate config file here: HOME points at the empty case folder, so only the
         # command line counts, as in a pod without ~/.cache/huggingface/accelerate.
         os.environ["HOME"] = tmp
         os.environ["HF_HOME"] = os.path.join(tmp, "hf")
-        sys.argv = ["accelerate"]
         parser = al.launch_command_parser()
         args = step(parser.parse_args, list(case["argv"]))
         # launch_command = _validate_launch_command + the chosen launcher, which starts
@@ -440,20 +445,16 @@ class AccelerateLaunch:
         notes.append(f"num_processes {args.num_processes}, num_machines {args.num_machines}, mixed_precision {args.mixed_precision}")
 
 
-class DeepSpeedLauncher:
-    @staticmethod
-    def load():
-        import deepspeed.launcher.runner  # noqa: F401
+class DeepSpeedLauncher(Adapter):
+    modules = ("deepspeed.launcher.runner",)
+    program = "deepspeed"
 
     @staticmethod
-    @verdict
-    def run(case, tmp, notes):
+    def check(case, tmp, notes):
         from deepspeed.launcher import runner
 
-        apply_env(case)
         # runner.main parses, then reads the hostfile and the node's GPUs and starts processes:
         # only its parser runs here.
-        sys.argv = ["deepspeed"]
         args = step(runner.parse_args, list(case["argv"]))
         notes.append(f"num_gpus {args.num_gpus}, num_nodes {args.num_nodes}, script {args.user_script}")
 

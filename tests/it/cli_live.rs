@@ -5,6 +5,9 @@
 //! errors (exit 3), never failures.
 
 use crate::support::emulator;
+use crate::support::live::{
+    is_version_or_discovery as is_discovery, json_of, Cluster, Crd, CONTEXT, LAB_CRDS,
+};
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -20,7 +23,6 @@ fn gradable() -> Vec<&'static str> {
         .map(|v| v.lab_id())
         .collect()
 }
-const CONTEXT: &str = "kind-trainlab";
 
 // --- helpers ----------------------------------------------------------------------------------
 
@@ -91,109 +93,19 @@ fn all_solution_states() -> Vec<Value> {
     seed
 }
 
-/// Serves the CRD groups the labs use; Karpenter's only when `karpenter`.
-fn serve_crds(emu: &Emulator, karpenter: bool) {
-    emu.serve_crd("batch.volcano.sh", "v1alpha1", "Job", "jobs", true);
-    emu.serve_crd(
-        "scheduling.volcano.sh",
-        "v1beta1",
-        "PodGroup",
-        "podgroups",
-        true,
-    );
-    emu.serve_crd("kubeflow.org", "v2beta1", "MPIJob", "mpijobs", true);
-    emu.serve_crd("kubeflow.org", "v1", "PyTorchJob", "pytorchjobs", true);
-    if karpenter {
-        emu.serve_crd("karpenter.sh", "v1", "NodePool", "nodepools", false);
-        emu.serve_crd("karpenter.sh", "v1", "NodeClaim", "nodeclaims", false);
-        emu.serve_crd(
-            "karpenter.k8s.aws",
-            "v1",
-            "EC2NodeClass",
-            "ec2nodeclasses",
-            false,
-        );
-    }
+/// An emulator serving `seed` and the kind profile's CRD groups, with a kubeconfig.
+fn cluster(seed: Vec<Value>) -> Cluster {
+    Cluster::start(seed, &LAB_CRDS)
 }
 
-/// An emulator serving `seed` and a kubeconfig whose current context points at it.
-struct Cluster {
-    emu: Emulator,
-    dir: tempfile::TempDir,
-    kubeconfig: PathBuf,
+/// [`cluster`] without the Karpenter CRDs (a cluster that has not installed Karpenter).
+fn cluster_without_karpenter(seed: Vec<Value>) -> Cluster {
+    Cluster::start(seed, &[Crd::Volcano, Crd::MpiJob, Crd::PyTorchJob])
 }
 
-impl Cluster {
-    fn new(seed: Vec<Value>) -> Cluster {
-        Cluster::with_crds(seed, true)
-    }
-
-    fn with_crds(seed: Vec<Value>, karpenter: bool) -> Cluster {
-        let emu = Emulator::start(seed);
-        serve_crds(&emu, karpenter);
-        let dir = tempfile::tempdir().unwrap();
-        let kubeconfig = emu.kubeconfig(dir.path(), CONTEXT);
-        Cluster {
-            emu,
-            dir,
-            kubeconfig,
-        }
-    }
-
-    /// `trainlab ARGS` in English, colourless, with a closed stdin, pointed at this emulator,
-    /// run from a scratch folder (so `start` writes its draft there).
-    fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::cargo_bin("trainlab").unwrap();
-        c.env("LANG", "C.UTF-8")
-            .env("NO_COLOR", "1")
-            .env_remove("LC_ALL")
-            .env_remove("LC_MESSAGES")
-            .env("KUBECONFIG", &self.kubeconfig)
-            .env(
-                "TRAINLAB_CACHE_DIR",
-                crate::support::cache_beside(&self.kubeconfig),
-            )
-            .current_dir(self.dir.path())
-            .timeout(Duration::from_secs(60))
-            .write_stdin("")
-            .args(args);
-        c
-    }
-
-    /// Runs and returns (exit code, stdout, stderr).
-    fn run(&self, args: &[&str]) -> (i32, String, String) {
-        run(self.cmd(args))
-    }
-
-    fn requests(&self) -> Vec<Recorded> {
-        self.emu.requests()
-    }
-
-    /// The stored object of `kind` named `name` (in `namespace` when given).
-    fn object(&self, kind: &str, namespace: Option<&str>, name: &str) -> Option<Value> {
-        self.emu.objects().into_iter().find(|o| {
-            o["kind"] == kind
-                && o["metadata"]["name"] == name
-                && o["metadata"]["namespace"].as_str() == namespace
-        })
-    }
-
-    fn has(&self, kind: &str, namespace: Option<&str>, name: &str) -> bool {
-        self.object(kind, namespace, name).is_some()
-    }
-}
-
-fn run(mut c: Command) -> (i32, String, String) {
-    let out = c.output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
-
-fn json_of(stdout: &str) -> Value {
-    serde_json::from_str(stdout).unwrap_or_else(|e| panic!("not JSON ({e}):\n{stdout}"))
+/// Whether the emulator stores `kind` `name` (in `namespace` when given).
+fn has(c: &Cluster, kind: &str, namespace: Option<&str>, name: &str) -> bool {
+    c.object(kind, namespace, name).is_some()
 }
 
 /// (check, status, reason) of one outcome.
@@ -263,15 +175,6 @@ fn writes(reqs: &[Recorded]) -> Vec<String> {
         .collect()
 }
 
-/// Discovery and version paths: `/version`, `/api`, `/apis`, `/api/v1`, `/apis/<g>[/<v>]`.
-fn is_discovery(path: &str) -> bool {
-    let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
-    matches!(
-        segs.as_slice(),
-        ["version"] | ["api"] | ["apis"] | ["api", _] | ["apis", _] | ["apis", _, _]
-    )
-}
-
 /// The path of a LIST: a GET on a collection (`.../<plural>` or `.../namespaces/<ns>/<plural>`,
 /// no object name) that is not a watch.
 fn list_path(r: &Recorded) -> Option<&str> {
@@ -336,7 +239,7 @@ const MPIJOBS_PATH: &str = "/apis/kubeflow.org/v2beta1/namespaces/trainlab-mpijo
 fn check_passes_every_check_on_the_solution_state_and_names_the_cluster_once() {
     let mut seed = nodes();
     seed.extend(load("volcano-gang/solution-state"));
-    let c = Cluster::new(seed);
+    let c = cluster(seed);
     let (code, stdout, stderr) = c.run(&[
         "check",
         "volcano-gang",
@@ -388,7 +291,7 @@ fn has_label(obj: &Value, lab: &str) -> bool {
 
 #[test]
 fn solve_creates_labelled_objects_with_server_side_apply_and_check_then_waits_on_state() {
-    let c = Cluster::new(nodes());
+    let c = cluster(nodes());
     let (code, stdout, stderr) = c.run(&["solve", "volcano-gang", "--request-timeout", "2s"]);
     assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
     assert!(
@@ -483,7 +386,7 @@ fn solve_creates_labelled_objects_with_server_side_apply_and_check_then_waits_on
 
 #[test]
 fn solve_twice_changes_nothing_the_second_time() {
-    let c = Cluster::new(nodes());
+    let c = cluster(nodes());
     let (code, first, stderr) = c.run(&["solve", "volcano-gang", "--request-timeout", "2s"]);
     assert_eq!(code, 0, "{first}\n{stderr}");
     let before = versions(&c.emu);
@@ -512,7 +415,7 @@ fn solve_twice_changes_nothing_the_second_time() {
 fn grading_one_lab_costs_one_list_per_kind_plus_discovery() {
     let mut seed = nodes();
     seed.extend(load("volcano-gang/solution-state"));
-    let c = Cluster::new(seed);
+    let c = cluster(seed);
     let (code, stdout, stderr) = c.run(&["check", "volcano-gang", "--request-timeout", "2s"]);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     let reqs = c.requests();
@@ -560,7 +463,7 @@ fn grading_one_lab_costs_one_list_per_kind_plus_discovery() {
 
 #[test]
 fn grading_every_lab_at_once_lists_each_kind_and_namespace_once_and_nodes_once() {
-    let c = Cluster::new(all_solution_states());
+    let c = cluster(all_solution_states());
     let (code, stdout, stderr) =
         c.run(&["check", "--all", "--request-timeout", "2s", "-o", "json"]);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
@@ -710,7 +613,7 @@ fn grading_every_lab_at_once_lists_each_kind_and_namespace_once_and_nodes_once()
 fn check_doctor_and_list_never_write() {
     let mut seed = all_solution_states();
     seed.extend(volcano_deployments());
-    let c = Cluster::new(seed);
+    let c = cluster(seed);
     for args in [
         &["check", "--all", "--request-timeout", "2s"][..],
         &["check", "--all", "--request-timeout", "2s", "-o", "json"],
@@ -738,7 +641,7 @@ fn check_doctor_and_list_never_write() {
 
 #[test]
 fn a_forbidden_list_errors_only_the_lab_that_reads_it() {
-    let c = Cluster::new(all_solution_states());
+    let c = cluster(all_solution_states());
     let (code, stdout, _) = c.run(&["check", "--all", "--request-timeout", "2s", "-o", "json"]);
     assert_eq!(code, 0);
     let healthy = statuses(&json_of(&stdout));
@@ -801,7 +704,7 @@ fn a_forbidden_list_errors_only_the_lab_that_reads_it() {
 #[test]
 fn an_unreachable_server_fails_fast_with_exit_3() {
     // Every connection is dropped without an answer.
-    let c = Cluster::new(nodes());
+    let c = cluster(nodes());
     c.emu.fault(None, "/", false, Fault::Down);
     let (code, stdout, stderr) = c.run(&["check", "volcano-gang", "--request-timeout", "2s"]);
     assert_eq!(code, 3, "{stdout}\n{stderr}");
@@ -826,7 +729,7 @@ fn an_unreachable_server_fails_fast_with_exit_3() {
         emu,
         dir,
         kubeconfig,
-    } = Cluster::new(nodes());
+    } = cluster(nodes());
     emu.stop();
     let stopped = Cluster {
         emu: Emulator::start(vec![]),
@@ -849,7 +752,7 @@ fn an_unreachable_server_fails_fast_with_exit_3() {
 
 #[test]
 fn a_server_that_never_answers_fails_within_the_request_timeout() {
-    let c = Cluster::new(nodes());
+    let c = cluster(nodes());
     c.emu
         .fault(None, "/", false, Fault::Latency(Duration::from_secs(30)));
     let (code, stdout, stderr) = c.run(&["check", "volcano-gang", "--request-timeout", "2s"]);
@@ -870,7 +773,7 @@ fn a_server_that_never_answers_fails_within_the_request_timeout() {
 fn a_transient_server_error_is_retried_and_the_check_still_passes() {
     let mut seed = nodes();
     seed.extend(load("volcano-gang/solution-state"));
-    let c = Cluster::new(seed);
+    let c = cluster(seed);
     c.emu.fault(
         Some("GET"),
         VOLCANO_JOBS_PATH,
@@ -898,7 +801,7 @@ fn a_transient_server_error_is_retried_and_the_check_still_passes() {
 
 #[test]
 fn a_missing_crd_skips_the_lab_with_the_install_hint() {
-    let c = Cluster::with_crds(all_solution_states(), false);
+    let c = cluster_without_karpenter(all_solution_states());
     let (code, stdout, stderr) =
         c.run(&["check", "--all", "--request-timeout", "2s", "-o", "json"]);
     // Nothing of lab 15 could be counted: it is not graded (not 100 %), and the environment
@@ -947,7 +850,7 @@ fn a_missing_crd_skips_the_lab_with_the_install_hint() {
 
 #[test]
 fn start_writes_the_draft_once_and_refuses_to_overwrite_it_without_force() {
-    let c = Cluster::new(nodes());
+    let c = cluster(nodes());
     let draft = c.dir.path().join("gang-train.yaml");
     let lab_draft =
         std::fs::read_to_string(root().join("labs/09-volcano-gang/draft/gang-train.yaml")).unwrap();
@@ -965,7 +868,7 @@ fn start_writes_the_draft_once_and_refuses_to_overwrite_it_without_force() {
         .unwrap();
     assert!(has_label(&ns, "volcano-gang"));
     assert!(
-        !c.has("Job", Some("trainlab-volcano-gang"), "gang-train"),
+        !has(&c, "Job", Some("trainlab-volcano-gang"), "gang-train"),
         "start applies the starter only"
     );
 
@@ -1019,7 +922,7 @@ fn an_invalid_manifest_in_the_set_applies_nothing() {
     let bad_path = "/api/v1/namespaces/trainlab-volcano-gang/configmaps/gang-settings";
     let message = "ConfigMap \"gang-settings\" is invalid: data.queue: Invalid value: \"default\": emulated admission rejection";
 
-    let c = Cluster::new(nodes());
+    let c = cluster(nodes());
     c.emu.fault(
         Some("PATCH"),
         bad_path,
@@ -1041,11 +944,16 @@ fn an_invalid_manifest_in_the_set_applies_nothing() {
     );
     assert!(stderr.contains("ConfigMap/gang-settings"), "{stderr}");
     assert!(
-        !c.has("Namespace", None, "trainlab-volcano-gang"),
+        !has(&c, "Namespace", None, "trainlab-volcano-gang"),
         "not even the namespace remains"
     );
-    assert!(!c.has("Job", Some("trainlab-volcano-gang"), "gang-train"));
-    assert!(!c.has("ConfigMap", Some("trainlab-volcano-gang"), "gang-settings"));
+    assert!(!has(&c, "Job", Some("trainlab-volcano-gang"), "gang-train"));
+    assert!(!has(
+        &c,
+        "ConfigMap",
+        Some("trainlab-volcano-gang"),
+        "gang-settings"
+    ));
     // The only real write is the namespace the dry run needs, removed again.
     let reqs = c.requests();
     let real: Vec<String> = reqs
@@ -1112,10 +1020,10 @@ fn config_map(ns: &str, name: &str) -> Value {
 fn reset_deletes_the_lab_namespace_and_nothing_else() {
     let mut seed = nodes();
     seed.extend([namespace("team-a"), config_map("team-a", "keep-me")]);
-    let c = Cluster::new(seed);
+    let c = cluster(seed);
     let (code, _, stderr) = c.run(&["solve", "volcano-gang", "--request-timeout", "2s"]);
     assert_eq!(code, 0, "{stderr}");
-    assert!(c.has("Job", Some("trainlab-volcano-gang"), "gang-train"));
+    assert!(has(&c, "Job", Some("trainlab-volcano-gang"), "gang-train"));
 
     // Without a terminal and without --yes: refused, nothing sent.
     c.emu.clear_requests();
@@ -1127,7 +1035,7 @@ fn reset_deletes_the_lab_namespace_and_nothing_else() {
         "refused before contacting the cluster: {:?}",
         c.requests()
     );
-    assert!(c.has("Namespace", None, "trainlab-volcano-gang"));
+    assert!(has(&c, "Namespace", None, "trainlab-volcano-gang"));
 
     c.emu.clear_requests();
     let before: Vec<_> = versions(&c.emu)
@@ -1145,8 +1053,8 @@ fn reset_deletes_the_lab_namespace_and_nothing_else() {
         writes(&c.requests()),
         ["DELETE /api/v1/namespaces/trainlab-volcano-gang?"]
     );
-    assert!(!c.has("Namespace", None, "trainlab-volcano-gang"));
-    assert!(!c.has("Job", Some("trainlab-volcano-gang"), "gang-train"));
+    assert!(!has(&c, "Namespace", None, "trainlab-volcano-gang"));
+    assert!(!has(&c, "Job", Some("trainlab-volcano-gang"), "gang-train"));
     assert_eq!(versions(&c.emu), before, "everything else is untouched");
 
     // Again: nothing left to reset.
@@ -1163,7 +1071,7 @@ fn reset_keeps_a_namespace_trainlab_did_not_create() {
         namespace("team-a"),
         config_map("team-a", "keep-me"),
     ]);
-    let c = Cluster::new(seed);
+    let c = cluster(seed);
 
     // `-n default`: the namespace carries no lab label, so it stays.
     let (code, stdout, stderr) = c.run(&[
@@ -1181,7 +1089,7 @@ fn reset_keeps_a_namespace_trainlab_did_not_create() {
         "{:?}",
         writes(&c.requests())
     );
-    assert!(c.has("Namespace", None, "default"));
+    assert!(has(&c, "Namespace", None, "default"));
 
     // A lab solved into a namespace the learner already had: reset removes the lab's objects,
     // never the namespace or what else is in it.
@@ -1194,7 +1102,7 @@ fn reset_keeps_a_namespace_trainlab_did_not_create() {
         "2s",
     ]);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
-    assert!(c.has("Job", Some("team-a"), "gang-train"));
+    assert!(has(&c, "Job", Some("team-a"), "gang-train"));
     let ns = c.object("Namespace", None, "team-a").unwrap();
     assert!(
         !has_label(&ns, "volcano-gang"),
@@ -1211,10 +1119,10 @@ fn reset_keeps_a_namespace_trainlab_did_not_create() {
     ]);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     assert!(stdout.contains("kept Namespace/team-a"), "{stdout}");
-    assert!(c.has("Namespace", None, "team-a"));
-    assert!(c.has("ConfigMap", Some("team-a"), "keep-me"));
+    assert!(has(&c, "Namespace", None, "team-a"));
+    assert!(has(&c, "ConfigMap", Some("team-a"), "keep-me"));
     assert!(
-        !c.has("Job", Some("team-a"), "gang-train"),
+        !has(&c, "Job", Some("team-a"), "gang-train"),
         "the labelled Job is removed"
     );
 }
@@ -1232,7 +1140,7 @@ fn reset_of_cluster_scoped_objects_deletes_only_the_labelled_ones() {
         "metadata": {"name": "default"},
         "spec": {"role": "KarpenterNodeRole-existing", "amiSelectorTerms": [{"alias": "al2023@latest"}]},
     }));
-    let c = Cluster::new(seed);
+    let c = cluster(seed);
     let class_before = c.object("EC2NodeClass", None, "default").unwrap();
     let (code, stdout, stderr) =
         c.run(&["solve", "karpenter-single-az", "--request-timeout", "2s"]);
@@ -1260,10 +1168,10 @@ fn reset_of_cluster_scoped_objects_deletes_only_the_labelled_ones() {
         "2s",
     ]);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
-    assert!(!c.has("NodePool", None, "gpu-training"));
-    assert!(!c.has("Namespace", None, "trainlab-karpenter-single-az"));
+    assert!(!has(&c, "NodePool", None, "gpu-training"));
+    assert!(!has(&c, "Namespace", None, "trainlab-karpenter-single-az"));
     assert!(
-        c.has("NodePool", None, "team-pool"),
+        has(&c, "NodePool", None, "team-pool"),
         "an unlabelled NodePool survives"
     );
     assert_eq!(
@@ -1298,7 +1206,7 @@ fn check_wait_re_observes_until_the_deadline_then_exits_4() {
         }
         seed.push(o);
     }
-    let c = Cluster::new(seed);
+    let c = cluster(seed);
     let started = Instant::now();
     let (code, stdout, stderr) = c.run(&[
         "check",
@@ -1408,7 +1316,7 @@ fn doctor_reports_the_kind_profile_nodes_and_capabilities() {
     seed.extend(volcano_deployments());
     seed.push(namespace("mpi-operator"));
     seed.push(deployment("mpi-operator", "mpi-operator", 0));
-    let c = Cluster::new(seed);
+    let c = cluster(seed);
     let (code, stdout, stderr) = c.run(&["doctor", "-o", "json", "--request-timeout", "2s"]);
     let probes = c.requests().iter().filter(|r| r.path == "/version").count();
     assert_eq!(probes, 1, "doctor probes the server once");
@@ -1539,7 +1447,7 @@ fn doctor_reports_the_kind_profile_nodes_and_capabilities() {
     );
 
     // Without the Volcano Deployments and the Karpenter CRDs.
-    let c = Cluster::with_crds(load("kind-nodes"), false);
+    let c = cluster_without_karpenter(load("kind-nodes"));
     let (code, stdout, _) = c.run(&["doctor", "-o", "json", "--request-timeout", "2s"]);
     assert_eq!(code, 0);
     let r = json_of(&stdout);
@@ -1568,7 +1476,7 @@ fn doctor_reports_the_kind_profile_nodes_and_capabilities() {
 fn watch_keeps_re_grading_until_ctrl_c_and_then_exits_with_the_last_grade() {
     let mut seed = nodes();
     seed.extend(load("volcano-gang/solution-state"));
-    let c = Cluster::new(seed);
+    let c = cluster(seed);
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("trainlab"))
         .env("LANG", "C.UTF-8")
         .env("NO_COLOR", "1")
@@ -1661,7 +1569,7 @@ fn without_the_volcano_controller_the_state_checks_are_skipped_with_the_install_
     // the cluster made of it cannot (it would wait forever for a PodGroup nobody creates).
     let mut seed = load("kind-nodes");
     seed.extend(load("volcano-gang/solution-state"));
-    let c = Cluster::new(seed);
+    let c = cluster(seed);
     let (code, stdout, stderr) = c.run(&[
         "check",
         "volcano-gang",
@@ -1698,7 +1606,7 @@ fn without_the_volcano_controller_the_state_checks_are_skipped_with_the_install_
 
 #[test]
 fn snapshot_saves_what_grading_reads_and_check_snapshot_grades_it_the_same() {
-    let c = Cluster::new(all_solution_states());
+    let c = cluster(all_solution_states());
     let dir = c.dir.path().join("saved");
     let dir_s = dir.to_str().unwrap();
     let (code, stdout, stderr) = c.run(&["snapshot", "--all", dir_s, "--request-timeout", "2s"]);
@@ -1805,7 +1713,7 @@ fn trainjobs_pass_live_against_a_cluster_serving_kubeflow_trainer() {
     for lab in labs {
         seed.extend(load(&format!("{lab}/trainjob-state")));
     }
-    let c = Cluster::with_crds(seed, false);
+    let c = cluster_without_karpenter(seed);
     let trainer = "trainer.kubeflow.org";
     c.emu
         .serve_crd(trainer, "v1alpha1", "TrainJob", "trainjobs", true);

@@ -6,15 +6,12 @@
 //! resources against the CRDs in tests/data/crds/ (declared fields and enums).
 
 use crate::support::emulator;
+use crate::support::live::{json_of, output as run, trainlab, Cluster, CONTEXT};
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
-use assert_cmd::Command;
 use emulator::{Emulator, Fault, Recorded};
 use serde_json::{json, Value};
-
-const CONTEXT: &str = "kind-trainlab";
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -42,76 +39,19 @@ fn namespace(name: &str) -> Value {
     json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
 }
 
-/// An emulator serving the CRDs (and `extra`), a kubeconfig pointing at it, a scratch folder.
-struct Cluster {
-    emu: Emulator,
-    dir: tempfile::TempDir,
-    kubeconfig: PathBuf,
+/// An emulator serving the CRDs of tests/data/crds/ (validated like the API server does) and
+/// `extra`, with a kubeconfig.
+fn cluster(extra: Vec<Value>) -> Cluster {
+    let mut seed = crds();
+    seed.extend(extra);
+    Cluster::on(Emulator::start(seed))
 }
 
-impl Cluster {
-    fn new(extra: Vec<Value>) -> Cluster {
-        let mut seed = crds();
-        seed.extend(extra);
-        let emu = Emulator::start(seed);
-        let dir = tempfile::tempdir().unwrap();
-        let kubeconfig = emu.kubeconfig(dir.path(), CONTEXT);
-        Cluster {
-            emu,
-            dir,
-            kubeconfig,
-        }
-    }
-
-    /// Writes a manifest into the scratch folder and returns its path.
-    fn file(&self, name: &str, text: &str) -> PathBuf {
-        let p = self.dir.path().join(name);
-        std::fs::write(&p, text).unwrap();
-        p
-    }
-
-    fn cmd(&self, args: &[&str]) -> Command {
-        trainlab(&self.kubeconfig, self.dir.path(), args)
-    }
-
-    fn run(&self, args: &[&str]) -> (i32, String, String) {
-        run(self.cmd(args))
-    }
-
-    fn requests(&self) -> Vec<Recorded> {
-        self.emu.requests()
-    }
-}
-
-fn trainlab(kubeconfig: &Path, dir: &Path, args: &[&str]) -> Command {
-    let mut c = Command::cargo_bin("trainlab").unwrap();
-    c.env("LANG", "C.UTF-8")
-        .env("NO_COLOR", "1")
-        .env_remove("LC_ALL")
-        .env_remove("LC_MESSAGES")
-        .env("KUBECONFIG", kubeconfig)
-        .env(
-            "TRAINLAB_CACHE_DIR",
-            crate::support::cache_beside(kubeconfig),
-        )
-        .current_dir(dir)
-        .timeout(Duration::from_secs(60))
-        .write_stdin("")
-        .args(args);
-    c
-}
-
-fn run(mut c: Command) -> (i32, String, String) {
-    let out = c.output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
-
-fn json_of(stdout: &str) -> Value {
-    serde_json::from_str(stdout).unwrap_or_else(|e| panic!("not JSON ({e}):\n{stdout}"))
+/// Writes a manifest into the cluster's scratch folder and returns its path.
+fn write_file(c: &Cluster, name: &str, text: &str) -> PathBuf {
+    let p = c.dir.path().join(name);
+    std::fs::write(&p, text).unwrap();
+    p
 }
 
 fn outcome<'a>(report: &'a Value, check: &str) -> &'a Value {
@@ -143,7 +83,7 @@ fn nodepool_with(from: &str, to: &str) -> String {
 
 #[test]
 fn static_mode_sends_nothing_to_the_cluster_of_the_kube_context() {
-    let c = Cluster::new(Vec::new());
+    let c = cluster(Vec::new());
     let solution = lab_file("15-karpenter-single-az/solution/nodepool.yaml");
     let file = solution.to_str().unwrap();
     for extra in [&[][..], &["--dry-run=none"][..], &["--dry-run=client"][..]] {
@@ -166,7 +106,7 @@ fn static_mode_sends_nothing_to_the_cluster_of_the_kube_context() {
 
 #[test]
 fn a_clean_manifest_passes_the_dry_run_and_nothing_is_stored() {
-    let c = Cluster::new(vec![namespace("trainlab-mpijob-slots")]);
+    let c = cluster(vec![namespace("trainlab-mpijob-slots")]);
     let before = c.emu.objects();
     let nodepool = lab_file("15-karpenter-single-az/solution/nodepool.yaml");
     let (code, out, err) = c.run(&[
@@ -251,9 +191,10 @@ fn a_clean_manifest_passes_the_dry_run_and_nothing_is_stored() {
 
 #[test]
 fn a_crd_enum_violation_is_quoted_exactly_and_fails_the_checks_that_read_the_object() {
-    let c = Cluster::new(Vec::new());
+    let c = cluster(Vec::new());
     // karpenter v1beta1's value, renamed in v1.
-    let file = c.file(
+    let file = write_file(
+        &c,
         "nodepool.yaml",
         &nodepool_with(
             "consolidationPolicy: WhenEmpty",
@@ -319,8 +260,9 @@ fn a_crd_enum_violation_is_quoted_exactly_and_fails_the_checks_that_read_the_obj
 
 #[test]
 fn an_enum_violation_in_a_field_a_check_judges_is_reported_at_that_check() {
-    let c = Cluster::new(Vec::new());
-    let file = c.file(
+    let c = cluster(Vec::new());
+    let file = write_file(
+        &c,
         "nodepool.yaml",
         &nodepool_with(
             "- key: topology.kubernetes.io/zone\n          operator: In",
@@ -352,9 +294,10 @@ fn an_enum_violation_in_a_field_a_check_judges_is_reported_at_that_check() {
 
 #[test]
 fn an_unknown_field_is_quoted_exactly_as_server_side_apply_words_it() {
-    let c = Cluster::new(Vec::new());
+    let c = cluster(Vec::new());
     // karpenter v1beta1's nodeClassRef had an apiVersion; v1 has a group.
-    let file = c.file(
+    let file = write_file(
+        &c,
         "nodepool.yaml",
         &nodepool_with(
             "group: karpenter.k8s.aws\n",
@@ -401,7 +344,7 @@ fn an_unknown_field_is_quoted_exactly_as_server_side_apply_words_it() {
 
 #[test]
 fn an_admission_webhook_denial_is_the_learners_fail_quoted_exactly() {
-    let c = Cluster::new(vec![namespace("trainlab-volcano-gang")]);
+    let c = cluster(vec![namespace("trainlab-volcano-gang")]);
     let denial = "admission webhook \"validatejob.volcano.sh\" denied the request: job 'minAvailable' should not be greater than total replicas in tasks";
     c.emu.fault(
         Some("PATCH"),
@@ -429,7 +372,7 @@ fn an_admission_webhook_denial_is_the_learners_fail_quoted_exactly() {
 
 #[test]
 fn a_forbidden_dry_run_is_an_environment_error_and_fails_nothing() {
-    let c = Cluster::new(Vec::new());
+    let c = cluster(Vec::new());
     let rbac = "nodepools.karpenter.sh \"gpu-training\" is forbidden: User \"learner\" cannot patch resource \"nodepools\" in API group \"karpenter.sh\" at the cluster scope";
     c.emu.fault(
         Some("PATCH"),
@@ -516,7 +459,7 @@ fn an_unreachable_cluster_is_an_environment_error_and_the_static_grade_still_sho
 
 #[test]
 fn a_namespace_that_does_not_exist_yet_is_an_environment_error_saying_how_to_create_it() {
-    let c = Cluster::new(Vec::new());
+    let c = cluster(Vec::new());
     let job = lab_file("09-volcano-gang/solution/gang-train.yaml");
     let (code, out, err) = c.run(&[
         "check",
@@ -542,7 +485,7 @@ fn a_namespace_that_does_not_exist_yet_is_an_environment_error_saying_how_to_cre
 
 #[test]
 fn dry_run_is_spelled_as_kubectls_and_needs_files() {
-    let c = Cluster::new(Vec::new());
+    let c = cluster(Vec::new());
     let nodepool = lab_file("15-karpenter-single-az/solution/nodepool.yaml");
     let file = nodepool.to_str().unwrap();
     // kubectl's spelling: `--dry-run=server`; a bare or spaced value is refused.
@@ -575,7 +518,7 @@ fn dry_run_is_spelled_as_kubectls_and_needs_files() {
 async fn the_emulator_refuses_unknown_fields_of_a_strict_create_as_kube_apiserver_does() {
     use kube::config::{KubeConfigOptions, Kubeconfig};
 
-    let c = Cluster::new(vec![namespace("ns")]);
+    let c = cluster(vec![namespace("ns")]);
     let kubeconfig = Kubeconfig::read_from(&c.kubeconfig).unwrap();
     let config = kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
         .await
@@ -615,9 +558,10 @@ async fn the_emulator_refuses_unknown_fields_of_a_strict_create_as_kube_apiserve
 #[test]
 fn a_version_the_cluster_does_not_serve_is_refused_as_kubectl_says_and_a_missing_crd_is_not_a_fail()
 {
-    let c = Cluster::new(Vec::new());
+    let c = cluster(Vec::new());
     // karpenter.sh is served (v1 only): the learner's apiVersion is wrong.
-    let file = c.file(
+    let file = write_file(
+        &c,
         "nodepool.yaml",
         &nodepool_with(
             "apiVersion: karpenter.sh/v1",
@@ -652,7 +596,8 @@ fn a_version_the_cluster_does_not_serve_is_refused_as_kubectl_says_and_a_missing
     );
 
     // A group the cluster does not serve at all: its CRDs are missing, the environment's.
-    let other = c.file(
+    let other = write_file(
+        &c,
         "widget.yaml",
         "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\n",
     );
@@ -682,12 +627,12 @@ fn a_version_the_cluster_does_not_serve_is_refused_as_kubectl_says_and_a_missing
 
 #[test]
 fn several_unknown_fields_are_one_refusal_listing_each_as_the_server_does() {
-    let c = Cluster::new(vec![namespace("trainlab-mpijob-slots")]);
+    let c = cluster(vec![namespace("trainlab-mpijob-slots")]);
     let text = std::fs::read_to_string(lab_file("13-mpijob-slots/solution/mpijob.yaml")).unwrap();
     let typos = text
         .replace("  slotsPerWorker: 8", "  slotsPerWorkers: 8")
         .replace("  sshAuthMountPath:", "  sshAuthMountPaths:");
-    let file = c.file("mpijob.yaml", &typos);
+    let file = write_file(&c, "mpijob.yaml", &typos);
     let (code, out, err) = c.run(&[
         "check",
         "13",

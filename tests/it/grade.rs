@@ -6,7 +6,7 @@
 //! never writes.
 
 use crate::room;
-use crate::support::emulator;
+use crate::support::{emulator, live};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Write};
@@ -17,98 +17,19 @@ use assert_cmd::Command;
 use emulator::{Emulator, Fault, Recorded};
 use serde_json::{json, Value};
 
-const CONTEXT: &str = "kind-trainlab";
+use live::{json_of, output as run, Cluster, ALL_CRDS};
+
+/// An emulator serving `seed` and every lab's CRD groups, with a kubeconfig.
+fn cluster(seed: Vec<Value>) -> Cluster {
+    Cluster::start(seed, &ALL_CRDS)
+}
 
 fn serve_crds(emu: &Emulator) {
-    emu.serve_crd("batch.volcano.sh", "v1alpha1", "Job", "jobs", true);
-    emu.serve_crd(
-        "scheduling.volcano.sh",
-        "v1beta1",
-        "PodGroup",
-        "podgroups",
-        true,
-    );
-    emu.serve_crd("kubeflow.org", "v2beta1", "MPIJob", "mpijobs", true);
-    emu.serve_crd("kubeflow.org", "v1", "PyTorchJob", "pytorchjobs", true);
-    emu.serve_crd("karpenter.sh", "v1", "NodePool", "nodepools", false);
-    emu.serve_crd("karpenter.sh", "v1", "NodeClaim", "nodeclaims", false);
-    emu.serve_crd(
-        "karpenter.k8s.aws",
-        "v1",
-        "EC2NodeClass",
-        "ec2nodeclasses",
-        false,
-    );
-    for (kind, plural) in [
-        ("NodeSet", "nodesets"),
-        ("Controller", "controllers"),
-        ("Accounting", "accountings"),
-    ] {
-        emu.serve_crd("slinky.slurm.net", "v1beta1", kind, plural, true);
-    }
-}
-
-struct Cluster {
-    emu: Emulator,
-    dir: tempfile::TempDir,
-    kubeconfig: PathBuf,
-}
-
-impl Cluster {
-    fn new(seed: Vec<Value>) -> Cluster {
-        let emu = Emulator::start(seed);
-        serve_crds(&emu);
-        let dir = tempfile::tempdir().unwrap();
-        let kubeconfig = emu.kubeconfig(dir.path(), CONTEXT);
-        Cluster {
-            emu,
-            dir,
-            kubeconfig,
-        }
-    }
-
-    fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::cargo_bin("trainlab").unwrap();
-        c.env("LANG", "C.UTF-8")
-            .env("NO_COLOR", "1")
-            .env_remove("LC_ALL")
-            .env_remove("LC_MESSAGES")
-            .env("KUBECONFIG", &self.kubeconfig)
-            .env(
-                "TRAINLAB_CACHE_DIR",
-                crate::support::cache_beside(&self.kubeconfig),
-            )
-            .current_dir(self.dir.path())
-            .timeout(Duration::from_secs(120))
-            .write_stdin("")
-            .args(args);
-        c
-    }
-
-    fn run(&self, args: &[&str]) -> (i32, String, String) {
-        run(self.cmd(args))
-    }
-}
-
-fn run(mut c: Command) -> (i32, String, String) {
-    let out = c.output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
-
-fn json_of(stdout: &str) -> Value {
-    serde_json::from_str(stdout).unwrap_or_else(|e| panic!("not JSON ({e}):\n{stdout}"))
+    live::serve(emu, &ALL_CRDS);
 }
 
 fn is_discovery(path: &str) -> bool {
-    let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
-    matches!(
-        segs.as_slice(),
-        ["version"] | ["api"] | ["apis"] | ["api", _] | ["apis", _] | ["apis", _, _]
-    )
+    live::is_version_or_discovery(path)
 }
 
 /// The paths of LISTs (GETs on a collection, not watches), in order.
@@ -254,7 +175,7 @@ fn labs() -> Vec<&'static str> {
 fn a_shared_room_grades_every_learner_like_check_and_costs_one_list_per_kind() {
     let labs = labs();
     let half: Vec<&str> = labs.iter().step_by(2).copied().collect();
-    let c = Cluster::new(room::room(&[
+    let c = cluster(room::room(&[
         ("alice", &labs),
         ("bob", &[]),
         ("carol", &half),
@@ -333,7 +254,7 @@ fn a_shared_room_grades_every_learner_like_check_and_costs_one_list_per_kind() {
     assert_eq!(lists.len(), kinds.len(), "{lists:#?} for {kinds:?}");
 
     // alice solved everything: her room grade is exactly `check` on her own cluster.
-    let own = Cluster::new({
+    let own = cluster({
         let mut s = room::cluster_base();
         for lab in &labs {
             s.extend(room::load(&format!("{lab}/solution-state")));
@@ -407,7 +328,7 @@ fn the_request_count_does_not_grow_with_the_number_of_learners() {
     let count = |n: usize| {
         let names: Vec<String> = (0..n).map(|i| format!("l{i:02}")).collect();
         let solved: Vec<(&str, &[&str])> = names.iter().map(|s| (s.as_str(), &labs[..])).collect();
-        let c = Cluster::new(room::room(&solved));
+        let c = cluster(room::room(&solved));
         let (code, stdout, stderr) = c.run(&[
             "grade",
             "--learners",
@@ -439,12 +360,12 @@ fn the_request_count_does_not_grow_with_the_number_of_learners() {
 fn a_kind_forbidden_cluster_wide_is_read_per_namespace_and_the_room_says_so() {
     let labs = labs();
     let seed = room::room(&[("alice", &labs), ("bob", &labs[..1])]);
-    let open = Cluster::new(seed.clone());
+    let open = cluster(seed.clone());
     let (code, stdout, _) = open.run(&["grade", "--learners", "alice,bob", "-o", "json"]);
     assert_eq!(code, 0);
     let unrestricted = json_of(&stdout);
 
-    let c = Cluster::new(seed);
+    let c = cluster(seed);
     // Pods may be listed only namespace by namespace (RBAC with RoleBindings per namespace).
     c.emu.fault(
         Some("GET"),
@@ -518,7 +439,7 @@ fn learners_are_found_from_labelled_namespaces_through_the_template() {
         "trainlab.dev/workshop",
         "w2",
     );
-    let c = Cluster::new(seed);
+    let c = cluster(seed);
     let (code, stdout, stderr) = c.run(&[
         "grade",
         "--learners-from-namespaces",
@@ -689,7 +610,7 @@ fn one_cluster_per_learner_grades_each_and_a_failing_cluster_stops_no_other() {
 #[test]
 fn table_csv_and_junit_show_the_same_room() {
     let labs = labs();
-    let c = Cluster::new(room::room(&[("alice", &labs), ("bob", &labs[..1])]));
+    let c = cluster(room::room(&[("alice", &labs), ("bob", &labs[..1])]));
     let (code, json_out, _) = c.run(&["grade", "--learners", "alice,bob", "-o", "json"]);
     assert_eq!(code, 0);
     let m = marks(&json_of(&json_out));
@@ -804,7 +725,7 @@ fn the_demo_room_is_the_same_learners_in_the_same_states_whatever_labs_are_chose
 
 #[test]
 fn bad_input_is_exit_2_with_what_to_do() {
-    let c = Cluster::new(room::cluster_base());
+    let c = cluster(room::cluster_base());
     for (args, says) in [
         (&["grade", "--learners", "Alice"][..], "lowercase"),
         (
@@ -866,7 +787,7 @@ fn mark_in_page(page: &str, cell: &str) -> Option<String> {
 
 #[test]
 fn watch_regrades_and_rewrites_the_page_until_ctrl_c() {
-    let c = Cluster::new(room::room(&[("alice", &["volcano-gang"]), ("bob", &[])]));
+    let c = cluster(room::room(&[("alice", &["volcano-gang"]), ("bob", &[])]));
     let page = c.dir.path().join("room.html");
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("trainlab"))
         .env("LANG", "C.UTF-8")

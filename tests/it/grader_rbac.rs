@@ -6,6 +6,7 @@
 
 use crate::room;
 use crate::support::emulator;
+use crate::support::live::{self, is_version_or_discovery as is_discovery, LAB_CRDS};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -177,25 +178,7 @@ fn the_job_runs_trainlab_grade_all_as_the_grader() {
 // --- the role against real requests ---------------------------------------------------------
 
 fn serve_crds(emu: &Emulator) {
-    emu.serve_crd("batch.volcano.sh", "v1alpha1", "Job", "jobs", true);
-    emu.serve_crd(
-        "scheduling.volcano.sh",
-        "v1beta1",
-        "PodGroup",
-        "podgroups",
-        true,
-    );
-    emu.serve_crd("kubeflow.org", "v2beta1", "MPIJob", "mpijobs", true);
-    emu.serve_crd("kubeflow.org", "v1", "PyTorchJob", "pytorchjobs", true);
-    emu.serve_crd("karpenter.sh", "v1", "NodePool", "nodepools", false);
-    emu.serve_crd("karpenter.sh", "v1", "NodeClaim", "nodeclaims", false);
-    emu.serve_crd(
-        "karpenter.k8s.aws",
-        "v1",
-        "EC2NodeClass",
-        "ec2nodeclasses",
-        false,
-    );
+    live::serve(emu, &LAB_CRDS);
 }
 
 /// A room of alice (every lab solved) and bob (one lab), their namespaces labelled as the Job
@@ -213,14 +196,6 @@ fn workshop() -> Vec<Value> {
         }
     }
     seed
-}
-
-fn is_discovery(path: &str) -> bool {
-    let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
-    matches!(
-        segs.as_slice(),
-        ["version"] | ["api"] | ["apis"] | ["api", _] | ["apis", _] | ["apis", _, _]
-    )
 }
 
 /// What RBAC sees in a resource request: verb, API group, resource, namespace.

@@ -6,15 +6,12 @@
 //! never get past it), and `cargo bench --bench grade` prints the timelines.
 
 use crate::support::emulator::{Emulator, Fault, Recorded};
+use crate::support::live::{self, is_discovery, Cluster, LAB_CRDS};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
-use assert_cmd::Command;
 use serde_json::Value;
-
-const CONTEXT: &str = "kind-trainlab";
 
 fn data(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -23,34 +20,31 @@ fn data(rel: &str) -> PathBuf {
 }
 
 /// An emulator with the kind nodes, the operators `setup kind` installs, the solution state of
-/// `labs` and the CRD groups the labs use; a kubeconfig for it and a cache folder of its own.
-struct Cluster {
-    emu: Emulator,
-    dir: tempfile::TempDir,
-    kubeconfig: PathBuf,
+/// `labs` and the CRD groups the kind profile serves; a kubeconfig for it and a discovery
+/// cache folder of its own.
+fn cluster(labs: &[&str]) -> Cluster {
+    let mut paths = vec![data("kind-nodes"), data("kind-operators")];
+    paths.extend(
+        labs.iter()
+            .map(|lab| data(&format!("{lab}/solution-state"))),
+    );
+    let refs: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
+    let emu = Emulator::start_from(&refs);
+    live::serve(&emu, &LAB_CRDS);
+    Cluster::on(emu)
 }
 
-impl Cluster {
-    fn new(labs: &[&str]) -> Cluster {
-        let mut paths = vec![data("kind-nodes"), data("kind-operators")];
-        paths.extend(
-            labs.iter()
-                .map(|lab| data(&format!("{lab}/solution-state"))),
-        );
-        let refs: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
-        let emu = Emulator::start_from(&refs);
-        serve_crds(&emu);
-        let dir = tempfile::tempdir().unwrap();
-        let kubeconfig = emu.kubeconfig(dir.path(), CONTEXT);
-        Cluster {
-            emu,
-            dir,
-            kubeconfig,
-        }
-    }
+/// What these tests ask of a cluster beyond the shared harness: its cache and `check -o json`.
+trait RoundTrip {
+    fn cache(&self) -> PathBuf;
+    fn cache_file(&self) -> PathBuf;
+    fn check_code(&self, args: &[&str]) -> (i32, Value, Vec<Recorded>);
+    fn check(&self, args: &[&str]) -> (Value, Vec<Recorded>);
+}
 
+impl RoundTrip for Cluster {
     fn cache(&self) -> PathBuf {
-        self.dir.path().join("cache")
+        crate::support::cache_beside(&self.kubeconfig)
     }
 
     fn cache_file(&self) -> PathBuf {
@@ -59,31 +53,6 @@ impl Cluster {
             .join("discovery")
             .join(server)
             .join("resources.json")
-    }
-
-    fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::cargo_bin("trainlab").unwrap();
-        c.env("LANG", "C.UTF-8")
-            .env("NO_COLOR", "1")
-            .env_remove("LC_ALL")
-            .env_remove("LC_MESSAGES")
-            .env_remove("TRAINLAB_NO_CACHE")
-            .env("KUBECONFIG", &self.kubeconfig)
-            .env("TRAINLAB_CACHE_DIR", self.cache())
-            .current_dir(self.dir.path())
-            .timeout(Duration::from_secs(60))
-            .write_stdin("")
-            .args(args);
-        c
-    }
-
-    fn run(&self, args: &[&str]) -> (i32, String, String) {
-        let out = self.cmd(args).output().unwrap();
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8(out.stdout).unwrap(),
-            String::from_utf8(out.stderr).unwrap(),
-        )
     }
 
     /// `check ARGS -o json`: the exit code, the report and the requests it sent.
@@ -98,43 +67,12 @@ impl Cluster {
         (code, report, self.emu.requests())
     }
 
-    /// [`Cluster::check_code`] that must exit 0.
+    /// [`RoundTrip::check_code`] that must exit 0.
     fn check(&self, args: &[&str]) -> (Value, Vec<Recorded>) {
         let (code, report, reqs) = self.check_code(args);
         assert_eq!(code, 0, "{args:?}: {report}");
         (report, reqs)
     }
-}
-
-fn serve_crds(emu: &Emulator) {
-    emu.serve_crd("batch.volcano.sh", "v1alpha1", "Job", "jobs", true);
-    emu.serve_crd(
-        "scheduling.volcano.sh",
-        "v1beta1",
-        "PodGroup",
-        "podgroups",
-        true,
-    );
-    emu.serve_crd("kubeflow.org", "v2beta1", "MPIJob", "mpijobs", true);
-    emu.serve_crd("kubeflow.org", "v1", "PyTorchJob", "pytorchjobs", true);
-    emu.serve_crd("karpenter.sh", "v1", "NodePool", "nodepools", false);
-    emu.serve_crd("karpenter.sh", "v1", "NodeClaim", "nodeclaims", false);
-    emu.serve_crd(
-        "karpenter.k8s.aws",
-        "v1",
-        "EC2NodeClass",
-        "ec2nodeclasses",
-        false,
-    );
-}
-
-/// `/version` and discovery paths.
-fn is_discovery(path: &str) -> bool {
-    let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
-    matches!(
-        segs.as_slice(),
-        ["api"] | ["apis"] | ["api", _] | ["apis", _] | ["apis", _, _]
-    )
 }
 
 fn paths(reqs: &[Recorded], keep: impl Fn(&str) -> bool) -> Vec<String> {
@@ -204,7 +142,7 @@ const EFA_LISTS: [&str; 6] = [
 
 #[test]
 fn a_repeated_check_sends_only_its_lists_and_the_version_all_at_once() {
-    let c = Cluster::new(&["efa-nccl"]);
+    let c = cluster(&["efa-nccl"]);
     // Cold: aggregated discovery is one request per root, beside `/version`.
     let (cold, reqs) = c.check(&["efa-nccl"]);
     all_pass(&cold);
@@ -230,7 +168,7 @@ fn a_repeated_check_sends_only_its_lists_and_the_version_all_at_once() {
 fn capability_detection_reads_beside_the_labs_reads_not_after_them() {
     // volcano-gang names the Volcano capability: its two controller Deployments are read (one
     // LIST for both) in the same round as the lab's reads, and its kinds come from the cache.
-    let c = Cluster::new(&["volcano-gang"]);
+    let c = cluster(&["volcano-gang"]);
     let (cold, _) = c.check(&["volcano-gang"]);
     all_pass(&cold);
     c.emu.fault(None, "/", false, Fault::Gate(6));
@@ -253,7 +191,7 @@ fn capability_detection_reads_beside_the_labs_reads_not_after_them() {
 
 #[test]
 fn a_kind_the_cache_does_not_list_is_looked_up_again_once() {
-    let c = Cluster::new(&["volcano-gang"]);
+    let c = cluster(&["volcano-gang"]);
     c.emu.unserve_crd("batch.volcano.sh", "v1alpha1", "jobs");
     c.emu
         .unserve_crd("scheduling.volcano.sh", "v1beta1", "podgroups");
@@ -266,7 +204,7 @@ fn a_kind_the_cache_does_not_list_is_looked_up_again_once() {
 
     // Volcano installed since: the cached answer lacks its kinds, so `/apis` is read again,
     // once, and the lab passes.
-    serve_crds(&c.emu);
+    live::serve(&c.emu, &LAB_CRDS);
     let (after, reqs) = c.check(&["volcano-gang"]);
     all_pass(&after);
     assert_eq!(discovery(&reqs), ["/apis"], "{reqs:#?}");
@@ -277,14 +215,14 @@ fn a_kind_the_cache_does_not_list_is_looked_up_again_once() {
 
 #[test]
 fn a_kind_the_cache_lists_but_the_server_no_longer_serves_is_noticed_by_its_404() {
-    let c = Cluster::new(&["mpijob-slots"]);
+    let c = cluster(&["mpijob-slots"]);
     let (warm, _) = c.check(&["mpijob-slots"]);
     all_pass(&warm);
     // The MPI Operator's CRD removed since: the cached answer still lists MPIJobs, the LIST
     // answers 404, and the lab says what a cold run says about a missing CRD.
     c.emu.unserve_crd("kubeflow.org", "v2beta1", "mpijobs");
     let (code, gone, reqs) = c.check_code(&["mpijob-slots"]);
-    let cold = Cluster::new(&["mpijob-slots"]);
+    let cold = cluster(&["mpijob-slots"]);
     cold.emu.unserve_crd("kubeflow.org", "v2beta1", "mpijobs");
     let (cold_code, expected, _) = cold.check_code(&["mpijob-slots"]);
     assert_eq!((code, outcomes(&gone)), (cold_code, outcomes(&expected)));
@@ -300,7 +238,7 @@ fn a_kind_the_cache_lists_but_the_server_no_longer_serves_is_noticed_by_its_404(
 
 #[test]
 fn a_corrupt_or_unwritable_cache_is_never_an_error() {
-    let c = Cluster::new(&["efa-nccl"]);
+    let c = cluster(&["efa-nccl"]);
     let (good, _) = c.check(&["efa-nccl"]);
     for junk in [&b"{\"format\": 1, \"server\": tru"[..], b"\x00\xff", b"[]"] {
         std::fs::write(c.cache_file(), junk).unwrap();
@@ -334,7 +272,7 @@ fn a_corrupt_or_unwritable_cache_is_never_an_error() {
 
 #[test]
 fn no_cache_asks_every_time_and_keeps_nothing() {
-    let c = Cluster::new(&["efa-nccl"]);
+    let c = cluster(&["efa-nccl"]);
     for (args, env) in [
         (&["check", "efa-nccl", "--no-cache", "-o", "json"][..], None),
         (&["check", "efa-nccl", "-o", "json"], Some("1")),
@@ -356,7 +294,7 @@ fn no_cache_asks_every_time_and_keeps_nothing() {
 
 #[test]
 fn aggregated_discovery_replaces_the_per_group_requests_and_legacy_servers_still_work() {
-    let aggregated = Cluster::new(&["efa-nccl"]);
+    let aggregated = cluster(&["efa-nccl"]);
     let (report, reqs) = aggregated.check(&["efa-nccl", "--no-cache"]);
     all_pass(&report);
     assert_eq!(discovery(&reqs), ["/api", "/apis"]);
@@ -370,7 +308,7 @@ fn aggregated_discovery_replaces_the_per_group_requests_and_legacy_servers_still
 
     // A server before 1.27 answers the roots with the legacy documents: the group/versions the
     // lab reads are then asked one by one, once each, and it grades the same.
-    let legacy = Cluster::new(&["efa-nccl"]);
+    let legacy = cluster(&["efa-nccl"]);
     legacy.emu.legacy_discovery_only(true);
     let (report, reqs) = legacy.check(&["efa-nccl"]);
     all_pass(&report);
@@ -403,7 +341,7 @@ fn gradable() -> Vec<&'static str> {
 #[test]
 fn check_all_lists_each_kind_once_and_grades_as_lab_by_lab() {
     let labs = gradable();
-    let c = Cluster::new(&labs);
+    let c = cluster(&labs);
     let (all, reqs) = c.check(&["--all"]);
     let lists = lists(&reqs);
     // Before, `check --all` sent one LIST per (kind, namespace) and capability detection one
@@ -467,7 +405,7 @@ fn check_all_lists_each_kind_once_and_grades_as_lab_by_lab() {
 #[test]
 fn a_learner_who_may_not_list_pods_cluster_wide_is_read_namespace_by_namespace() {
     let labs = gradable();
-    let c = Cluster::new(&labs);
+    let c = cluster(&labs);
     let (healthy, _) = c.check(&["--all"]);
     // Namespace-scoped RBAC: pods may be listed in the lab namespaces only.
     c.emu.fault(

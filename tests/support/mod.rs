@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod emulator;
+pub mod live;
 pub mod run_clm;
 pub mod state;
 
