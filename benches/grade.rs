@@ -28,6 +28,9 @@
 
 #[path = "../tests/support/emulator.rs"]
 mod emulator;
+#[path = "../tests/support/live.rs"]
+#[allow(dead_code)] // the bench uses the CRD groups only
+mod live;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -65,25 +68,7 @@ fn cluster(tls: bool, latency: Duration) -> Emulator {
     } else {
         Emulator::start(seed)
     };
-    emu.serve_crd("batch.volcano.sh", "v1alpha1", "Job", "jobs", true);
-    emu.serve_crd(
-        "scheduling.volcano.sh",
-        "v1beta1",
-        "PodGroup",
-        "podgroups",
-        true,
-    );
-    emu.serve_crd("kubeflow.org", "v2beta1", "MPIJob", "mpijobs", true);
-    emu.serve_crd("kubeflow.org", "v1", "PyTorchJob", "pytorchjobs", true);
-    emu.serve_crd("karpenter.sh", "v1", "NodePool", "nodepools", false);
-    emu.serve_crd("karpenter.sh", "v1", "NodeClaim", "nodeclaims", false);
-    emu.serve_crd(
-        "karpenter.k8s.aws",
-        "v1",
-        "EC2NodeClass",
-        "ec2nodeclasses",
-        false,
-    );
+    live::serve(&emu, &live::LAB_CRDS);
     if !latency.is_zero() {
         emu.fault(None, "/", false, Fault::Latency(latency));
     }

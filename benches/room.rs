@@ -22,6 +22,9 @@
 mod emulator;
 #[path = "../tests/grade_support/room.rs"]
 mod room;
+#[path = "../tests/support/live.rs"]
+#[allow(dead_code)] // the bench uses the CRD groups and the discovery paths only
+mod live;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -39,32 +42,7 @@ fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
 
 /// Serves every CRD group the labs read.
 fn serve_crds(emu: &Emulator) {
-    emu.serve_crd("batch.volcano.sh", "v1alpha1", "Job", "jobs", true);
-    emu.serve_crd(
-        "scheduling.volcano.sh",
-        "v1beta1",
-        "PodGroup",
-        "podgroups",
-        true,
-    );
-    emu.serve_crd("kubeflow.org", "v2beta1", "MPIJob", "mpijobs", true);
-    emu.serve_crd("kubeflow.org", "v1", "PyTorchJob", "pytorchjobs", true);
-    emu.serve_crd("karpenter.sh", "v1", "NodePool", "nodepools", false);
-    emu.serve_crd("karpenter.sh", "v1", "NodeClaim", "nodeclaims", false);
-    emu.serve_crd(
-        "karpenter.k8s.aws",
-        "v1",
-        "EC2NodeClass",
-        "ec2nodeclasses",
-        false,
-    );
-    for (kind, plural) in [
-        ("NodeSet", "nodesets"),
-        ("Controller", "controllers"),
-        ("Accounting", "accountings"),
-    ] {
-        emu.serve_crd("slinky.slurm.net", "v1beta1", kind, plural, true);
-    }
+    live::serve(emu, &live::ALL_CRDS);
 }
 
 struct Run {
@@ -86,13 +64,6 @@ fn peak_rss_kib(pid: u32) -> Option<u64> {
         .ok()
 }
 
-fn is_discovery(path: &str) -> bool {
-    let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
-    matches!(
-        segs.as_slice(),
-        ["version"] | ["api"] | ["apis"] | ["api", _] | ["apis", _] | ["apis", _, _]
-    )
-}
 
 /// The resource a LIST reads (`pods`, `jobs.batch.volcano.sh`), whatever its namespace.
 fn resource(path: &str) -> String {
@@ -142,10 +113,10 @@ fn run_once(binary: &Path, kubeconfig: &Path, args: &[String], emu: &Emulator) -
         panic!("trainlab {args:?} exited {code}:\n{err}");
     }
     let log = emu.requests();
-    let discovery = log.iter().filter(|r| is_discovery(&r.path)).count();
+    let discovery = log.iter().filter(|r| live::is_version_or_discovery(&r.path)).count();
     let lists: Vec<&str> = log
         .iter()
-        .filter(|r| !is_discovery(&r.path))
+        .filter(|r| !live::is_version_or_discovery(&r.path))
         .map(|r| r.path.as_str())
         .collect();
     let kinds: BTreeSet<String> = lists.iter().map(|p| resource(p)).collect();

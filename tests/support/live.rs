@@ -88,6 +88,17 @@ pub fn is_version_or_discovery(path: &str) -> bool {
     path.trim_end_matches('/') == "/version" || is_discovery(path)
 }
 
+/// The discovery cache folder for a command pointed at `kubeconfig`: beside it, so each test's
+/// runs share one cache (the second `check` of a test resolves from the first's answers, as a
+/// learner's would) and no test sees another's, nor the machine's `~/.cache/trainlab`.
+pub fn cache_beside(kubeconfig: impl AsRef<Path>) -> PathBuf {
+    kubeconfig
+        .as_ref()
+        .parent()
+        .unwrap_or(Path::new("."))
+        .join("trainlab-cache")
+}
+
 /// An emulator, a scratch folder and a kubeconfig in it whose current context points at it.
 pub struct Cluster {
     pub emu: Emulator,
@@ -140,7 +151,7 @@ impl Cluster {
 }
 
 /// `trainlab ARGS` in English, colourless, with a closed stdin, for `kubeconfig`, run in `dir`,
-/// with a discovery cache of its own beside the kubeconfig ([`super::cache_beside`]) and none
+/// with a discovery cache of its own beside the kubeconfig ([`cache_beside`]) and none
 /// of the caller's TRAINLAB_NO_CACHE. The timeout only ends a hung test.
 pub fn trainlab(kubeconfig: &Path, dir: &Path, args: &[&str]) -> Command {
     let mut c = Command::cargo_bin("trainlab").unwrap();
@@ -150,7 +161,7 @@ pub fn trainlab(kubeconfig: &Path, dir: &Path, args: &[&str]) -> Command {
         .env_remove("LC_MESSAGES")
         .env_remove("TRAINLAB_NO_CACHE")
         .env("KUBECONFIG", kubeconfig)
-        .env("TRAINLAB_CACHE_DIR", super::cache_beside(kubeconfig))
+        .env("TRAINLAB_CACHE_DIR", cache_beside(kubeconfig))
         .current_dir(dir)
         .timeout(Duration::from_secs(120))
         .write_stdin("")
