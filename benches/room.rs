@@ -20,11 +20,11 @@
 
 #[path = "../tests/support/emulator.rs"]
 mod emulator;
-#[path = "../tests/grade_support/room.rs"]
-mod room;
 #[path = "../tests/support/live.rs"]
 #[allow(dead_code)] // the bench uses the CRD groups and the discovery paths only
 mod live;
+#[path = "../tests/grade_support/room.rs"]
+mod room;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -63,7 +63,6 @@ fn peak_rss_kib(pid: u32) -> Option<u64> {
         .parse()
         .ok()
 }
-
 
 /// The resource a LIST reads (`pods`, `jobs.batch.volcano.sh`), whatever its namespace.
 fn resource(path: &str) -> String {
@@ -113,7 +112,10 @@ fn run_once(binary: &Path, kubeconfig: &Path, args: &[String], emu: &Emulator) -
         panic!("trainlab {args:?} exited {code}:\n{err}");
     }
     let log = emu.requests();
-    let discovery = log.iter().filter(|r| live::is_version_or_discovery(&r.path)).count();
+    let discovery = log
+        .iter()
+        .filter(|r| live::is_version_or_discovery(&r.path))
+        .count();
     let lists: Vec<&str> = log
         .iter()
         .filter(|r| !live::is_version_or_discovery(&r.path))

@@ -12,16 +12,15 @@
 //!   `--learner` removes only theirs.
 
 use crate::support::emulator;
+use crate::support::live::{self, Crd, CONTEXT};
 
 use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-use assert_cmd::Command;
-use emulator::{Emulator, Fault, Recorded};
+use emulator::{Fault, Recorded};
 use serde_json::{json, Value};
 
-const CONTEXT: &str = "kind-trainlab";
 const LAB_LABEL: &str = "trainlab.dev/lab";
 const NODEPOOLS: &str = "/apis/karpenter.sh/v1/nodepools";
 
@@ -48,78 +47,33 @@ fn nodes() -> Vec<Value> {
     out
 }
 
-/// An emulator serving the labs' CRDs (Karpenter's only when `karpenter`) and a kubeconfig.
-struct Cluster {
-    emu: Emulator,
-    dir: tempfile::TempDir,
-    kubeconfig: PathBuf,
+/// The shared live harness (`tests/support/live.rs`) serving Volcano's CRDs, and Karpenter's
+/// only when `karpenter`; what these tests add to it is below.
+struct Cluster(live::Cluster);
+
+impl std::ops::Deref for Cluster {
+    type Target = live::Cluster;
+    fn deref(&self) -> &live::Cluster {
+        &self.0
+    }
 }
 
 impl Cluster {
     fn new(seed: Vec<Value>, karpenter: bool) -> Cluster {
-        let emu = Emulator::start(seed);
-        emu.serve_crd("batch.volcano.sh", "v1alpha1", "Job", "jobs", true);
-        emu.serve_crd(
-            "scheduling.volcano.sh",
-            "v1beta1",
-            "PodGroup",
-            "podgroups",
-            true,
-        );
-        if karpenter {
-            emu.serve_crd("karpenter.sh", "v1", "NodePool", "nodepools", false);
-            emu.serve_crd("karpenter.sh", "v1", "NodeClaim", "nodeclaims", false);
-            emu.serve_crd(
-                "karpenter.k8s.aws",
-                "v1",
-                "EC2NodeClass",
-                "ec2nodeclasses",
-                false,
-            );
-        }
-        let dir = tempfile::tempdir().unwrap();
-        let kubeconfig = emu.kubeconfig(dir.path(), CONTEXT);
-        Cluster {
-            emu,
-            dir,
-            kubeconfig,
-        }
+        let crds: &[Crd] = if karpenter {
+            &[Crd::Volcano, Crd::Karpenter]
+        } else {
+            &[Crd::Volcano]
+        };
+        Cluster(live::Cluster::start(seed, crds))
     }
 
-    /// `trainlab ARGS` (English, no colour, closed stdin) against this emulator, in a scratch
-    /// folder: (exit code, stdout, stderr).
+    /// `trainlab ARGS --request-timeout 2s` against this emulator, in its scratch folder:
+    /// (exit code, stdout, stderr).
     fn run(&self, args: &[&str]) -> (i32, String, String) {
-        let out = Command::cargo_bin("trainlab")
-            .unwrap()
-            .env("LANG", "C.UTF-8")
-            .env("NO_COLOR", "1")
-            .env_remove("LC_ALL")
-            .env_remove("LC_MESSAGES")
-            .env("KUBECONFIG", &self.kubeconfig)
-            .env(
-                "TRAINLAB_CACHE_DIR",
-                crate::support::cache_beside(&self.kubeconfig),
-            )
-            .current_dir(self.dir.path())
-            .timeout(Duration::from_secs(90))
-            .write_stdin("")
-            .args(args)
-            .args(["--request-timeout", "2s"])
-            .output()
-            .unwrap();
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8(out.stdout).unwrap(),
-            String::from_utf8(out.stderr).unwrap(),
-        )
-    }
-
-    fn object(&self, kind: &str, namespace: Option<&str>, name: &str) -> Option<Value> {
-        self.emu.objects().into_iter().find(|o| {
-            o["kind"] == kind
-                && o["metadata"]["name"] == name
-                && o["metadata"]["namespace"].as_str() == namespace
-        })
+        let mut c = self.cmd(args);
+        c.args(["--request-timeout", "2s"]);
+        live::output(c)
     }
 
     fn has(&self, kind: &str, namespace: Option<&str>, name: &str) -> bool {
