@@ -44,7 +44,6 @@ use ranks::{RankPod, Standing};
 use crate::verify::kit::nodes::spread::{self, NodeView, OneZone, Zones};
 use crate::verify::kit::k8s::workload::{PodTemplate, Workload, WorkloadKind};
 use crate::verify::kit::nodes::zones::{self, Confined};
-use crate::verify::views::karpenter::NodePool;
 
 pub struct EfaNccl;
 
@@ -132,7 +131,8 @@ struct Lab<'a> {
     pods: Result<Vec<RankPod>, Unavailable>,
     nodes: Result<Vec<NodeView>, Unavailable>,
     /// The NodePools that could be read and parsed, by name (none without Karpenter's CRDs).
-    pools: Vec<(&'a str, NodePool)>,
+    /// Read, not parsed: kit `zones::confined` parses only the pools the pods select.
+    pools: Vec<&'a Obj>,
     end: JobEnd,
 }
 
@@ -161,10 +161,6 @@ impl<'a> Lab<'a> {
         };
         // Context, not the lab's object: a pool that does not parse is lab 15's to report.
         let pools = ctx.list(&NODEPOOLS_READ).unwrap_or_default();
-        let pools = pools
-            .into_iter()
-            .filter_map(|o| Some((o.name(), NodePool::from_obj(o).ok()?)))
-            .collect();
         Ok(Lab {
             pools,
             end: JobEnd::of(&wl)?,

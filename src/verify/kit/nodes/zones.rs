@@ -201,9 +201,11 @@ pub enum Confined {
 /// Whether `spec`'s node selection on [`NODEPOOL_LABEL`] or a [`NODE_GROUP_LABELS`] key keeps
 /// its pods in one zone: every selected NodePool's requirements pin the same one zone (kit
 /// [`one_zone`]); else (a pool not among `pools`, a node group) every node carrying the
-/// selection sits in one zone. `pools` are the NodePools read, by name; `nodes` the cluster's
-/// nodes (empty in static mode).
-pub fn confined(spec: &PodSpec, pools: &[(&str, NodePool)], nodes: &[&NodeFacts]) -> Confined {
+/// selection sits in one zone. `pools` are the NodePools read, parsed only when selected (a
+/// room's cluster-wide list holds every learner's pools: parsing them all for each learner cost
+/// a second per thousand learners); one that does not parse counts as not read. `nodes` are the
+/// cluster's nodes (empty in static mode).
+pub fn confined(spec: &PodSpec, pools: &[&Obj], nodes: &[&NodeFacts]) -> Confined {
     let keys = std::iter::once(NODEPOOL_LABEL).chain(NODE_GROUP_LABELS);
     let Some((key, names)) = keys
         .into_iter()
@@ -217,12 +219,13 @@ pub fn confined(spec: &PodSpec, pools: &[(&str, NodePool)], nodes: &[&NodeFacts]
     let listed: Vec<&str> = names.iter().map(String::as_str).collect();
     let by = format!("{key}: {}", listed.join(", "));
     if key == NODEPOOL_LABEL {
-        let found: Vec<&NodePool> = names
+        let found: Vec<NodePool> = names
             .iter()
-            .filter_map(|n| pools.iter().find(|(p, _)| p == n).map(|(_, pool)| pool))
+            .filter_map(|n| pools.iter().find(|o| o.name() == n))
+            .filter_map(|o| NodePool::from_obj(o).ok())
             .collect();
         if found.len() == names.len() {
-            return pools_zone(&found, by);
+            return pools_zone(&found.iter().collect::<Vec<_>>(), by);
         }
     }
     nodes_zone(key, &names, nodes, by)
@@ -408,15 +411,14 @@ mod tests {
         assert_eq!(name_and_id_disagree(&pins[..1], &[&a]), None);
     }
 
-    fn pool(reqs: serde_json::Value) -> NodePool {
-        let o = Obj::new(
+    fn pool(name: &str, reqs: serde_json::Value) -> Obj {
+        Obj::new(
             serde_json::json!({"apiVersion": "karpenter.sh/v1", "kind": "NodePool",
-                "metadata": {"name": "p"},
+                "metadata": {"name": name},
                 "spec": {"template": {"spec": {"requirements": reqs}}}}),
             Origin::Live,
         )
-        .unwrap();
-        NodePool::from_obj(&o).unwrap()
+        .unwrap()
     }
 
     fn selecting(key: &str, value: &str) -> PodSpec {
@@ -437,10 +439,12 @@ mod tests {
 
     #[test]
     fn a_pod_on_a_one_zone_node_pool_is_confined_to_that_zone() {
-        let one = pool(serde_json::json!([{"key": ZONE_LABEL, "operator": "In",
-            "values": ["us-west-2a"]}]));
+        let one = pool(
+            "gpu-training",
+            serde_json::json!([{"key": ZONE_LABEL, "operator": "In", "values": ["us-west-2a"]}]),
+        );
         let spec = selecting(NODEPOOL_LABEL, "gpu-training");
-        let pools = [("gpu-training", one.clone())];
+        let pools = [&one];
         assert_eq!(
             confined(&spec, &pools, &[]),
             Confined::OneZone {
@@ -448,26 +452,38 @@ mod tests {
                 by: "karpenter.sh/nodepool: gpu-training".into()
             }
         );
-        let two = pool(serde_json::json!([{"key": ZONE_LABEL, "operator": "In",
-            "values": ["us-west-2a", "us-west-2b"]}]));
-        let spread = [("gpu-training", two)];
+        let two = pool(
+            "gpu-training",
+            serde_json::json!([{"key": ZONE_LABEL, "operator": "In",
+                "values": ["us-west-2a", "us-west-2b"]}]),
+        );
+        let spread = [&two];
         assert!(matches!(
             confined(&spec, &spread, &[]),
             Confined::Several { zones, .. } if zones == ["us-west-2a", "us-west-2b"]
         ));
-        let any = [("gpu-training", pool(serde_json::json!([])))];
+        let any_zone = pool("gpu-training", serde_json::json!([]));
+        let any = [&any_zone];
         assert!(
             matches!(confined(&spec, &any, &[]), Confined::Several { zones, .. } if zones.is_empty())
         );
         // Two pools pinning different zones allow both.
-        let other = pool(serde_json::json!([{"key": ZONE_LABEL, "operator": "In",
-            "values": ["us-west-2c"]}]));
+        let (a, b) = (
+            pool(
+                "a",
+                serde_json::json!([{"key": ZONE_LABEL, "operator": "In", "values": ["us-west-2a"]}]),
+            ),
+            pool(
+                "b",
+                serde_json::json!([{"key": ZONE_LABEL, "operator": "In", "values": ["us-west-2c"]}]),
+            ),
+        );
         let spec2: PodSpec = serde_json::from_value(serde_json::json!({"containers": [],
             "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
                 {"nodeSelectorTerms": [{"matchExpressions": [{"key": NODEPOOL_LABEL,
                     "operator": "In", "values": ["a", "b"]}]}]}}}}))
         .unwrap();
-        let both = [("a", one), ("b", other)];
+        let both = [&a, &b];
         assert!(matches!(
             confined(&spec2, &both, &[]),
             Confined::Several { .. }
