@@ -33,7 +33,7 @@ fn solved() -> State {
 
 /// The demo's part for this lab: the learner's MPIJob accepted, the cluster still converging.
 fn converging() -> State {
-    State::load("kind-nodes").add(include_str!("../../manifests/demo/13-mpijob-slots.yaml"))
+    State::load("kind-nodes").add(include_str!("../../../manifests/demo/13-mpijob-slots.yaml"))
 }
 
 fn launcher_container(v: &mut Value) -> &mut Value {

@@ -345,7 +345,7 @@ fn gpu_requests_unequal_to_limits_are_what_the_api_server_refuses() {
 #[test]
 fn replicas_other_than_the_gpu_nodes_fail_replicas_match() {
     // A third pod finds no free p5 node: the scheduler's words, pending (the blame is the spec).
-    let third = include_str!("../data/slinky-nodeset/solution-state/pods.yaml")
+    let third = include_str!("../../data/slinky-nodeset/solution-state/pods.yaml")
         .split("\n- apiVersion")
         .last()
         .unwrap()
@@ -710,7 +710,7 @@ fn without_the_slinky_crds_the_checks_are_skipped_with_the_install_command_and_e
 #[test]
 fn the_demo_learner_left_out_the_partition() {
     let r = State::load("kind-nodes")
-        .add(include_str!("../../manifests/demo/04-slinky-nodeset.yaml"))
+        .add(include_str!("../../../manifests/demo/04-slinky-nodeset.yaml"))
         .grade(LAB);
     assert_only_fails(&r, "partition-enabled", None);
 }

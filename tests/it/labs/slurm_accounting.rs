@@ -697,7 +697,7 @@ fn without_the_slinky_crds_every_check_is_skipped_with_the_install_command_and_e
 fn the_demo_learner_left_out_the_accounting_ref_and_turned_persistence_off() {
     let r = State::load("kind-nodes")
         .add(include_str!(
-            "../../manifests/demo/03-slurm-accounting.yaml"
+            "../../../manifests/demo/03-slurm-accounting.yaml"
         ))
         .grade(LAB);
     assert_only_fails(&r, "controller-references-accounting", None);
