@@ -19,6 +19,7 @@ use sha2::{Digest, Sha256};
 use crate::catalog::LabBundle;
 use crate::observe::{kinds, parse_text, sources, Obj, Observed, Origin, SourceKind};
 use crate::plan::learners::{shared_target, Template};
+use crate::verify::views::trainer::{self, TrainJob};
 use crate::Error;
 
 /// The demo room's learners, in row order.
@@ -133,12 +134,16 @@ fn files(b: &LabBundle, folder: &str) -> Result<Vec<Obj>, Error> {
     Ok(v)
 }
 
-/// The single-learner demo state of a lab: objects in its namespace, and the cluster-scoped
-/// objects of its demo file (`demo/NN-<lab>.yaml`).
+/// The single-learner demo state of a lab: objects in its namespace, the cluster-scoped
+/// objects of its demo file (`demo/NN-<lab>.yaml`), and the ClusterTrainingRuntimes its
+/// TrainJobs name, from whichever demo file holds them: the demo keeps one `torch-distributed`
+/// (in lab 1's file) for the TrainJobs of labs 1, 2, 10 and 11, so a lab graded without lab 1
+/// still finds its runtime, as on the cluster.
 fn demo_state(objs: &[&Obj], lab: &str) -> Vec<Obj> {
     let ns = format!("trainlab-{lab}");
     let file = format!("-{lab}.");
-    objs.iter()
+    let mut state: Vec<Obj> = objs
+        .iter()
         .filter(|o| o.kind() != "Node")
         .filter(|o| {
             o.namespace() == Some(ns.as_str())
@@ -147,7 +152,31 @@ fn demo_state(objs: &[&Obj], lab: &str) -> Vec<Obj> {
                     && matches!(&o.origin, Origin::File { path, .. } if path.contains(&file)))
         })
         .map(|o| (*o).clone())
-        .collect()
+        .collect();
+    let named: BTreeSet<String> = state.iter().filter_map(cluster_runtime_named).collect();
+    let runtimes: Vec<Obj> = objs
+        .iter()
+        .filter(|o| o.kind() == trainer::CLUSTER_RUNTIME_KIND && named.contains(o.name()))
+        .filter(|o| {
+            !state
+                .iter()
+                .any(|s| s.kind() == o.kind() && s.name() == o.name())
+        })
+        .map(|o| (*o).clone())
+        .collect();
+    state.extend(runtimes);
+    state
+}
+
+/// The ClusterTrainingRuntime a TrainJob names (`spec.runtimeRef`, defaults applied).
+fn cluster_runtime_named(o: &Obj) -> Option<String> {
+    if o.kind() != "TrainJob" {
+        return None;
+    }
+    let r = o.parse::<TrainJob>().ok()?.spec.runtime_ref?;
+    let cluster_scoped =
+        r.kind() == trainer::CLUSTER_RUNTIME_KIND && r.group() == trainer::RUNTIME_GROUP;
+    r.name.filter(|_| cluster_scoped)
 }
 
 /// (kind, name) of the cluster-scoped objects the lab's solution creates: those a workshop
@@ -263,6 +292,34 @@ mod tests {
             .collect();
         let distinct: HashSet<&Vec<Stage>> = rows.iter().collect();
         assert_eq!(distinct.len(), LEARNERS.len(), "{rows:?}");
+    }
+
+    #[test]
+    fn a_labs_demo_state_carries_the_cluster_runtime_its_trainjob_names() {
+        // One torch-distributed, in lab 1's file, serves the TrainJobs of labs 1, 2, 10 and 11:
+        // each lab's state has it once, whichever labs are graded with it.
+        let demo = sources::demo().unwrap();
+        let objs = demo.objects();
+        for lab in [
+            "tensor-parallelism",
+            "parallelism-3d",
+            "bf16",
+            "gradient-checkpointing",
+        ] {
+            let state = demo_state(&objs, lab);
+            assert!(state.iter().any(|o| o.kind() == "TrainJob"), "{lab}");
+            let runtimes: Vec<&str> = state
+                .iter()
+                .filter(|o| o.kind() == trainer::CLUSTER_RUNTIME_KIND)
+                .map(|o| o.name())
+                .collect();
+            assert_eq!(runtimes, ["torch-distributed"], "{lab}");
+        }
+        let gang = demo_state(&objs, "volcano-gang");
+        assert!(!gang.is_empty());
+        assert!(gang
+            .iter()
+            .all(|o| o.kind() != trainer::CLUSTER_RUNTIME_KIND));
     }
 
     #[test]

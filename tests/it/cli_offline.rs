@@ -562,6 +562,139 @@ fn a_japanese_report_has_no_english_sentence_in_expected_found_or_reason() {
     );
 }
 
+/// Issue 23: `check --demo` grades a TrainJob (Kubeflow Trainer v2 over the demo's one
+/// `torch-distributed`) in every lab that accepts one, read through its JobSet, Job and pods:
+/// labs 1 and 2 pass the spec and wait for the scheduler, lab 10 fails one check with its hint,
+/// lab 11 passes every check. Each lab is graded alone (the runtime is in lab 1's demo file).
+#[test]
+fn the_demo_grades_a_trainjob_in_labs_1_2_10_and_11() {
+    use serde_json::Value;
+    struct Want {
+        lab: &'static str,
+        id: &'static str,
+        job: &'static str,
+        code: i32,
+        statuses: &'static [(&'static str, &'static str)],
+    }
+    let wants = [
+        Want {
+            lab: "1",
+            id: "tensor-parallelism",
+            job: "tp-llm",
+            code: 4,
+            statuses: &[
+                ("whole-node-gpus", "pass"),
+                ("nproc-matches-gpus", "pass"),
+                ("tp-set", "pass"),
+                ("tp-within-node", "pass"),
+                ("world-divisible", "pass"),
+                ("pods-running", "pending"),
+                ("one-pod-per-node", "pending"),
+            ],
+        },
+        Want {
+            lab: "2",
+            id: "parallelism-3d",
+            job: "llm-200b",
+            code: 4,
+            statuses: &[
+                ("three-degrees", "pass"),
+                ("tp-within-node", "pass"),
+                ("degrees-match-world", "pass"),
+                ("layers-divisible", "pass"),
+                ("global-batch", "pass"),
+                ("pods-running", "pending"),
+                ("one-pod-per-node", "pending"),
+            ],
+        },
+        Want {
+            lab: "10",
+            id: "bf16",
+            job: "bf16-train",
+            code: 1,
+            statuses: &[
+                ("bf16-on", "pass"),
+                ("fp16-off", "pass"),
+                ("no-loss-scaling", "fail"),
+                ("bf16-capable-placement", "pass"),
+                ("pods-on-bf16-nodes", "pass"),
+                ("pods-running", "pass"),
+            ],
+        },
+        Want {
+            lab: "11",
+            id: "gradient-checkpointing",
+            job: "ckpt-train",
+            code: 0,
+            statuses: &[
+                ("checkpointing-on", "pass"),
+                ("batch-kept", "pass"),
+                ("memory-unchanged", "pass"),
+                ("not-oom-killed", "pass"),
+                ("job-succeeded", "pass"),
+            ],
+        },
+    ];
+    for w in wants {
+        let a = trainlab()
+            .args(["check", w.lab, "--demo", "-o", "json"])
+            .assert()
+            .code(w.code);
+        let report: Value = serde_json::from_str(&stdout_of(&a)).unwrap();
+        assert_eq!(report["lab"]["id"], w.id);
+        assert_eq!(report["source"]["kind"], "demo");
+        let outcomes = report["outcomes"].as_array().unwrap();
+        let got: Vec<(&str, &str)> = outcomes
+            .iter()
+            .map(|o| (o["check"].as_str().unwrap(), o["status"].as_str().unwrap()))
+            .collect();
+        assert_eq!(got, w.statuses, "{}", w.id);
+        for o in outcomes {
+            assert_eq!(o["evidence"]["job"], w.job, "{} {}", w.id, o["check"]);
+            // The state checks read the TrainJob's pods (TrainJob → JobSet → Job → Pod).
+            if o["stage"] == "state" {
+                assert_eq!(o["evidence"]["kind"], "TrainJob", "{} {}", w.id, o["check"]);
+            }
+            if o["status"] != "fail" {
+                assert_eq!(o["hint"], Value::Null, "{} {}", w.id, o["check"]);
+            }
+            if o["status"] == "pending" {
+                let reason = o["reason"].as_str().unwrap();
+                assert!(
+                    reason.contains("is not scheduled yet")
+                        || reason.contains("0 of 2 pods are bound"),
+                    "{} {}: {reason}",
+                    w.id,
+                    o["check"]
+                );
+            }
+        }
+    }
+    // Lab 10's one failure: the draft's loss scale kept beside `--bf16`, with the lab's hint.
+    let a = trainlab()
+        .args(["check", "10", "--demo", "-o", "json"])
+        .assert()
+        .code(1);
+    let report: Value = serde_json::from_str(&stdout_of(&a)).unwrap();
+    let o = report["outcomes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["check"] == "no-loss-scaling")
+        .unwrap();
+    assert_eq!(o["found"], "--initial-loss-scale 65536");
+    let hint = o["hint"].as_str().unwrap();
+    assert!(
+        hint.starts_with("The node command configures loss scaling: --initial-loss-scale 65536.")
+            && hint.ends_with("Remove them."),
+        "{hint}"
+    );
+    assert_eq!(
+        report["counts"],
+        serde_json::json!({"pass": 5, "fail": 1, "pending": 0, "skipped": 0, "error": 0})
+    );
+}
+
 #[test]
 fn start_draft_only_writes_the_draft_without_a_cluster() {
     let dir = tempfile::tempdir().unwrap();

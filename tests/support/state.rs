@@ -78,6 +78,16 @@ impl State {
         }
     }
 
+    /// The embedded demo state (`check --demo`): every lab's part and the nodes.
+    pub fn demo() -> State {
+        let obs = trainlab::observe::sources::demo().expect("the embedded demo loads");
+        State {
+            objects: obs.objects().into_iter().cloned().collect(),
+            source: SourceKind::Demo,
+            params: BTreeMap::new(),
+        }
+    }
+
     /// The same objects read as the learner's files (static mode).
     pub fn into_files(mut self) -> State {
         self.source = SourceKind::Files;

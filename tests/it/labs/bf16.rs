@@ -783,3 +783,28 @@ fn a_trainjob_from_files_passes_its_spec_checks_over_the_built_in_runtime() {
         assert_eq!(status(&r, c), Status::Pass, "{c}: {:?}", outcome(&r, c));
     }
 }
+
+#[test]
+fn the_demo_learner_swapped_fp16_for_bf16_but_kept_the_drafts_initial_loss_scale() {
+    // manifests/demo/10-bf16.yaml: a completed TrainJob over the demo's torch-distributed.
+    let r = State::demo().grade(LAB);
+    let o = assert_only_fails(&r, "no-loss-scaling", None);
+    assert_eq!(o.found.as_deref(), Some("--initial-loss-scale 65536"));
+    assert_eq!(o.evidence["role"], "node");
+    let en = hint(&r, "no-loss-scaling", Lang::En);
+    assert!(
+        en.starts_with("The node command configures loss scaling: --initial-loss-scale 65536."),
+        "{en}"
+    );
+    // Ran on an H100 and an A100 node, both with BF16, and completed.
+    assert_eq!(
+        outcome(&r, "pods-on-bf16-nodes").found.as_deref(),
+        Some("bf16-train-node-0-0-r4t8w → trainlab-worker, bf16-train-node-0-1-r5t8w → trainlab-worker3")
+    );
+    let running = outcome(&r, "pods-running");
+    assert_eq!(running.evidence["kind"], "TrainJob");
+    assert_eq!(
+        running.found.as_deref(),
+        Some("TrainJob bf16-train Complete=True")
+    );
+}

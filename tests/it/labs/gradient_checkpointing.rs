@@ -661,3 +661,22 @@ fn a_trainjob_over_a_missing_runtime_fails_checkpointing_on_naming_the_runtime()
     assert_eq!(o.hint.as_deref(), Some("runtime-missing"));
     assert_eq!(o.evidence["runtimes"], "torch-distributed");
 }
+
+#[test]
+fn the_demo_learner_kept_batch_and_limit_turned_checkpointing_on_and_completed() {
+    // manifests/demo/11-gradient-checkpointing.yaml: a completed TrainJob over the demo's
+    // torch-distributed, its one pod on the trn1 node (it asks for no GPU on kind).
+    let r = grade(&State::demo());
+    assert_all_pass(&r);
+    for c in ["checkpointing-on", "not-oom-killed", "job-succeeded"] {
+        assert_eq!(outcome(&r, c).evidence["kind"], "TrainJob", "{c}");
+    }
+    assert_eq!(
+        outcome(&r, "memory-unchanged").found.as_deref(),
+        Some("spec.trainer.resourcesPerNode.limits.memory: 512Mi")
+    );
+    assert_eq!(
+        outcome(&r, "job-succeeded").found.as_deref(),
+        Some("Complete=True")
+    );
+}

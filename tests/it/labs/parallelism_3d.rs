@@ -736,3 +736,26 @@ fn a_trainjob_from_files_passes_its_spec_checks_over_the_built_in_runtime() {
         assert_eq!(status(&r, c), Status::Pass, "{c}: {:?}", outcome(&r, c));
     }
 }
+
+#[test]
+fn the_demo_learners_trainjob_passes_the_spec_and_waits_for_the_p5_nodes() {
+    // manifests/demo/02-parallelism-3d.yaml: lab 9's gang holds both p5.48xlarge nodes and lab
+    // 1's pods wait for them too, so the scheduler has nowhere to put llm-200b's pods.
+    let r = State::demo().grade(LAB);
+    for c in SPEC_CHECKS {
+        assert_eq!(status(&r, c), Status::Pass, "{c}: {:?}", outcome(&r, c));
+    }
+    let running = outcome(&r, "pods-running");
+    assert_eq!(running.status, Status::Pending);
+    assert_eq!(message(running), "pods-unschedulable");
+    assert_eq!(running.evidence["kind"], "TrainJob");
+    assert_eq!(running.evidence["pod"], "llm-200b-node-0-0-k7p2d");
+    assert!(
+        running.evidence["message"].contains("2 Insufficient nvidia.com/gpu"),
+        "{running:?}"
+    );
+    let spread = outcome(&r, "one-pod-per-node");
+    assert_eq!(spread.status, Status::Pending);
+    assert_eq!(message(spread), "pods-unbound");
+    assert_eq!(spread.evidence["bound"], "0");
+}

@@ -1002,3 +1002,21 @@ fn a_trainjob_over_a_namespaced_training_runtime_reads_that_one() {
     assert_eq!(o.hint.as_deref(), Some("runtime-missing"));
     assert_eq!(o.evidence["runtime_kind"], "TrainingRuntime");
 }
+
+#[test]
+fn the_demo_learners_trainjob_passes_the_spec_and_waits_for_the_scheduler() {
+    // manifests/demo/01-tensor-parallelism.yaml: lab 9's gang holds the p5.48xlarge nodes.
+    let r = State::demo().grade(LAB);
+    for c in SPEC_CHECKS {
+        assert_eq!(status(&r, c), Status::Pass, "{c}: {:?}", outcome(&r, c));
+    }
+    for c in STATE_CHECKS {
+        let o = outcome(&r, c);
+        assert_eq!(o.status, Status::Pending, "{c}: {o:?}");
+        assert_eq!(o.evidence["kind"], "TrainJob", "{c}");
+    }
+    let running = outcome(&r, "pods-running");
+    assert_eq!(message(running), "pods-unschedulable");
+    assert!(running.evidence["message"].contains("Insufficient nvidia.com/gpu"));
+    assert_eq!(message(outcome(&r, "one-pod-per-node")), "pods-unbound");
+}
