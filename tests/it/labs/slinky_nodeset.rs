@@ -710,7 +710,9 @@ fn without_the_slinky_crds_the_checks_are_skipped_with_the_install_command_and_e
 #[test]
 fn the_demo_learner_left_out_the_partition() {
     let r = State::load("kind-nodes")
-        .add(include_str!("../../../manifests/demo/04-slinky-nodeset.yaml"))
+        .add(include_str!(
+            "../../../manifests/demo/04-slinky-nodeset.yaml"
+        ))
         .grade(LAB);
     assert_only_fails(&r, "partition-enabled", None);
 }
