@@ -116,8 +116,13 @@ impl Cluster {
 
     /// A scratch folder and kubeconfig for an emulator already started.
     pub fn on(emu: Emulator) -> Cluster {
+        Cluster::on_context(emu, CONTEXT)
+    }
+
+    /// The same, with the kubeconfig's only (and current) context named `context`.
+    pub fn on_context(emu: Emulator, context: &str) -> Cluster {
         let dir = tempfile::tempdir().unwrap();
-        let kubeconfig = emu.kubeconfig(dir.path(), CONTEXT);
+        let kubeconfig = emu.kubeconfig(dir.path(), context);
         Cluster {
             emu,
             dir,

@@ -9,7 +9,7 @@ use k8s_openapi::api::core::v1::PodSpec;
 
 use crate::verify::kit::k8s::conditions::{self, Condition};
 use crate::verify::kit::k8s::owned;
-use crate::verify::kit::k8s::pods::{self, PodState};
+use crate::verify::kit::k8s::pods::{self, PodState, Standing};
 use crate::verify::kit::k8s::quantity::Quantity;
 use crate::verify::kit::k8s::resources;
 use crate::verify::kit::nodes::spread::Placed;
@@ -92,31 +92,11 @@ impl Placed for RankPod {
 }
 
 impl RankPod {
-    /// A container waiting for good: kit `pods::STUCK`, or the kubelet's back-off after
-    /// repeated crashes (`CrashLoopBackOff`), which only a changed command ends.
-    pub fn stuck(&self) -> Option<&(String, String, String)> {
-        let stuck = |r: &str| pods::STUCK.contains(&r) || r == "CrashLoopBackOff";
-        self.state.waiting.iter().find(|w| stuck(&w.1))
-    }
-
-    /// Where the pod stands. `fits_nowhere`: whether its own constraints keep it off every
-    /// node (kit `spread::fits_nowhere`), asked only of an unschedulable pod.
+    /// Where the pod stands (kit `PodState::standing`). `fits_nowhere`: whether its own
+    /// constraints keep it off every node (kit `spread::fits_nowhere`), asked only of an
+    /// unschedulable pod.
     pub fn standing(&self, fits_nowhere: impl FnOnce(&RankPod) -> bool) -> Standing {
-        if let Some((container, reason, message)) = self.stuck().cloned() {
-            return Standing::Stuck {
-                container,
-                reason,
-                message,
-            };
-        }
-        match (self.state.phase.as_str(), &self.state.unschedulable) {
-            ("Succeeded" | "Running", _) => Standing::Up,
-            // The controller replaces it (backoffLimit, restartPolicy).
-            ("Failed", _) => Standing::Retrying,
-            (_, Some(m)) if fits_nowhere(self) => Standing::Unschedulable(m.clone()),
-            (_, Some(m)) => Standing::WaitingCapacity(m.clone()),
-            (_, None) => Standing::Starting,
-        }
+        self.state.standing(|| fits_nowhere(self))
     }
 
     /// The whole count of `resource` it asks for (0 when none, or not whole).
@@ -124,27 +104,6 @@ impl RankPod {
         let q = self.requests.get(resource);
         q.and_then(|q| q.count().ok()).unwrap_or(0)
     }
-}
-
-/// How one rank pod stands.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Standing {
-    /// Running or Succeeded.
-    Up,
-    /// A container waits for good ([`RankPod::stuck`]).
-    Stuck {
-        container: String,
-        reason: String,
-        message: String,
-    },
-    /// Failed: the controller is retrying.
-    Retrying,
-    /// Unschedulable by its own constraints: the scheduler's message.
-    Unschedulable(String),
-    /// Unschedulable for now (a node that fits is busy, or one may be added).
-    WaitingCapacity(String),
-    /// Pending without a scheduling problem.
-    Starting,
 }
 
 /// Lower is further along: the pod that stands for its rank when a retry left two.

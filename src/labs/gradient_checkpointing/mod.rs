@@ -18,7 +18,7 @@ use crate::verify::kit::cmdline::{
     Setting,
 };
 use crate::verify::kit::k8s::conditions;
-use crate::verify::kit::k8s::pods::{pod_states, ContainerEnd, PodState, STUCK};
+use crate::verify::kit::k8s::pods::{pod_states, ContainerEnd, PodState};
 use crate::verify::kit::k8s::quantity::Quantity;
 use crate::verify::kit::k8s::resources;
 use crate::verify::kit::k8s::workload::{resources_field, PodTemplate};
@@ -430,11 +430,7 @@ fn job_succeeded(pods: &[PodState], conds: &[conditions::Condition]) -> Outcome 
                 .with("pod", &p.name)
                 .with("found", found);
         }
-        if let Some((c, reason, message)) = p
-            .waiting
-            .iter()
-            .find(|(_, r, _)| STUCK.contains(&r.as_str()))
-        {
+        if let Some((c, reason, message)) = p.stuck() {
             let found = format!("{}/{c}: {reason}", p.name);
             return Outcome::fail(JOB_SUCCEEDED, "Complete=True", found.clone())
                 .hint("stuck")

@@ -87,6 +87,60 @@ impl PodState {
     pub fn is_up(&self) -> bool {
         self.phase == "Running" || self.phase == "Succeeded"
     }
+
+    /// A container waiting for a reason that does not clear by itself ([`STUCK`]):
+    /// `(container, reason, message)`.
+    pub fn stuck(&self) -> Option<&(String, String, String)> {
+        self.waiting.iter().find(|w| STUCK.contains(&w.1.as_str()))
+    }
+
+    /// Where the pod stands: the one reading of a pod that the pods-running rules start from
+    /// (kit [`running`], lab 5's ranks). A container waits for good when [`stuck`](Self::stuck)
+    /// or in the kubelet's [`BACK_OFF`] after repeated exits, which only a changed command
+    /// ends. `fits_nowhere`: whether the pod's own constraints keep it off every node, asked
+    /// only of an unschedulable pod (lab 5 asks kit `spread::fits_nowhere`; kit [`running`]
+    /// does not tell the two apart).
+    pub fn standing(&self, fits_nowhere: impl FnOnce() -> bool) -> Standing {
+        let for_good =
+            |w: &&(String, String, String)| STUCK.contains(&w.1.as_str()) || w.1 == BACK_OFF;
+        if let Some((container, reason, message)) = self.waiting.iter().find(for_good).cloned() {
+            return Standing::Stuck {
+                container,
+                reason,
+                message,
+            };
+        }
+        match (self.phase.as_str(), &self.unschedulable) {
+            ("Succeeded" | "Running", _) => Standing::Up,
+            // The controller replaces it (backoffLimit, restartPolicy).
+            ("Failed", _) => Standing::Retrying,
+            (_, Some(m)) if fits_nowhere() => Standing::Unschedulable(m.clone()),
+            (_, Some(m)) => Standing::WaitingCapacity(m.clone()),
+            (_, None) => Standing::Starting,
+        }
+    }
+}
+
+/// How one pod stands ([`PodState::standing`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Standing {
+    /// Running or Succeeded.
+    Up,
+    /// A container waits for good ([`PodState::stuck`]).
+    Stuck {
+        container: String,
+        reason: String,
+        message: String,
+    },
+    /// Failed: its controller replaces it.
+    Retrying,
+    /// Unschedulable by its own constraints: the scheduler's message.
+    Unschedulable(String),
+    /// Unschedulable for now (a node that fits is busy, or one may be added): the scheduler's
+    /// message.
+    WaitingCapacity(String),
+    /// Pending without a scheduling problem.
+    Starting,
 }
 
 /// Reads pods (core/v1 `PodStatus.containerStatuses[].state` / `.lastState`).
@@ -153,6 +207,10 @@ pub const STUCK: &[&str] = &[
     "CreateContainerError",
     "RunContainerError",
 ];
+
+/// The kubelet's waiting reason for a container it restarts after repeated exits, with a
+/// growing delay (kubelet `kuberuntime` `CrashLoopBackOff`).
+pub const BACK_OFF: &str = "CrashLoopBackOff";
 
 /// The pods `job` owns among `pods` (by ownerReference uid, terminating ones left out), read.
 /// A job without a uid was never created by an API server (a manifest, the demo room's
@@ -281,8 +339,9 @@ fn volcano_end(w: &Workload, who: &str) -> JobEnd {
 ///    `status.reason` such as `Evicted`): fail,
 ///    hint `crashed` {`pod`, `container`, `exit_code`, `message`: the termination message, the
 ///    stand-in's or the real tool's own words; `—` for what a pod-level failure lacks};
-/// 3. a container waits for a reason that does not clear ([`STUCK`]): fail, hint `stuck`
-///    {`pod`, `reason`, `message`};
+/// 3. a container waits for good ([`Standing::Stuck`]: a [`STUCK`] reason, or the kubelet's
+///    back-off after exits that were no crash): fail, hint `stuck` {`pod`, `reason`,
+///    `message`};
 /// 4. the job says it failed: fail, hint `job-failed` {`message`};
 /// 5. the job is suspended: fail, hint `suspended` {`field`, `value`};
 /// 6. `replicas` pods (at least one) are Running or Succeeded: pass;
@@ -312,16 +371,17 @@ pub fn running(check: &str, end: &JobEnd, pods: &[PodState], replicas: i64) -> O
                 .with("exit_code", e.exit_code)
                 .with("message", message));
         }
-        if let Some((c, reason, message)) = p
-            .waiting
-            .iter()
-            .find(|(_, r, _)| STUCK.contains(&r.as_str()))
+        if let Standing::Stuck {
+            container: c,
+            reason,
+            message,
+        } = p.standing(|| false)
         {
             let found = format!("{}/{c}: {reason}", p.name);
             let message = if message.is_empty() {
                 found.clone()
             } else {
-                message.clone()
+                message
             };
             return ev(Outcome::fail(check, expected, found)
                 .hint("stuck")
@@ -626,6 +686,74 @@ mod tests {
             1,
         );
         assert_eq!(o.status, Status::Pending);
+    }
+
+    #[test]
+    fn a_pod_stands_stuck_up_retrying_unplaced_or_starting() {
+        let waiting = |reason: &str, last: Json| {
+            status(
+                "p",
+                json!({"waiting": {"reason": reason, "message": "said"}}),
+                last,
+            )
+        };
+        let s = states(&[
+            waiting("ImagePullBackOff", json!(null)),
+            // Back-off after exits that were no crash (exit 0 under restartPolicy Always).
+            waiting(
+                BACK_OFF,
+                json!({"terminated": {"exitCode": 0, "reason": "Completed"}}),
+            ),
+            waiting("ContainerCreating", json!(null)),
+        ]);
+        let stuck = |reason: &str| Standing::Stuck {
+            container: "trainer".into(),
+            reason: reason.into(),
+            message: "said".into(),
+        };
+        assert_eq!(s[0].standing(|| false), stuck("ImagePullBackOff"));
+        assert_eq!(s[1].standing(|| false), stuck(BACK_OFF));
+        // `stuck` alone is the STUCK list: the back-off is standing's own addition.
+        assert!(s[1].stuck().is_none());
+        assert_eq!(s[2].standing(|| false), Standing::Up);
+        let placed = |phase: &str, unschedulable: Option<&str>| PodState {
+            phase: phase.into(),
+            unschedulable: unschedulable.map(str::to_string),
+            ..s[2].clone()
+        };
+        let said = "0/3 nodes are available";
+        assert_eq!(
+            placed("Failed", None).standing(|| false),
+            Standing::Retrying
+        );
+        assert_eq!(
+            placed("Pending", Some(said)).standing(|| true),
+            Standing::Unschedulable(said.into())
+        );
+        assert_eq!(
+            placed("Pending", Some(said)).standing(|| false),
+            Standing::WaitingCapacity(said.into())
+        );
+        let waiting_only = PodState {
+            waiting: Vec::new(),
+            ..placed("Pending", None)
+        };
+        assert_eq!(waiting_only.standing(|| true), Standing::Starting);
+    }
+
+    #[test]
+    fn a_container_backing_off_after_clean_exits_fails_as_stuck() {
+        // Rule change (one standing for every pods-running rule): it used to wait forever as
+        // pods-starting; the kubelet's back-off only ends when the command changes.
+        let looping = status(
+            "p-1",
+            json!({"waiting": {"reason": BACK_OFF, "message": "back-off 5m0s"}}),
+            json!({"terminated": {"exitCode": 0, "reason": "Completed"}}),
+        );
+        let o = running("r", &JobEnd::Open, &states(&[looping]), 1);
+        assert_eq!(o.hint.as_deref(), Some("stuck"));
+        assert_eq!(o.evidence["reason"], BACK_OFF);
+        assert_eq!(o.evidence["message"], "back-off 5m0s");
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! - ready means `readyReplicas ≥ desired` (apps/v1 `StatefulSetStatus.readyReplicas`: "the
 //!   number of pods created for this StatefulSet with a Ready Condition"; `spec.replicas`
 //!   defaults to 1);
-//! - a container waiting for a reason that does not clear by itself ([`pods::STUCK`]: the
+//! - a container waiting for a reason that does not clear by itself ([`PodState::stuck`]: the
 //!   image cannot be pulled, the container cannot be created) or crashing ([`PodState::crash`])
 //!   is a fail: waiting longer changes nothing;
 //! - a container image the learner left empty never starts: the API server refuses a pod (or a
@@ -20,7 +20,7 @@
 
 use crate::observe::{InputError, Obj};
 use crate::verify::kit::k8s::owned;
-use crate::verify::kit::k8s::pods::{pod_states, PodState, STUCK};
+use crate::verify::kit::k8s::pods::{pod_states, PodState};
 use crate::verify::{Outcome, Reason};
 
 /// What an operator runs for one object.
@@ -59,11 +59,7 @@ impl Rollout {
             return Verdict::Ready;
         }
         for p in &self.pods {
-            if let Some((c, r, m)) = p
-                .waiting
-                .iter()
-                .find(|(_, r, _)| STUCK.contains(&r.as_str()))
-            {
+            if let Some((c, r, m)) = p.stuck() {
                 return Verdict::Stuck(p.name.clone(), c.clone(), r.clone(), m.clone());
             }
         }
