@@ -38,7 +38,7 @@ use crate::verify::kit::nodes::devices::{self, PerType};
 use crate::verify::kit::cmdline::EnvLookup;
 use efa::{OffEfa, EFA_PROVIDER, FI_PROVIDER, NCCL_NET};
 use crate::verify::kit::k8s::placement::{self, Allowed};
-use crate::verify::kit::k8s::pods::{JobEnd, Standing};
+use crate::verify::kit::k8s::pods::{self, JobEnd, Standing};
 use rank_env::{RankEnv, RanksSee};
 use ranks::RankPod;
 use crate::verify::kit::nodes::spread::{self, NodeView, OneZone, Zones};
@@ -513,14 +513,17 @@ impl<'a> Lab<'a> {
         if let Some(s) = ranks::shape_problem(&self.wl, PODS_WANTED) {
             return self.fail(ID, s.expected, s.found).hint(s.hint);
         }
-        if let (success, Some(c)) = ranks::failure(&self.wl) {
-            let reason = c.reason.unwrap_or_default();
+        if let JobEnd::Failed {
+            reason, message, ..
+        } = &self.end
+        {
+            let success = pods::success_condition(self.wl.kind).unwrap_or("Complete");
             let found = format!("Failed=True ({reason})");
             return (self
                 .fail(ID, format!("{success}=True"), found)
                 .hint("job-failed"))
             .with("reason", reason)
-            .with("message", c.message.unwrap_or_default());
+            .with("message", message);
         }
         // The controller writes the success condition once every pod succeeded; they may be gone.
         if matches!(self.end, JobEnd::Complete { .. }) {

@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::PodSpec;
 
-use crate::verify::kit::k8s::conditions::{self, Condition};
 use crate::verify::kit::k8s::owned;
 use crate::verify::kit::k8s::pods::{self, PodState, Standing};
 use crate::verify::kit::k8s::quantity::Quantity;
@@ -166,19 +165,6 @@ pub fn at_once(wl: &Workload, t: &PodTemplate) -> usize {
     n.max(1) as usize
 }
 
-/// The success condition's type (`Complete`: batch/v1 `JobComplete`; `Succeeded`: MPIJob
-/// v2beta1 `JobSucceeded`) and, when the workload failed, its `Failed=True` condition: the
-/// words kit `pods::JobEnd` sums up, for hints that quote the reason apart.
-pub fn failure(wl: &Workload) -> (&'static str, Option<Condition>) {
-    let success = match wl.kind {
-        WorkloadKind::MpiJob => mpi::COND_SUCCEEDED,
-        _ => "Complete",
-    };
-    let conds = conditions::from_object(&wl.obj.value).unwrap_or_default();
-    let failed = conditions::find(&conds, "Failed").filter(|c| c.is_true());
-    (success, failed.cloned())
-}
-
 /// What keeps a workload from running `ranks` pods at once, each with its rank.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShapeProblem {
@@ -329,21 +315,6 @@ mod tests {
         let rp = &rank_pods(&wl, &refs).unwrap()[0];
         assert!(
             matches!(rp.standing(|_| true), Standing::Stuck { reason, .. } if reason == "CrashLoopBackOff")
-        );
-    }
-
-    #[test]
-    fn a_failure_quotes_the_condition() {
-        let j = obj(
-            json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
-            "status": {"conditions": [{"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded"}]}}),
-        );
-        let wl = Workload::from_obj(&j).unwrap().unwrap();
-        let (success, failed) = failure(&wl);
-        assert_eq!(success, "Complete");
-        assert_eq!(
-            failed.unwrap().reason.as_deref(),
-            Some("BackoffLimitExceeded")
         );
     }
 }

@@ -229,10 +229,28 @@ pub enum JobEnd {
     Open,
     /// `found`: what says so (`Job ckpt-llm Complete=True`).
     Complete { found: String },
-    /// `message`: the job's own words (the condition's message, else its reason).
-    Failed { found: String, message: String },
+    /// `reason`, `message`: the job's own words, as it wrote them (empty when it wrote none);
+    /// [`JobEnd::said`] is the one to show.
+    Failed {
+        found: String,
+        reason: String,
+        message: String,
+    },
     /// Held by `field` (a path) set to `value`.
     Suspended { field: String, value: String },
+}
+
+/// The condition type a training workload sets when it succeeded: `Complete` for a batch/v1
+/// Job (k8s.io/api `batch/v1/types.go` `JobComplete`) and a TrainJob (kubeflow/trainer v2.3.0
+/// `trainjob_types.go` `TrainJobComplete`), `Succeeded` for a PyTorchJob and an MPIJob
+/// (training-operator v1.9 `common_types.go` `JobSucceeded`, mpi-operator v0.8 `v2beta1`
+/// `JobSucceeded`). None for a kind that does not end by a condition.
+pub fn success_condition(kind: WorkloadKind) -> Option<&'static str> {
+    match kind {
+        WorkloadKind::Job | WorkloadKind::TrainJob => Some("Complete"),
+        WorkloadKind::PyTorchJob | WorkloadKind::MpiJob => Some("Succeeded"),
+        _ => None,
+    }
 }
 
 impl JobEnd {
@@ -253,14 +271,15 @@ impl JobEnd {
     pub fn of(w: &Workload) -> Result<JobEnd, InputError> {
         let obj = w.obj;
         let who = format!("{} {}", w.kind.kind(), obj.name());
-        let (done, suspend_field) = match w.kind {
-            WorkloadKind::Job => ("Complete", "spec.suspend"),
-            WorkloadKind::PyTorchJob | WorkloadKind::MpiJob => {
-                ("Succeeded", "spec.runPolicy.suspend")
-            }
-            WorkloadKind::TrainJob => ("Complete", "spec.suspend"),
-            WorkloadKind::VolcanoJob => return Ok(volcano_end(w, &who)),
-            _ => return Ok(JobEnd::Open),
+        if w.kind == WorkloadKind::VolcanoJob {
+            return Ok(volcano_end(w, &who));
+        }
+        let Some(done) = success_condition(w.kind) else {
+            return Ok(JobEnd::Open);
+        };
+        let suspend_field = match w.kind {
+            WorkloadKind::PyTorchJob | WorkloadKind::MpiJob => "spec.runPolicy.suspend",
+            _ => "spec.suspend",
         };
         let conds = conditions::from_object(&obj.value)
             .map_err(|e| obj.field_error("status.conditions", e))?;
@@ -272,11 +291,8 @@ impl JobEnd {
         if let Some(c) = conditions::find(&conds, "Failed").filter(|c| c.is_true()) {
             return Ok(JobEnd::Failed {
                 found: format!("{who} Failed=True"),
-                message: c
-                    .message
-                    .clone()
-                    .or(c.reason.clone())
-                    .unwrap_or_else(|| "Failed".into()),
+                reason: c.reason.clone().unwrap_or_default(),
+                message: c.message.clone().unwrap_or_default(),
             });
         }
         let suspended = match (w.batch_job(), w.pytorch(), w.mpi(), w.trainjob()) {
@@ -294,6 +310,22 @@ impl JobEnd {
         } else {
             JobEnd::Open
         })
+    }
+
+    /// A failed job's own words: its message, else its reason, else `Failed`. None unless
+    /// failed.
+    pub fn said(&self) -> Option<&str> {
+        let JobEnd::Failed {
+            reason, message, ..
+        } = self
+        else {
+            return None;
+        };
+        [message, reason]
+            .into_iter()
+            .map(|s| s.as_str())
+            .find(|s| !s.is_empty())
+            .or(Some("Failed"))
     }
 
     /// Ended for good: complete or failed.
@@ -319,9 +351,9 @@ fn volcano_end(w: &Workload, who: &str) -> JobEnd {
         "Completed" => JobEnd::Complete { found },
         "Failed" | "Terminating" | "Terminated" => JobEnd::Failed {
             found,
-            message: said("message")
-                .or(said("reason"))
-                .unwrap_or_else(|| phase.to_string()),
+            // No reason or message: the phase is all the job said.
+            reason: said("reason").unwrap_or_else(|| phase.to_string()),
+            message: said("message").unwrap_or_default(),
         },
         "Aborting" | "Aborted" => JobEnd::Suspended {
             field: "status.state.phase".into(),
@@ -399,10 +431,10 @@ pub fn running(check: &str, end: &JobEnd, pods: &[PodState], replicas: i64) -> O
         }
     }
     match end {
-        JobEnd::Failed { found, message } => {
+        JobEnd::Failed { found, .. } => {
             return ev(Outcome::fail(check, expected, found.clone())
                 .hint("job-failed")
-                .with("message", message))
+                .with("message", end.said().unwrap_or_default()))
         }
         JobEnd::Suspended { field, value } => {
             return ev(Outcome::fail(check, expected, format!("{field}: {value}"))
@@ -543,6 +575,7 @@ mod tests {
             batch(json!({"status": cond("Failed")})),
             JobEnd::Failed {
                 found: "Job j Failed=True".into(),
+                reason: String::new(),
                 message: "said".into()
             }
         );
@@ -587,15 +620,36 @@ mod tests {
             .1
         };
         assert!(matches!(vc("Completed"), JobEnd::Complete { .. }));
-        assert!(
-            matches!(vc("Terminated"), JobEnd::Failed { message, .. } if message == "PodFailed")
-        );
+        // Volcano wrote a reason and no message: the reason is what it said.
+        assert_eq!(vc("Terminated").said(), Some("PodFailed"));
+        assert_eq!(vc("Running").said(), None);
         assert!(matches!(vc("Aborted"),
             JobEnd::Suspended { field, value } if field == "status.state.phase" && value == "Aborted"));
         assert_eq!(vc("Running"), JobEnd::Open);
         let deploy = workload(json!({"apiVersion": "apps/v1", "kind": "Deployment",
             "metadata": {"name": "d"}, "spec": {"template": {"spec": {"containers": []}}}}));
         assert_eq!(deploy.1, JobEnd::Open);
+    }
+
+    #[test]
+    fn a_failure_keeps_the_jobs_reason_and_message_apart() {
+        // Moved from lab 5's ranks (its own reading of the Failed condition is gone).
+        let (_, end) = workload(json!({"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": "j"}, "spec": {"template": {"spec": {"containers": []}}},
+            "status": {"conditions": [{"type": "Failed", "status": "True",
+                "reason": "BackoffLimitExceeded"}]}}));
+        assert_eq!(
+            end,
+            JobEnd::Failed {
+                found: "Job j Failed=True".into(),
+                reason: "BackoffLimitExceeded".into(),
+                message: String::new(),
+            }
+        );
+        assert_eq!(end.said(), Some("BackoffLimitExceeded"));
+        assert_eq!(success_condition(WorkloadKind::Job), Some("Complete"));
+        assert_eq!(success_condition(WorkloadKind::MpiJob), Some("Succeeded"));
+        assert_eq!(success_condition(WorkloadKind::Deployment), None);
     }
 
     #[test]
@@ -623,7 +677,8 @@ mod tests {
         assert_eq!(o.status, Status::Pass);
         let failed = JobEnd::Failed {
             found: "Job j Failed=True".into(),
-            message: "BackoffLimitExceeded".into(),
+            reason: "BackoffLimitExceeded".into(),
+            message: String::new(),
         };
         let o = running("r", &failed, &states(&[crashed]), 1);
         assert_eq!(o.hint.as_deref(), Some("crashed"));
