@@ -170,6 +170,44 @@ fn the_top_level_modules_point_one_way() {
     );
 }
 
+/// The layers that judge: everything below `cluster` and the verifiers above it. They read what
+/// was observed and never a cluster, so they name neither the Kubernetes client nor the async
+/// runtime (what a core crate of their own would enforce through its Cargo.toml; the split was
+/// measured and not kept: see docs/architecture.md).
+const PURE: &[&str] = &[
+    "text", "quantity", "exit", "observe", "facts", "catalog", "error", "verify", "labs",
+];
+
+#[test]
+fn the_judging_layers_name_neither_kube_nor_tokio() {
+    let mut found = Vec::new();
+    for name in PURE {
+        let file = src().join(format!("{name}.rs"));
+        let path = if file.exists() {
+            file
+        } else {
+            src().join(name)
+        };
+        for f in rust_files(&path) {
+            // Tests count too: a test that needs a runtime belongs to the layers above.
+            let text = code(&f);
+            for client in ["kube::", "tokio::"] {
+                if !paths_after(&text, client).is_empty() {
+                    found.push(format!(
+                        "{}: {client}",
+                        f.strip_prefix(src()).unwrap().display()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "a judging layer names a client:\n{}",
+        found.join("\n")
+    );
+}
+
 /// A kit module's name as the labs write it: `k8s::pods`, `cmdline` (one unit: its submodules
 /// serve each other).
 fn kit_unit(path: &str) -> Option<String> {
