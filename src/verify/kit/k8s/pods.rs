@@ -9,7 +9,7 @@ use crate::observe::{InputError, Obj};
 use crate::verify::kit::k8s::conditions;
 use crate::verify::kit::k8s::owned::{self, NoUid};
 use crate::verify::kit::k8s::workload::{Workload, WorkloadKind};
-use crate::verify::{Outcome, Reason};
+use crate::verify::{views, Outcome, Reason};
 
 /// One container's status, as the kubelet reports it.
 #[derive(Debug, Clone)]
@@ -248,7 +248,8 @@ pub enum JobEnd {
 pub fn success_condition(kind: WorkloadKind) -> Option<&'static str> {
     match kind {
         WorkloadKind::Job | WorkloadKind::TrainJob => Some("Complete"),
-        WorkloadKind::PyTorchJob | WorkloadKind::MpiJob => Some("Succeeded"),
+        WorkloadKind::PyTorchJob => Some(views::pytorch::COND_SUCCEEDED),
+        WorkloadKind::MpiJob => Some(views::mpi::COND_SUCCEEDED),
         _ => None,
     }
 }
