@@ -484,11 +484,10 @@ mod tests {
             text.push_str(&format!("{name}: &{name} [{refs}]\n"));
             previous = name;
         }
-        let started = std::time::Instant::now();
+        // The parser's own budget stops it (that error), not a clock: no wall-clock bound here.
         let (_, line, _, message) = syntax(&text);
         assert!(line.is_some());
         assert!(message.contains("too large or too complex"), "{message}");
-        assert!(started.elapsed() < std::time::Duration::from_secs(5));
     }
 
     #[test]
