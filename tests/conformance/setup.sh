@@ -77,14 +77,29 @@ if [ -d "$venv" ]; then
   rm -rf "$venv"
 fi
 mkdir -p "$(dirname "$venv")"
+
+# The venv takes 5.1 GB (2.8 GB of CUDA libraries torch links against, 1 GB of triton, 1.1 GB of
+# torch) and pip holds each wheel while it unpacks it: measured, the install needs about 8 GB free.
+# Say so before starting rather than stop halfway with pip's "No space left on device".
+need_kb=$((8 * 1024 * 1024))
+free_kb=$(df -Pk "$(dirname "$venv")" | awk 'NR == 2 { print $4 }')
+if [ "${free_kb:-0}" -lt "$need_kb" ]; then
+  log "needs about 8 GB free for the real tools' venv and only $((free_kb / 1024)) MB is free on"
+  log "  $(df -Ph "$(dirname "$venv")" | awk 'NR == 2 { print $6 }') (where $venv goes)."
+  log "  Free some space (cargo clean removes old builds), or set TRAINLAB_CONFORMANCE_VENV to a"
+  log "  folder on a disk with room."
+  exit 1
+fi
 "$python" -m venv "$venv"
 
 start=$(date +%s)
 # --no-deps: requirements.txt is the whole lock (see its header), and torch's declared CUDA
 # dependencies include packages nothing loads on CPU. --no-compile: byte-compiling torch's
 # thousands of modules costs minutes; Python compiles the few the judge imports on first use.
+# --no-cache-dir: a copy of every wheel in pip's cache would take another 3 GB, for a venv that is
+# only rebuilt when requirements.txt changes.
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps --no-compile \
-  -r "$requirements" >&2
+  --no-cache-dir -r "$requirements" >&2
 log "installed in $(($(date +%s) - start)) s"
 
 sha256sum "$requirements" | cut -d' ' -f1 >"$stamp"
