@@ -19,8 +19,9 @@
 //!
 //! The anchor (the README's comparison): the same nine checks of `check efa-nccl` as a shell
 //! script of `kubectl get … -o json | jq` (benches/anchor/efa-nccl.sh), run in the same process
-//! against the same server, with kubectl's discovery cache warm as a learner's would be. It
-//! needs `kubectl` and `jq` on PATH; without them the bench says so and skips the row.
+//! against the same server (over plain HTTP and over TLS), with kubectl's discovery cache warm as
+//! a learner's would be. It needs `kubectl` and `jq` on PATH; without them the bench says so and
+//! skips the row.
 //!
 //! Wall time includes process start and kubeconfig loading, as a learner sees it. The discovery
 //! cache lives in a temporary folder: "warm" runs find the answers of the warm-up run there,
@@ -250,12 +251,25 @@ fn main() {
                 }
             }
         }
-        // Over plain HTTP only: kubectl's TLS client gets an EOF from the emulator's rustls
-        // listener (not investigated); both tools then meet the same server the same way.
-        if env_or("ANCHOR", 1) == 1 && !tls {
-            anchor(&emu, &kubeconfig, dir.path(), server, runs, check_warm);
+        if env_or("ANCHOR", 1) == 1 {
+            let kubectl_config = with_token(&kubeconfig, dir.path());
+            anchor(&emu, &kubectl_config, dir.path(), server, runs, check_warm);
         }
     }
+}
+
+/// The kubeconfig with a bearer token for its user, which the emulator ignores. Over https, a
+/// user with no credentials makes kubectl ask for a username and password on stdin (it read EOF
+/// and stopped, before any request); trainlab asks for none.
+fn with_token(kubeconfig: &Path, dir: &Path) -> PathBuf {
+    let text = std::fs::read_to_string(kubeconfig).expect("read the emulator's kubeconfig");
+    let mut config: serde_json::Value = serde_json::from_str(&text).expect("a JSON kubeconfig");
+    for user in config["users"].as_array_mut().into_iter().flatten() {
+        user["user"]["token"] = "anchor".into();
+    }
+    let path = dir.join("kubeconfig-kubectl");
+    std::fs::write(&path, config.to_string()).expect("write the kubectl kubeconfig");
+    path
 }
 
 /// The kubectl + jq script of the same checks (see the module docs), `runs` times after a
