@@ -7,6 +7,7 @@ pub use crate::facts::instances;
 pub mod eks;
 pub mod kind;
 pub mod pins;
+pub mod site;
 
 pub use crate::facts::capabilities;
 pub use crate::facts::Profile;
