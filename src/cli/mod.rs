@@ -3,6 +3,7 @@
 
 mod apply;
 mod check;
+mod confirm;
 mod doctor;
 mod grade;
 mod lint;

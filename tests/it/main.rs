@@ -26,6 +26,7 @@ mod cli_offline;
 mod cli_writes;
 mod client;
 mod dry_run;
+mod eks_capacity;
 mod eks_doctor;
 mod eks_token;
 mod emulator;
