@@ -1637,6 +1637,43 @@ fn snapshot_saves_what_grading_reads_and_check_snapshot_grades_it_the_same() {
     let (code, _, stderr) = c.run(&["snapshot", "--all", dir_s, "--request-timeout", "2s"]);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("already exists"), "{stderr}");
+    // With --force the earlier snapshot is replaced, and said so.
+    let (code, stdout, stderr) = c.run(&[
+        "snapshot",
+        "--all",
+        dir_s,
+        "--force",
+        "--request-timeout",
+        "2s",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("replacing the earlier snapshot in"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn snapshot_never_writes_into_a_folder_holding_other_files_even_with_force() {
+    let c = cluster(all_solution_states());
+    let dir = c.dir.path().join("mine");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("notes.txt"), "my notes").unwrap();
+    let dir_s = dir.to_str().unwrap();
+    for extra in [&[][..], &["--force"][..]] {
+        let mut args = vec!["snapshot", "9", dir_s, "--request-timeout", "2s"];
+        args.extend_from_slice(extra);
+        let (code, _, stderr) = c.run(&args);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(stderr.contains("is not empty"), "{stderr}");
+        assert!(stderr.contains("notes.txt"), "{stderr}");
+    }
+    let names: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().collect();
+    assert_eq!(names.len(), 1, "nothing written beside notes.txt");
+    assert!(
+        c.requests().is_empty(),
+        "refused before reading the cluster"
+    );
 }
 
 // --- TLS failures in plain words (issue 21 item 13) --------------------------------------------

@@ -892,3 +892,64 @@ fn watch_regrades_and_rewrites_the_page_until_ctrl_c() {
     let w = writes(&c.emu.requests());
     assert_eq!(w.len(), 2, "{w:?}");
 }
+
+// --- --html over an existing file ------------------------------------------------------------
+
+fn demo_page(page: &std::path::Path) -> (i32, String) {
+    let out = Command::cargo_bin("trainlab")
+        .unwrap()
+        .env("LANG", "C.UTF-8")
+        .env("NO_COLOR", "1")
+        .args(["grade", "--demo", "--html"])
+        .arg(page)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn html_over_a_private_file_keeps_it_private() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("room.html");
+    std::fs::write(&page, "old").unwrap();
+    std::fs::set_permissions(&page, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let (code, stderr) = demo_page(&page);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(std::fs::read_to_string(&page).unwrap().contains("</html>"));
+    let mode = std::fs::metadata(&page).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "not made world-readable");
+}
+
+#[test]
+fn html_refuses_a_read_only_file_and_leaves_it_alone() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("room.html");
+    std::fs::write(&page, "keep me").unwrap();
+    std::fs::set_permissions(&page, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let (code, stderr) = demo_page(&page);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("read-only (mode 0444)"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&page).unwrap(), "keep me");
+}
+
+#[test]
+fn html_over_someone_elses_file_keeps_its_owner() {
+    use std::os::unix::fs::MetadataExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("room.html");
+    std::fs::write(&page, "theirs").unwrap();
+    // Only root can give a file to another user to set this up; elsewhere the file is ours and
+    // the test shows the owner is unchanged all the same.
+    let _ = std::os::unix::fs::chown(&page, Some(65534), Some(65534));
+    let before = std::fs::metadata(&page).unwrap();
+    let (code, stderr) = demo_page(&page);
+    assert_eq!(code, 0, "{stderr}");
+    let after = std::fs::metadata(&page).unwrap();
+    assert_eq!((after.uid(), after.gid()), (before.uid(), before.gid()));
+    assert!(std::fs::read_to_string(&page).unwrap().contains("</html>"));
+}
