@@ -45,6 +45,65 @@ fn the_same_object_saved_twice_is_one_object() {
 }
 
 #[test]
+fn an_implicit_namespace_is_the_applied_one_so_two_versions_are_an_error_in_either_order() {
+    // The lab's own answer with its namespace implicit (as `kubectl apply -n` takes it), and a
+    // broken copy naming the lab namespace: one object once defaulted, two contents.
+    let good = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("labs/09-volcano-gang/solution/gang-train.yaml"),
+    )
+    .unwrap();
+    assert!(
+        !good.contains("namespace:"),
+        "the answer leaves its namespace implicit"
+    );
+    let broken = good.replacen(
+        "name: gang-train\n",
+        "name: gang-train\n  namespace: trainlab-volcano-gang\n",
+        1,
+    );
+    assert_ne!(broken, good);
+    let broken = broken.replace("minAvailable: 4", "minAvailable: 1");
+    for order in [
+        ["a-good.yaml", "b-broken.yaml"],
+        ["b-good.yaml", "a-broken.yaml"],
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), order[0], &good);
+        write(dir.path(), order[1], &broken);
+        let out = trainlab()
+            .args(["check", "9", "--profile", "kind", "--files"])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{order:?}: {stderr}");
+        assert!(
+            stderr.contains(order[0]) && stderr.contains(order[1]),
+            "{order:?}: {stderr}"
+        );
+    }
+    // The same content with and without the namespace field is one object.
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a.yaml", &good);
+    write(
+        dir.path(),
+        "b.yaml",
+        &good.replacen(
+            "name: gang-train\n",
+            "name: gang-train\n  namespace: trainlab-volcano-gang\n",
+            1,
+        ),
+    );
+    assert_eq!(
+        sources::files(&[dir.path().to_path_buf()])
+            .unwrap()
+            .objects()
+            .len(),
+        1
+    );
+}
+
+#[test]
 fn two_different_objects_with_one_identity_are_an_error_naming_both_files() {
     let dir = tempfile::tempdir().unwrap();
     let mine = JOB.replace(", uid: u-1, resourceVersion: \"7\"", "");
