@@ -68,6 +68,22 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         .map_err(|e| format!("expected a duration such as 30s, 5m or 1h ({e})"))
 }
 
+/// The shortest `--interval` between `--watch` rounds: each round re-reads every learner's
+/// objects, and faster rounds only load the API server (0s sent hundreds of requests a second).
+pub const MIN_INTERVAL: Duration = Duration::from_secs(1);
+
+/// An `--interval`: a duration of at least [`MIN_INTERVAL`].
+pub fn parse_interval(s: &str) -> Result<Duration, String> {
+    let d = parse_duration(s)?;
+    if d < MIN_INTERVAL {
+        return Err(format!(
+            "at least {} between rounds (each round re-reads every learner's objects)",
+            humantime::format_duration(MIN_INTERVAL)
+        ));
+    }
+    Ok(d)
+}
+
 pub fn runtime() -> Result<tokio::runtime::Runtime, crate::Error> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

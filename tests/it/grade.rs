@@ -953,3 +953,79 @@ fn html_over_someone_elses_file_keeps_its_owner() {
     assert_eq!((after.uid(), after.gid()), (before.uid(), before.gid()));
     assert!(std::fs::read_to_string(&page).unwrap().contains("</html>"));
 }
+
+// --- --watch: a floor on the interval, Ctrl-C at any time ----------------------------------------
+
+#[test]
+fn watch_refuses_an_interval_below_one_second_before_reading_anything() {
+    let c = cluster(room::room(&[("alice", &["volcano-gang"])]));
+    for interval in ["0s", "1ms", "10ms", "999ms"] {
+        let (code, _, stderr) = c.run(&[
+            "grade",
+            "--learners",
+            "alice",
+            "--watch",
+            "--interval",
+            interval,
+        ]);
+        assert_eq!(code, 2, "{interval}: {stderr}");
+        assert!(stderr.contains("at least 1s between rounds"), "{stderr}");
+    }
+    assert!(c.emu.requests().is_empty(), "bad input reads nothing");
+}
+
+#[test]
+fn ctrl_c_during_a_round_that_never_ends_stops_watch() {
+    let c = cluster(room::room(&[("alice", &["volcano-gang"])]));
+    // Every LIST is held far longer than the test would wait.
+    c.emu.fault(
+        Some("GET"),
+        "/api",
+        false,
+        Fault::Latency(Duration::from_secs(3600)),
+    );
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("trainlab"))
+        .env("LANG", "C.UTF-8")
+        .env("NO_COLOR", "1")
+        .env("KUBECONFIG", &c.kubeconfig)
+        .env(
+            "TRAINLAB_CACHE_DIR",
+            crate::support::cache_beside(&c.kubeconfig),
+        )
+        .args([
+            "grade",
+            "volcano-gang",
+            "--learners",
+            "alice",
+            "--watch",
+            "--request-timeout",
+            "3600s",
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Until the round is under way (its first request is held).
+    while c.emu.requests().is_empty() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "trainlab stopped early"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let pid = child.id().to_string();
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    // Ends on its own (a hang is named by cargo test's slow-test notice, no clock here).
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("interrupted (Ctrl-C) before the first round finished"),
+        "{stderr}"
+    );
+}
