@@ -770,6 +770,63 @@ fn a_server_that_never_answers_fails_within_the_request_timeout() {
 }
 
 #[test]
+fn a_server_that_never_answers_lists_is_waited_for_once_per_read() {
+    let c = cluster(nodes());
+    // Discovery answers; every LIST of these kinds is held far past the request timeout.
+    for prefix in [
+        "/api/v1/nodes",
+        "/api/v1/namespaces",
+        "/apis/apps/v1/deployments",
+        "/apis/batch.volcano.sh/v1alpha1/namespaces",
+        "/apis/scheduling.volcano.sh/v1beta1/namespaces",
+    ] {
+        c.emu.fault(
+            Some("GET"),
+            prefix,
+            false,
+            Fault::Latency(Duration::from_secs(600)),
+        );
+    }
+    let (code, stdout, stderr) = c.run(&["check", "volcano-gang", "--request-timeout", "2s"]);
+    assert_eq!(code, 3, "{stdout}\n{stderr}");
+    assert!(stdout.contains("no answer within 2s"), "{stdout}");
+    // The controllers' Deployments were asked for once, cluster-wide: when that LIST used up
+    // the request timeout, no per-name LIST started another one after it.
+    let deployments: Vec<String> = c
+        .requests()
+        .iter()
+        .filter(|r| r.path == "/apis/apps/v1/deployments")
+        .map(|r| r.query.clone())
+        .collect();
+    assert_eq!(deployments.len(), 1, "{deployments:?}");
+}
+
+#[test]
+fn a_list_whose_pages_never_end_is_cut_at_the_request_timeout_and_said_so() {
+    let c = cluster(nodes());
+    c.emu.endless_pages();
+    let (code, stdout, stderr) = c.run(&[
+        "check",
+        "volcano-gang",
+        "--request-timeout",
+        "2s",
+        "--chunk-size",
+        "1",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(
+        code, 3,
+        "an environment error, never a fail: {stdout}\n{stderr}"
+    );
+    assert!(
+        stdout.contains("did not finish within 2s")
+            && stdout.contains("bounds a whole LIST, all its pages together"),
+        "{stdout}\n{stderr}"
+    );
+}
+
+#[test]
 fn a_transient_server_error_is_retried_and_the_check_still_passes() {
     let mut seed = nodes();
     seed.extend(load("volcano-gang/solution-state"));
