@@ -44,6 +44,10 @@ pub struct LiveArgs {
         default_value = "in-process"
     )]
     pub eks_token: crate::cluster::EksTokenMode,
+    /// Bound on the kubeconfig's exec credential plugin (e.g. a login helper): run once first,
+    /// stopped after DURATION (0: no bound) and named with what it said when it fails
+    #[arg(long, global = true, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
+    pub exec_timeout: Duration,
 }
 
 impl LiveArgs {
@@ -54,6 +58,7 @@ impl LiveArgs {
             request_timeout: self.request_timeout,
             chunk_size: self.chunk_size,
             eks_token: self.eks_token,
+            exec_timeout: self.exec_timeout,
         }
     }
 }

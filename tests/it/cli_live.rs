@@ -1890,3 +1890,87 @@ fn doctor_sees_kubeflow_trainer_and_meets_pytorch_training_with_it() {
     let lab = doctor_lab(&r, "tensor-parallelism");
     assert!(skipped_for(&lab, "pytorch-training").is_empty(), "{lab}");
 }
+
+// --- exec credential plugins (issue 31 §2 and §4) ------------------------------------------------
+
+/// The emulator's kubeconfig with its user's credentials from `exec` (a JSON `user.exec`).
+fn with_exec(c: &Cluster, exec: Value) -> PathBuf {
+    let text = std::fs::read_to_string(&c.kubeconfig).unwrap();
+    let mut config: Value = serde_json::from_str(&text).unwrap();
+    config["users"][0]["user"] = json!({ "exec": exec });
+    let path = c.dir.path().join("kubeconfig-exec");
+    std::fs::write(&path, serde_json::to_string(&config).unwrap()).unwrap();
+    path
+}
+
+fn check_with_kubeconfig(c: &Cluster, kubeconfig: &Path, extra: &[&str]) -> (i32, String, String) {
+    let mut cmd = crate::support::live::trainlab(kubeconfig, c.dir.path(), &["check", "9"]);
+    cmd.args(["--request-timeout", "5s"]).args(extra);
+    crate::support::live::output(cmd)
+}
+
+#[test]
+fn a_credential_plugin_that_hangs_is_stopped_and_named() {
+    let c = cluster(nodes());
+    let kubeconfig = with_exec(
+        &c,
+        json!({"apiVersion": "client.authentication.k8s.io/v1", "command": "sleep", "args": ["3600"], "interactiveMode": "Never"}),
+    );
+    let (code, stdout, stderr) = check_with_kubeconfig(&c, &kubeconfig, &["--exec-timeout", "1s"]);
+    assert_eq!(code, 3, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("the credential plugin `sleep 3600` did not finish within 1s"),
+        "{stderr}"
+    );
+    assert!(c.requests().is_empty(), "nothing sent without credentials");
+}
+
+#[test]
+fn a_failing_credential_plugin_is_named_with_what_it_said_and_nothing_else() {
+    let c = cluster(nodes());
+    let kubeconfig = with_exec(
+        &c,
+        json!({"apiVersion": "client.authentication.k8s.io/v1", "command": "sh", "args": ["-c", "echo 'token expired: run login' >&2; exit 1"], "interactiveMode": "Never"}),
+    );
+    let (code, stdout, stderr) = check_with_kubeconfig(&c, &kubeconfig, &[]);
+    assert_eq!(code, 3, "{stdout}\n{stderr}");
+    assert!(stderr.contains("failed (exit code 1)"), "{stderr}");
+    assert!(stderr.contains("\"token expired: run login\""), "{stderr}");
+    assert!(!stderr.contains("KUBERNETES_EXEC_INFO"), "{stderr}");
+    assert!(!stderr.contains("ExitStatus"), "{stderr}");
+}
+
+#[test]
+fn a_missing_credential_plugin_is_named_with_its_install_hint() {
+    let c = cluster(nodes());
+    let kubeconfig = with_exec(
+        &c,
+        json!({"apiVersion": "client.authentication.k8s.io/v1", "command": "no-such-login-helper", "args": ["token"], "installHint": "install it with: brew install no-such-login-helper", "interactiveMode": "Never"}),
+    );
+    let (code, stdout, stderr) = check_with_kubeconfig(&c, &kubeconfig, &[]);
+    assert_eq!(code, 3, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("`no-such-login-helper token`")
+            && stderr.contains("was not found (is it on PATH?)")
+            && stderr.contains("brew install no-such-login-helper"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_credential_plugin_that_answers_is_used() {
+    let c = cluster(nodes());
+    let credential = r#"{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"t0ken"}}"#;
+    let kubeconfig = with_exec(
+        &c,
+        json!({"apiVersion": "client.authentication.k8s.io/v1", "command": "echo", "args": [credential], "interactiveMode": "Never"}),
+    );
+    let (code, stdout, stderr) = check_with_kubeconfig(&c, &kubeconfig, &["-o", "json"]);
+    assert_ne!(code, 3, "{stdout}\n{stderr}");
+    let bearer = c.requests().iter().any(|r| {
+        r.headers
+            .iter()
+            .any(|(k, v)| k == "authorization" && v == "Bearer t0ken")
+    });
+    assert!(bearer, "the plugin's token is sent");
+}
