@@ -382,6 +382,8 @@ enum Stop {
     OverBudget,
     /// The pages together took longer than `--request-timeout`, which bounds a whole LIST.
     Deadline,
+    /// The pages together hold more objects than `--max-objects`.
+    TooMany,
 }
 
 /// Every object `lp` selects, read in pages of `chunk` objects with `limit`/`continue` (0: in
@@ -428,6 +430,9 @@ where
             Err(e) => return Err(Stop::Request(e)),
         };
         let (next, remaining) = convert_page(&text, &convert, &mut items)?;
+        if items.len() > crate::observe::limits::max_objects() {
+            return Err(Stop::TooMany);
+        }
         let Some(next) = next else {
             return Ok(items);
         };
@@ -677,6 +682,13 @@ async fn list_one<T>(
     };
     let failure = match stop {
         Stop::OverBudget => return Err(Stopped::OverBudget),
+        Stop::TooMany => Failure::Unavailable(Unavailable::Failed {
+            message: format!(
+                "listing {} gave more than {} objects, the most trainlab keeps from one LIST (--max-objects; each costs memory while it is judged)",
+                q.describe(),
+                crate::observe::limits::max_objects()
+            ),
+        }),
         Stop::Deadline => Failure::Unavailable(Unavailable::Failed {
             message: format!(
                 "listing {} did not finish within {} ({} page request(s) sent): --request-timeout bounds a whole LIST, all its pages together; a server that keeps answering with a new continue token never finishes (raise --request-timeout only for a very large list)",

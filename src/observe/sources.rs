@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use include_dir::{include_dir, Dir};
 
 use super::observed::{Observed, SourceKind};
-use super::parse::{manifest_files, parse_file, parse_text};
+use super::parse::{manifest_files, parse_text};
 use super::InputError;
 
 static DEMO: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/manifests/demo");
@@ -21,8 +21,13 @@ pub fn snapshot(dir: &Path) -> Result<Observed, InputError> {
     let files = manifest_files(dir)?;
     let mut captured = Vec::new();
     let mut objects = Vec::new();
+    let mut budget = super::parse::Budget::new();
     for f in &files {
-        objects.extend(super::parse::parse_file_marked(f, &mut captured)?);
+        objects.extend(super::parse::parse_file_within(
+            f,
+            &mut captured,
+            &mut budget,
+        )?);
         captured.extend(named_by_file(f));
     }
     let objects = dedupe(objects)?;
@@ -60,16 +65,17 @@ fn named_by_file(path: &Path) -> Vec<String> {
 pub fn files(paths: &[PathBuf]) -> Result<Observed, InputError> {
     let mut all = Vec::new();
     let mut from_stdin = Vec::new();
+    let mut budget = super::parse::Budget::new();
     for p in paths {
         if p.as_os_str() == STDIN {
             if from_stdin.is_empty() {
-                from_stdin = read_stdin()?;
+                from_stdin = read_stdin(&mut budget)?;
             }
         } else {
             all.extend(manifest_files(p)?);
         }
     }
-    let mut objects = read_all(&all)?;
+    let mut objects = read_all(&all, &mut budget)?;
     objects = dedupe(objects.into_iter().chain(from_stdin).collect())?;
     if objects.is_empty() {
         let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
@@ -99,14 +105,10 @@ const STDIN: &str = "-";
 
 /// Manifests piped in (`kubectl kustomize . | trainlab check 9 --files -`), read with the same
 /// bounds as a file.
-fn read_stdin() -> Result<Vec<super::Obj>, InputError> {
-    let text =
-        super::parse::read_text_bounded(std::io::stdin().lock(), super::limits::max_input_bytes())
-            .map_err(|message| InputError::Unreadable {
-                path: "standard input".into(),
-                message,
-            })?;
-    parse_text(&text, "standard input")
+fn read_stdin(budget: &mut super::parse::Budget) -> Result<Vec<super::Obj>, InputError> {
+    let shown = "standard input";
+    let text = budget.read(std::io::stdin().lock(), shown)?;
+    budget.parse(&text, shown, &mut Vec::new())
 }
 
 /// The saved state of a learner half-way through the flagship labs, embedded at build time.
@@ -129,10 +131,13 @@ pub fn demo() -> Result<Observed, InputError> {
     ))
 }
 
-fn read_all(files: &[PathBuf]) -> Result<Vec<super::Obj>, InputError> {
+fn read_all(
+    files: &[PathBuf],
+    budget: &mut super::parse::Budget,
+) -> Result<Vec<super::Obj>, InputError> {
     let mut objects = Vec::new();
     for f in files {
-        objects.extend(parse_file(f)?);
+        objects.extend(super::parse::parse_file_within(f, &mut Vec::new(), budget)?);
     }
     dedupe(objects)
 }

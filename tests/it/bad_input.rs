@@ -1012,3 +1012,89 @@ fn a_kubeconfig_problem_names_the_file_field_or_line_in_plain_words() {
         ))
         .stderr(predicates::str::contains("DuplicateKeyPolicy").not());
 }
+
+// --- memory: the files of a command together, objects counted as well as bytes ------------------
+
+#[test]
+fn files_that_are_each_under_the_byte_limit_are_refused_together() {
+    let dir = tempfile::tempdir().unwrap();
+    // Two files of 0.6 MiB: each under --max-input-mib 1, together over it.
+    let padding = "# padding\n".repeat(63_000);
+    for name in ["a.yaml", "b.yaml"] {
+        write(
+            dir.path(),
+            name,
+            &format!("{padding}apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}}}\n"),
+        );
+    }
+    let out = trainlab()
+        .args(["check", "9", "--max-input-mib", "1", "--files"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("the files together are larger than 1 MiB"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn more_documents_than_max_objects_are_refused_before_they_are_all_built() {
+    let dir = tempfile::tempdir().unwrap();
+    let docs: String = (0..2_000)
+        .map(|i| format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c{i}}}\n---\n"))
+        .collect();
+    write(dir.path(), "many.yaml", &docs);
+    let out = trainlab()
+        .args(["check", "9", "--max-objects", "1000", "--files"])
+        .arg(dir.path().join("many.yaml"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("more than 1000 objects"), "{stderr}");
+    assert!(stderr.contains("--max-objects"), "{stderr}");
+    // The same objects as a JSON list, and spread over two files, are counted alike.
+    let items: Vec<String> = (0..600)
+        .map(|i| {
+            format!(r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"j{i}"}}}}"#)
+        })
+        .collect();
+    for name in ["x.json", "y.json"] {
+        write(dir.path(), name, &format!("[{}]", items.join(",")));
+    }
+    std::fs::remove_file(dir.path().join("many.yaml")).unwrap();
+    let out = trainlab()
+        .args(["check", "9", "--max-objects", "1000", "--files"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("more than 1000 objects"), "{stderr}");
+}
+
+#[test]
+fn yaml_nested_past_the_limit_is_said_in_plain_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::from("apiVersion: v1\nkind: X\nspec:\n");
+    for i in 0..70 {
+        text.push_str(&format!("{}a:\n", "  ".repeat(i + 1)));
+    }
+    text.push_str(&format!("{}1\n", "  ".repeat(71)));
+    write(dir.path(), "deep.yaml", &text);
+    let out = trainlab()
+        .args(["check", "9", "--files"])
+        .arg(dir.path().join("deep.yaml"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("nested more than 64 levels deep"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("Depth {"), "{stderr}");
+}

@@ -827,6 +827,35 @@ fn a_list_whose_pages_never_end_is_cut_at_the_request_timeout_and_said_so() {
 }
 
 #[test]
+fn a_list_of_more_objects_than_max_objects_is_an_error_not_a_grade() {
+    // The lab's answer is there; every lab reads the nodes: thirty more than --max-objects allows.
+    let mut seed = all_solution_states();
+    for i in 0..30 {
+        seed.push(json!({
+            "apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": format!("extra-{i}")},
+            "spec": {"providerID": format!("kind://docker/trainlab/extra-{i}")}
+        }));
+    }
+    let c = cluster(seed);
+    let (code, stdout, stderr) = c.run(&[
+        "check",
+        "volcano-gang",
+        "--max-objects",
+        "20",
+        "--chunk-size",
+        "10",
+        "--request-timeout",
+        "5s",
+    ]);
+    assert_eq!(code, 3, "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("gave more than 20 objects, the most trainlab keeps from one LIST"),
+        "{stdout}"
+    );
+}
+
+#[test]
 fn a_transient_server_error_is_retried_and_the_check_still_passes() {
     let mut seed = nodes();
     seed.extend(load("volcano-gang/solution-state"));
