@@ -40,5 +40,6 @@ mod quiz_tty;
 mod report_render;
 mod round_trip;
 mod setup_kind_live;
+mod setup_eks;
 mod sources;
 mod trainer_standin;
