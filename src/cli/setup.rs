@@ -383,9 +383,9 @@ pub fn eks_plan_text(plan: &EksPlan, wait_timeout: Duration, lang: Lang) -> Resu
     let dash = |o: &Option<String>| o.clone().unwrap_or_else(|| "-".into());
     let (version, endpoint, platform) = (dash(&f.version), dash(&f.endpoint), dash(&f.platform_version));
     let (status, region, account) = (&f.status, &f.region, dash(&f.account));
-    let auto = if f.auto_mode { "on" } else { "off" };
+    let (auto_ja, auto) = if f.auto_mode { ("有効", "on") } else { ("無効", "off") };
     line(
-        format!("EKS: {status}、Kubernetes {version}、プラットフォーム {platform}、Auto Mode {auto}、リージョン {region}、アカウント {account}"),
+        format!("EKS: {status}、Kubernetes {version}、プラットフォーム {platform}、Auto Mode {auto_ja}、リージョン {region}、アカウント {account}"),
         format!("EKS: {status}, Kubernetes {version}, platform {platform}, Auto Mode {auto}, region {region}, account {account}"),
     );
     line(format!("  エンドポイント: {endpoint}"), format!("  endpoint: {endpoint}"));
@@ -404,6 +404,13 @@ pub fn eks_plan_text(plan: &EksPlan, wait_timeout: Duration, lang: Lang) -> Resu
         format!("  クラスターのセキュリティグループ: {sg}"),
         format!("  cluster security group: {sg}"),
     );
+    if !f.security_groups.is_empty() {
+        let groups = f.security_groups.join(", ");
+        line(
+            format!("  追加のセキュリティグループ: {groups}"),
+            format!("  additional security groups: {groups}"),
+        );
+    }
     match &plan.unread {
         Some(why) => line(
             format!("\nクラスターを読めませんでした（以下は EKS と EC2 の情報だけによる計画です）: {}", why.ja),

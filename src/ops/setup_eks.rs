@@ -714,7 +714,7 @@ pub async fn plan(req: &EksSetup) -> Result<EksPlan, Error> {
                 name_classes(&mut site, &objs, &from_param);
                 NodeClasses::Apply(objs)
             }
-            Err(e) => NodeClasses::Lacking(e),
+            Err(e) => NodeClasses::Lacking(lacking(&site, &e)),
         }
     } else if inc.is_none() && !facts.auto_mode {
         NodeClasses::Unknown
@@ -753,9 +753,31 @@ pub async fn plan(req: &EksSetup) -> Result<EksPlan, Error> {
     })
 }
 
+/// The refusal when node classes lack a site value: `node_classes`' own words, and every
+/// value they use that was not found, each with the `--param` that gives it.
+fn lacking(site: &Site, e: &Error) -> Error {
+    let missing: Vec<String> = ["zone", "subnet_id", "security_group_ids", "node_role"]
+        .iter()
+        .filter(|k| !site.values.contains_key(**k))
+        .map(|k| format!("--param {k}=…"))
+        .collect();
+    let missing = missing.join(", ");
+    let (ja, en) = (e.in_lang(Lang::Ja), e.in_lang(Lang::En));
+    Error::usage(
+        format!("ノードクラスを作るのに必要なサイトの値が見つかりません: {ja}\n  見つからなかった値: {missing}（`setup eks --dry-run` で見つかった値を確認できます）"),
+        format!("the node classes need a site value that was not found: {en}\n  not found: {missing} (`setup eks --dry-run` shows what was found)"),
+    )
+}
+
 /// The node class names the objects carry (an EC2NodeClass or Auto Mode NodeClass whose name
 /// says neuron or trn is the Trainium one), unless `--param` set them.
 fn name_classes(site: &mut Site, objs: &[Value], from_param: &[String]) {
+    // Only the classes node_classes() creates are named in the site file.
+    for key in ["gpu_node_class", "neuron_node_class"] {
+        if !from_param.iter().any(|k| k == key) {
+            site.values.remove(key);
+        }
+    }
     for o in objs {
         let kind = o["kind"].as_str().unwrap_or_default();
         if kind != "EC2NodeClass" && kind != "NodeClass" {
@@ -947,4 +969,156 @@ pub async fn apply(
         },
         path,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::profile::aws_query::Subnet;
+
+    fn kubeconfig(context: &str, cluster: &str, exec_args: &[&str]) -> Kubeconfig {
+        let args: Vec<String> = exec_args.iter().map(|s| format!("{s:?}")).collect();
+        let exec = if exec_args.is_empty() {
+            "{}".to_string()
+        } else {
+            format!(
+                "{{exec: {{apiVersion: client.authentication.k8s.io/v1beta1, command: aws, args: [{}]}}}}",
+                args.join(", ")
+            )
+        };
+        Kubeconfig::from_yaml(&format!(
+            "apiVersion: v1\nkind: Config\ncurrent-context: {context:?}\n\
+             clusters: [{{name: {cluster:?}, cluster: {{server: 'https://x.gr7.us-west-2.eks.amazonaws.com'}}}}]\n\
+             users: [{{name: u, user: {exec}}}]\n\
+             contexts: [{{name: {context:?}, context: {{cluster: {cluster:?}, user: u}}}}]\n"
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_cluster_comes_from_an_arn_an_eksctl_name_or_the_exec_args() {
+        let arn = "arn:aws:eks:eu-west-1:123456789012:cluster/train";
+        let h = kube_hint(&kubeconfig(arn, arn, &[]), None).unwrap();
+        assert_eq!(
+            h.cluster,
+            Some(("train".into(), ClusterFrom::ContextArn(arn.into())))
+        );
+        assert_eq!(h.region.as_deref(), Some("eu-west-1"));
+        assert_eq!(
+            h.server.as_deref(),
+            Some("https://x.gr7.us-west-2.eks.amazonaws.com")
+        );
+        // An alias context whose cluster entry is the ARN.
+        let h = kube_hint(&kubeconfig("lab", arn, &[]), None).unwrap();
+        assert_eq!(h.cluster.unwrap().0, "train");
+        let h = kube_hint(
+            &kubeconfig("me@gpu-lab.us-east-2.eksctl.io", "gpu-lab.us-east-2.eksctl.io", &[]),
+            None,
+        )
+        .unwrap();
+        assert_eq!(h.cluster.unwrap().0, "gpu-lab");
+        assert_eq!(h.region.as_deref(), Some("us-east-2"));
+        let h = kube_hint(
+            &kubeconfig(
+                "lab",
+                "lab",
+                &["--region", "ap-northeast-1", "eks", "get-token", "--cluster-name", "tokyo"],
+            ),
+            None,
+        )
+        .unwrap();
+        assert_eq!(h.cluster, Some(("tokyo".into(), ClusterFrom::ExecArgs)));
+        assert_eq!(h.region.as_deref(), Some("ap-northeast-1"));
+        let h = kube_hint(&kubeconfig("kind-trainlab", "kind-trainlab", &[]), None).unwrap();
+        assert_eq!(h.cluster, None);
+    }
+
+    fn facts() -> ClusterFacts {
+        ClusterFacts {
+            name: "train".into(),
+            region: "us-west-2".into(),
+            account: Some("123456789012".into()),
+            status: "ACTIVE".into(),
+            subnets: vec![
+                Subnet {
+                    id: "subnet-a".into(),
+                    zone: "us-west-2a".into(),
+                },
+                Subnet {
+                    id: "subnet-c".into(),
+                    zone: "us-west-2c".into(),
+                },
+            ],
+            cluster_security_group: Some("sg-cluster".into()),
+            security_groups: vec!["sg-extra".into()],
+            ..Default::default()
+        }
+    }
+
+    fn node(zone: &str, gpus: &str) -> Obj {
+        Obj::test(json!({"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": format!("n-{zone}-{gpus}"), "labels": {"topology.kubernetes.io/zone": zone}},
+            "status": {"capacity": {"nvidia.com/gpu": gpus}}}))
+    }
+
+    fn pool(requirements: Value) -> Obj {
+        Obj::test(json!({"apiVersion": "karpenter.sh/v1", "kind": "NodePool",
+            "metadata": {"name": "p"},
+            "spec": {"template": {"spec": {"requirements": requirements}}}}))
+    }
+
+    #[test]
+    fn the_zone_is_the_gpu_nodes_then_the_gpu_pools_then_the_first_subnets() {
+        let f = facts();
+        let by_nodes = InCluster {
+            nodes: vec![node("us-west-2a", "0"), node("us-west-2c", "8")],
+            ..Default::default()
+        };
+        let found = site_values(&f, Some(&by_nodes), &[]);
+        assert_eq!(found.zone_rule, ZoneRule::AcceleratedNodes);
+        assert_eq!(found.values["zone"], "us-west-2c");
+        assert_eq!(found.values["subnet_id"], "subnet-c");
+        assert_eq!(found.values["security_group_ids"], "sg-cluster");
+        assert_eq!(found.values["account"], "123456789012");
+        let by_pools = InCluster {
+            nodes: vec![node("us-west-2a", "0")],
+            node_pools: Some(vec![
+                pool(json!([{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5"]},
+                            {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["us-west-2a"]}])),
+                pool(json!([{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["p5.48xlarge"]},
+                            {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["us-west-2c", "us-west-2d"]}])),
+            ]),
+            ..Default::default()
+        };
+        let found = site_values(&f, Some(&by_pools), &[]);
+        assert_eq!(found.zone_rule, ZoneRule::AcceleratedNodePools);
+        assert_eq!(found.values["zone"], "us-west-2c");
+        let found = site_values(&f, None, &[]);
+        assert_eq!(found.zone_rule, ZoneRule::FirstSubnet);
+        assert_eq!(found.values["zone"], "us-west-2a");
+        assert_eq!(found.values["subnet_id"], "subnet-a");
+        assert!(!found.values.contains_key("node_role"));
+        let found = site_values(&f, None, &[("zone".into(), "us-west-2c".into())]);
+        assert_eq!(found.zone_rule, ZoneRule::Param);
+        assert_eq!(found.values["subnet_id"], "subnet-c");
+    }
+
+    #[test]
+    fn auto_mode_gives_the_node_role_and_provides_ebs_and_karpenter() {
+        let f = ClusterFacts {
+            auto_mode: true,
+            node_role_arn: Some("arn:aws:iam::123456789012:role/AmazonEKSAutoNodeRole".into()),
+            ..facts()
+        };
+        let found = site_values(&f, None, &[]);
+        assert_eq!(found.values["node_role"], "AmazonEKSAutoNodeRole");
+        let inc = InCluster::default();
+        let iam = iam_items(&f, Some(&inc));
+        let state = |n: &str| iam.iter().find(|i| i.name == n).unwrap().state.clone();
+        assert_eq!(state("EBS CSI driver"), IamState::AutoMode);
+        assert_eq!(state("Karpenter"), IamState::AutoMode);
+        assert_eq!(state("FSx for Lustre CSI driver"), IamState::Missing);
+    }
 }

@@ -277,7 +277,7 @@ fn pins_dir() -> String {
 
 #[test]
 fn dry_run_plans_the_components_with_the_efa_tolerations_and_the_discovered_site() {
-    let Some(s) = Setup::new("setup-eks", None) else {
+    let Some(s) = Setup::new("setup-eks/cluster", None) else {
         return;
     };
     let (code, out, err) = s.run(&["--dry-run"]);
@@ -347,12 +347,13 @@ fn dry_run_plans_the_components_with_the_efa_tolerations_and_the_discovered_site
 
 #[test]
 fn dry_run_in_japanese_says_the_plan_in_japanese() {
-    let Some(s) = Setup::new("setup-eks", None) else {
+    let Some(s) = Setup::new("setup-eks/cluster", None) else {
         return;
     };
     let (code, out, err) = s.run(&["--dry-run", "--lang", "ja"]);
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(out.contains("何も変更せず"), "{out}");
+    assert!(out.contains("Auto Mode 無効"), "{out}");
     assert!(out.contains("  zone: us-west-2b（GPU か Neuron のあるノードのゾーン）"), "{out}");
     assert!(!out.contains("nothing will be changed"), "{out}");
 }
@@ -366,7 +367,7 @@ fn dry_run_without_the_api_server_still_plans_from_eks_and_ec2() {
         drop(l);
         format!("http://127.0.0.1:{port}/")
     };
-    let Some(s) = Setup::new("setup-eks", Some(&closed)) else {
+    let Some(s) = Setup::new("setup-eks/cluster", Some(&closed)) else {
         return;
     };
     let kc = std::fs::read_to_string(&s.kubeconfig).unwrap();
@@ -420,7 +421,7 @@ fn apply_patches(requests: &[Recorded]) -> Vec<String> {
 
 #[test]
 fn a_real_run_applies_writes_the_site_file_and_a_second_run_changes_nothing() {
-    let Some(s) = Setup::new("setup-eks", None) else {
+    let Some(s) = Setup::new("setup-eks/cluster", None) else {
         return;
     };
     let args = ["--pins", &pins(), "--from", &pins_dir(), "--wait-timeout", "5s"];
@@ -491,11 +492,16 @@ fn a_real_run_applies_writes_the_site_file_and_a_second_run_changes_nothing() {
 
 #[test]
 fn a_param_overrides_a_discovered_value() {
-    let Some(s) = Setup::new("setup-eks", None) else {
+    let Some(s) = Setup::new("setup-eks/cluster", None) else {
         return;
     };
-    let (code, out, err) = s.run(&["--dry-run", "--param", "zone=us-west-2a"]);
+    let (code, out, err) = s.run(&["--dry-run", "--param", "zone=us-west-2a", "--with", "slinky"]);
     assert_eq!(code, 0, "{out}\n{err}");
+    // --with slinky plans setup kind's charts against this context.
+    assert!(
+        out.contains(&format!("    helm upgrade --install slurm-operator oci://ghcr.io/slinkyproject/charts/slurm-operator --kube-context {CONTEXT} ")),
+        "{out}"
+    );
     assert!(out.contains("  zone: us-west-2a (--param)\n"), "{out}");
     assert!(out.contains(&format!("  subnet_id: {}\n", s.aws.subnet_a)), "{out}");
     let (code, _, err) = s.run(&["--dry-run", "--param", "colour=blue"]);
@@ -506,7 +512,7 @@ fn a_param_overrides_a_discovered_value() {
 #[test]
 fn a_context_that_points_elsewhere_is_refused_before_any_request() {
     // moto's own endpoint (https://….eks.amazonaws.com), not the emulator the context names.
-    let emu = emulator("setup-eks");
+    let emu = emulator("setup-eks/cluster");
     let Some(m) = moto(None) else {
         return;
     };
@@ -542,4 +548,39 @@ fn a_cluster_whose_nodes_are_not_eks_is_refused_before_any_write() {
     assert!(err.contains("kind://"), "{err}");
     assert_eq!(writes(&s.emu.requests()), Vec::<String>::new());
     assert!(s.site_files().is_empty());
+}
+
+#[test]
+fn a_value_the_node_classes_need_and_nothing_found_is_a_refusal_naming_its_param() {
+    let Some(s) = Setup::new("setup-eks/no-role", None) else {
+        return;
+    };
+    // The dry run says so and goes on.
+    let (code, out, err) = s.run(&["--dry-run"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        out.contains("  node_role: not found (give it with --param node_role=…)\n"),
+        "{out}"
+    );
+    assert!(out.contains("node classes: cannot be created"), "{out}");
+    // A real run refuses before writing anything.
+    let (code, out, err) = s.run(&["--pins", &pins(), "--from", &pins_dir()]);
+    assert_eq!(code, 2, "{out}\n{err}");
+    assert!(err.contains("--param node_role=…"), "{err}");
+    assert_eq!(writes(&s.emu.requests()), Vec::<String>::new());
+    assert!(s.site_files().is_empty());
+    // Given, it goes through.
+    let (code, out, err) = s.run(&[
+        "--pins",
+        &pins(),
+        "--from",
+        &pins_dir(),
+        "--param",
+        "node_role=MyNodeRole",
+    ]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let site = trainlab::profile::site::Site::load_from(&s.site_files()[0])
+        .unwrap()
+        .unwrap();
+    assert_eq!(site.values["node_role"], "MyNodeRole");
 }
