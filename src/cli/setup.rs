@@ -14,12 +14,14 @@ use super::{print, Global};
 use crate::catalog::Lang;
 use crate::exit::ExitCode;
 use crate::ops::setup::{self, KindSetup, SetupProgress};
-use crate::ops::setup_eks::{self, ClusterFrom, EksPlan, EksSetup, IamState, NodeClasses, ZoneRule};
-use crate::profile::eks_components;
-use crate::profile::site;
+use crate::ops::setup_eks::{
+    self, ClusterFrom, EksPlan, EksSetup, IamState, NodeClasses, ZoneRule,
+};
 use crate::profile::charts::{self, Extra};
+use crate::profile::eks_components;
 use crate::profile::kind::{self, KindConfig};
 use crate::profile::pins::{default_pins, fetch, load_pins, Pin, Source};
+use crate::profile::site;
 use crate::text::say;
 use crate::Error;
 
@@ -284,7 +286,9 @@ fn eks_setup(a: &EksArgs, lang: Lang) -> Result<ExitCode, Error> {
     let shown = path.display();
     let mut out = say(
         lang,
-        format!("\n{on} で EKS プロファイルの準備ができました:\n{summary}サイトファイル: {shown}\n"),
+        format!(
+            "\n{on} で EKS プロファイルの準備ができました:\n{summary}サイトファイル: {shown}\n"
+        ),
         format!("\nEKS profile ready on {on}:\n{summary}site file: {shown}\n"),
     );
     out.push_str(&iam_text(&plan, lang));
@@ -350,7 +354,10 @@ fn iam_text(plan: &EksPlan, lang: Lang) -> String {
                 let (ja, en) = if item.state == IamState::Missing {
                     ("ありません。インストールするには", "missing; to install it")
                 } else {
-                    ("確認できません。なければ", "could not be checked; if missing")
+                    (
+                        "確認できません。なければ",
+                        "could not be checked; if missing",
+                    )
                 };
                 s.push_str(&say(
                     lang,
@@ -381,24 +388,46 @@ pub fn eks_plan_text(plan: &EksPlan, wait_timeout: Duration, lang: Lang) -> Resu
     let used = cluster_used(plan, lang);
     line(used.clone(), used);
     let dash = |o: &Option<String>| o.clone().unwrap_or_else(|| "-".into());
-    let (version, endpoint, platform) = (dash(&f.version), dash(&f.endpoint), dash(&f.platform_version));
+    let (version, endpoint, platform) = (
+        dash(&f.version),
+        dash(&f.endpoint),
+        dash(&f.platform_version),
+    );
     let (status, region, account) = (&f.status, &f.region, dash(&f.account));
-    let (auto_ja, auto) = if f.auto_mode { ("有効", "on") } else { ("無効", "off") };
+    let (auto_ja, auto) = if f.auto_mode {
+        ("有効", "on")
+    } else {
+        ("無効", "off")
+    };
     line(
         format!("EKS: {status}、Kubernetes {version}、プラットフォーム {platform}、Auto Mode {auto_ja}、リージョン {region}、アカウント {account}"),
         format!("EKS: {status}, Kubernetes {version}, platform {platform}, Auto Mode {auto}, region {region}, account {account}"),
     );
-    line(format!("  エンドポイント: {endpoint}"), format!("  endpoint: {endpoint}"));
+    line(
+        format!("  エンドポイント: {endpoint}"),
+        format!("  endpoint: {endpoint}"),
+    );
     let subnets: Vec<String> = f
         .subnets
         .iter()
         .map(|sub| {
-            let zone = if sub.zone.is_empty() { "?" } else { sub.zone.as_str() };
+            let zone = if sub.zone.is_empty() {
+                "?"
+            } else {
+                sub.zone.as_str()
+            };
             format!("{} ({zone})", sub.id)
         })
         .collect();
-    let subnets = if subnets.is_empty() { "-".to_string() } else { subnets.join(", ") };
-    line(format!("  サブネット: {subnets}"), format!("  subnets: {subnets}"));
+    let subnets = if subnets.is_empty() {
+        "-".to_string()
+    } else {
+        subnets.join(", ")
+    };
+    line(
+        format!("  サブネット: {subnets}"),
+        format!("  subnets: {subnets}"),
+    );
     let sg = dash(&f.cluster_security_group);
     line(
         format!("  クラスターのセキュリティグループ: {sg}"),
@@ -440,7 +469,10 @@ pub fn eks_plan_text(plan: &EksPlan, wait_timeout: Duration, lang: Lang) -> Resu
             (String::new(), String::new())
         };
         match value {
-            Some(v) => line(format!("  {key}: {v}{note_ja}"), format!("  {key}: {v}{note_en}")),
+            Some(v) => line(
+                format!("  {key}: {v}{note_ja}"),
+                format!("  {key}: {v}{note_en}"),
+            ),
             None => line(
                 format!("  {key}: 見つかりません（--param {key}=… で指定できます）"),
                 format!("  {key}: not found (give it with --param {key}=…)"),
@@ -460,13 +492,22 @@ pub fn eks_plan_text(plan: &EksPlan, wait_timeout: Duration, lang: Lang) -> Resu
                 format!("    {url}\n    {bytes} bytes, sha256 {sha256}"),
             ),
             Source::Embedded(m) => line(
-                format!("    trainlab に組み込み: {}（ダウンロードもハッシュの検証も不要）", m.path),
-                format!("    built into trainlab: {} (no download, nothing to hash)", m.path),
+                format!(
+                    "    trainlab に組み込み: {}（ダウンロードもハッシュの検証も不要）",
+                    m.path
+                ),
+                format!(
+                    "    built into trainlab: {} (no download, nothing to hash)",
+                    m.path
+                ),
             ),
         }
         if !p.deployments.is_empty() {
             let d = p.deployments.join(", ");
-            line(format!("    待機する Deployment: {d}"), format!("    waits for: {d}"));
+            line(
+                format!("    待機する Deployment: {d}"),
+                format!("    waits for: {d}"),
+            );
         }
     }
     let efa = eks_components::EFA_PLUGIN_VERSION;
@@ -478,7 +519,10 @@ pub fn eks_plan_text(plan: &EksPlan, wait_timeout: Duration, lang: Lang) -> Resu
         let key = t["key"].as_str().unwrap_or("*");
         let op = t["operator"].as_str().unwrap_or("Equal");
         let effect = t["effect"].as_str().unwrap_or("*");
-        let value = t["value"].as_str().map(|v| format!("={v}")).unwrap_or_default();
+        let value = t["value"]
+            .as_str()
+            .map(|v| format!("={v}"))
+            .unwrap_or_default();
         let row = format!("    {key}{value} {op} {effect}");
         line(row.clone(), row);
     }
@@ -518,7 +562,10 @@ pub fn eks_plan_text(plan: &EksPlan, wait_timeout: Duration, lang: Lang) -> Resu
         );
         let timeout = humantime::format_duration(wait_timeout).to_string();
         for c in extra.charts() {
-            let cmd = format!("    helm {}", c.helm_args(&plan.context, None, &timeout).join(" "));
+            let cmd = format!(
+                "    helm {}",
+                c.helm_args(&plan.context, None, &timeout).join(" ")
+            );
             line(cmd.clone(), cmd);
         }
     }

@@ -198,7 +198,15 @@ pub async fn kind_setup(req: &KindSetup, progress: &mut dyn SetupProgress) -> Re
             );
             progress.start(&what);
             let before = format!("{c} {v}");
-            let r = wait_available(&conn, &first, req.wait_timeout, req.lang, Some(&before), progress).await;
+            let r = wait_available(
+                &conn,
+                &first,
+                req.wait_timeout,
+                req.lang,
+                Some(&before),
+                progress,
+            )
+            .await;
             match r {
                 Ok(()) => progress.done(&say(
                     req.lang,

@@ -22,7 +22,7 @@ use kube::config::Kubeconfig;
 use serde_json::Value;
 
 use crate::catalog::Lang;
-use crate::cluster::{connect, gather, probe, ConnectOpts, Conn, Discovery};
+use crate::cluster::{connect, gather, probe, Conn, ConnectOpts, Discovery};
 use crate::observe::{kinds, parse_text, Obj, Origin, Query};
 use crate::ops::setup::{helm_install, helm_preflight, list, wait_available, Ready, SetupProgress};
 use crate::profile::charts::{self, Extra};
@@ -228,10 +228,10 @@ async fn read_cluster(conn: &Conn) -> Result<InCluster, Error> {
     })?;
     let node_pools = obs.list(&pools_q).ok().map(owned);
     let ec2_node_classes = obs.list(&classes_q).map(owned).unwrap_or_default();
-    let karpenter_controller = obs
-        .list(&karpenter_q)
-        .ok()
-        .and_then(|d| d.first().map(|o| format!("{}/{}", o.namespace().unwrap_or(""), o.name())));
+    let karpenter_controller = obs.list(&karpenter_q).ok().and_then(|d| {
+        d.first()
+            .map(|o| format!("{}/{}", o.namespace().unwrap_or(""), o.name()))
+    });
     // CSIDriver (storage.k8s.io/v1) is not a kind the graders read; asked for directly.
     let api: kube::Api<k8s_openapi::api::storage::v1::CSIDriver> =
         kube::Api::all(conn.client.clone());
@@ -299,9 +299,9 @@ fn pool_is_accelerated(pool: &Obj) -> bool {
             .collect()
     };
     let by_requirement = reqs.iter().any(|r| match r["key"].as_str().unwrap_or("") {
-        instances::INSTANCE_TYPE_LABEL => values(r).iter().any(|t| {
-            instances::lookup(t).is_some_and(|i| i.gpus > 0 || i.neuron > 0)
-        }),
+        instances::INSTANCE_TYPE_LABEL => values(r)
+            .iter()
+            .any(|t| instances::lookup(t).is_some_and(|i| i.gpus > 0 || i.neuron > 0)),
         "karpenter.k8s.aws/instance-gpu-count" | "karpenter.k8s.aws/instance-gpu-name" => true,
         "karpenter.k8s.aws/instance-family" => values(r).iter().any(|f| {
             ["p", "g", "trn", "inf"].iter().any(|p| {
@@ -311,9 +311,11 @@ fn pool_is_accelerated(pool: &Obj) -> bool {
         }),
         _ => false,
     });
-    let by_taint = spec["taints"].as_array().into_iter().flatten().any(|t| {
-        matches!(t["key"].as_str(), Some(GPU) | Some(NEURON))
-    });
+    let by_taint = spec["taints"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|t| matches!(t["key"].as_str(), Some(GPU) | Some(NEURON)));
     by_requirement || by_taint
 }
 
@@ -391,7 +393,13 @@ pub fn site_values(
     } else {
         (None, ZoneRule::NotFound)
     };
-    let param = |k: &str| params.iter().rev().find(|(p, _)| p == k).map(|(_, v)| v.clone());
+    let param = |k: &str| {
+        params
+            .iter()
+            .rev()
+            .find(|(p, _)| p == k)
+            .map(|(_, v)| v.clone())
+    };
     let zone = match param("zone") {
         Some(z) => {
             zone_rule = ZoneRule::Param;
@@ -841,7 +849,10 @@ pub async fn apply(
     }
     progress.start(&say(
         lang,
-        format!("マニフェスト: 固定したファイル {} 個を検証中", plan.pins.len()),
+        format!(
+            "マニフェスト: 固定したファイル {} 個を検証中",
+            plan.pins.len()
+        ),
         format!("manifests: verifying {} pinned file(s)", plan.pins.len()),
     ));
     let mut manifests = Vec::with_capacity(plan.pins.len());
@@ -879,8 +890,15 @@ pub async fn apply(
             );
             progress.start(&what);
             let before = format!("{c} {v}");
-            let r = wait_available(&conn, &first, req.wait_timeout, lang, Some(&before), progress)
-                .await;
+            let r = wait_available(
+                &conn,
+                &first,
+                req.wait_timeout,
+                lang,
+                Some(&before),
+                progress,
+            )
+            .await;
             if let Err(e) = r {
                 progress.failed(&what);
                 return Err(e);
@@ -907,11 +925,21 @@ pub async fn apply(
     progress.done(&efa_title);
     summary.push_str(&say(
         lang,
-        format!("  {efa_title} を適用（オブジェクト {n} 個、toleration {} 個）\n", plan.tolerations.len()),
-        format!("  applied {efa_title} ({n} objects, {} tolerations)\n", plan.tolerations.len()),
+        format!(
+            "  {efa_title} を適用（オブジェクト {n} 個、toleration {} 個）\n",
+            plan.tolerations.len()
+        ),
+        format!(
+            "  applied {efa_title} ({n} objects, {} tolerations)\n",
+            plan.tolerations.len()
+        ),
     ));
     if !classes.is_empty() {
-        let what = say(lang, "ノードクラスと NodePool", "node classes and NodePools");
+        let what = say(
+            lang,
+            "ノードクラスと NodePool",
+            "node classes and NodePools",
+        );
         progress.start(&what);
         let n = apply_objects(&conn, classes).await?;
         progress.done(&what);
@@ -934,7 +962,8 @@ pub async fn apply(
             "waiting for operator Deployments",
         );
         progress.start(&what);
-        if let Err(e) = wait_available(&conn, &waits, req.wait_timeout, lang, None, progress).await {
+        if let Err(e) = wait_available(&conn, &waits, req.wait_timeout, lang, None, progress).await
+        {
             progress.failed(&what);
             return Err(e);
         }
@@ -956,8 +985,14 @@ pub async fn apply(
             progress.done(&what);
             summary.push_str(&say(
                 lang,
-                format!("  {} {} を helm でインストール（namespace {} のリリース {}）\n", c.component, c.version, c.namespace, c.release),
-                format!("  installed {} {} with helm (release {} in {})\n", c.component, c.version, c.release, c.namespace),
+                format!(
+                    "  {} {} を helm でインストール（namespace {} のリリース {}）\n",
+                    c.component, c.version, c.namespace, c.release
+                ),
+                format!(
+                    "  installed {} {} with helm (release {} in {})\n",
+                    c.component, c.version, c.release, c.namespace
+                ),
             ));
         }
     }
@@ -1014,7 +1049,11 @@ mod tests {
         let h = kube_hint(&kubeconfig("lab", arn, &[]), None).unwrap();
         assert_eq!(h.cluster.unwrap().0, "train");
         let h = kube_hint(
-            &kubeconfig("me@gpu-lab.us-east-2.eksctl.io", "gpu-lab.us-east-2.eksctl.io", &[]),
+            &kubeconfig(
+                "me@gpu-lab.us-east-2.eksctl.io",
+                "gpu-lab.us-east-2.eksctl.io",
+                &[],
+            ),
             None,
         )
         .unwrap();
@@ -1024,7 +1063,14 @@ mod tests {
             &kubeconfig(
                 "lab",
                 "lab",
-                &["--region", "ap-northeast-1", "eks", "get-token", "--cluster-name", "tokyo"],
+                &[
+                    "--region",
+                    "ap-northeast-1",
+                    "eks",
+                    "get-token",
+                    "--cluster-name",
+                    "tokyo",
+                ],
             ),
             None,
         )
@@ -1085,10 +1131,14 @@ mod tests {
         let by_pools = InCluster {
             nodes: vec![node("us-west-2a", "0")],
             node_pools: Some(vec![
-                pool(json!([{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5"]},
-                            {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["us-west-2a"]}])),
-                pool(json!([{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["p5.48xlarge"]},
-                            {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["us-west-2c", "us-west-2d"]}])),
+                pool(
+                    json!([{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5"]},
+                            {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["us-west-2a"]}]),
+                ),
+                pool(
+                    json!([{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["p5.48xlarge"]},
+                            {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["us-west-2c", "us-west-2d"]}]),
+                ),
             ]),
             ..Default::default()
         };

@@ -99,8 +99,7 @@ pub fn parse_describe_subnets(xml: &str) -> Result<Vec<Subnet>, (String, String)
         return Err((code, message));
     }
     let mut out = Vec::new();
-    let mut parts = xml.split("<subnetId>").skip(1).peekable();
-    while let Some(part) = parts.next() {
+    for part in xml.split("<subnetId>").skip(1) {
         let Some(end) = part.find("</subnetId>") else {
             continue;
         };

@@ -182,7 +182,10 @@ pub fn arn_account(arn: &str) -> Option<String> {
 /// An IAM role ARN's role name (`arn:aws:iam::ACCT:role/path/NAME` → `NAME`).
 pub fn role_name(arn: &str) -> Option<String> {
     let (_, rest) = arn.split_once(":role/")?;
-    rest.rsplit('/').next().filter(|n| !n.is_empty()).map(str::to_string)
+    rest.rsplit('/')
+        .next()
+        .filter(|n| !n.is_empty())
+        .map(str::to_string)
 }
 
 /// DescribeCluster (aws-sdk-eks) and, for the subnets' zones, EC2 DescribeSubnets (one signed

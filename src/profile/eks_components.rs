@@ -30,10 +30,12 @@ pub fn accelerator_tolerations(nodes: &[Obj], node_pools: &[Obj]) -> Vec<Value> 
         let cap = &n.value["status"]["capacity"];
         cap.get("nvidia.com/gpu").is_some() || cap.get("aws.amazon.com/neuron").is_some()
     };
-    let node_taints = nodes
-        .iter()
-        .filter(accelerated)
-        .flat_map(|n| n.value["spec"]["taints"].as_array().cloned().unwrap_or_default());
+    let node_taints = nodes.iter().filter(accelerated).flat_map(|n| {
+        n.value["spec"]["taints"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    });
     let pool_taints = node_pools.iter().flat_map(|p| {
         p.value["spec"]["template"]["spec"]["taints"]
             .as_array()
@@ -41,7 +43,9 @@ pub fn accelerator_tolerations(nodes: &[Obj], node_pools: &[Obj]) -> Vec<Value> 
             .unwrap_or_default()
     });
     for t in node_taints.chain(pool_taints) {
-        let Some(key) = t["key"].as_str() else { continue };
+        let Some(key) = t["key"].as_str() else {
+            continue;
+        };
         let mut tol = json!({"key": key, "operator": "Exists"});
         if let Some(effect) = t["effect"].as_str() {
             tol["effect"] = json!(effect);

@@ -188,7 +188,9 @@ fn seed(url: &str) -> Aws {
 }
 
 fn data(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(rel)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(rel)
 }
 
 /// The emulator serving `seed` (files) with the kinds setup eks reads and writes.
@@ -284,7 +286,9 @@ fn dry_run_plans_the_components_with_the_efa_tolerations_and_the_discovered_site
     assert_eq!(code, 0, "{out}\n{err}");
     // The cluster came from the context's ARN; the facts from EKS and EC2.
     assert!(
-        out.contains(&format!("EKS cluster train (from the context's EKS ARN {CONTEXT})")),
+        out.contains(&format!(
+            "EKS cluster train (from the context's EKS ARN {CONTEXT})"
+        )),
         "{out}"
     );
     assert!(out.contains(&format!("account {ACCOUNT}")), "{out}");
@@ -308,7 +312,10 @@ fn dry_run_plans_the_components_with_the_efa_tolerations_and_the_discovered_site
         out.contains(&format!("  security_group_ids: {}\n", s.aws.sg)),
         "{out}"
     );
-    assert!(out.contains("  node_role: KarpenterNodeRole-train\n"), "{out}");
+    assert!(
+        out.contains("  node_role: KarpenterNodeRole-train\n"),
+        "{out}"
+    );
     assert!(out.contains("  region: us-west-2\n"), "{out}");
     // Every pinned component with its version and hash.
     for p in trainlab::profile::eks_components::eks_pins(false) {
@@ -330,7 +337,10 @@ fn dry_run_plans_the_components_with_the_efa_tolerations_and_the_discovered_site
         assert!(out.contains(t), "{t:?} missing:\n{out}");
     }
     // Karpenter's CRDs are served: node classes are planned.
-    assert!(out.contains("node classes and NodePools to create:"), "{out}");
+    assert!(
+        out.contains("node classes and NodePools to create:"),
+        "{out}"
+    );
     // The EBS CSI driver is there, the FSx one is not: its exact commands.
     assert!(
         out.contains("  EBS CSI driver: present (CSIDriver ebs.csi.aws.com)"),
@@ -354,7 +364,10 @@ fn dry_run_in_japanese_says_the_plan_in_japanese() {
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(out.contains("何も変更せず"), "{out}");
     assert!(out.contains("Auto Mode 無効"), "{out}");
-    assert!(out.contains("  zone: us-west-2b（GPU か Neuron のあるノードのゾーン）"), "{out}");
+    assert!(
+        out.contains("  zone: us-west-2b（GPU か Neuron のあるノードのゾーン）"),
+        "{out}"
+    );
     assert!(!out.contains("nothing will be changed"), "{out}");
 }
 
@@ -381,12 +394,23 @@ fn dry_run_without_the_api_server_still_plans_from_eks_and_ec2() {
     assert!(out.contains("could not read the cluster"), "{out}");
     // No accelerated nodes known: the first subnet's zone, said so.
     assert!(
-        out.contains("  zone: us-west-2a (no accelerated nodes or NodePools: the first subnet's zone)\n"),
+        out.contains(
+            "  zone: us-west-2a (no accelerated nodes or NodePools: the first subnet's zone)\n"
+        ),
         "{out}"
     );
-    assert!(out.contains(&format!("  subnet_id: {}\n", s.aws.subnet_a)), "{out}");
-    assert!(out.contains("    nvidia.com/gpu Exists NoSchedule\n"), "{out}");
-    assert!(out.contains("FSx for Lustre CSI driver: could not be checked"), "{out}");
+    assert!(
+        out.contains(&format!("  subnet_id: {}\n", s.aws.subnet_a)),
+        "{out}"
+    );
+    assert!(
+        out.contains("    nvidia.com/gpu Exists NoSchedule\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("FSx for Lustre CSI driver: could not be checked"),
+        "{out}"
+    );
     assert!(s.site_files().is_empty());
 }
 
@@ -424,7 +448,14 @@ fn a_real_run_applies_writes_the_site_file_and_a_second_run_changes_nothing() {
     let Some(s) = Setup::new("setup-eks/cluster", None) else {
         return;
     };
-    let args = ["--pins", &pins(), "--from", &pins_dir(), "--wait-timeout", "5s"];
+    let args = [
+        "--pins",
+        &pins(),
+        "--from",
+        &pins_dir(),
+        "--wait-timeout",
+        "5s",
+    ];
     let (code, out, err) = s.run(&args);
     assert_eq!(code, 0, "{out}\n{err}");
     let first = s.emu.requests();
@@ -435,7 +466,10 @@ fn a_real_run_applies_writes_the_site_file_and_a_second_run_changes_nothing() {
         "/api/v1/namespaces/widget-system",
         "/apis/apps/v1/namespaces/kube-system/daemonsets/aws-efa-k8s-device-plugin",
     ] {
-        assert!(applied.iter().any(|a| a == p), "{p} not applied: {applied:?}");
+        assert!(
+            applied.iter().any(|a| a == p),
+            "{p} not applied: {applied:?}"
+        );
     }
     assert!(
         applied
@@ -456,7 +490,11 @@ fn a_real_run_applies_writes_the_site_file_and_a_second_run_changes_nothing() {
         .iter()
         .filter_map(|t| t["key"].as_str())
         .collect();
-    for key in ["nvidia.com/gpu", "aws.amazon.com/neuron", "example.com/team"] {
+    for key in [
+        "nvidia.com/gpu",
+        "aws.amazon.com/neuron",
+        "example.com/team",
+    ] {
         assert!(tolerated.contains(&key), "{key}: {tolerated:?}");
     }
     // The site file, for this context, with what was found.
@@ -485,7 +523,11 @@ fn a_real_run_applies_writes_the_site_file_and_a_second_run_changes_nothing() {
     let second = s.emu.requests();
     assert_eq!(apply_patches(&second), applied);
     assert_eq!(writes(&second).len(), applied.len());
-    assert_eq!(versions(&s.emu), before, "a second run changed stored objects");
+    assert_eq!(
+        versions(&s.emu),
+        before,
+        "a second run changed stored objects"
+    );
     assert_eq!(s.emu.objects(), objects_before);
     assert_eq!(std::fs::read_to_string(&files[0]).unwrap(), text);
 }
@@ -495,7 +537,13 @@ fn a_param_overrides_a_discovered_value() {
     let Some(s) = Setup::new("setup-eks/cluster", None) else {
         return;
     };
-    let (code, out, err) = s.run(&["--dry-run", "--param", "zone=us-west-2a", "--with", "slinky"]);
+    let (code, out, err) = s.run(&[
+        "--dry-run",
+        "--param",
+        "zone=us-west-2a",
+        "--with",
+        "slinky",
+    ]);
     assert_eq!(code, 0, "{out}\n{err}");
     // --with slinky plans setup kind's charts against this context.
     assert!(
@@ -503,7 +551,10 @@ fn a_param_overrides_a_discovered_value() {
         "{out}"
     );
     assert!(out.contains("  zone: us-west-2a (--param)\n"), "{out}");
-    assert!(out.contains(&format!("  subnet_id: {}\n", s.aws.subnet_a)), "{out}");
+    assert!(
+        out.contains(&format!("  subnet_id: {}\n", s.aws.subnet_a)),
+        "{out}"
+    );
     let (code, _, err) = s.run(&["--dry-run", "--param", "colour=blue"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--param colour: not a site value"), "{err}");
@@ -533,7 +584,11 @@ fn a_context_that_points_elsewhere_is_refused_before_any_request() {
         err.contains("aws eks update-kubeconfig --name train --region us-west-2"),
         "{err}"
     );
-    assert!(s.emu.requests().is_empty(), "{:?}", writes(&s.emu.requests()));
+    assert!(
+        s.emu.requests().is_empty(),
+        "{:?}",
+        writes(&s.emu.requests())
+    );
     assert!(s.site_files().is_empty());
 }
 
