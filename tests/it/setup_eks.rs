@@ -555,9 +555,6 @@ fn a_param_overrides_a_discovered_value() {
         out.contains(&format!("  subnet_id: {}\n", s.aws.subnet_a)),
         "{out}"
     );
-    let (code, _, err) = s.run(&["--dry-run", "--param", "colour=blue"]);
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("--param colour: not a site value"), "{err}");
 }
 
 #[test]
@@ -638,4 +635,37 @@ fn a_value_the_node_classes_need_and_nothing_found_is_a_refusal_naming_its_param
         .unwrap()
         .unwrap();
     assert_eq!(site.values["node_role"], "MyNodeRole");
+}
+
+#[test]
+fn help_teaches_the_steps_and_what_setup_eks_never_does() {
+    let mut c = Command::cargo_bin("trainlab").unwrap();
+    let out = c.args(["setup", "eks", "--help"]).output().unwrap();
+    assert!(out.status.success());
+    let help = String::from_utf8(out.stdout).unwrap();
+    for s in [
+        "What it never does: create a cluster, a node group or anything in IAM",
+        "--dry-run prints all of this and changes nothing",
+        "--param <KEY=VALUE>",
+        "--cluster <NAME>",
+    ] {
+        assert!(help.contains(s), "{s:?} missing:\n{help}");
+    }
+}
+
+#[test]
+fn a_param_that_is_no_site_value_is_refused_before_asking_aws() {
+    // No AWS endpoint and no kubeconfig: the refusal comes first.
+    let dir = tempfile::tempdir().unwrap();
+    let c = live::trainlab(
+        &dir.path().join("none"),
+        dir.path(),
+        &["setup", "eks", "--param", "colour=blue"],
+    );
+    let (code, _, err) = live::output(c);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--param colour: not a site value of setup eks (known keys: cluster, region"),
+        "{err}"
+    );
 }
