@@ -7,3 +7,4 @@ pub mod capacity;
 pub mod manifests;
 pub mod reset;
 pub mod setup;
+pub mod setup_eks;

@@ -39,6 +39,7 @@ mod labs;
 mod quiz_tty;
 mod report_render;
 mod round_trip;
+mod setup_eks;
 mod setup_kind_live;
 mod sources;
 mod trainer_standin;
