@@ -30,6 +30,7 @@ mod eks_capacity;
 mod eks_doctor;
 mod eks_token;
 mod emulator;
+mod expert_static;
 mod fuzz_regressions;
 mod grade;
 mod grader_rbac;
