@@ -79,3 +79,67 @@ fn an_unpinned_pod_still_asks_for_the_param() {
     assert!(graded.starts_with("skipped"), "{graded}");
     assert!(graded.contains("gpus_per_node"), "{graded}");
 }
+
+/// Lab 7's EKS answer running optimum-neuron's own example from a clone, through a `cd`.
+fn neuron_example(dir: &Path, script: &str) -> PathBuf {
+    let answer = root().join("labs/07-optimum-neuron/solution-eks/neuron-finetune.yaml");
+    let text = std::fs::read_to_string(answer).unwrap();
+    let cloned = text.replacen(
+        "              torchrun --nproc_per_node=32 /opt/train/finetune.py \\\n",
+        &format!("              git clone --branch v0.4.5 https://github.com/huggingface/optimum-neuron.git\n              cd optimum-neuron\n              torchrun --nproc_per_node=32 {script} \\\n"),
+        1,
+    );
+    assert_ne!(cloned, text, "the answer runs torchrun on a script");
+    let path = dir.join("neuron-finetune.yaml");
+    std::fs::write(&path, cloned).unwrap();
+    path
+}
+
+fn uses_optimum_neuron(file: &Path) -> serde_json::Value {
+    let out = Command::cargo_bin("trainlab")
+        .unwrap()
+        .env("LANG", "C.UTF-8")
+        .env("NO_COLOR", "1")
+        .args(["check", "7", "--profile", "eks", "-o", "json", "--files"])
+        .arg(file)
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    report["outcomes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == "uses-optimum-neuron")
+        .cloned()
+        .unwrap_or_else(|| panic!("{report}"))
+}
+
+#[test]
+fn a_relative_script_after_cd_into_a_clone_is_the_clones_example() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = neuron_example(dir.path(), "examples/training/qwen3/finetune_qwen3.py");
+    let c = uses_optimum_neuron(&file);
+    assert_eq!(c["status"], "pass", "{c}");
+    let found = c["found"].as_str().unwrap_or_default();
+    assert!(
+        found.contains("/optimum-neuron/examples/training/qwen3/finetune_qwen3.py")
+            && found.contains("huggingface/optimum-neuron@v0.4.5"),
+        "{c}"
+    );
+}
+
+#[test]
+fn a_script_outside_the_clone_after_cd_is_still_unseen() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = neuron_example(dir.path(), "../train/finetune.py");
+    let c = uses_optimum_neuron(&file);
+    assert_eq!(c["status"], "skipped", "{c}");
+    assert!(
+        c["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("/train/finetune.py"),
+        "{c}"
+    );
+}
