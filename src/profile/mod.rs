@@ -5,6 +5,7 @@ pub mod detect;
 pub mod doctor;
 pub use crate::facts::instances;
 pub mod eks;
+pub mod eks_components;
 pub mod kind;
 pub mod pins;
 pub mod site;
