@@ -550,13 +550,24 @@ mod tests {
                 "status": {"capacity": status, "allocatable": status},
             }))
         };
-        let tainted = node("p5-a", "p5.48xlarge", json!([{"key": "team", "value": "ml", "effect": "NoSchedule"}]), json!({}));
+        let tainted = node(
+            "p5-a",
+            "p5.48xlarge",
+            json!([{"key": "team", "value": "ml", "effect": "NoSchedule"}]),
+            json!({}),
+        );
         let trn = node("trn-a", "trn1.32xlarge", json!([]), json!({}));
         let mut picky = components::efa_device_plugin(&[])[0].clone();
-        picky["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]["matchExpressions"][0]["values"] = json!(["p4d.24xlarge"]);
+        picky["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]
+            ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]
+            ["matchExpressions"][0]["values"] = json!(["p4d.24xlarge"]);
         let tolerant = components::efa_device_plugin(&[json!({"operator": "Exists"})])[0].clone();
-        let class = obj(json!({"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": "default"}, "spec": {}}));
-        let auto = obj(json!({"apiVersion": "eks.amazonaws.com/v1", "kind": "NodeClass", "metadata": {"name": "default"}, "spec": {}}));
+        let class = obj(
+            json!({"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": "default"}, "spec": {}}),
+        );
+        let auto = obj(
+            json!({"apiVersion": "eks.amazonaws.com/v1", "kind": "NodeClass", "metadata": {"name": "default"}, "spec": {}}),
+        );
         let nodes = [tainted, trn];
         let mut out = Vec::new();
         for daemon_sets in [vec![obj(picky)], vec![obj(tolerant)], vec![]] {
@@ -590,27 +601,50 @@ mod tests {
             .collect();
         assert_eq!(problems.len(), 3, "{problems:?}");
         let en = render(&r, Lang::En);
-        assert!(en.contains("EKS: what would silently keep labs from running:\n"), "{en}");
+        assert!(
+            en.contains("EKS: what would silently keep labs from running:\n"),
+            "{en}"
+        );
         for f in &r.findings {
-            assert!(en.contains(&format!("  ✘ {}\n      fix: {}\n", f.message, f.fix)), "{f:?}\n{en}");
+            assert!(
+                en.contains(&format!("  ✘ {}\n      fix: {}\n", f.message, f.fix)),
+                "{f:?}\n{en}"
+            );
         }
-        assert!(en.contains("  note: could not read daemonsets.apps: forbidden\n"), "{en}");
+        assert!(
+            en.contains("  note: could not read daemonsets.apps: forbidden\n"),
+            "{en}"
+        );
         let ja = render(&r, Lang::Ja);
         for f in &r.findings {
-            assert!(ja.contains(&format!("  ✘ {}\n      対処: {}\n", f.message_ja, f.fix_ja)), "{f:?}\n{ja}");
+            assert!(
+                ja.contains(&format!("  ✘ {}\n      対処: {}\n", f.message_ja, f.fix_ja)),
+                "{f:?}\n{ja}"
+            );
         }
         let runs = english_runs(&ja);
-        assert!(runs.is_empty(), "English in doctor's EKS findings: {runs:?}\n{ja}");
+        assert!(
+            runs.is_empty(),
+            "English in doctor's EKS findings: {runs:?}\n{ja}"
+        );
         // Both languages in the JSON too.
         let v = serde_json::to_value(&r).unwrap();
         let first = &v["findings"][0];
-        assert_eq!(first["problem"], format!("{:?}", r.findings[0].problem).replace("NoEfa", "no-efa").replace("SmallRootVolume", "small-root-volume").replace("DevicePluginMissing", "device-plugin-missing"));
+        assert_eq!(
+            first["problem"],
+            format!("{:?}", r.findings[0].problem)
+                .replace("NoEfa", "no-efa")
+                .replace("SmallRootVolume", "small-root-volume")
+                .replace("DevicePluginMissing", "device-plugin-missing")
+        );
         assert_eq!(first["message_ja"], r.findings[0].message_ja);
         assert_eq!(first["fix"], r.findings[0].fix);
         // Nothing found on EKS says so; other profiles say nothing.
         r.findings.clear();
         r.unread.clear();
-        assert!(render(&r, Lang::En).contains("EKS: no node without EFA, root volume too small or device plugin missing\n"));
+        assert!(render(&r, Lang::En).contains(
+            "EKS: no node without EFA, root volume too small or device plugin missing\n"
+        ));
         let kind = render(&report(Some(Profile::Kind)), Lang::En);
         assert!(!kind.contains("EKS:"), "{kind}");
     }

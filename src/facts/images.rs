@@ -191,13 +191,19 @@ mod tests {
 
     #[test]
     fn repositories_drop_tags_and_digests_but_keep_registry_ports() {
-        assert_eq!(repository("nvcr.io/nvidia/nemo:25.04"), "nvcr.io/nvidia/nemo");
+        assert_eq!(
+            repository("nvcr.io/nvidia/nemo:25.04"),
+            "nvcr.io/nvidia/nemo"
+        );
         assert_eq!(repository("reg:5000/a/b"), "reg:5000/a/b");
         assert_eq!(repository("reg:5000/a/b:1"), "reg:5000/a/b");
         assert_eq!(repository("a/b@sha256:00"), "a/b");
         assert_eq!(repository("busybox"), "busybox");
         assert_eq!(lookup("alpine:3.22").map(|i| i.compressed_mb), Some(10));
-        assert_eq!(lookup("docker.io/library/busybox:1.37").map(|i| i.tag), Some("1.36"));
+        assert_eq!(
+            lookup("docker.io/library/busybox:1.37").map(|i| i.tag),
+            Some("1.36")
+        );
         assert!(lookup("example.com/unknown:1").is_none());
     }
 
@@ -225,7 +231,11 @@ mod tests {
         for lab in std::fs::read_dir(&labs).unwrap() {
             let lab = lab.unwrap().path();
             let eks = lab.join("solution-eks");
-            let dir = if eks.is_dir() { eks } else { lab.join("solution") };
+            let dir = if eks.is_dir() {
+                eks
+            } else {
+                lab.join("solution")
+            };
             let Ok(files) = std::fs::read_dir(&dir) else {
                 continue;
             };
@@ -247,8 +257,14 @@ mod tests {
     #[test]
     fn every_image_an_eks_answer_runs_has_a_size() {
         let images = eks_answer_images();
-        assert!(images.iter().any(|i| i.starts_with("nvcr.io/nvidia/nemo:")), "{images:?}");
+        assert!(
+            images.iter().any(|i| i.starts_with("nvcr.io/nvidia/nemo:")),
+            "{images:?}"
+        );
         let unknown: Vec<&String> = images.iter().filter(|i| lookup(i).is_none()).collect();
-        assert!(unknown.is_empty(), "no size for {unknown:?}: add them to IMAGES");
+        assert!(
+            unknown.is_empty(),
+            "no size for {unknown:?}: add them to IMAGES"
+        );
     }
 }

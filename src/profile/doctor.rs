@@ -553,7 +553,7 @@ fn explain(
 fn what_it_has(a: Accelerators) -> (&'static str, &'static str) {
     match (a.gpu, a.neuron) {
         (true, true) => ("GPUs and Neuron devices", "GPU と Neuron デバイス"),
-        (true, false) => ("GPUs", "GPU"),
+        (true, false) => ("GPUs", "GPU "),
         _ => ("Neuron devices", "Neuron デバイス"),
     }
 }
@@ -607,7 +607,11 @@ fn ec2_node_class_root(class: &Obj) -> (i64, String, String) {
     let chosen = mappings
         .iter()
         .find(|m| m["rootVolume"].as_bool() == Some(true))
-        .or_else(|| mappings.iter().find(|m| m["deviceName"].as_str() == Some(device)));
+        .or_else(|| {
+            mappings
+                .iter()
+                .find(|m| m["deviceName"].as_str() == Some(device))
+        });
     let size = chosen.and_then(|m| {
         let text = m["ebs"]["volumeSize"].as_str()?;
         crate::quantity::Quantity::parse(text).ok()?.count().ok()
@@ -637,7 +641,11 @@ fn eks_node_class_root(class: &Obj) -> (i64, String, String) {
         .as_str()
         .and_then(|s| crate::quantity::Quantity::parse(s).ok()?.count().ok());
     match size {
-        Some(bytes) => (bytes, "ephemeralStorage.size".into(), "ephemeralStorage.size".into()),
+        Some(bytes) => (
+            bytes,
+            "ephemeralStorage.size".into(),
+            "ephemeralStorage.size".into(),
+        ),
         None => (
             80 * GIB,
             "no ephemeralStorage.size: Auto Mode's default".into(),
@@ -691,7 +699,7 @@ pub fn eks_findings(state: &EksState) -> Vec<Finding> {
                 problem: Problem::DevicePluginMissing,
                 subject: subject.clone(),
                 message: format!("node {name} ({itype}) has {has_en} but advertises no {res}: pods that request it stay Pending; {why_en}"),
-                message_ja: format!("ノード {name}（{itype}）には {has_ja} がありますが {res} を提供していません。これを要求する Pod は Pending のままです。{why_ja}"),
+                message_ja: format!("ノード {name}（{itype}）には {has_ja}がありますが {res} を提供していません。これを要求する Pod は Pending のままです。{why_ja}"),
                 fix: fix_en,
                 fix_ja,
             });
@@ -711,7 +719,7 @@ pub fn eks_findings(state: &EksState) -> Vec<Finding> {
                 problem: Problem::NoEfa,
                 subject: subject.clone(),
                 message: format!("node {name} ({itype}, {efa} EFA interfaces) has {has_en} but no {EFA}: labs that ask for EFA stay Pending there; {why_en}"),
-                message_ja: format!("ノード {name}（{itype}、EFA インターフェース {efa} 個）には {has_ja} がありますが {EFA} がありません。EFA を要求する lab はそこで Pending のままです。{why_ja}"),
+                message_ja: format!("ノード {name}（{itype}、EFA インターフェース {efa} 個）には {has_ja}がありますが {EFA} がありません。EFA を要求する lab はそこで Pending のままです。{why_ja}"),
                 fix: fix_en,
                 fix_ja,
             });
@@ -749,7 +757,14 @@ pub fn eks_findings(state: &EksState) -> Vec<Finding> {
     let classes = state
         .ec2_node_classes
         .iter()
-        .map(|c| ("karpenter.k8s.aws", "EC2NodeClass", c, ec2_node_class_root(c)))
+        .map(|c| {
+            (
+                "karpenter.k8s.aws",
+                "EC2NodeClass",
+                c,
+                ec2_node_class_root(c),
+            )
+        })
         .chain(
             state
                 .eks_node_classes
@@ -937,39 +952,96 @@ mod tests {
 
     #[test]
     fn a_tainted_gpu_node_without_efa_names_the_untolerated_taint_and_the_toleration() {
-        let nodes = [eks_node("p5-a", "p5.48xlarge", gpu_taint(), json!({"nvidia.com/gpu": "8"}), "300Gi")];
+        let nodes = [eks_node(
+            "p5-a",
+            "p5.48xlarge",
+            gpu_taint(),
+            json!({"nvidia.com/gpu": "8"}),
+            "300Gi",
+        )];
         let f = judge(&nodes, &[chart_efa()]);
         assert_eq!(f.len(), 1, "{f:#?}");
         let f = &f[0];
-        assert_eq!((f.problem, f.subject.as_str()), (Problem::NoEfa, "Node p5-a"));
-        assert!(f.message.contains("node p5-a (p5.48xlarge, 32 EFA interfaces) has GPUs but no vpc.amazonaws.com/efa"), "{}", f.message);
+        assert_eq!(
+            (f.problem, f.subject.as_str()),
+            (Problem::NoEfa, "Node p5-a")
+        );
+        assert!(
+            f.message.contains(
+                "node p5-a (p5.48xlarge, 32 EFA interfaces) has GPUs but no vpc.amazonaws.com/efa"
+            ),
+            "{}",
+            f.message
+        );
         assert!(f.message.contains("the EFA device plugin DaemonSet kube-system/aws-efa-k8s-device-plugin does not tolerate its taints nvidia.com/gpu:NoSchedule"), "{}", f.message);
         assert!(f.fix.contains("`trainlab setup eks`"), "{}", f.fix);
-        assert!(f.fix.contains("{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}"), "{}", f.fix);
-        assert!(f.message_ja.contains("nvidia.com/gpu:NoSchedule") && f.fix_ja.contains("`trainlab setup eks`"), "{}", f.message_ja);
+        assert!(
+            f.fix
+                .contains("{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}"),
+            "{}",
+            f.fix
+        );
+        assert!(
+            f.message_ja.contains("nvidia.com/gpu:NoSchedule")
+                && f.fix_ja.contains("`trainlab setup eks`"),
+            "{}",
+            f.message_ja
+        );
 
         // With the tolerations setup eks gives it, the taint is no longer the cause.
-        let fixed = obj(components::efa_device_plugin(&components::accelerator_tolerations(&nodes, &[]))[0].clone());
-        let f = judge(&nodes, &[fixed.clone()]);
+        let fixed = obj(
+            components::efa_device_plugin(&components::accelerator_tolerations(&nodes, &[]))[0]
+                .clone(),
+        );
+        let f = judge(&nodes, std::slice::from_ref(&fixed));
         assert_eq!(f.len(), 1);
-        assert!(f[0].message.contains("may run there, so the node likely started without EFA interfaces"), "{}", f[0].message);
+        assert!(
+            f[0].message
+                .contains("may run there, so the node likely started without EFA interfaces"),
+            "{}",
+            f[0].message
+        );
         // And once the node advertises EFA, nothing is said.
-        let good = [eks_node("p5-a", "p5.48xlarge", gpu_taint(), json!({"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": "32"}), "300Gi")];
+        let good = [eks_node(
+            "p5-a",
+            "p5.48xlarge",
+            gpu_taint(),
+            json!({"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": "32"}),
+            "300Gi",
+        )];
         assert!(judge(&good, &[fixed]).is_empty());
     }
 
     #[test]
     fn the_efa_plugins_cause_is_its_absence_its_affinity_or_an_unreadable_list() {
-        let trn = [eks_node("trn-a", "trn1.32xlarge", json!([{"key": "aws.amazon.com/neuron", "effect": "NoSchedule"}]), json!({"aws.amazon.com/neuron": "16"}), "300Gi")];
+        let trn = [eks_node(
+            "trn-a",
+            "trn1.32xlarge",
+            json!([{"key": "aws.amazon.com/neuron", "effect": "NoSchedule"}]),
+            json!({"aws.amazon.com/neuron": "16"}),
+            "300Gi",
+        )];
         let f = judge(&trn, &[]);
         assert_eq!(f.len(), 1);
-        assert!(f[0].message.contains("has Neuron devices but no vpc.amazonaws.com/efa"), "{}", f[0].message);
-        assert!(f[0].message.contains("no DaemonSet in the cluster runs the EFA device plugin"), "{}", f[0].message);
+        assert!(
+            f[0].message
+                .contains("has Neuron devices but no vpc.amazonaws.com/efa"),
+            "{}",
+            f[0].message
+        );
+        assert!(
+            f[0].message
+                .contains("no DaemonSet in the cluster runs the EFA device plugin"),
+            "{}",
+            f[0].message
+        );
         assert_eq!(f[0].fix, "`trainlab setup eks` installs it");
 
         // A plugin that tolerates everything but selects other instance types.
         let mut ds = components::efa_device_plugin(&[json!({"operator": "Exists"})])[0].clone();
-        ds["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]["matchExpressions"][0]["values"] = json!(["p4d.24xlarge"]);
+        ds["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]
+            ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]
+            ["matchExpressions"][0]["values"] = json!(["p4d.24xlarge"]);
         let f = judge(&trn, &[obj(ds)]);
         assert!(f[0].message.contains("does not select the node (its node affinity or nodeSelector leaves out trn1.32xlarge)"), "{}", f[0].message);
         assert!(!f[0].message.contains("taints"), "{}", f[0].message);
@@ -981,24 +1053,62 @@ mod tests {
             ec2_node_classes: &[],
             eks_node_classes: &[],
         });
-        assert!(f[0].message.contains("the DaemonSets could not be read (forbidden)"), "{}", f[0].message);
+        assert!(
+            f[0].message
+                .contains("the DaemonSets could not be read (forbidden)"),
+            "{}",
+            f[0].message
+        );
     }
 
     #[test]
     fn accelerated_nodes_without_their_device_plugin_are_named_except_on_auto_mode() {
         // A p4d whose GPUs nobody advertises, and a trn1 whose Neuron devices nobody does.
         let nodes = [
-            eks_node("p4d-a", "p4d.24xlarge", gpu_taint(), json!({"vpc.amazonaws.com/efa": "4"}), "300Gi"),
-            eks_node("trn-a", "trn1.32xlarge", json!([]), json!({"vpc.amazonaws.com/efa": "8"}), "300Gi"),
+            eks_node(
+                "p4d-a",
+                "p4d.24xlarge",
+                gpu_taint(),
+                json!({"vpc.amazonaws.com/efa": "4"}),
+                "300Gi",
+            ),
+            eks_node(
+                "trn-a",
+                "trn1.32xlarge",
+                json!([]),
+                json!({"vpc.amazonaws.com/efa": "8"}),
+                "300Gi",
+            ),
             eks_node("cpu-a", "m5.large", json!([]), json!({}), "20Gi"),
         ];
         let f = judge(&nodes, &[chart_efa()]);
         let missing = of(&f, Problem::DevicePluginMissing);
         assert_eq!(missing.len(), 2, "{f:#?}");
-        assert!(missing[0].message.contains("node p4d-a (p4d.24xlarge) has GPUs but advertises no nvidia.com/gpu"), "{}", missing[0].message);
-        assert!(missing[0].message.contains("no DaemonSet in the cluster runs the NVIDIA device plugin"), "{}", missing[0].message);
-        assert!(missing[1].message.contains("advertises no aws.amazon.com/neuron"), "{}", missing[1].message);
-        assert!(f.iter().all(|f| !f.subject.contains("cpu-a")), "a CPU node is none of this: {f:#?}");
+        assert!(
+            missing[0]
+                .message
+                .contains("node p4d-a (p4d.24xlarge) has GPUs but advertises no nvidia.com/gpu"),
+            "{}",
+            missing[0].message
+        );
+        assert!(
+            missing[0]
+                .message
+                .contains("no DaemonSet in the cluster runs the NVIDIA device plugin"),
+            "{}",
+            missing[0].message
+        );
+        assert!(
+            missing[1]
+                .message
+                .contains("advertises no aws.amazon.com/neuron"),
+            "{}",
+            missing[1].message
+        );
+        assert!(
+            f.iter().all(|f| !f.subject.contains("cpu-a")),
+            "a CPU node is none of this: {f:#?}"
+        );
 
         // The NVIDIA plugin from upstream's static manifest, which tolerates nvidia.com/gpu only.
         let nvidia = obj(json!({
@@ -1008,13 +1118,25 @@ mod tests {
                 "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
                 "containers": [{"name": "c", "image": "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"}]}}},
         }));
-        let team = [eks_node("p4d-b", "p4d.24xlarge", json!([{"key": "team", "value": "ml", "effect": "NoSchedule"}]), json!({"vpc.amazonaws.com/efa": "4"}), "300Gi")];
+        let team = [eks_node(
+            "p4d-b",
+            "p4d.24xlarge",
+            json!([{"key": "team", "value": "ml", "effect": "NoSchedule"}]),
+            json!({"vpc.amazonaws.com/efa": "4"}),
+            "300Gi",
+        )];
         let f = judge(&team, &[nvidia]);
         assert_eq!(f.len(), 1, "{f:#?}");
         assert!(f[0].message.contains("the NVIDIA device plugin DaemonSet kube-system/nvidia-device-plugin-daemonset does not tolerate its taints team=ml:NoSchedule"), "{}", f[0].message);
 
         // Auto Mode ships its plugins: nothing to install there.
-        let mut auto = eks_node("auto-a", "p4d.24xlarge", gpu_taint(), json!({"vpc.amazonaws.com/efa": "4"}), "300Gi");
+        let mut auto = eks_node(
+            "auto-a",
+            "p4d.24xlarge",
+            gpu_taint(),
+            json!({"vpc.amazonaws.com/efa": "4"}),
+            "300Gi",
+        );
         auto.value_mut()["metadata"]["labels"]["eks.amazonaws.com/compute-type"] = json!("auto");
         assert!(judge(&[auto], &[]).is_empty());
     }
@@ -1025,24 +1147,55 @@ mod tests {
         let need = images::required_gib();
         let small = format!("{}Gi", need - 1);
         let nodes = [
-            eks_node("p5-small", "p5.48xlarge", json!([]), json!({"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": "32"}), &small),
-            eks_node("p5-big", "p5.48xlarge", json!([]), json!({"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": "32"}), &format!("{need}Gi")),
+            eks_node(
+                "p5-small",
+                "p5.48xlarge",
+                json!([]),
+                json!({"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": "32"}),
+                &small,
+            ),
+            eks_node(
+                "p5-big",
+                "p5.48xlarge",
+                json!([]),
+                json!({"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": "32"}),
+                &format!("{need}Gi"),
+            ),
             eks_node("cpu-small", "m5.large", json!([]), json!({}), "20Gi"),
         ];
         let f = judge(&nodes, &[]);
         assert_eq!(f.len(), 1, "{f:#?}");
-        assert_eq!((f[0].problem, f[0].subject.as_str()), (Problem::SmallRootVolume, "Node p5-small"));
-        assert!(f[0].message.contains(&format!("has {}.0 GiB of ephemeral storage", need - 1)), "{}", f[0].message);
+        assert_eq!(
+            (f[0].problem, f[0].subject.as_str()),
+            (Problem::SmallRootVolume, "Node p5-small")
+        );
+        assert!(
+            f[0].message
+                .contains(&format!("has {}.0 GiB of ephemeral storage", need - 1)),
+            "{}",
+            f[0].message
+        );
         assert!(f[0].message.contains(&format!("nvcr.io/nvidia/nemo:25.04, about 29 GB to download and twice that unpacked) needs {need} GiB")), "{}", f[0].message);
-        assert!(f[0].fix.contains(&format!("at least {} GiB", images::root_volume_gib())), "{}", f[0].fix);
+        assert!(
+            f[0].fix
+                .contains(&format!("at least {} GiB", images::root_volume_gib())),
+            "{}",
+            f[0].fix
+        );
 
-        let pool = |name: &str, class: &str, kind: &str, family: &str| obj(json!({
-            "apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": name},
-            "spec": {"template": {"spec": {
-                "nodeClassRef": {"group": if kind == "NodeClass" { "eks.amazonaws.com" } else { "karpenter.k8s.aws" }, "kind": kind, "name": class},
-                "requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": [family]}]}}},
-        }));
-        let class = |name: &str, spec: Value| obj(json!({"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": name}, "spec": spec}));
+        let pool = |name: &str, class: &str, kind: &str, family: &str| {
+            obj(json!({
+                "apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": name},
+                "spec": {"template": {"spec": {
+                    "nodeClassRef": {"group": if kind == "NodeClass" { "eks.amazonaws.com" } else { "karpenter.k8s.aws" }, "kind": kind, "name": class},
+                    "requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": [family]}]}}},
+            }))
+        };
+        let class = |name: &str, spec: Value| {
+            obj(
+                json!({"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": name}, "spec": spec}),
+            )
+        };
         let alias = json!([{"alias": "al2023@latest"}]);
         let pools = [
             pool("gpu", "small", "EC2NodeClass", "p5"),
@@ -1054,18 +1207,31 @@ mod tests {
         let ec2 = [
             // No blockDeviceMappings: Karpenter's 20 GiB; not used by a pool, but named `default`.
             class("default", json!({"amiSelectorTerms": alias})),
-            class("small", json!({"amiSelectorTerms": alias, "blockDeviceMappings": [{"deviceName": "/dev/xvda", "ebs": {"volumeSize": "100Gi"}}]})),
-            class("big", json!({"amiSelectorTerms": alias, "blockDeviceMappings": [{"deviceName": "/dev/xvda", "rootVolume": true, "ebs": {"volumeSize": format!("{}Gi", images::root_volume_gib())}}]})),
+            class(
+                "small",
+                json!({"amiSelectorTerms": alias, "blockDeviceMappings": [{"deviceName": "/dev/xvda", "ebs": {"volumeSize": "100Gi"}}]}),
+            ),
+            class(
+                "big",
+                json!({"amiSelectorTerms": alias, "blockDeviceMappings": [{"deviceName": "/dev/xvda", "rootVolume": true, "ebs": {"volumeSize": format!("{}Gi", images::root_volume_gib())}}]}),
+            ),
             // Bottlerocket keeps images on its data volume, /dev/xvdb.
-            class("rocket", json!({"amiSelectorTerms": [{"alias": "bottlerocket@latest"}], "blockDeviceMappings": [
+            class(
+                "rocket",
+                json!({"amiSelectorTerms": [{"alias": "bottlerocket@latest"}], "blockDeviceMappings": [
                 {"deviceName": "/dev/xvda", "ebs": {"volumeSize": "4Gi"}},
-                {"deviceName": "/dev/xvdb", "ebs": {"volumeSize": "200Gi"}}]})),
+                {"deviceName": "/dev/xvdb", "ebs": {"volumeSize": "200Gi"}}]}),
+            ),
             // Used by CPU pools only.
             class("cpu", json!({"amiSelectorTerms": alias})),
         ];
         let auto = [
-            obj(json!({"apiVersion": "eks.amazonaws.com/v1", "kind": "NodeClass", "metadata": {"name": "auto-small"}, "spec": {"role": "r"}})),
-            obj(json!({"apiVersion": "eks.amazonaws.com/v1", "kind": "NodeClass", "metadata": {"name": "auto-big"}, "spec": {"ephemeralStorage": {"size": "150Gi"}}})),
+            obj(
+                json!({"apiVersion": "eks.amazonaws.com/v1", "kind": "NodeClass", "metadata": {"name": "auto-small"}, "spec": {"role": "r"}}),
+            ),
+            obj(
+                json!({"apiVersion": "eks.amazonaws.com/v1", "kind": "NodeClass", "metadata": {"name": "auto-big"}, "spec": {"ephemeralStorage": {"size": "150Gi"}}}),
+            ),
         ];
         let f = eks_findings(&EksState {
             nodes: &[],
@@ -1075,23 +1241,66 @@ mod tests {
             eks_node_classes: &auto,
         });
         let subjects: Vec<&str> = f.iter().map(|f| f.subject.as_str()).collect();
-        assert_eq!(subjects, ["EC2NodeClass default", "EC2NodeClass small", "NodeClass auto-small"], "{f:#?}");
+        assert_eq!(
+            subjects,
+            [
+                "EC2NodeClass default",
+                "EC2NodeClass small",
+                "NodeClass auto-small"
+            ],
+            "{f:#?}"
+        );
         assert!(f[0].message.contains("gives nodes a 20.0 GiB root volume (no root volume in blockDeviceMappings: Karpenter's default); lab 15's answer"), "{}", f[0].message);
         assert!(f[1].message.contains("a 100.0 GiB root volume (blockDeviceMappings /dev/xvda); the GPU/Trainium NodePools gpu use it"), "{}", f[1].message);
-        assert!(f[1].fix.contains(&format!("volumeSize: {}Gi", images::root_volume_gib())), "{}", f[1].fix);
-        assert!(f[2].message.contains("80.0 GiB root volume (no ephemeralStorage.size: Auto Mode's default)"), "{}", f[2].message);
-        assert!(f[2].fix.contains(&format!("spec.ephemeralStorage.size: {}Gi", images::root_volume_gib())), "{}", f[2].fix);
+        assert!(
+            f[1].fix
+                .contains(&format!("volumeSize: {}Gi", images::root_volume_gib())),
+            "{}",
+            f[1].fix
+        );
+        assert!(
+            f[2].message
+                .contains("80.0 GiB root volume (no ephemeralStorage.size: Auto Mode's default)"),
+            "{}",
+            f[2].message
+        );
+        assert!(
+            f[2].fix.contains(&format!(
+                "spec.ephemeralStorage.size: {}Gi",
+                images::root_volume_gib()
+            )),
+            "{}",
+            f[2].fix
+        );
         // The node classes setup eks writes pass.
         let mut site = crate::profile::site::Site::default();
-        for (k, v) in [("node_role", "r"), ("subnet_id", "subnet-1"), ("security_group_ids", "sg-1"), ("zone", "us-west-2a")] {
+        for (k, v) in [
+            ("node_role", "r"),
+            ("subnet_id", "subnet-1"),
+            ("security_group_ids", "sg-1"),
+            ("zone", "us-west-2a"),
+        ] {
             site.values.insert(k.into(), v.into());
         }
         for auto_mode in [false, true] {
             site.auto_mode = auto_mode;
-            let objs: Vec<Obj> = components::node_classes(&site).unwrap().into_iter().map(obj).collect();
-            let (classes, pools): (Vec<Obj>, Vec<Obj>) = objs.into_iter().partition(|o| o.kind() != "NodePool");
-            let (ec2, auto): (Vec<Obj>, Vec<Obj>) = classes.into_iter().partition(|o| o.kind() == "EC2NodeClass");
-            let f = eks_findings(&EksState { nodes: &[], daemon_sets: Ok(&[]), node_pools: &pools, ec2_node_classes: &ec2, eks_node_classes: &auto });
+            let objs: Vec<Obj> = components::node_classes(&site)
+                .unwrap()
+                .into_iter()
+                .map(obj)
+                .collect();
+            let (classes, pools): (Vec<Obj>, Vec<Obj>) =
+                objs.into_iter().partition(|o| o.kind() != "NodePool");
+            let (ec2, auto): (Vec<Obj>, Vec<Obj>) = classes
+                .into_iter()
+                .partition(|o| o.kind() == "EC2NodeClass");
+            let f = eks_findings(&EksState {
+                nodes: &[],
+                daemon_sets: Ok(&[]),
+                node_pools: &pools,
+                ec2_node_classes: &ec2,
+                eks_node_classes: &auto,
+            });
             assert!(f.is_empty(), "{f:#?}");
         }
     }

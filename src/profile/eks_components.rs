@@ -162,7 +162,9 @@ pub fn instance_type_accelerators(instance_type: &str) -> Accelerators {
 
 fn positive(v: &Value) -> bool {
     match v {
-        Value::String(s) => s.parse::<i64>().map_or(!s.is_empty() && s != "0", |n| n > 0),
+        Value::String(s) => s
+            .parse::<i64>()
+            .map_or(!s.is_empty() && s != "0", |n| n > 0),
         Value::Number(n) => n.as_i64().is_some_and(|n| n > 0),
         _ => false,
     }
@@ -174,7 +176,8 @@ fn positive(v: &Value) -> bool {
 /// pkg/apis/v1/labels.go `instance-gpu-count`, `instance-accelerator-count`).
 pub fn node_accelerators(node: &Obj) -> Accelerators {
     let status = &node.value["status"];
-    let advertised = |res: &str| positive(&status["capacity"][res]) || positive(&status["allocatable"][res]);
+    let advertised =
+        |res: &str| positive(&status["capacity"][res]) || positive(&status["allocatable"][res]);
     let mut a = Accelerators {
         gpu: advertised(GPU),
         neuron: advertised(NEURON) || advertised(NEURONCORE),
@@ -302,10 +305,11 @@ pub fn accelerator_tolerations(nodes: &[Obj], node_pools: &[Obj]) -> Vec<serde_j
         (NEURON.into(), "NoSchedule".into()),
     ];
     let mut extra: Vec<(String, String)> = Vec::new();
-    let accelerated = nodes
-        .iter()
-        .filter(|n| node_accelerators(n).any())
-        .chain(node_pools.iter().filter(|p| node_pool_accelerators(p).any()));
+    let accelerated = nodes.iter().filter(|n| node_accelerators(n).any()).chain(
+        node_pools
+            .iter()
+            .filter(|p| node_pool_accelerators(p).any()),
+    );
     for obj in accelerated {
         for t in blocking_taints(obj) {
             let pair = (t.key.clone(), t.effect.clone());
@@ -443,12 +447,23 @@ pub fn node_classes(site: &Site) -> Result<Vec<serde_json::Value>, Error> {
     let security_groups: Vec<Value> = groups.iter().map(|g| json!({"id": g})).collect();
     let labels = json!({"app.kubernetes.io/managed-by": "trainlab"});
     let (class_group, class_kind, family_key) = if site.auto_mode {
-        ("eks.amazonaws.com", "NodeClass", "eks.amazonaws.com/instance-family")
+        (
+            "eks.amazonaws.com",
+            "NodeClass",
+            "eks.amazonaws.com/instance-family",
+        )
     } else {
-        ("karpenter.k8s.aws", "EC2NodeClass", "karpenter.k8s.aws/instance-family")
+        (
+            "karpenter.k8s.aws",
+            "EC2NodeClass",
+            "karpenter.k8s.aws/instance-family",
+        )
     };
     let mut out = Vec::new();
-    for (name, taint, gpu) in [(GPU_NODE_CLASS, GPU, true), (NEURON_NODE_CLASS, NEURON, false)] {
+    for (name, taint, gpu) in [
+        (GPU_NODE_CLASS, GPU, true),
+        (NEURON_NODE_CLASS, NEURON, false),
+    ] {
         let class = if site.auto_mode {
             json!({
                 "apiVersion": "eks.amazonaws.com/v1",
@@ -540,7 +555,13 @@ mod tests {
     fn keys(tolerations: &[Value]) -> Vec<String> {
         tolerations
             .iter()
-            .map(|t| format!("{}:{}", t["key"].as_str().unwrap(), t["effect"].as_str().unwrap()))
+            .map(|t| {
+                format!(
+                    "{}:{}",
+                    t["key"].as_str().unwrap(),
+                    t["effect"].as_str().unwrap()
+                )
+            })
             .collect()
     }
 
@@ -548,7 +569,10 @@ mod tests {
         let values = [
             ("zone", "us-west-2b"),
             ("subnet_id", "subnet-0a1b2c3d4e5f60718"),
-            ("security_group_ids", "sg-0aaa1111bbbb2222c, sg-0ddd3333eeee4444f"),
+            (
+                "security_group_ids",
+                "sg-0aaa1111bbbb2222c, sg-0ddd3333eeee4444f",
+            ),
             ("node_role", "KarpenterNodeRole-train"),
             ("cluster", "train"),
         ];
@@ -556,14 +580,23 @@ mod tests {
             context: "train".into(),
             written_by: String::new(),
             auto_mode,
-            values: values.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            values: values
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
         }
     }
 
     #[test]
     fn the_gpu_and_neuron_taints_are_always_tolerated() {
         let t = accelerator_tolerations(&[], &[]);
-        assert_eq!(keys(&t), ["nvidia.com/gpu:NoSchedule", "aws.amazon.com/neuron:NoSchedule"]);
+        assert_eq!(
+            keys(&t),
+            [
+                "nvidia.com/gpu:NoSchedule",
+                "aws.amazon.com/neuron:NoSchedule"
+            ]
+        );
         assert!(t.iter().all(|t| t["operator"] == "Exists"));
     }
 
@@ -571,23 +604,43 @@ mod tests {
     fn taints_of_accelerated_nodes_and_pools_are_tolerated_and_others_are_not() {
         let nodes = [
             // A p5 whose GPU plugin has not run: known by its instance type.
-            node("gpu", "p5.48xlarge", json!([
-                {"key": "team", "value": "ml", "effect": "NoSchedule"},
-                {"key": "node.kubernetes.io/not-ready", "effect": "NoExecute"},
-                {"key": "karpenter.sh/disrupted", "effect": "NoSchedule"},
-                {"key": "soft", "effect": "PreferNoSchedule"},
-            ]), json!({})),
+            node(
+                "gpu",
+                "p5.48xlarge",
+                json!([
+                    {"key": "team", "value": "ml", "effect": "NoSchedule"},
+                    {"key": "node.kubernetes.io/not-ready", "effect": "NoExecute"},
+                    {"key": "karpenter.sh/disrupted", "effect": "NoSchedule"},
+                    {"key": "soft", "effect": "PreferNoSchedule"},
+                ]),
+                json!({}),
+            ),
             // An unknown type advertising Neuron devices.
-            node("neuron", "trn9.large", json!([{"key": "dedicated", "value": "trn", "effect": "NoExecute"}]),
-                json!({"aws.amazon.com/neuron": "16"})),
+            node(
+                "neuron",
+                "trn9.large",
+                json!([{"key": "dedicated", "value": "trn", "effect": "NoExecute"}]),
+                json!({"aws.amazon.com/neuron": "16"}),
+            ),
             // A CPU node: its taint is not the plugin's business.
-            node("cpu", "m5.large", json!([{"key": "infra", "effect": "NoSchedule"}]), json!({})),
+            node(
+                "cpu",
+                "m5.large",
+                json!([{"key": "infra", "effect": "NoSchedule"}]),
+                json!({}),
+            ),
         ];
         let pools = [
-            pool("p", json!([{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["p4d"]}]),
-                json!([{"key": "gpu-pool", "effect": "NoSchedule"}, {"key": "team", "value": "ml", "effect": "NoSchedule"}])),
-            pool("cpu", json!([{"key": "karpenter.k8s.aws/instance-category", "operator": "In", "values": ["c", "m"]}]),
-                json!([{"key": "batch", "effect": "NoSchedule"}])),
+            pool(
+                "p",
+                json!([{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["p4d"]}]),
+                json!([{"key": "gpu-pool", "effect": "NoSchedule"}, {"key": "team", "value": "ml", "effect": "NoSchedule"}]),
+            ),
+            pool(
+                "cpu",
+                json!([{"key": "karpenter.k8s.aws/instance-category", "operator": "In", "values": ["c", "m"]}]),
+                json!([{"key": "batch", "effect": "NoSchedule"}]),
+            ),
         ];
         let t = accelerator_tolerations(&nodes, &pools);
         assert_eq!(
@@ -604,44 +657,118 @@ mod tests {
 
     #[test]
     fn accelerators_are_read_from_types_families_labels_and_pool_requirements() {
-        assert_eq!(instance_type_accelerators("p5.48xlarge"), Accelerators { gpu: true, neuron: false });
-        assert_eq!(instance_type_accelerators("g6e.12xlarge"), Accelerators { gpu: true, neuron: false });
-        assert_eq!(instance_type_accelerators("trn2.48xlarge"), Accelerators { gpu: false, neuron: true });
+        assert_eq!(
+            instance_type_accelerators("p5.48xlarge"),
+            Accelerators {
+                gpu: true,
+                neuron: false
+            }
+        );
+        assert_eq!(
+            instance_type_accelerators("g6e.12xlarge"),
+            Accelerators {
+                gpu: true,
+                neuron: false
+            }
+        );
+        assert_eq!(
+            instance_type_accelerators("trn2.48xlarge"),
+            Accelerators {
+                gpu: false,
+                neuron: true
+            }
+        );
         assert!(!instance_type_accelerators("m7g.large").any());
         assert!(!instance_type_accelerators("c5n.18xlarge").any());
-        let gpu_count = pool("g", json!([{"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "Gt", "values": ["0"]}]), json!([]));
+        let gpu_count = pool(
+            "g",
+            json!([{"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "Gt", "values": ["0"]}]),
+            json!([]),
+        );
         assert!(node_pool_accelerators(&gpu_count).gpu);
-        let auto = pool("a", json!([{"key": "eks.amazonaws.com/instance-family", "operator": "In", "values": ["trn1"]}]), json!([]));
+        let auto = pool(
+            "a",
+            json!([{"key": "eks.amazonaws.com/instance-family", "operator": "In", "values": ["trn1"]}]),
+            json!([]),
+        );
         assert!(node_pool_accelerators(&auto).neuron);
-        let by_taint = pool("t", json!([]), json!([{"key": "aws.amazon.com/neuron", "effect": "NoSchedule"}]));
-        assert_eq!(node_pool_accelerators(&by_taint), Accelerators { gpu: false, neuron: true });
-        let none = pool("n", json!([{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.large"]}]), json!([]));
+        let by_taint = pool(
+            "t",
+            json!([]),
+            json!([{"key": "aws.amazon.com/neuron", "effect": "NoSchedule"}]),
+        );
+        assert_eq!(
+            node_pool_accelerators(&by_taint),
+            Accelerators {
+                gpu: false,
+                neuron: true
+            }
+        );
+        let none = pool(
+            "n",
+            json!([{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.large"]}]),
+            json!([]),
+        );
         assert!(!node_pool_accelerators(&none).any());
     }
 
     #[test]
     fn the_efa_plugin_parses_and_carries_the_tolerations_after_its_own() {
-        let t = accelerator_tolerations(&[], &[pool("p", json!([]), json!([{"key": "nvidia.com/gpu", "value": "true", "effect": "NoExecute"}]))]);
+        let t = accelerator_tolerations(
+            &[],
+            &[pool(
+                "p",
+                json!([]),
+                json!([{"key": "nvidia.com/gpu", "value": "true", "effect": "NoExecute"}]),
+            )],
+        );
         let objs = efa_device_plugin(&t);
         assert_eq!(objs.len(), 1);
         let ds = obj(objs[0].clone());
-        assert_eq!((ds.kind(), ds.namespace(), ds.name()), ("DaemonSet", Some("kube-system"), "aws-efa-k8s-device-plugin"));
+        assert_eq!(
+            (ds.kind(), ds.namespace(), ds.name()),
+            (
+                "DaemonSet",
+                Some("kube-system"),
+                "aws-efa-k8s-device-plugin"
+            )
+        );
         assert!(is_efa_plugin(&ds));
-        let tol = ds.value["spec"]["template"]["spec"]["tolerations"].as_array().unwrap();
-        assert_eq!(tol[0], json!({"key": "CriticalAddonsOnly", "operator": "Exists"}));
+        let tol = ds.value["spec"]["template"]["spec"]["tolerations"]
+            .as_array()
+            .unwrap();
+        assert_eq!(
+            tol[0],
+            json!({"key": "CriticalAddonsOnly", "operator": "Exists"})
+        );
         assert_eq!(&tol[1..], &t[..]);
-        let image = ds.value["spec"]["template"]["spec"]["containers"][0]["image"].as_str().unwrap();
-        assert!(image.ends_with(&format!("/eks/aws-efa-k8s-device-plugin:{EFA_PLUGIN_VERSION}")), "{image}");
+        let image = ds.value["spec"]["template"]["spec"]["containers"][0]["image"]
+            .as_str()
+            .unwrap();
+        assert!(
+            image.ends_with(&format!(
+                "/eks/aws-efa-k8s-device-plugin:{EFA_PLUGIN_VERSION}"
+            )),
+            "{image}"
+        );
         // The plugin now lands on nodes with those taints.
-        let taints = blocking_taints(&node("n", "p5.48xlarge", json!([
-            {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"},
-            {"key": "nvidia.com/gpu", "value": "true", "effect": "NoExecute"},
-        ]), json!({})));
+        let taints = blocking_taints(&node(
+            "n",
+            "p5.48xlarge",
+            json!([
+                {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"},
+                {"key": "nvidia.com/gpu", "value": "true", "effect": "NoExecute"},
+            ]),
+            json!({}),
+        ));
         assert_eq!(taints.len(), 2);
         assert!(untolerated(&pod_tolerations(&ds), &taints).is_empty());
         // The chart's own (CriticalAddonsOnly only) does not.
         let chart = efa_device_plugin(&[]);
-        assert_eq!(untolerated(&pod_tolerations(&obj(chart[0].clone())), &taints).len(), 2);
+        assert_eq!(
+            untolerated(&pod_tolerations(&obj(chart[0].clone())), &taints).len(),
+            2
+        );
     }
 
     #[test]
@@ -650,25 +777,58 @@ mod tests {
         let terms = &objs[0]["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]
             ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
         let types: Vec<&str> = terms[0]["matchExpressions"][0]["values"]
-            .as_array().unwrap().iter().filter_map(Value::as_str).collect();
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
         for i in instances::INSTANCES.iter().filter(|i| i.efa > 0) {
-            assert!(types.contains(&i.name), "{} missing from the plugin's nodeAffinity", i.name);
+            assert!(
+                types.contains(&i.name),
+                "{} missing from the plugin's nodeAffinity",
+                i.name
+            );
         }
-        assert!(types.iter().all(|t| instance_type_accelerators(t).any() || t.starts_with("dl2q")), "{types:?}");
+        assert!(
+            types
+                .iter()
+                .all(|t| instance_type_accelerators(t).any() || t.starts_with("dl2q")),
+            "{types:?}"
+        );
     }
 
     #[test]
     fn pins_put_device_plugins_first_and_leave_out_karpenter_and_auto_modes_own() {
         let pins = eks_pins(false);
         let names: Vec<&str> = pins.iter().map(|p| p.component.as_str()).collect();
-        assert_eq!(&names[..3], ["NVIDIA device plugin", "Neuron device plugin RBAC", "Neuron device plugin"]);
-        assert!(names.iter().all(|n| !n.starts_with("Karpenter")), "{names:?}");
-        for want in ["Volcano", "MPI Operator", "training-operator (PyTorchJob only)", "JobSet (for Kubeflow Trainer)", "Kubeflow Trainer (TrainJob)", "Kubeflow Trainer runtimes"] {
+        assert_eq!(
+            &names[..3],
+            [
+                "NVIDIA device plugin",
+                "Neuron device plugin RBAC",
+                "Neuron device plugin"
+            ]
+        );
+        assert!(
+            names.iter().all(|n| !n.starts_with("Karpenter")),
+            "{names:?}"
+        );
+        for want in [
+            "Volcano",
+            "MPI Operator",
+            "training-operator (PyTorchJob only)",
+            "JobSet (for Kubeflow Trainer)",
+            "Kubeflow Trainer (TrainJob)",
+            "Kubeflow Trainer runtimes",
+        ] {
             assert!(names.contains(&want), "{want} missing: {names:?}");
         }
         let auto: Vec<String> = eks_pins(true).into_iter().map(|p| p.component).collect();
         assert_eq!(auto.len(), pins.len() - 3);
-        assert!(auto.iter().all(|n| !n.contains("device plugin")), "{auto:?}");
+        assert!(
+            auto.iter().all(|n| !n.contains("device plugin")),
+            "{auto:?}"
+        );
         // --from DIR finds each file by its name: no two pins share one.
         let mut files: Vec<&str> = pins.iter().map(Pin::file_name).collect();
         files.sort();
@@ -676,8 +836,13 @@ mod tests {
         assert_eq!(files.len(), pins.len());
         // Each download is pinned at a tag of its version's release.
         for p in &pins[..3] {
-            let Source::Download { url, sha256, .. } = &p.source else { panic!("{p:?}") };
-            assert!(url.contains("/v0.20.0/") || url.contains("/v2.32.0/"), "{url}");
+            let Source::Download { url, sha256, .. } = &p.source else {
+                panic!("{p:?}")
+            };
+            assert!(
+                url.contains("/v0.20.0/") || url.contains("/v2.32.0/"),
+                "{url}"
+            );
             assert_eq!(sha256.len(), 64);
         }
     }
@@ -685,30 +850,85 @@ mod tests {
     #[test]
     fn karpenter_node_classes_carry_the_sites_ids_volume_and_taints() {
         let objs = node_classes(&site(false)).unwrap();
-        let kinds: Vec<(&str, &str)> = objs.iter().map(|o| (o["kind"].as_str().unwrap(), o["metadata"]["name"].as_str().unwrap())).collect();
-        assert_eq!(kinds, [("EC2NodeClass", GPU_NODE_CLASS), ("NodePool", GPU_NODE_CLASS), ("EC2NodeClass", NEURON_NODE_CLASS), ("NodePool", NEURON_NODE_CLASS)]);
+        let kinds: Vec<(&str, &str)> = objs
+            .iter()
+            .map(|o| {
+                (
+                    o["kind"].as_str().unwrap(),
+                    o["metadata"]["name"].as_str().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                ("EC2NodeClass", GPU_NODE_CLASS),
+                ("NodePool", GPU_NODE_CLASS),
+                ("EC2NodeClass", NEURON_NODE_CLASS),
+                ("NodePool", NEURON_NODE_CLASS)
+            ]
+        );
         for o in &objs {
             obj(o.clone());
         }
         let class = &objs[0]["spec"];
         assert_eq!(class["role"], "KarpenterNodeRole-train");
-        assert_eq!(class["subnetSelectorTerms"], json!([{"id": "subnet-0a1b2c3d4e5f60718"}]));
-        assert_eq!(class["securityGroupSelectorTerms"], json!([{"id": "sg-0aaa1111bbbb2222c"}, {"id": "sg-0ddd3333eeee4444f"}]));
-        assert_eq!(class["amiSelectorTerms"], json!([{"alias": "al2023@latest"}]));
+        assert_eq!(
+            class["subnetSelectorTerms"],
+            json!([{"id": "subnet-0a1b2c3d4e5f60718"}])
+        );
+        assert_eq!(
+            class["securityGroupSelectorTerms"],
+            json!([{"id": "sg-0aaa1111bbbb2222c"}, {"id": "sg-0ddd3333eeee4444f"}])
+        );
+        assert_eq!(
+            class["amiSelectorTerms"],
+            json!([{"alias": "al2023@latest"}])
+        );
         let bdm = &class["blockDeviceMappings"][0];
         assert_eq!(bdm["deviceName"], "/dev/xvda");
-        assert_eq!(bdm["ebs"]["volumeSize"], format!("{}Gi", images::root_volume_gib()));
+        assert_eq!(
+            bdm["ebs"]["volumeSize"],
+            format!("{}Gi", images::root_volume_gib())
+        );
         let gpu = obj(objs[1].clone());
-        assert_eq!(gpu.value["spec"]["template"]["spec"]["nodeClassRef"], json!({"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": GPU_NODE_CLASS}));
-        assert_eq!(node_pool_accelerators(&gpu), Accelerators { gpu: true, neuron: false });
-        let taints: Vec<String> = blocking_taints(&gpu).iter().map(|t| t.key.clone()).collect();
+        assert_eq!(
+            gpu.value["spec"]["template"]["spec"]["nodeClassRef"],
+            json!({"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": GPU_NODE_CLASS})
+        );
+        assert_eq!(
+            node_pool_accelerators(&gpu),
+            Accelerators {
+                gpu: true,
+                neuron: false
+            }
+        );
+        let taints: Vec<String> = blocking_taints(&gpu)
+            .iter()
+            .map(|t| t.key.clone())
+            .collect();
         assert_eq!(taints, ["nvidia.com/gpu"]);
         let reqs = &gpu.value["spec"]["template"]["spec"]["requirements"];
-        assert_eq!(reqs[0]["values"], json!(["p4d", "p4de", "p5", "p5e", "p5en", "p6-b200"]));
-        assert_eq!(reqs[1], json!({"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["us-west-2b"]}));
+        assert_eq!(
+            reqs[0]["values"],
+            json!(["p4d", "p4de", "p5", "p5e", "p5en", "p6-b200"])
+        );
+        assert_eq!(
+            reqs[1],
+            json!({"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["us-west-2b"]})
+        );
         let neuron = obj(objs[3].clone());
-        assert_eq!(node_pool_accelerators(&neuron), Accelerators { gpu: false, neuron: true });
-        assert_eq!(neuron.value["spec"]["template"]["spec"]["requirements"][0]["values"], json!(["trn1", "trn1n"]));
+        assert_eq!(
+            node_pool_accelerators(&neuron),
+            Accelerators {
+                gpu: false,
+                neuron: true
+            }
+        );
+        assert_eq!(
+            neuron.value["spec"]["template"]["spec"]["requirements"][0]["values"],
+            json!(["trn1", "trn1n"])
+        );
     }
 
     #[test]
@@ -716,12 +936,24 @@ mod tests {
         let objs = node_classes(&site(true)).unwrap();
         assert_eq!(objs[0]["apiVersion"], "eks.amazonaws.com/v1");
         assert_eq!(objs[0]["kind"], "NodeClass");
-        assert_eq!(objs[0]["spec"]["ephemeralStorage"]["size"], format!("{}Gi", images::root_volume_gib()));
-        assert_eq!(objs[0]["spec"]["subnetSelectorTerms"], json!([{"id": "subnet-0a1b2c3d4e5f60718"}]));
+        assert_eq!(
+            objs[0]["spec"]["ephemeralStorage"]["size"],
+            format!("{}Gi", images::root_volume_gib())
+        );
+        assert_eq!(
+            objs[0]["spec"]["subnetSelectorTerms"],
+            json!([{"id": "subnet-0a1b2c3d4e5f60718"}])
+        );
         assert!(objs[0]["spec"]["blockDeviceMappings"].is_null());
         let r = &objs[1]["spec"]["template"]["spec"];
-        assert_eq!(r["nodeClassRef"], json!({"group": "eks.amazonaws.com", "kind": "NodeClass", "name": GPU_NODE_CLASS}));
-        assert_eq!(r["requirements"][0]["key"], "eks.amazonaws.com/instance-family");
+        assert_eq!(
+            r["nodeClassRef"],
+            json!({"group": "eks.amazonaws.com", "kind": "NodeClass", "name": GPU_NODE_CLASS})
+        );
+        assert_eq!(
+            r["requirements"][0]["key"],
+            "eks.amazonaws.com/instance-family"
+        );
     }
 
     #[test]
@@ -733,8 +965,13 @@ mod tests {
                 let e = node_classes(&s).unwrap_err();
                 assert_eq!(e.exit_code(), crate::exit::ExitCode::BadInput);
                 let en = e.to_string();
-                assert!(en.contains(&format!("`{key}`")) && en.contains(&format!("--param {key}=")), "{en}");
-                assert!(e.in_lang(crate::text::Lang::Ja).contains(&format!("`{key}`")));
+                assert!(
+                    en.contains(&format!("`{key}`")) && en.contains(&format!("--param {key}=")),
+                    "{en}"
+                );
+                assert!(e
+                    .in_lang(crate::text::Lang::Ja)
+                    .contains(&format!("`{key}`")));
                 // Blank counts as missing.
                 s.values.insert(key.into(), "  ".into());
                 assert!(node_classes(&s).is_err());
