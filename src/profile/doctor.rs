@@ -635,7 +635,9 @@ fn ec2_node_class_root(class: &Obj) -> (i64, String, String) {
 }
 
 /// An Auto Mode NodeClass's `ephemeralStorage.size`, else its default, 80 GiB (Amazon EKS User
-/// Guide, "Create a Node Class for Amazon EKS", `ephemeralStorage.size`).
+/// Guide, "Create a Node Class for Amazon EKS": awsdocs/amazon-eks-user-guide 4d52b4d0
+/// latest/ug/automode/create-node-class.adoc, `ephemeralStorage` "shown with default values",
+/// `size: "80Gi"`).
 fn eks_node_class_root(class: &Obj) -> (i64, String, String) {
     let size = class.value["spec"]["ephemeralStorage"]["size"]
         .as_str()

@@ -82,6 +82,8 @@ fn device_plugin_pins() -> Vec<Pin> {
         // NVIDIA/k8s-device-plugin v0.20.0 deployments/static/nvidia-device-plugin.yml:
         // DaemonSet nvidia-device-plugin-daemonset in kube-system, image
         // nvcr.io/nvidia/k8s-device-plugin:v0.20.0, tolerating nvidia.com/gpu (Exists, NoSchedule).
+        // No node affinity: on a node without GPUs it logs "No devices found. Waiting
+        // indefinitely." and idles (cmd/nvidia-device-plugin/main.go at the tag).
         download("NVIDIA device plugin", "v0.20.0", "https://raw.githubusercontent.com/NVIDIA/k8s-device-plugin/v0.20.0/deployments/static/nvidia-device-plugin.yml", 1_885, "325835e0b0d9263ae673e41d878f849e880642142e9f9b15d1a3400da6a2260d"),
         // aws-neuron/aws-neuron-sdk v2.32.0 src/k8/k8s-neuron-device-plugin-rbac.yml: the
         // ClusterRole, ServiceAccount and binding the DaemonSet runs as.
@@ -402,6 +404,18 @@ fn site_value<'a>(site: &'a Site, key: &str) -> Result<&'a str, Error> {
         })
 }
 
+/// The role's name: both node classes take the IAM role by name (EC2NodeClass `role`, "the AWS
+/// identity that nodes use", which Karpenter adds to an instance profile by name; Auto Mode's
+/// "Name of IAM Role for Nodes"), so an ARN (`arn:aws:iam::ACCOUNT:role/PATH/NAME`) becomes its
+/// last segment.
+fn role_name(role: &str) -> &str {
+    if role.starts_with("arn:") {
+        role.rsplit('/').next().unwrap_or(role)
+    } else {
+        role
+    }
+}
+
 /// Ids written with commas or spaces between them (`security_group_ids`).
 fn ids(value: &str) -> Vec<&str> {
     value
@@ -433,12 +447,13 @@ fn ids(value: &str) -> Vec<&str> {
 /// `limits`, and consolidation of empty nodes only, as lab 15's answer.
 ///
 /// Auto Mode (eks.amazonaws.com/v1 NodeClass, Amazon EKS User Guide "Create a Node Class for
-/// Amazon EKS"): `role`, `subnetSelectorTerms`/`securityGroupSelectorTerms` `id`,
-/// `ephemeralStorage.size`; its NodePools reference it with group eks.amazonaws.com, kind
-/// NodeClass, and select families with `eks.amazonaws.com/instance-family` ("Create a Node Pool
-/// for EKS Auto Mode", supported labels).
+/// Amazon EKS", awsdocs/amazon-eks-user-guide 4d52b4d0 latest/ug/automode/create-node-class.adoc):
+/// `role` (required, the role's name), `subnetSelectorTerms`/`securityGroupSelectorTerms` (`id`
+/// is one of their forms), `ephemeralStorage.size` (default 80Gi); its NodePools reference it
+/// with group eks.amazonaws.com, kind NodeClass, and select families with
+/// `eks.amazonaws.com/instance-family` (create-node-pool.adoc, the supported labels).
 pub fn node_classes(site: &Site) -> Result<Vec<serde_json::Value>, Error> {
-    let role = site_value(site, "node_role")?;
+    let role = role_name(site_value(site, "node_role")?);
     let subnet = site_value(site, "subnet_id")?;
     let groups = ids(site_value(site, "security_group_ids")?);
     let zone = site_value(site, "zone")?;
@@ -928,6 +943,24 @@ mod tests {
         assert_eq!(
             neuron.value["spec"]["template"]["spec"]["requirements"][0]["values"],
             json!(["trn1", "trn1n"])
+        );
+    }
+
+    #[test]
+    fn a_role_arn_becomes_the_roles_name() {
+        let mut s = site(false);
+        s.values.insert(
+            "node_role".into(),
+            "arn:aws:iam::111122223333:role/eks/KarpenterNodeRole-train".into(),
+        );
+        assert_eq!(
+            node_classes(&s).unwrap()[0]["spec"]["role"],
+            "KarpenterNodeRole-train"
+        );
+        s.auto_mode = true;
+        assert_eq!(
+            node_classes(&s).unwrap()[0]["spec"]["role"],
+            "KarpenterNodeRole-train"
         );
     }
 
