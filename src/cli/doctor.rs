@@ -568,7 +568,10 @@ mod tests {
         let auto = obj(
             json!({"apiVersion": "eks.amazonaws.com/v1", "kind": "NodeClass", "metadata": {"name": "default"}, "spec": {}}),
         );
-        let nodes = [tainted, trn];
+        let mut auto_node = node("auto-a", "p5.48xlarge", json!([]), json!({}));
+        auto_node.value_mut()["metadata"]["labels"]["eks.amazonaws.com/compute-type"] =
+            json!("auto");
+        let nodes = [tainted, trn, auto_node];
         let mut out = Vec::new();
         for daemon_sets in [vec![obj(picky)], vec![obj(tolerant)], vec![]] {
             out.extend(eks_findings(&EksState {

@@ -381,6 +381,8 @@ enum Cause {
     MayRun { daemon_set: String },
     /// The DaemonSets could not be read.
     Unread(String),
+    /// An EKS Auto Mode node: its device plugins are built in.
+    AutoMode,
 }
 
 fn is_plugin(ds: &Obj, plugin: &Plugin) -> bool {
@@ -537,6 +539,16 @@ fn explain(
                 },
             )
         }
+        Cause::AutoMode => (
+            (
+                format!("EKS Auto Mode runs its own {name} on its nodes, so the node likely started without EFA interfaces (Auto Mode attaches them only to a node launched for a pending pod that requests {EFA})"),
+                format!("EKS Auto Mode はノードで自前の {name} を動かすので、ノードが EFA インターフェースなしで起動した可能性があります（Auto Mode は {EFA} を要求する Pending の Pod のために起動したノードにだけ付けます）"),
+            ),
+            (
+                format!("let a pod that requests {EFA} start the node: delete this node while such a pod is pending, and Auto Mode replaces it with EFA"),
+                format!("{EFA} を要求する Pod にノードを起動させてください。そのような Pod が Pending のときにこのノードを削除すれば、Auto Mode が EFA 付きで置き換えます"),
+            ),
+        ),
         Cause::Unread(why) => (
             (
                 format!("the DaemonSets could not be read ({why}), so the cause cannot be seen"),
@@ -710,9 +722,7 @@ pub fn eks_findings(state: &EksState) -> Vec<Finding> {
         let efa = itype_efa(&itype);
         if efa > 0 && !advertised(EFA) {
             let c = if auto {
-                Cause::MayRun {
-                    daemon_set: "kube-system/(EKS Auto Mode)".into(),
-                }
+                Cause::AutoMode
             } else {
                 cause(state, &EFA_PLUGIN, node, &facts)
             };
@@ -1140,7 +1150,19 @@ mod tests {
             "300Gi",
         );
         auto.value_mut()["metadata"]["labels"]["eks.amazonaws.com/compute-type"] = json!("auto");
-        assert!(judge(&[auto], &[]).is_empty());
+        assert!(judge(std::slice::from_ref(&auto), &[]).is_empty());
+        // Without EFA, the cause is how Auto Mode launched it, not a plugin to install.
+        auto.value_mut()["status"]["capacity"] = json!({"ephemeral-storage": "300Gi"});
+        auto.value_mut()["status"]["allocatable"] = json!({"ephemeral-storage": "300Gi"});
+        let f = judge(&[auto], &[]);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].problem, Problem::NoEfa);
+        assert!(
+            f[0].message
+                .contains("EKS Auto Mode runs its own EFA device plugin on its nodes"),
+            "{}",
+            f[0].message
+        );
     }
 
     #[test]
