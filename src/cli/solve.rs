@@ -5,10 +5,11 @@ use clap::Args;
 
 use super::live::LiveArgs;
 use super::output::eprint;
-use super::{apply, print, Global};
+use super::{apply, confirm, print, Global};
 use crate::exit::ExitCode;
 use crate::ops::manifests;
 use crate::profile::Profile;
+use crate::text::say;
 
 #[derive(Debug, Args)]
 pub struct SolveArgs {
@@ -30,6 +31,10 @@ pub struct SolveArgs {
     /// otherwise kind]
     #[arg(long, value_enum)]
     pub profile: Option<Profile>,
+    /// Apply without asking when the EKS answer starts GPU or Trainium nodes (needed when not
+    /// on a terminal; `--dry-run` shows what it would start)
+    #[arg(long, short = 'y')]
+    pub yes: bool,
     #[command(flatten)]
     pub live: LiveArgs,
 }
@@ -39,14 +44,31 @@ pub fn run(g: &Global, a: &SolveArgs) -> Result<ExitCode, crate::Error> {
     let b = crate::plan::select(&catalog, std::slice::from_ref(&a.lab), false)?[0];
     let place = manifests::Placement::new(&b.lab.id, a.namespace.as_deref(), a.learner.as_deref())?;
     let profile = apply::profile_for(a.profile, &a.live);
+    let lang = g.lang();
+    let capacity = apply::capacity(b, &["starter", "solution"], profile)?;
+    let what = say(lang, "この解答", "This answer");
     if a.dry_run {
         print(&format!(
             "# the {} profile's reference solution of lab {}\n",
             profile.as_str(),
             b.lab.id
         ));
+        if !capacity.is_empty() {
+            let text = confirm::capacity_text(&capacity, &what, &b.lab.id, lang);
+            for line in text.lines() {
+                print(&format!("# {line}\n"));
+            }
+        }
         print(&manifests::render_plan(b, "starter", profile, &place)?);
         print(&manifests::render_plan(b, "solution", profile, &place)?);
+        return Ok(ExitCode::Ok);
+    }
+    if !confirm::capacity_agreed(&capacity, &what, &b.lab.id, a.yes, lang)? {
+        print(&say(
+            lang,
+            "solve を取り消しました。何も適用していません\n",
+            "solve cancelled; nothing applied\n",
+        ));
         return Ok(ExitCode::Ok);
     }
     eprint(&format!(

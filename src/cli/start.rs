@@ -49,6 +49,10 @@ pub struct StartArgs {
     /// with `check LAB --files`
     #[arg(long)]
     pub draft_only: bool,
+    /// Apply without asking when the EKS starter starts GPU or Trainium nodes (needed when not
+    /// on a terminal)
+    #[arg(long, short = 'y')]
+    pub yes: bool,
     #[command(flatten)]
     pub live: LiveArgs,
 }
@@ -89,6 +93,16 @@ pub fn run(g: &Global, a: &StartArgs) -> Result<ExitCode, crate::Error> {
         ));
     }
     if !a.draft_only {
+        let capacity = apply::capacity(b, &["starter"], profile)?;
+        let what = crate::text::say(lang, "この starter", "This starter");
+        if !super::confirm::capacity_agreed(&capacity, &what, &b.lab.id, a.yes, lang)? {
+            print(&crate::text::say(
+                lang,
+                "start を取り消しました。何も適用していません\n",
+                "start cancelled; nothing applied\n",
+            ));
+            return Ok(ExitCode::Ok);
+        }
         let applied = apply::apply_folders(b, &["starter"], profile, &place, &a.live, false)?;
         if let manifests::Applied::Conflicts(fields) = applied {
             eprint(&conflict_report(&b.lab.id, &where_flags(a), &fields));

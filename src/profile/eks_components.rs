@@ -45,7 +45,8 @@ pub const EFA_CHART_VERSION: &str = "v0.5.30";
 /// What the EFA plugin's image is called, in any registry: `doctor` finds the plugin's
 /// DaemonSet by it, whoever installed it (the chart, eksctl, `setup eks`).
 pub const EFA_PLUGIN_IMAGE: &str = "aws-efa-k8s-device-plugin";
-/// The NodePool and node class `setup eks` makes for GPU/EFA nodes (site key `gpu_node_class`).
+/// The NodePool and node class `setup eks` makes for GPU/EFA nodes (site key `gpu_node_class`;
+/// a site value of that key names them instead).
 pub const GPU_NODE_CLASS: &str = "trainlab-gpu";
 /// The NodePool and node class for Trainium nodes (site key `neuron_node_class`).
 pub const NEURON_NODE_CLASS: &str = "trainlab-neuron";
@@ -474,10 +475,21 @@ pub fn node_classes(site: &Site) -> Result<Vec<serde_json::Value>, Error> {
             "karpenter.k8s.aws/instance-family",
         )
     };
+    // The names: the site's (a `--param gpu_node_class=…` names another), else trainlab's.
+    let named = |key: &str, default: &'static str| -> String {
+        site.values
+            .get(key)
+            .map(|v| v.trim())
+            .filter(|v| !v.is_empty())
+            .unwrap_or(default)
+            .to_string()
+    };
+    let gpu_name = named("gpu_node_class", GPU_NODE_CLASS);
+    let neuron_name = named("neuron_node_class", NEURON_NODE_CLASS);
     let mut out = Vec::new();
     for (name, taint, gpu) in [
-        (GPU_NODE_CLASS, GPU, true),
-        (NEURON_NODE_CLASS, NEURON, false),
+        (gpu_name.as_str(), GPU, true),
+        (neuron_name.as_str(), NEURON, false),
     ] {
         let class = if site.auto_mode {
             json!({
@@ -943,6 +955,25 @@ mod tests {
         assert_eq!(
             neuron.value["spec"]["template"]["spec"]["requirements"][0]["values"],
             json!(["trn1", "trn1n"])
+        );
+    }
+
+    #[test]
+    fn the_sites_node_class_names_win_over_trainlabs() {
+        let mut s = site(false);
+        s.values.insert("gpu_node_class".into(), "gpu-efa".into());
+        let objs = node_classes(&s).unwrap();
+        let names: Vec<&str> = objs
+            .iter()
+            .map(|o| o["metadata"]["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            ["gpu-efa", "gpu-efa", NEURON_NODE_CLASS, NEURON_NODE_CLASS]
+        );
+        assert_eq!(
+            objs[1]["spec"]["template"]["spec"]["nodeClassRef"]["name"],
+            "gpu-efa"
         );
     }
 

@@ -4,6 +4,7 @@ pub mod charts;
 pub mod detect;
 pub mod doctor;
 pub use crate::facts::instances;
+pub mod aws_query;
 pub mod eks;
 pub mod eks_components;
 pub mod kind;
