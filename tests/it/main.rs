@@ -25,6 +25,7 @@ mod cli_live;
 mod cli_offline;
 mod cli_writes;
 mod client;
+mod doctor_eks;
 mod dry_run;
 mod eks_capacity;
 mod eks_doctor;

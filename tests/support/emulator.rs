@@ -955,6 +955,7 @@ fn builtin_resources() -> Vec<Resource> {
         ("batch", "v1", "Job", "jobs", true, true, false, &[], &["all"]),
         ("apps", "v1", "Deployment", "deployments", true, false, false, &["deploy"], &["all"]),
         ("apps", "v1", "StatefulSet", "statefulsets", true, true, false, &["sts"], &["all"]),
+        ("apps", "v1", "DaemonSet", "daemonsets", true, true, false, &["ds"], &["all"]),
         ("storage.k8s.io", "v1", "StorageClass", "storageclasses", false, false, true, &["sc"], &[]),
         ("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", false, false, true, &["crd", "crds"], &[]),
     ];
