@@ -36,10 +36,7 @@ use crate::profile::Profile;
 use crate::text::say;
 use crate::Error;
 
-/// The node classes' names when setup creates them (site keys `gpu_node_class`,
-/// `neuron_node_class`), unless `--param` names others.
-pub const GPU_NODE_CLASS: &str = "trainlab-gpu";
-pub const NEURON_NODE_CLASS: &str = "trainlab-neuron";
+use crate::profile::eks_components::{GPU_NODE_CLASS, NEURON_NODE_CLASS};
 
 /// A resolved `setup eks`.
 pub struct EksSetup {
