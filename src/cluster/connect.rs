@@ -109,6 +109,7 @@ pub async fn connect(opts: &ConnectOpts) -> Result<Conn, Error> {
                         format!("cannot use context `{context}`: {why}"),
                     )
                 })?;
+            refuse_removed_auth_provider(&config, &context)?;
             eks = super::eks_token::take_over(&mut config, opts.eks_token, &context).await?;
             // An exec kube will run (one not taken over above, and only when the user has no
             // other credentials, as kube decides): run once here, bounded, for a clear error.
@@ -169,6 +170,32 @@ pub async fn connect(opts: &ConnectOpts) -> Result<Conn, Error> {
         chunk_size: opts.chunk_size,
         version: Default::default(),
     })
+}
+
+/// The `gcp` and `azure` auth providers were removed from client-go (and so from kubectl) in
+/// Kubernetes 1.26 in favour of exec plugins (kubernetes/kubernetes CHANGELOG-1.26: the in-tree
+/// credential plugins for Azure and GCP are gone); kube-rs only keeps `gcp` behind a feature
+/// trainlab does not build. Said plainly, with the plugin that replaces each.
+fn refuse_removed_auth_provider(config: &kube::Config, context: &str) -> Result<(), Error> {
+    let Some(provider) = config.auth_info.auth_provider.as_ref() else {
+        return Ok(());
+    };
+    let (plugin, how) = match provider.name.as_str() {
+        "gcp" => (
+            "gke-gcloud-auth-plugin",
+            "`gcloud components install gke-gcloud-auth-plugin`, then `gcloud container clusters get-credentials CLUSTER`",
+        ),
+        "azure" => (
+            "kubelogin",
+            "install kubelogin (https://azure.github.io/kubelogin/), then `kubelogin convert-kubeconfig`",
+        ),
+        _ => return Ok(()),
+    };
+    let name = &provider.name;
+    Err(Error::usage(
+        format!("context `{context}`: kubeconfig のユーザーは auth-provider `{name}` を使っていますが、これは Kubernetes 1.26 で kubectl からも削除されました。trainlab は対応していません。代わりの exec プラグイン {plugin} を使ってください: {how}"),
+        format!("context `{context}`: the kubeconfig's user uses the `{name}` auth-provider, which Kubernetes 1.26 removed from kubectl as well; trainlab does not support it. Use its replacement exec plugin, {plugin}: {how}"),
+    ))
 }
 
 /// The API server URL must say `https://` or `http://`: without a scheme kube's client cannot
