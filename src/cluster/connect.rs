@@ -72,7 +72,7 @@ pub async fn connect(opts: &ConnectOpts) -> Result<Conn, Error> {
             let context = opts
                 .context
                 .clone()
-                .or_else(|| kc.current_context.clone())
+                .or_else(|| kc.current_context.clone().filter(|c| !c.is_empty()))
                 .ok_or_else(|| {
                     Error::usage(
                         "kubeconfig に current context がありません。--context NAME で指定してください",
@@ -95,6 +95,7 @@ pub async fn connect(opts: &ConnectOpts) -> Result<Conn, Error> {
                     )
                 });
             }
+            check_context_refs(&kc, &context)?;
             ca_file = certificate_authority_file(&kc, &context);
             let options = KubeConfigOptions {
                 context: Some(context.clone()),
@@ -170,6 +171,39 @@ pub async fn connect(opts: &ConnectOpts) -> Result<Conn, Error> {
         chunk_size: opts.chunk_size,
         version: Default::default(),
     })
+}
+
+/// The cluster and user a context names must be in the kubeconfig: a dangling name is a broken
+/// kubeconfig (bad input, exit 2), as a missing context is, not an unreachable cluster.
+fn check_context_refs(kc: &Kubeconfig, context: &str) -> Result<(), Error> {
+    let Some(ctx) = kc
+        .contexts
+        .iter()
+        .find(|c| c.name == context)
+        .and_then(|c| c.context.as_ref())
+    else {
+        return Ok(());
+    };
+    let echo = |s: &str| crate::catalog::echo(s, 80);
+    if !kc.clusters.iter().any(|c| c.name == ctx.cluster) {
+        let known: Vec<String> = kc.clusters.iter().map(|c| echo(&c.name)).collect();
+        let (name, known) = (echo(&ctx.cluster), known.join(", "));
+        return Err(Error::usage(
+            format!("context `{}` はクラスター `{name}` を指していますが、kubeconfig にその名前のクラスターがありません（定義されているクラスター: {known}）", echo(context)),
+            format!("context `{}` names the cluster `{name}`, which the kubeconfig does not define (clusters: {known})", echo(context)),
+        ));
+    }
+    if let Some(user) = ctx.user.as_deref().filter(|u| !u.is_empty()) {
+        if !kc.auth_infos.iter().any(|u| u.name == user) {
+            let known: Vec<String> = kc.auth_infos.iter().map(|u| echo(&u.name)).collect();
+            let (name, known) = (echo(user), known.join(", "));
+            return Err(Error::usage(
+                format!("context `{}` はユーザー `{name}` を指していますが、kubeconfig にその名前のユーザーがありません（定義されているユーザー: {known}）", echo(context)),
+                format!("context `{}` names the user `{name}`, which the kubeconfig does not define (users: {known})", echo(context)),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The `gcp` and `azure` auth providers were removed from client-go (and so from kubectl) in

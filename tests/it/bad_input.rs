@@ -1127,3 +1127,38 @@ fn a_utf16_file_and_an_empty_file_are_said_for_what_they_are() {
         assert!(!stderr.contains("NUL byte"), "{stderr}");
     }
 }
+
+#[test]
+fn a_kubeconfig_context_naming_a_missing_cluster_or_an_empty_current_context_is_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let write_kc = |current: &str, cluster: &str| {
+        let path = dir.path().join(format!("kubeconfig-{cluster}"));
+        std::fs::write(
+            &path,
+            format!(
+                "apiVersion: v1\nkind: Config\nclusters: [{{name: c, cluster: {{server: \"https://127.0.0.1:1\"}}}}]\nusers: [{{name: u, user: {{token: t}}}}]\ncontexts: [{{name: x, context: {{cluster: {cluster}, user: u}}}}]\ncurrent-context: {current}\n"
+            ),
+        )
+        .unwrap();
+        path
+    };
+    for (kc, says) in [
+        (
+            write_kc("x", "missing"),
+            "context `x` names the cluster `missing`, which the kubeconfig does not define (clusters: c)",
+        ),
+        (
+            write_kc("\"\"", "c"),
+            "the kubeconfig has no current context; pass --context NAME",
+        ),
+    ] {
+        let out = trainlab()
+            .args(["check", "9", "--request-timeout", "2s", "--kubeconfig"])
+            .arg(&kc)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(says), "{stderr}");
+    }
+}
