@@ -501,7 +501,21 @@ fn object_value(raw: &RawValue, q: &Query) -> Result<Value, String> {
         .or_insert_with(|| Value::String(q.kind.api_version()));
     map.entry("kind")
         .or_insert_with(|| Value::String(q.kind.kind.to_string()));
+    same_kind(map.get("kind").and_then(Value::as_str), q)?;
     Ok(value)
+}
+
+/// An item of a LIST is of the kind listed: one that says it is another (a Secret in a list of
+/// Nodes) is the server's or a proxy's fault, an environment error, never the learner's input.
+fn same_kind(found: Option<&str>, q: &Query) -> Result<(), String> {
+    match found {
+        Some(kind) if kind != q.kind.kind => Err(format!(
+            "the API server answered the LIST of {} with an object of kind {}: not what was asked (a broken server, proxy or aggregated API)",
+            q.describe(),
+            crate::catalog::echo(kind, 60)
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// `metadata.managedFields` is often a third of a pod; kubectl's `last-applied-configuration`
@@ -557,6 +571,9 @@ pub fn compact(raw: &RawValue, q: &Query) -> Result<Compact, String> {
     fields
         .entry("kind".into())
         .or_insert_with(|| Field::Value(Value::String(q.kind.kind.to_string())));
+    if let Some(Field::Raw(kind)) = fields.get("kind") {
+        same_kind(serde_json::from_str::<&str>(kind.get()).ok(), q)?;
+    }
     let text = serde_json::to_string(&fields).map_err(|e| e.to_string())?;
     let mut skeleton = serde_json::Map::new();
     for key in ["apiVersion", "kind", "metadata"] {

@@ -856,6 +856,28 @@ fn a_list_of_more_objects_than_max_objects_is_an_error_not_a_grade() {
 }
 
 #[test]
+fn an_object_of_another_kind_in_a_list_is_the_servers_fault_not_bad_input() {
+    let c = cluster(all_solution_states());
+    c.emu.stray_item(
+        "/api/v1/nodes",
+        json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "x"}, "data": {"a": "Yg=="}}),
+    );
+    let (code, stdout, stderr) = c.run(&[
+        "check",
+        "volcano-gang",
+        "--request-timeout",
+        "5s",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(code, 3, "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("answered the LIST of nodes with an object of kind Secret"),
+        "{stdout}"
+    );
+}
+
+#[test]
 fn a_transient_server_error_is_retried_and_the_check_still_passes() {
     let mut seed = nodes();
     seed.extend(load("volcano-gang/solution-state"));

@@ -295,6 +295,12 @@ impl Emulator {
         self.lock().endless_pages = true;
     }
 
+    /// From now on every LIST whose path starts with `prefix` also answers `item`, whatever it
+    /// is (a Secret in a list of Nodes): what a broken server or aggregated API might send.
+    pub fn stray_item(&self, prefix: &str, item: Value) {
+        self.lock().stray_items.push((prefix.to_string(), item));
+    }
+
     pub fn clear_requests(&self) {
         self.lock().requests.clear();
     }
@@ -1516,6 +1522,8 @@ struct Inner {
     faults: Vec<FaultRule>,
     /// Every LIST page ends with a new continue token, forever (a broken server or proxy).
     endless_pages: bool,
+    /// Items added to every LIST whose path starts with the key, as a broken server would.
+    stray_items: Vec<(String, Value)>,
     requests: Vec<Recorded>,
     history: Vec<Change>,
     changes: broadcast::Sender<Change>,
@@ -1541,6 +1549,7 @@ impl Inner {
             rv: 0,
             faults: Vec::new(),
             endless_pages: false,
+            stray_items: Vec::new(),
             requests: Vec::new(),
             history: Vec::new(),
             changes,
@@ -2246,11 +2255,23 @@ impl Inner {
             body.push_str(&format!("{}:{},", Value::from(key), head[key]));
         }
         body.push_str("\"items\":[");
+        let stray: Vec<&Value> = self
+            .stray_items
+            .iter()
+            .filter(|(prefix, _)| req.path.starts_with(prefix.as_str()))
+            .map(|(_, item)| item)
+            .collect();
         for (i, o) in page.into_iter().enumerate() {
             if i > 0 {
                 body.push(',');
             }
             write_list_item(&mut body, &t.resource, o);
+        }
+        for item in stray {
+            if !body.ends_with('[') {
+                body.push(',');
+            }
+            body.push_str(&item.to_string());
         }
         body.push_str("]}");
         Ok(Reply::Raw(200, body))
