@@ -155,6 +155,28 @@ pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// A file path as messages show it: every control character escaped, a newline and a tab
+/// included (a file name may hold them, and printed raw they would forge lines or colours).
+pub fn shown_path(path: &std::path::Path) -> String {
+    let text = path.display().to_string();
+    if !text.chars().any(char::is_control) {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() && (c as u32) < 0x100 => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// `text` cut to `max` characters (with `…`) and made [`printable`], for echoing what a user
 /// typed back in an error.
 pub fn echo(text: &str, max: usize) -> String {

@@ -389,7 +389,7 @@ pub fn parse_file_within(
     captured: &mut Vec<String>,
     budget: &mut Budget,
 ) -> Result<Vec<Obj>, InputError> {
-    let shown = path.display().to_string();
+    let shown = crate::text::shown_path(path);
     let file = std::fs::File::open(path).map_err(|e| InputError::Unreadable {
         path: shown.clone(),
         message: e.to_string(),
@@ -475,7 +475,7 @@ pub(crate) fn read_text_bounded(input: impl std::io::Read, max: u64) -> Result<S
 /// forever.
 pub fn manifest_files(path: &Path) -> Result<Vec<PathBuf>, InputError> {
     let meta = std::fs::metadata(path).map_err(|e| InputError::Unreadable {
-        path: path.display().to_string(),
+        path: crate::text::shown_path(path),
         message: e.to_string(),
     })?;
     if meta.is_file() {
@@ -503,7 +503,7 @@ fn not_a_file(path: &Path, meta: &std::fs::Metadata) -> InputError {
         "not a regular file"
     };
     InputError::NotAFile {
-        path: path.display().to_string(),
+        path: crate::text::shown_path(path),
         what: what.into(),
     }
 }
@@ -525,7 +525,7 @@ struct Walk {
 impl Walk {
     fn first_visit(&mut self, p: &Path) -> Result<bool, InputError> {
         let real = std::fs::canonicalize(p).map_err(|e| InputError::Unreadable {
-            path: p.display().to_string(),
+            path: crate::text::shown_path(p),
             message: e.to_string(),
         })?;
         Ok(self.seen.insert(real))
@@ -536,7 +536,7 @@ impl Walk {
             return Ok(());
         }
         let unreadable = |e: std::io::Error| InputError::Unreadable {
-            path: dir.display().to_string(),
+            path: crate::text::shown_path(dir),
             message: e.to_string(),
         };
         for entry in std::fs::read_dir(dir).map_err(unreadable)? {
@@ -548,7 +548,7 @@ impl Walk {
                 Err(_) if !is_manifest(&p) => continue,
                 Err(e) => {
                     return Err(InputError::Unreadable {
-                        path: p.display().to_string(),
+                        path: crate::text::shown_path(&p),
                         message: e.to_string(),
                     })
                 }

@@ -33,11 +33,11 @@ pub fn snapshot(dir: &Path) -> Result<Observed, InputError> {
     let objects = dedupe(objects)?;
     if objects.is_empty() && captured.is_empty() {
         return Err(InputError::Empty {
-            path: dir.display().to_string(),
+            path: crate::text::shown_path(dir),
         });
     }
     Ok(
-        Observed::offline(SourceKind::Snapshot, dir.display().to_string(), objects)
+        Observed::offline(SourceKind::Snapshot, crate::text::shown_path(dir), objects)
             .captured(captured),
     )
 }
@@ -78,7 +78,7 @@ pub fn files(paths: &[PathBuf]) -> Result<Observed, InputError> {
     let mut objects = read_all(&all, &mut budget)?;
     objects = dedupe(objects.into_iter().chain(from_stdin).collect())?;
     if objects.is_empty() {
-        let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        let shown: Vec<String> = paths.iter().map(|p| crate::text::shown_path(p)).collect();
         let path = shown.join(", ");
         // Files named one by one (or standard input) were read: they are empty, not missing.
         if paths.iter().all(|p| p.as_os_str() == STDIN || p.is_file()) {
@@ -92,7 +92,7 @@ pub fn files(paths: &[PathBuf]) -> Result<Observed, InputError> {
             if p.as_os_str() == STDIN {
                 "standard input".to_string()
             } else {
-                p.display().to_string()
+                crate::text::shown_path(p)
             }
         })
         .collect();

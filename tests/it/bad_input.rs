@@ -1162,3 +1162,25 @@ fn a_kubeconfig_context_naming_a_missing_cluster_or_an_empty_current_context_is_
         assert!(stderr.contains(says), "{stderr}");
     }
 }
+
+#[test]
+fn a_file_name_with_a_newline_or_an_escape_is_printed_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "bad\nname\u{1b}[31m.yaml",
+        "apiVersion: v1\nkind: X\nmetadata: {name: a}\nspec: [\n",
+    );
+    let out = trainlab()
+        .args(["check", "9", "--files"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("bad\\nname\\x1b[31m.yaml"), "{stderr}");
+    assert!(
+        !stderr.contains('\u{1b}'),
+        "no raw escape reaches the terminal"
+    );
+}
