@@ -76,6 +76,13 @@ async fn probe_once(conn: &Conn) -> Result<k8s_openapi::apimachinery::pkg::versi
                 format!("the server of {server} answered, but not as a Kubernetes API server: {why}\n  check the server URL in the kubeconfig (`kubectl --context {context} cluster-info`)"),
             );
         }
+        if super::retry::is_refused(&e) {
+            let (server, context) = (conn.describe(), &conn.context);
+            return Error::environment(
+                format!("{server} の API サーバーに接続できません: 接続を拒否されました（そのアドレスで待ち受けているものがありません）\n  クラスターが止まっているか、kubeconfig のサーバー URL のポートが違います（`kubectl --context {context} cluster-info`。kind なら `docker ps` でコンテナーが動いているか確認してください）"),
+                format!("cannot reach the API server of {server}: the connection was refused (nothing listens at that address)\n  the cluster is stopped, or the port in the kubeconfig's server URL is wrong (`kubectl --context {context} cluster-info`; for kind, see that its containers run with `docker ps`)"),
+            );
+        }
         Error::environment(
             format!(
                 "{} の API サーバーに接続できません: {why}\n  クラスターが動いていて context が正しいか確認するか（`kubectl --context {} get nodes`）、--request-timeout を大きくしてください",

@@ -50,6 +50,28 @@ pub fn is_timeout(e: &kube::Error) -> bool {
     false
 }
 
+/// Whether nothing listens at the server's address: the connection was refused (the cluster is
+/// stopped, or the URL's port is wrong). Waiting longer would not help.
+pub fn is_refused(e: &kube::Error) -> bool {
+    let mut pending: Vec<&(dyn std::error::Error + 'static)> = vec![e];
+    for _ in 0..32 {
+        let Some(err) = pending.pop() else {
+            return false;
+        };
+        if let Some(io) = err.downcast_ref::<std::io::Error>() {
+            if io.kind() == std::io::ErrorKind::ConnectionRefused {
+                return true;
+            }
+            pending.extend(
+                io.get_ref()
+                    .map(|w| w as &(dyn std::error::Error + 'static)),
+            );
+        }
+        pending.extend(err.source());
+    }
+    false
+}
+
 /// Runs `f` up to 3 times (100 ms, 200 ms backoff): small enough that an unreachable server still
 /// fails within the request timeout plus well under a second.
 pub async fn with_retry<T, F, Fut>(f: F) -> Result<T, kube::Error>

@@ -1184,3 +1184,24 @@ fn a_file_name_with_a_newline_or_an_escape_is_printed_escaped() {
         "no raw escape reaches the terminal"
     );
 }
+
+#[test]
+fn a_refused_connection_says_nothing_listens_instead_of_raising_the_timeout() {
+    // A port that was just free: nothing listens there.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let out = check_against(
+        &format!("http://127.0.0.1:{port}"),
+        &["--request-timeout", "5s"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("the connection was refused (nothing listens at that address)"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("raise --request-timeout"), "{stderr}");
+}
