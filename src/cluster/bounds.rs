@@ -50,6 +50,27 @@ pub struct AskedToWait {
     pub seconds: u64,
 }
 
+/// The server answered with a redirect. An API server never redirects a request; a login page,
+/// a proxy or a load balancer in front of it does.
+#[derive(Debug, thiserror::Error)]
+#[error("the server answered {status} and redirects to {location}: a Kubernetes API server never redirects, so this is a login page, a proxy or a load balancer in front of it; check the server URL in the kubeconfig")]
+pub struct Redirected {
+    pub status: u16,
+    pub location: String,
+}
+
+/// The server answered in another format than the JSON trainlab asks for (`Accept:
+/// application/json`): protobuf (`application/vnd.kubernetes.protobuf`), which an API server only
+/// sends when asked, or a page.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the server answered with Content-Type {content_type}, not the JSON trainlab asked for: {why}"
+)]
+pub struct NotJson {
+    pub content_type: String,
+    pub why: &'static str,
+}
+
 /// When the request must be done by, carried in the request's extensions so the retry policy
 /// (an inner layer) knows what is left.
 #[derive(Debug, Clone, Copy)]
@@ -110,6 +131,9 @@ where
             if let Some(wait) = refused_wait(&res, deadline) {
                 return Err(Box::new(wait) as BoxError);
             }
+            if let Some(wrong) = not_an_api_answer(&res) {
+                return Err(wrong);
+            }
             Ok(res.map(|body| BoundedBody {
                 inner: Box::pin(body),
                 deadline: deadline.map(|at| Box::pin(tokio::time::sleep_until(at))),
@@ -138,6 +162,41 @@ fn refused_wait<R>(res: &Response<R>, deadline: Option<Instant>) -> Option<Asked
         status: res.status().as_u16(),
         seconds,
     })
+}
+
+/// A redirect, or a body that cannot be the JSON an API server sends when asked for JSON.
+fn not_an_api_answer<R>(res: &Response<R>) -> Option<BoxError> {
+    if res.status().is_redirection() {
+        let location = res
+            .headers()
+            .get(http::header::LOCATION)
+            .and_then(|l| l.to_str().ok())
+            .map_or_else(
+                || "nowhere it says".to_string(),
+                |l| crate::text::echo(l, 200),
+            );
+        return Some(Box::new(Redirected {
+            status: res.status().as_u16(),
+            location,
+        }));
+    }
+    let content_type = res
+        .headers()
+        .get(http::header::CONTENT_TYPE)?
+        .to_str()
+        .ok()?
+        .to_ascii_lowercase();
+    let why = if content_type.starts_with("application/vnd.kubernetes.protobuf") {
+        "Kubernetes protobuf, which an API server sends only when asked for it: a proxy or an aggregated API in between rewrote the request"
+    } else if content_type.starts_with("text/html") {
+        "a web page (a login page or a proxy's error page?): check the server URL in the kubeconfig"
+    } else {
+        return None;
+    };
+    Some(Box::new(NotJson {
+        content_type: crate::text::echo(&content_type, 80),
+        why,
+    }))
 }
 
 /// `Retry-After` in seconds (RFC 9110 §10.2.3 also allows an HTTP date, which the API server

@@ -69,7 +69,9 @@ async fn probe_once(conn: &Conn) -> Result<k8s_openapi::apimachinery::pkg::versi
             );
         }
         let why = super::retry::describe(&e, conn.timeout);
-        if matches!(e, kube::Error::Api(_) | kube::Error::SerdeError(_)) {
+        if matches!(e, kube::Error::Api(_) | kube::Error::SerdeError(_))
+            || super::retry::not_an_api_server(&e)
+        {
             let (server, context) = (conn.describe(), &conn.context);
             return Error::environment(
                 format!("{server} のサーバーは応答しましたが、Kubernetes の API サーバーとしての応答ではありません: {why}\n  kubeconfig のサーバー URL を確認してください（`kubectl --context {context} cluster-info`）"),

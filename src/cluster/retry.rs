@@ -31,9 +31,27 @@ pub fn bound_hit(e: &kube::Error) -> Option<String> {
         if let Some(w) = c.downcast_ref::<super::bounds::AskedToWait>() {
             return Some(w.to_string());
         }
+        if let Some(r) = c.downcast_ref::<super::bounds::Redirected>() {
+            return Some(r.to_string());
+        }
+        if let Some(n) = c.downcast_ref::<super::bounds::NotJson>() {
+            return Some(n.to_string());
+        }
         cause = c.source();
     }
     None
+}
+
+/// The server answered, but as no API server does (a redirect, protobuf unasked, a web page).
+pub fn not_an_api_server(e: &kube::Error) -> bool {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cause {
+        if c.is::<super::bounds::Redirected>() || c.is::<super::bounds::NotJson>() {
+            return true;
+        }
+        cause = c.source();
+    }
+    false
 }
 
 /// The connect, read or write timeout ran out (somewhere in the error's source chain).

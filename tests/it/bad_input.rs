@@ -1205,3 +1205,29 @@ fn a_refused_connection_says_nothing_listens_instead_of_raising_the_timeout() {
     );
     assert!(!stderr.contains("raise --request-timeout"), "{stderr}");
 }
+
+#[test]
+fn a_redirect_and_a_protobuf_answer_are_said_for_what_they_are() {
+    for (head, says) in [
+        (
+            "302 Found\r\nlocation: https://login.example.com/sso",
+            "answered 302 and redirects to https://login.example.com/sso: a Kubernetes API server never redirects",
+        ),
+        (
+            "200 OK\r\ncontent-type: application/vnd.kubernetes.protobuf",
+            "Content-Type application/vnd.kubernetes.protobuf, not the JSON trainlab asked for",
+        ),
+        (
+            "200 OK\r\ncontent-type: text/html; charset=utf-8",
+            "a web page (a login page or a proxy's error page?)",
+        ),
+    ] {
+        let (url, _) = scripted_server(move |s| reply(s, head, "k8s\0\u{1}\u{2}"));
+        let out = check_against(&url, &["--request-timeout", "5s"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{head}: {stderr}");
+        assert!(stderr.contains(says), "{head}: {stderr}");
+        assert!(stderr.contains("answered, but not as a Kubernetes API server"), "{stderr}");
+        assert!(!stderr.contains("invalid utf-8"), "{stderr}");
+    }
+}
