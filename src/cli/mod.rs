@@ -40,7 +40,7 @@ Each of the 15 labs pairs a quiz question with (for gradable labs) a task: apply
 
 Start here:
   trainlab list                  the labs, and which are gradable
-  trainlab quiz 9                answer question 9 (--answer B in scripts)
+  trainlab quiz 9                answer question 9 (--answer A|B|C|D in scripts)
   trainlab show 9                question, task and checks of lab 9
   trainlab check --all --demo    grade the embedded demo, no cluster
   trainlab start 9 --draft-only  write the starting file gang-train.yaml

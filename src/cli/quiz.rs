@@ -40,13 +40,13 @@ pub fn run(g: &Global, a: &QuizArgs) -> Result<ExitCode, crate::Error> {
     if let Some(answer) = a.answer {
         if labs.len() != 1 {
             return Err(crate::Error::usage(
-                "--answer で採点するのは 1 問だけです。lab を 1 つ指定してください（例: `trainlab quiz 9 --answer B`）",
-                "--answer grades exactly one question: name one lab, e.g. `trainlab quiz 9 --answer B`",
+                "--answer で採点するのは 1 問だけです。lab を 1 つ指定してください（例: `trainlab quiz 3 --answer A`）",
+                "--answer grades exactly one question: name one lab, e.g. `trainlab quiz 3 --answer A`",
             ));
         }
         let width = crate::report::human::terminal_width();
         print(&wrap_prose(&question(labs[0], lang), width));
-        let (text, right) = verdict(labs[0], answer, lang);
+        let (text, right) = verdict_with_choice(labs[0], answer, lang);
         print(&wrap_prose(&text, width));
         return Ok(if right {
             ExitCode::Ok

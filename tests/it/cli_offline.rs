@@ -153,6 +153,45 @@ fn quiz_wrong_answer_exits_1_and_gives_the_right_one() {
         .code(1);
     let out = stdout_of(&a);
     assert!(out.contains("Wrong — Answer: B)"), "{out}");
+    assert!(
+        out.contains("your answer: A) The job starts with 3 workers"),
+        "the wrong choice is echoed: {out}"
+    );
+}
+
+#[test]
+fn quiz_help_and_usage_errors_do_not_give_answers_away() {
+    let catalog = trainlab::catalog::Catalog::embedded().unwrap();
+    let help = trainlab().arg("--help").output().unwrap();
+    let two = trainlab()
+        .args(["quiz", "1", "2", "--answer", "A"])
+        .output()
+        .unwrap();
+    for text in [
+        String::from_utf8_lossy(&help.stdout).into_owned(),
+        String::from_utf8_lossy(&two.stderr).into_owned(),
+    ] {
+        // Every line that shows `quiz N … --answer X` must not give question N's answer.
+        for line in text.lines() {
+            let after = |key: &str| -> Option<String> {
+                let rest = &line[line.find(key)? + key.len()..];
+                Some(
+                    rest.chars()
+                        .take_while(|c| c.is_ascii_alphanumeric())
+                        .collect(),
+                )
+            };
+            let (Some(n), Some(given)) = (after("quiz "), after("--answer ")) else {
+                continue;
+            };
+            let Ok(b) = catalog.get(&n) else { continue };
+            assert_ne!(
+                given,
+                b.lab.quiz.answer.letter().to_string(),
+                "`quiz {n} --answer {given}` gives the answer away: {line}"
+            );
+        }
+    }
 }
 
 #[test]
