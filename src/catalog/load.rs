@@ -8,6 +8,7 @@ use std::path::Path;
 use include_dir::{include_dir, Dir};
 
 use super::model::{Lab, LabStatus};
+use crate::profile::site::SiteValues;
 use crate::text::{placeholders, Text};
 
 static EMBEDDED: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/labs");
@@ -82,7 +83,10 @@ impl LabBundle {
     /// `solution-<profile>/` laid over it. An overlay file replaces the base file of the same
     /// name; base files without one are shared by every profile. The kind profile has no
     /// overlay today, so it gets the base folder as it is.
-    pub fn files_for(&self, folder: &str, profile: &str) -> Vec<(&str, &str)> {
+    ///
+    /// The text is as written: `${site.KEY}` tokens are still in it. Everything that applies,
+    /// grades or prints a lab's files reads [`LabBundle::files_for`], which renders them.
+    pub fn raw_files_for(&self, folder: &str, profile: &str) -> Vec<(&str, &str)> {
         let overlay = self.files_under(&format!("{folder}-{profile}"));
         let replaced: BTreeSet<&str> = overlay.iter().map(|(k, _)| file_name(k)).collect();
         let mut files: Vec<(&str, &str)> = self
@@ -94,6 +98,22 @@ impl LabBundle {
         // One order whichever folder a file comes from: the same apply order on both profiles.
         files.sort_by(|a, b| file_name(a.0).cmp(file_name(b.0)).then(a.0.cmp(b.0)));
         files
+    }
+
+    /// [`LabBundle::raw_files_for`] with every `${site.KEY}` replaced by the site's value
+    /// (`crate::profile::site`): kind's stand-in values on the kind profile, the cluster's site
+    /// file and `--param` on EKS. A value the site lacks is a refusal naming the file and the
+    /// `--param` that gives it, so no placeholder ever leaves this function.
+    pub fn files_for(
+        &self,
+        folder: &str,
+        profile: &str,
+        site: &SiteValues,
+    ) -> Result<Vec<(&str, String)>, crate::Error> {
+        self.raw_files_for(folder, profile)
+            .into_iter()
+            .map(|(rel, text)| Ok((rel, site.render(text, &self.path_of(rel))?)))
+            .collect()
     }
 
     /// Whether a profile has its own overlay of `folder` (`solution-eks/`).

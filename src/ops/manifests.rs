@@ -5,27 +5,44 @@ use crate::catalog::{LabBundle, PROFILES};
 use crate::cluster::{apply_all, apply_rename, learner_renames, prepare, Change, Conn, Discovery};
 use crate::observe::{parse_text, Obj};
 use crate::plan::learners::{self, Template};
+use crate::profile::site::SiteValues;
 use crate::profile::Profile;
 
 /// The objects of a lab folder as a profile applies it: `starter/` or `solution/` with the
-/// profile's overlay (`solution-eks/`), or `draft/` as it is.
-pub fn objects(b: &LabBundle, folder: &str, profile: Profile) -> Result<Vec<Obj>, crate::Error> {
+/// profile's overlay (`solution-eks/`), or `draft/` as it is, every `${site.KEY}` filled from
+/// `site` (a value it lacks is a refusal naming the `--param`).
+pub fn objects(
+    b: &LabBundle,
+    folder: &str,
+    profile: Profile,
+    site: &SiteValues,
+) -> Result<Vec<Obj>, crate::Error> {
     let mut out = Vec::new();
-    for (rel, text) in b.files_for(folder, profile.as_str()) {
-        out.extend(parse_text(text, &b.path_of(rel))?);
+    for (rel, text) in b.files_for(folder, profile.as_str(), site)? {
+        out.extend(parse_text(&text, &b.path_of(rel))?);
     }
     Ok(out)
 }
 
 /// Every object a folder holds under any profile (what `reset` must know about whichever
-/// profile applied it), each file once.
-fn objects_any_profile(b: &LabBundle, folder: &str) -> Result<Vec<Obj>, crate::Error> {
+/// profile applied it), each file once. Only kinds and names are read from them, and no site
+/// value is a kind or a name: each `${site.KEY}` is filled from `site` where it has the key,
+/// else with kind's stand-in, so a cluster without a site file can still be reset. These
+/// objects are never applied.
+fn objects_any_profile(
+    b: &LabBundle,
+    folder: &str,
+    site: &SiteValues,
+) -> Result<Vec<Obj>, crate::Error> {
+    let mut values = crate::profile::site::kind_values();
+    values.extend(site.values().iter().map(|(k, v)| (k.clone(), v.clone())));
+    let names_only = SiteValues::from_map(values);
     let mut seen = std::collections::BTreeSet::new();
     let mut out = Vec::new();
     for profile in PROFILES {
-        for (rel, text) in b.files_for(folder, profile) {
+        for (rel, text) in b.files_for(folder, profile, &names_only)? {
             if seen.insert(rel) {
-                out.extend(parse_text(text, &b.path_of(rel))?);
+                out.extend(parse_text(&text, &b.path_of(rel))?);
             }
         }
     }
@@ -67,6 +84,7 @@ fn group_of(api_version: &str) -> &str {
 /// The kinds `reset` searches: those the verifier reads, then those of `starter/`, `draft/`
 /// and `solution/`.
 pub fn lab_kinds(b: &LabBundle) -> Result<Vec<LabKind>, crate::Error> {
+    let site = SiteValues::default();
     let mut found: Vec<(String, String, bool)> = Vec::new();
     if let Some(v) = crate::labs::verifier_for(&b.lab.id) {
         for r in v.reads() {
@@ -74,7 +92,7 @@ pub fn lab_kinds(b: &LabBundle) -> Result<Vec<LabKind>, crate::Error> {
         }
     }
     for folder in ["starter", "draft", "solution"] {
-        for o in objects_any_profile(b, folder)? {
+        for o in objects_any_profile(b, folder, &site)? {
             found.push((
                 o.api_version().to_string(),
                 o.kind().to_string(),
@@ -113,7 +131,7 @@ pub fn lab_kinds(b: &LabBundle) -> Result<Vec<LabKind>, crate::Error> {
 pub fn task_objects(b: &LabBundle) -> Result<Vec<(String, String, String)>, crate::Error> {
     let mut out: Vec<(String, String, String)> = Vec::new();
     for folder in ["draft", "solution"] {
-        for o in objects_any_profile(b, folder)? {
+        for o in objects_any_profile(b, folder, &SiteValues::default())? {
             let named = (
                 group_of(o.api_version()).to_string(),
                 o.kind().to_string(),
@@ -147,7 +165,7 @@ pub async fn apply_folders(
         } else {
             &mut task
         };
-        into.extend(objects(b, folder, profile)?);
+        into.extend(objects(b, folder, profile, &place.site)?);
     }
     let discovery = Discovery::new();
     let set = prepare(
@@ -206,7 +224,7 @@ pub fn render_plan(
     profile: Profile,
     place: &Placement,
 ) -> Result<String, crate::Error> {
-    let objs = objects(b, folder, profile)?;
+    let objs = objects(b, folder, profile, &place.site)?;
     let scopes: Vec<bool> = objs.iter().map(|o| !namespaced_offline(o)).collect();
     let prefix = if folder == "starter" {
         ""
@@ -236,9 +254,20 @@ pub struct Placement {
     /// `alice-` with `--learner alice`, else empty.
     pub name_prefix: String,
     pub learner: Option<String>,
+    /// The site values its files are filled with (`${site.KEY}`); none until
+    /// [`Placement::with_site`], so a command that forgets them refuses instead of applying a
+    /// placeholder.
+    pub site: SiteValues,
 }
 
 impl Placement {
+    /// The placement with the site values the command resolved
+    /// (`SiteValues::resolve(profile, context, --param)`).
+    pub fn with_site(mut self, site: SiteValues) -> Placement {
+        self.site = site;
+        self
+    }
+
     /// `-n` wins; `--learner NAME` puts the lab where `trainlab grade --learners NAME` looks on
     /// a shared cluster (the default namespace template, `{learner}-{lab}`) and prefixes the
     /// task's cluster-scoped objects with `NAME-`; else the lab's own namespace, no prefix.
@@ -255,6 +284,7 @@ impl Placement {
                 namespace: namespace.map_or_else(|| format!("trainlab-{lab_id}"), str::to_string),
                 name_prefix: String::new(),
                 learner: None,
+                site: SiteValues::default(),
             });
         };
         learners::check_learner(learner)?;
@@ -270,6 +300,7 @@ impl Placement {
             namespace: namespace.map_or(target.namespace, str::to_string),
             name_prefix: target.name_prefix,
             learner: Some(learner.to_string()),
+            site: SiteValues::default(),
         })
     }
 

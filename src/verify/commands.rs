@@ -2,7 +2,8 @@
 //! what the conformance suite (tests/conformance.rs) hands to the real tools' own parsers.
 
 use crate::catalog::LabBundle;
-use crate::observe::{parse_text, InputError};
+use crate::observe::parse_text;
+use crate::profile::site::SiteValues;
 
 use super::kit::k8s::workload::Workload;
 
@@ -31,14 +32,16 @@ impl CommandLine {
 
 /// Every container command line of a lab folder as one profile applies it (`solution/` with
 /// `solution-eks/` over it), in file order; containers without a command are left out.
+/// Every `${site.KEY}` is filled from `site`: kind's stand-ins, or the EKS site's values.
 pub fn command_lines(
     b: &LabBundle,
     folder: &str,
     profile: &str,
-) -> Result<Vec<CommandLine>, InputError> {
+    site: &SiteValues,
+) -> Result<Vec<CommandLine>, crate::Error> {
     let mut out = Vec::new();
-    for (rel, text) in b.files_for(folder, profile) {
-        for o in parse_text(text, &b.path_of(rel))? {
+    for (rel, text) in b.files_for(folder, profile, site)? {
+        for o in parse_text(&text, &b.path_of(rel))? {
             let Some(w) = Workload::from_obj(&o)? else {
                 continue;
             };
@@ -65,4 +68,20 @@ pub fn command_lines(
         }
     }
     Ok(out)
+}
+
+/// Site values that fill each `${site.KEY}` with itself: a lab's files as written, for what
+/// only prints them (`show`), where no site file is read.
+pub fn site_as_written() -> SiteValues {
+    SiteValues::from_map(
+        crate::profile::site::KEYS
+            .iter()
+            .map(|(k, _)| {
+                (
+                    k.to_string(),
+                    format!("{}{k}}}", crate::profile::site::TOKEN_OPEN),
+                )
+            })
+            .collect(),
+    )
 }

@@ -868,9 +868,10 @@ fn the_starter_creates_the_node_class_static_mode_trusts() {
     let catalog = Catalog::embedded().unwrap();
     let b = catalog.get(LAB).unwrap();
     let classes: Vec<String> = b
-        .files_for("starter", "eks")
+        .files_for("starter", "eks", &crate::support::state::test_site("eks"))
+        .unwrap()
         .into_iter()
-        .flat_map(|(rel, text)| trainlab::observe::parse_text(text, rel).unwrap())
+        .flat_map(|(rel, text)| trainlab::observe::parse_text(&text, rel).unwrap())
         .filter(|o| o.kind() == "EC2NodeClass")
         .map(|o| o.name().to_string())
         .collect();
