@@ -8,7 +8,6 @@ use std::path::Path;
 use include_dir::{include_dir, Dir};
 
 use super::model::{Lab, LabStatus};
-use crate::profile::site::SiteValues;
 use crate::text::{placeholders, Text};
 
 static EMBEDDED: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/labs");
@@ -56,6 +55,31 @@ impl LabError {
     }
 }
 
+/// How a lab file names a fact of the cluster it runs on (`${site.zone}`): the same token as
+/// `profile::site::TOKEN_OPEN` (the catalog sits below `profile` and cannot name it; a test in
+/// `ops::manifests` keeps the two equal).
+pub const SITE_TOKEN: &str = "${site.";
+
+/// What fills the `${site.KEY}` tokens of a lab's files. `profile::site::SiteValues` is the one
+/// every command uses (implemented in `ops::manifests`, a layer that sees both); [`AsWritten`]
+/// leaves them as they are, for what only prints a lab.
+pub trait SiteFill {
+    type Error;
+    /// `text` (the file `origin`) with every token filled, or why one cannot be.
+    fn fill(&self, text: &str, origin: &str) -> Result<String, Self::Error>;
+}
+
+/// Leaves every `${site.KEY}` as written (`show`, which reads no site file).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AsWritten;
+
+impl SiteFill for AsWritten {
+    type Error = LabError;
+    fn fill(&self, text: &str, _origin: &str) -> Result<String, LabError> {
+        Ok(text.to_string())
+    }
+}
+
 /// A lab file plus the files around it (`starter/`, `solution/`, the draft), keyed by their path
 /// relative to the lab folder with `/` separators.
 #[derive(Debug, Clone)]
@@ -100,19 +124,19 @@ impl LabBundle {
         files
     }
 
-    /// [`LabBundle::raw_files_for`] with every `${site.KEY}` replaced by the site's value
-    /// (`crate::profile::site`): kind's stand-in values on the kind profile, the cluster's site
-    /// file and `--param` on EKS. A value the site lacks is a refusal naming the file and the
-    /// `--param` that gives it, so no placeholder ever leaves this function.
-    pub fn files_for(
+    /// [`LabBundle::raw_files_for`] with every `${site.KEY}` filled by `site`: the site values a
+    /// command resolved (`profile::site::SiteValues`: kind's stand-ins on the kind profile, the
+    /// cluster's site file and `--param` on EKS), whose refusal names the file and the `--param`
+    /// that gives a missing value, so no placeholder ever leaves this function.
+    pub fn files_for<F: SiteFill>(
         &self,
         folder: &str,
         profile: &str,
-        site: &SiteValues,
-    ) -> Result<Vec<(&str, String)>, crate::Error> {
+        site: &F,
+    ) -> Result<Vec<(&str, String)>, F::Error> {
         self.raw_files_for(folder, profile)
             .into_iter()
-            .map(|(rel, text)| Ok((rel, site.render(text, &self.path_of(rel))?)))
+            .map(|(rel, text)| Ok((rel, site.fill(text, &self.path_of(rel))?)))
             .collect()
     }
 

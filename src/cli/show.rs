@@ -102,7 +102,7 @@ pub fn render(b: &LabBundle, lang: Lang, profile: Profile) -> String {
 /// with where it is written and the image it runs in: on EKS, what an expert runs.
 fn render_solution(s: &mut String, b: &LabBundle, lang: Lang, profile: Profile) {
     // Shown as written: each `${site.KEY}` stays a token (show reads no site file).
-    let site = crate::verify::commands::site_as_written();
+    let site = crate::catalog::AsWritten;
     let Ok(lines) = crate::verify::commands::command_lines(b, "solution", profile.as_str(), &site)
     else {
         return;

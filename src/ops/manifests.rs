@@ -1,12 +1,21 @@
 //! A lab's manifests (`starter/`, `draft/`, `solution/`) as objects, where a command puts them
 //! (`Placement`), and applying them to a connected cluster.
 
-use crate::catalog::{LabBundle, PROFILES};
+use crate::catalog::{LabBundle, SiteFill, PROFILES};
 use crate::cluster::{apply_all, apply_rename, learner_renames, prepare, Change, Conn, Discovery};
 use crate::observe::{parse_text, Obj};
 use crate::plan::learners::{self, Template};
 use crate::profile::site::SiteValues;
 use crate::profile::Profile;
+
+/// The site values fill a lab's files (`LabBundle::files_for`); a value the site lacks is the
+/// refusal `SiteValues::render` words, naming the `--param` that gives it.
+impl SiteFill for SiteValues {
+    type Error = crate::Error;
+    fn fill(&self, text: &str, origin: &str) -> Result<String, crate::Error> {
+        self.render(text, origin)
+    }
+}
 
 /// The objects of a lab folder as a profile applies it: `starter/` or `solution/` with the
 /// profile's overlay (`solution-eks/`), or `draft/` as it is, every `${site.KEY}` filled from
@@ -500,6 +509,17 @@ fn replace_scalar(line: &str, from: &str, to: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_catalog_names_site_tokens_as_the_site_does() {
+        assert_eq!(crate::catalog::SITE_TOKEN, crate::profile::site::TOKEN_OPEN);
+        // lint grades with kind's values, which it cannot name: the same keys and values.
+        let lint: std::collections::BTreeMap<String, String> = crate::verify::LINT_SITE
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        assert_eq!(lint, crate::profile::site::kind_values());
+    }
 
     const DRAFT: &str = "\
 # A PVC on a class of its own; keep the comments.

@@ -1,9 +1,8 @@
 //! The command lines a lab's reference solution runs: what `show LAB --profile P` prints, and
 //! what the conformance suite (tests/conformance.rs) hands to the real tools' own parsers.
 
-use crate::catalog::LabBundle;
+use crate::catalog::{LabBundle, SiteFill};
 use crate::observe::parse_text;
-use crate::profile::site::SiteValues;
 
 use super::kit::k8s::workload::Workload;
 
@@ -32,13 +31,17 @@ impl CommandLine {
 
 /// Every container command line of a lab folder as one profile applies it (`solution/` with
 /// `solution-eks/` over it), in file order; containers without a command are left out.
-/// Every `${site.KEY}` is filled from `site`: kind's stand-ins, or the EKS site's values.
-pub fn command_lines(
+/// Every `${site.KEY}` is filled by `site`: kind's stand-ins, the EKS site's values, or left as
+/// written (`catalog::AsWritten`).
+pub fn command_lines<F: SiteFill>(
     b: &LabBundle,
     folder: &str,
     profile: &str,
-    site: &SiteValues,
-) -> Result<Vec<CommandLine>, crate::Error> {
+    site: &F,
+) -> Result<Vec<CommandLine>, crate::Error>
+where
+    crate::Error: From<F::Error>,
+{
     let mut out = Vec::new();
     for (rel, text) in b.files_for(folder, profile, site)? {
         for o in parse_text(&text, &b.path_of(rel))? {
@@ -68,20 +71,4 @@ pub fn command_lines(
         }
     }
     Ok(out)
-}
-
-/// Site values that fill each `${site.KEY}` with itself: a lab's files as written, for what
-/// only prints them (`show`), where no site file is read.
-pub fn site_as_written() -> SiteValues {
-    SiteValues::from_map(
-        crate::profile::site::KEYS
-            .iter()
-            .map(|(k, _)| {
-                (
-                    k.to_string(),
-                    format!("{}{k}}}", crate::profile::site::TOKEN_OPEN),
-                )
-            })
-            .collect(),
-    )
 }

@@ -3,11 +3,10 @@
 //! capability is missing skipped with the install command, and a lab with nothing counted
 //! reported as not graded (never 100 %).
 
-use crate::catalog::{LabBundle, Stage};
+use crate::catalog::{LabBundle, Stage, SITE_TOKEN};
 use crate::facts::capabilities::{self, Capabilities, Capability};
 use crate::facts::Profile;
 use crate::observe::{Observed, Query, SourceKind, Unavailable};
-use crate::profile::site::SiteValues;
 
 use super::{Advice, JudgeCtx, Outcome, Params, Reason, Status, Target, Verifier};
 
@@ -127,51 +126,24 @@ pub fn queries(verifier: &dyn Verifier, target: &Target) -> Vec<Query> {
     out
 }
 
-/// The lab's parameters for one run: the profile's values from lab.yaml under `--param`. On EKS
-/// the site file of the target's kube context (what `setup eks` found: zone, subnet_id,
-/// security_group_ids, …) gives the lab's parameters of the same name as facts of the cluster,
-/// under `--param`; a lab.yaml value written `${site.KEY}` takes the site's value, and is left
-/// out when the site has none (a check then grades without it, as without a `--param`).
+/// The lab's parameters for one run: the profile's values from lab.yaml under `overrides`
+/// (`--param`, and on a cluster `setup eks` prepared, the site file's values beneath them: the
+/// caller merges those, `plan::params_with_site`). A lab.yaml value written `${site.KEY}` stands
+/// for the site's value, which `overrides` carries when it is known; it is never a value itself,
+/// so it is left out (a check then grades without it, as without a `--param`).
 fn params_for(
     bundle: &LabBundle,
-    target: &Target,
     profile: Option<Profile>,
     overrides: &std::collections::BTreeMap<String, String>,
     is_static: bool,
-) -> Result<Params, crate::Error> {
-    let lab = &bundle.lab;
-    let mut defaults = lab.params(profile.unwrap_or(Profile::Kind).as_str());
-    let mut given = overrides.clone();
-    if profile == Some(Profile::Eks) {
-        let site = SiteValues::resolve(Profile::Eks, target.context.as_deref(), &[])?;
-        let origin = bundle.path_of("lab.yaml");
-        defaults.retain(|_, v| match site.render(v, &origin) {
-            Ok(r) => {
-                *v = r;
-                true
-            }
-            Err(_) => false,
-        });
-        for (k, v) in site.values() {
-            if defaults.contains_key(k) || lab_names_param(bundle, k) {
-                given.entry(k.clone()).or_insert_with(|| v.clone());
-            }
-        }
-    }
-    Ok(Params {
+) -> Params {
+    let mut defaults = bundle.lab.params(profile.unwrap_or(Profile::Kind).as_str());
+    defaults.retain(|_, v| !v.contains(SITE_TOKEN));
+    Params {
         profile: defaults,
-        overrides: given,
+        overrides: overrides.clone(),
         profile_stands_for_cluster: is_static && profile.is_some(),
-    })
-}
-
-/// Whether any profile of the lab has the parameter `name`.
-fn lab_names_param(bundle: &LabBundle, name: &str) -> bool {
-    bundle
-        .lab
-        .task
-        .as_ref()
-        .is_some_and(|t| t.params.values().any(|p| p.contains_key(name)))
+    }
 }
 
 /// Grades one lab. `profile` overrides detection from the nodes.
@@ -187,7 +159,7 @@ pub fn run(
     let lab = &bundle.lab;
     let nodes = JudgeCtx::nodes_of(obs).unwrap_or_default();
     let profile = profile.or_else(|| Profile::detect(&nodes));
-    let params = params_for(bundle, target, profile, overrides, obs.source.is_static())?;
+    let params = params_for(bundle, profile, overrides, obs.source.is_static());
     let ctx = JudgeCtx {
         lab,
         target,

@@ -213,12 +213,13 @@ fn the_eks_solution_passes_every_spec_check_with_the_eks_params() {
     }
     assert_eq!(
         outcome(&r, "degrees-match-world").found.as_deref(),
-        Some("TP 8 × PP 4 × DP 2 = 64 (8 pods × nproc 8)")
+        Some("TP 8 × PP 8 × DP 2 = 128 (16 pods × nproc 8)")
     );
-    // It already has the distributed optimizer: only the estimate, 112.5 GB without it.
+    // It already has the distributed optimizer: only the estimate, 56.2 GB without it
+    // (200B × 18 bytes / 64).
     let ids: Vec<&str> = r.advice.iter().map(|a| a.id.as_str()).collect();
     assert_eq!(ids, ["memory-per-gpu"]);
-    assert_eq!(r.advice[0].evidence["per_gpu_gb"], "112.5");
+    assert_eq!(r.advice[0].evidence["per_gpu_gb"], "56.2");
 }
 
 #[test]
