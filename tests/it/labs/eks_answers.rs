@@ -601,3 +601,24 @@ fn parallelism_3d_eks_answer_fits_80_gb_with_its_activations() {
     let p = params_of("parallelism-3d", "eks");
     assert_eq!(p["nodes"].parse::<i64>().unwrap() * 8, world);
 }
+
+/// `trainlab lint`: a token no site can fill is a problem naming the file; the shipped labs have
+/// none (they lint clean with kind's values on both profiles).
+#[test]
+fn lint_refuses_an_unknown_site_value_and_passes_the_shipped_tokens() {
+    let catalog = Catalog::embedded().unwrap();
+    let b = catalog.get("fsx-lustre").unwrap();
+    let v = trainlab::labs::verifier_for(&b.lab.id).unwrap();
+    assert_eq!(trainlab::verify::lint_lab(b, Some(v)), Vec::<String>::new());
+    let mut broken = b.clone();
+    let rel = "solution-eks/fsx-training-data.yaml";
+    let text = broken.files[rel].replace("${site.subnet_id}", "${site.vpc_subnet}");
+    broken.files.insert(rel.to_string(), text);
+    let problems = trainlab::verify::lint_lab(&broken, Some(v));
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains(rel) && p.contains("unknown site value `${site.vpc_subnet}`")),
+        "{problems:?}"
+    );
+}
