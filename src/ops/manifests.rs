@@ -35,17 +35,10 @@ pub fn objects(
 
 /// Every object a folder holds under any profile (what `reset` must know about whichever
 /// profile applied it), each file once. Only kinds and names are read from them, and no site
-/// value is a kind or a name: each `${site.KEY}` is filled from `site` where it has the key,
-/// else with kind's stand-in, so a cluster without a site file can still be reset. These
-/// objects are never applied.
-fn objects_any_profile(
-    b: &LabBundle,
-    folder: &str,
-    site: &SiteValues,
-) -> Result<Vec<Obj>, crate::Error> {
-    let mut values = crate::profile::site::kind_values();
-    values.extend(site.values().iter().map(|(k, v)| (k.clone(), v.clone())));
-    let names_only = SiteValues::from_map(values);
+/// value is a kind or a name: each `${site.KEY}` is filled with kind's stand-in, so a cluster
+/// without a site file can still be reset. These objects are never applied.
+fn objects_any_profile(b: &LabBundle, folder: &str) -> Result<Vec<Obj>, crate::Error> {
+    let names_only = SiteValues::kind();
     let mut seen = std::collections::BTreeSet::new();
     let mut out = Vec::new();
     for profile in PROFILES {
@@ -93,7 +86,6 @@ fn group_of(api_version: &str) -> &str {
 /// The kinds `reset` searches: those the verifier reads, then those of `starter/`, `draft/`
 /// and `solution/`.
 pub fn lab_kinds(b: &LabBundle) -> Result<Vec<LabKind>, crate::Error> {
-    let site = SiteValues::default();
     let mut found: Vec<(String, String, bool)> = Vec::new();
     if let Some(v) = crate::labs::verifier_for(&b.lab.id) {
         for r in v.reads() {
@@ -101,7 +93,7 @@ pub fn lab_kinds(b: &LabBundle) -> Result<Vec<LabKind>, crate::Error> {
         }
     }
     for folder in ["starter", "draft", "solution"] {
-        for o in objects_any_profile(b, folder, &site)? {
+        for o in objects_any_profile(b, folder)? {
             found.push((
                 o.api_version().to_string(),
                 o.kind().to_string(),
@@ -140,7 +132,7 @@ pub fn lab_kinds(b: &LabBundle) -> Result<Vec<LabKind>, crate::Error> {
 pub fn task_objects(b: &LabBundle) -> Result<Vec<(String, String, String)>, crate::Error> {
     let mut out: Vec<(String, String, String)> = Vec::new();
     for folder in ["draft", "solution"] {
-        for o in objects_any_profile(b, folder, &SiteValues::default())? {
+        for o in objects_any_profile(b, folder)? {
             let named = (
                 group_of(o.api_version()).to_string(),
                 o.kind().to_string(),
@@ -509,6 +501,28 @@ fn replace_scalar(line: &str, from: &str, to: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reset_knows_the_kinds_and_names_of_files_with_site_tokens_without_a_site() {
+        let catalog = crate::catalog::Catalog::embedded().unwrap();
+        let b = catalog.get("karpenter-single-az").unwrap();
+        assert!(b
+            .raw_files_for("starter", "eks")
+            .iter()
+            .any(|(_, t)| t.contains("${site.")));
+        let kinds: Vec<String> = lab_kinds(b).unwrap().into_iter().map(|k| k.kind).collect();
+        assert!(kinds.contains(&"EC2NodeClass".to_string()), "{kinds:?}");
+        let named = task_objects(b).unwrap();
+        assert!(named
+            .iter()
+            .any(|(_, k, n)| k == "NodePool" && n == "gpu-training"));
+        // Applying is another matter: without the site's values the EKS starter is refused.
+        let empty = SiteValues::default();
+        let e = objects(b, "starter", Profile::Eks, &empty)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--param node_role="), "{e}");
+    }
 
     #[test]
     fn the_catalog_names_site_tokens_as_the_site_does() {

@@ -39,6 +39,16 @@ pub fn lint_lab(b: &LabBundle, verifier: Option<&dyn Verifier>) -> Vec<String> {
             problems.extend(lint_folder(b, v, profile, folder, should_pass));
         }
     }
+    // `start` writes the draft as it is, for the learner to finish: a site token there would
+    // reach them unfilled.
+    for (rel, text) in b.files_under("draft") {
+        if text.contains(SITE_TOKEN) {
+            problems.push(format!(
+                "{}: `{SITE_TOKEN}…}}` in the draft: `trainlab start` writes the draft as it is, so the learner would see the token; write a TODO for the value instead",
+                b.path_of(rel)
+            ));
+        }
+    }
     problems
 }
 

@@ -622,3 +622,23 @@ fn lint_refuses_an_unknown_site_value_and_passes_the_shipped_tokens() {
         "{problems:?}"
     );
 }
+
+/// `trainlab lint`: `start` writes the draft as it is, so a site token in a draft is a problem.
+#[test]
+fn lint_refuses_a_site_token_in_a_draft() {
+    let catalog = Catalog::embedded().unwrap();
+    let b = catalog.get("karpenter-single-az").unwrap();
+    let v = trainlab::labs::verifier_for(&b.lab.id).unwrap();
+    assert_eq!(trainlab::verify::lint_lab(b, Some(v)), Vec::<String>::new());
+    let mut broken = b.clone();
+    let rel = "draft/nodepool.yaml";
+    let text = format!("{}\n# zone: ${{site.zone}}\n", broken.files[rel]);
+    broken.files.insert(rel.to_string(), text);
+    let problems = trainlab::verify::lint_lab(&broken, Some(v));
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains(rel) && p.contains("in the draft")),
+        "{problems:?}"
+    );
+}
