@@ -84,6 +84,10 @@ pub fn run(g: &Global, a: &SolveArgs) -> Result<ExitCode, crate::Error> {
         print(&manifests::render_plan(b, "solution", profile, &place)?);
         return Ok(ExitCode::Ok);
     }
+    // A site value the answer needs and nobody gave is refused before any connection.
+    for folder in ["starter", "solution"] {
+        manifests::objects(b, folder, profile, &place.site)?;
+    }
     eprint(&format!(
         "applying the {} profile's reference solution (--profile to choose)\n",
         profile.as_str()

@@ -94,6 +94,8 @@ pub fn run(g: &Global, a: &StartArgs) -> Result<ExitCode, crate::Error> {
         ));
     }
     if !a.draft_only {
+        // A site value the starter needs and nobody gave is refused before any connection.
+        manifests::objects(b, "starter", profile, &place.site)?;
         let applied = apply::apply_folders(b, &["starter"], profile, &place, &a.live, false)?;
         if let manifests::Applied::Conflicts(fields) = applied {
             eprint(&conflict_report(&b.lab.id, &where_flags(a), &fields));

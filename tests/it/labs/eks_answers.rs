@@ -642,3 +642,19 @@ fn lint_refuses_a_site_token_in_a_draft() {
         "{problems:?}"
     );
 }
+
+/// `start` and `solve` refuse a missing site value before they contact any cluster: the refusal
+/// names the `--param`, not an unreachable API server.
+#[test]
+fn start_and_solve_refuse_a_missing_site_value_before_connecting() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in [
+        vec!["start", "15", "--profile", "eks", "--context", CONTEXT],
+        vec!["solve", "8", "--profile", "eks", "--context", CONTEXT],
+    ] {
+        let (code, out, err) = solve(dir.path(), &args);
+        assert_eq!(code, 2, "{args:?}\n{out}\n{err}");
+        assert!(err.contains("--param "), "{args:?}: {err}");
+        assert!(!err.contains("kubeconfig"), "{args:?}: {err}");
+    }
+}
