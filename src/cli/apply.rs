@@ -4,6 +4,7 @@
 use super::live::{connect_and_announce, runtime, LiveArgs};
 use super::print;
 use crate::catalog::LabBundle;
+use crate::ops::capacity::Capacity;
 use crate::ops::manifests::{self, Applied, Placement};
 use crate::profile::Profile;
 
@@ -14,6 +15,24 @@ pub fn profile_for(flag: Option<Profile>, live: &LiveArgs) -> Profile {
         super::show::context_profile(live.kubeconfig.as_deref(), live.context.as_deref())
     })
     .unwrap_or(Profile::Kind)
+}
+
+/// The accelerated capacity `folders` ask for on the EKS profile (none on kind: its
+/// accelerators are faked and cost nothing).
+pub fn capacity(
+    b: &LabBundle,
+    folders: &[&str],
+    profile: Profile,
+    site: &crate::profile::site::SiteValues,
+) -> Result<Capacity, crate::Error> {
+    if profile != Profile::Eks {
+        return Ok(Capacity::default());
+    }
+    let mut objs = Vec::new();
+    for folder in folders {
+        objs.extend(manifests::objects(b, folder, profile, site)?);
+    }
+    Ok(Capacity::of(&objs))
 }
 
 /// Applies `folders` as one set and prints what happened to each object.

@@ -7,6 +7,7 @@ use super::live::{connect_and_announce, runtime, LiveArgs};
 use super::{print, Global};
 use crate::catalog::Lang;
 use crate::exit::ExitCode;
+use crate::facts::Profile;
 use crate::profile::doctor::{inspect, DoctorReport, LabRow, Runs};
 use crate::profile::eks::EksReport;
 use crate::text::say;
@@ -117,6 +118,7 @@ fn render(r: &DoctorReport, lang: Lang) -> String {
             format!("note: kind node {name} has its faked capacity ({pending}) but the kubelet has not copied it into allocatable yet; run doctor again in a few seconds\n"),
         ));
     }
+    s.push_str(&findings(r, lang));
     s.push_str(&say(lang, "lab に必要な機能:\n", "capabilities:\n"));
     for c in &r.capabilities {
         let mark = if c.present { "✔" } else { "✘" };
@@ -130,6 +132,47 @@ fn render(r: &DoctorReport, lang: Lang) -> String {
         }
     }
     s.push_str(&lab_table(&r.labs, lang));
+    s
+}
+
+/// On EKS: what would silently keep labs from running, each with its fix, and the reads that
+/// failed; nothing on other profiles.
+fn findings(r: &DoctorReport, lang: Lang) -> String {
+    let ja = lang == Lang::Ja;
+    if r.profile != Some(Profile::Eks) {
+        return String::new();
+    }
+    let mut s = if r.findings.is_empty() {
+        say(
+            lang,
+            "EKS: EFA、ルートボリューム、デバイスプラグインに問題は見つかりませんでした\n\n",
+            "EKS: no node without EFA, root volume too small or device plugin missing\n\n",
+        )
+    } else {
+        say(
+            lang,
+            "EKS: lab を黙って止めてしまう問題:\n",
+            "EKS: what would silently keep labs from running:\n",
+        )
+    };
+    for f in &r.findings {
+        s.push_str(&format!("  ✘ {}\n", f.message_in(ja)));
+        s.push_str(&say(
+            lang,
+            format!("      対処: {}\n", f.fix_in(ja)),
+            format!("      fix: {}\n", f.fix_in(ja)),
+        ));
+    }
+    for u in &r.unread {
+        s.push_str(&say(
+            lang,
+            format!("  注: 読めませんでした: {u}\n"),
+            format!("  note: could not read {u}\n"),
+        ));
+    }
+    if !r.findings.is_empty() {
+        s.push('\n');
+    }
     s
 }
 
@@ -389,6 +432,8 @@ mod tests {
                 &capabilities,
             ),
             capabilities,
+            findings: Vec::new(),
+            unread: Vec::new(),
         }
     }
 
@@ -487,5 +532,123 @@ mod tests {
             "{eks}"
         );
         assert!(eks.contains("│ node group ┆ status ┆ instance types ┆ desired ┆ GPUs/node ┆ EFA/node ┆ Neuron/node │"), "{eks}");
+    }
+    /// Findings of every kind and cause `doctor` can say on EKS.
+    fn eks_findings_of_every_kind() -> Vec<crate::profile::doctor::Finding> {
+        use crate::observe::{Obj, Origin};
+        use crate::profile::doctor::{eks_findings, EksState};
+        use crate::profile::eks_components as components;
+        use serde_json::json;
+        let obj = |v: serde_json::Value| Obj::new(v, Origin::Live).unwrap();
+        let node = |name: &str, itype: &str, taints: serde_json::Value, res: serde_json::Value| {
+            let mut status = res;
+            status["ephemeral-storage"] = json!("20Gi");
+            obj(json!({
+                "apiVersion": "v1", "kind": "Node",
+                "metadata": {"name": name, "labels": {"node.kubernetes.io/instance-type": itype}},
+                "spec": {"taints": taints},
+                "status": {"capacity": status, "allocatable": status},
+            }))
+        };
+        let tainted = node(
+            "p5-a",
+            "p5.48xlarge",
+            json!([{"key": "team", "value": "ml", "effect": "NoSchedule"}]),
+            json!({}),
+        );
+        let trn = node("trn-a", "trn1.32xlarge", json!([]), json!({}));
+        let mut picky = components::efa_device_plugin(&[])[0].clone();
+        picky["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]
+            ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]
+            ["matchExpressions"][0]["values"] = json!(["p4d.24xlarge"]);
+        let tolerant = components::efa_device_plugin(&[json!({"operator": "Exists"})])[0].clone();
+        let class = obj(
+            json!({"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": "default"}, "spec": {}}),
+        );
+        let auto = obj(
+            json!({"apiVersion": "eks.amazonaws.com/v1", "kind": "NodeClass", "metadata": {"name": "default"}, "spec": {}}),
+        );
+        let mut auto_node = node("auto-a", "p5.48xlarge", json!([]), json!({}));
+        auto_node.value_mut()["metadata"]["labels"]["eks.amazonaws.com/compute-type"] =
+            json!("auto");
+        let nodes = [tainted, trn, auto_node];
+        let mut out = Vec::new();
+        for daemon_sets in [vec![obj(picky)], vec![obj(tolerant)], vec![]] {
+            out.extend(eks_findings(&EksState {
+                nodes: &nodes,
+                daemon_sets: Ok(&daemon_sets),
+                node_pools: &[],
+                ec2_node_classes: std::slice::from_ref(&class),
+                eks_node_classes: std::slice::from_ref(&auto),
+            }));
+        }
+        out.extend(eks_findings(&EksState {
+            nodes: &nodes,
+            daemon_sets: Err("forbidden"),
+            node_pools: &[],
+            ec2_node_classes: &[],
+            eks_node_classes: &[],
+        }));
+        out
+    }
+
+    #[test]
+    fn eks_findings_are_said_in_either_language_with_their_fix() {
+        let mut r = report(Some(Profile::Eks));
+        r.findings = eks_findings_of_every_kind();
+        r.unread = vec!["daemonsets.apps: forbidden".into()];
+        let problems: std::collections::BTreeSet<String> = r
+            .findings
+            .iter()
+            .map(|f| format!("{:?}", f.problem))
+            .collect();
+        assert_eq!(problems.len(), 3, "{problems:?}");
+        let en = render(&r, Lang::En);
+        assert!(
+            en.contains("EKS: what would silently keep labs from running:\n"),
+            "{en}"
+        );
+        for f in &r.findings {
+            assert!(
+                en.contains(&format!("  ✘ {}\n      fix: {}\n", f.message, f.fix)),
+                "{f:?}\n{en}"
+            );
+        }
+        assert!(
+            en.contains("  note: could not read daemonsets.apps: forbidden\n"),
+            "{en}"
+        );
+        let ja = render(&r, Lang::Ja);
+        for f in &r.findings {
+            assert!(
+                ja.contains(&format!("  ✘ {}\n      対処: {}\n", f.message_ja, f.fix_ja)),
+                "{f:?}\n{ja}"
+            );
+        }
+        let runs = english_runs(&ja);
+        assert!(
+            runs.is_empty(),
+            "English in doctor's EKS findings: {runs:?}\n{ja}"
+        );
+        // Both languages in the JSON too.
+        let v = serde_json::to_value(&r).unwrap();
+        let first = &v["findings"][0];
+        assert_eq!(
+            first["problem"],
+            format!("{:?}", r.findings[0].problem)
+                .replace("NoEfa", "no-efa")
+                .replace("SmallRootVolume", "small-root-volume")
+                .replace("DevicePluginMissing", "device-plugin-missing")
+        );
+        assert_eq!(first["message_ja"], r.findings[0].message_ja);
+        assert_eq!(first["fix"], r.findings[0].fix);
+        // Nothing found on EKS says so; other profiles say nothing.
+        r.findings.clear();
+        r.unread.clear();
+        assert!(render(&r, Lang::En).contains(
+            "EKS: no node without EFA, root volume too small or device plugin missing\n"
+        ));
+        let kind = render(&report(Some(Profile::Kind)), Lang::En);
+        assert!(!kind.contains("EKS:"), "{kind}");
     }
 }

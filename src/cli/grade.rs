@@ -9,7 +9,7 @@ use std::time::Duration;
 use clap::{ArgGroup, Args};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::live::{parse_duration, runtime, LiveArgs};
+use super::live::{runtime, LiveArgs};
 use super::output::eprint;
 use super::{parse_param, print, Global};
 use crate::catalog::Lang;
@@ -39,7 +39,7 @@ Examples:
 
 On a shared cluster each learner's lab lives in the namespace --namespace-template makes ({learner}-{lab} unless given) and cluster-scoped objects a lab asks for carry the learner's prefix (alice-gpu-training). The room costs about one LIST per kind plus discovery, whatever the number of learners; where RBAC forbids a kind cluster-wide it is read namespace by namespace, and the output says so. Secrets are never read (`trainlab rbac` prints the role grading needs). grade never writes to any cluster.
 
-The exit code is about grading, not scores: 0 the room was graded, 3 a learner's cluster could not be read or the environment kept a lab from being fully graded, 2 bad input.")]
+The exit code is about grading, not scores: 0 the room was graded, 3 a learner's cluster could not be read or the environment kept a lab from being fully graded, 2 bad input. Ctrl-C ends --watch at once, even in the middle of a round, with the exit code of the last round that finished (3 when none had).")]
 pub struct GradeArgs {
     /// Labs to grade (number, id or folder) [default: every gradable lab]
     pub labs: Vec<String>,
@@ -72,8 +72,8 @@ pub struct GradeArgs {
     /// Re-grade every --interval until Ctrl-C, redrawing the table and rewriting --html
     #[arg(long)]
     pub watch: bool,
-    /// Time between rounds with --watch
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
+    /// Time between rounds with --watch (at least 1s)
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = super::live::parse_interval)]
     pub interval: Duration,
     /// Clusters graded at the same time with --contexts (each sends its LISTs at once, about 22
     /// for every lab, so 32 clusters keep about 700 requests and connections open)

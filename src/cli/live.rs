@@ -44,6 +44,10 @@ pub struct LiveArgs {
         default_value = "in-process"
     )]
     pub eks_token: crate::cluster::EksTokenMode,
+    /// Bound on the kubeconfig's exec credential plugin (e.g. a login helper): run once first,
+    /// stopped after DURATION (0: no bound) and named with what it said when it fails
+    #[arg(long, global = true, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
+    pub exec_timeout: Duration,
 }
 
 impl LiveArgs {
@@ -54,6 +58,7 @@ impl LiveArgs {
             request_timeout: self.request_timeout,
             chunk_size: self.chunk_size,
             eks_token: self.eks_token,
+            exec_timeout: self.exec_timeout,
         }
     }
 }
@@ -66,6 +71,22 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     }
     humantime::parse_duration(s)
         .map_err(|e| format!("expected a duration such as 30s, 5m or 1h ({e})"))
+}
+
+/// The shortest `--interval` between `--watch` rounds: each round re-reads every learner's
+/// objects, and faster rounds only load the API server (0s sent hundreds of requests a second).
+pub const MIN_INTERVAL: Duration = Duration::from_secs(1);
+
+/// An `--interval`: a duration of at least [`MIN_INTERVAL`].
+pub fn parse_interval(s: &str) -> Result<Duration, String> {
+    let d = parse_duration(s)?;
+    if d < MIN_INTERVAL {
+        return Err(format!(
+            "at least {} between rounds (each round re-reads every learner's objects)",
+            humantime::format_duration(MIN_INTERVAL)
+        ));
+    }
+    Ok(d)
 }
 
 pub fn runtime() -> Result<tokio::runtime::Runtime, crate::Error> {

@@ -3,6 +3,7 @@
 
 mod apply;
 mod check;
+mod confirm;
 mod doctor;
 mod grade;
 mod lint;
@@ -72,10 +73,15 @@ pub struct Global {
     /// Log each API request (verb, path, status, milliseconds) to stderr; -vv for more detail
     #[arg(short = 'v', long = "verbose", global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
-    /// The most MiB read from one input: a manifest or snapshot file, or one API answer; a
-    /// larger one is refused, naming this flag
+    /// The most MiB read from the files of one command together (--files, --snapshot) and from
+    /// one API answer; more is refused, naming this flag
     #[arg(long, global = true, value_name = "MIB", default_value_t = crate::observe::limits::DEFAULT_MAX_INPUT_MIB, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_input_mib: u64,
+    /// The most objects read from the files of one command together and from one LIST (all its
+    /// pages). Each costs up to about 3 KB while judged, so the default bounds that at about
+    /// 300 MB
+    #[arg(long, global = true, value_name = "N", default_value_t = crate::observe::limits::DEFAULT_MAX_OBJECTS, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_objects: u64,
     /// Where to keep what API servers answered to discovery between commands (six hours, as
     /// kubectl's `--cache-dir`): DIR/discovery/<server>/ [default: $XDG_CACHE_HOME/trainlab or
     /// ~/.cache/trainlab]
@@ -134,6 +140,7 @@ impl Global {
 /// with what to do next.
 pub fn dispatch(cli: Cli) -> i32 {
     crate::observe::limits::set_max_input_mib(cli.global.max_input_mib);
+    crate::observe::limits::set_max_objects(cli.global.max_objects);
     crate::cluster::cache::set_cache_dir(if cli.global.no_cache {
         None
     } else {

@@ -3,7 +3,7 @@
 //! the namespace to finish terminating (bounded, so a following `start` does not race it) and
 //! reports what was left.
 
-use std::io::{BufRead, IsTerminal};
+use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
 use clap::Args;
@@ -87,6 +87,17 @@ pub fn run(g: &Global, a: &ResetArgs) -> Result<ExitCode, crate::Error> {
         crate::cluster::probe(&conn).await?;
         let mut surveyed = reset::survey(&conn, &req).await?;
         let plan = surveyed.plan(namespace);
+        let frees = reset::frees(&conn, &req, &surveyed).await;
+        let frees_text = frees
+            .as_ref()
+            .filter(|c| !c.is_empty())
+            .map(|c| {
+                format!(
+                    "and frees the accelerated capacity its pods hold:\n  {}\n",
+                    c.lines(g.lang()).join("\n  ")
+                )
+            })
+            .unwrap_or_default();
         let ns = surveyed.namespace;
         let ours = ns.is_some_and(|n| n.ours);
         if ns.is_some_and(|n| n.ours && n.terminating) {
@@ -99,9 +110,14 @@ pub fn run(g: &Global, a: &ResetArgs) -> Result<ExitCode, crate::Error> {
                 "nothing to reset: no objects labelled {LAB_LABEL}={id} in {}\n",
                 conn.describe()
             ));
-        } else if !plan.is_empty() && !a.yes && !confirmed(&conn, &plan, &surveyed.survey) {
+        } else if !plan.is_empty()
+            && !a.yes
+            && !confirmed(&conn, &plan, &surveyed.survey, &frees_text)
+        {
             print("reset cancelled; nothing deleted\n");
             return Ok(ExitCode::Ok);
+        } else if a.yes && !frees_text.is_empty() {
+            print(&format!("reset {frees_text}"));
         }
         reset::delete_surveyed(&conn, &req, &mut surveyed, &mut |what| {
             print(&format!("deleted {what}\n"))
@@ -126,9 +142,9 @@ pub fn run(g: &Global, a: &ResetArgs) -> Result<ExitCode, crate::Error> {
 }
 
 /// Asks on the terminal; true to go on.
-fn confirmed(conn: &Conn, plan: &[String], survey: &Survey) -> bool {
+fn confirmed(conn: &Conn, plan: &[String], survey: &Survey, frees: &str) -> bool {
     let mut text = format!(
-        "This deletes from {}:\n  {}\n",
+        "This deletes from {}:\n  {}\n{frees}",
         conn.describe(),
         plan.join("\n  ")
     );
@@ -139,11 +155,7 @@ fn confirmed(conn: &Conn, plan: &[String], survey: &Survey) -> bool {
             kept.join("\n  ")
         ));
     }
-    text.push_str("Continue? [y/N] ");
-    eprint(&text);
-    let mut line = String::new();
-    let _ = std::io::stdin().lock().read_line(&mut line);
-    matches!(line.trim(), "y" | "Y" | "yes")
+    super::confirm::ask(&text, crate::catalog::Lang::En)
 }
 
 /// Waits until the namespace is gone, at most `limit`; true when it is. Progress goes to

@@ -14,9 +14,14 @@ use super::{print, Global};
 use crate::catalog::Lang;
 use crate::exit::ExitCode;
 use crate::ops::setup::{self, KindSetup, SetupProgress};
+use crate::ops::setup_eks::{
+    self, ClusterFrom, EksPlan, EksSetup, IamState, NodeClasses, ZoneRule,
+};
 use crate::profile::charts::{self, Extra};
+use crate::profile::eks_components;
 use crate::profile::kind::{self, KindConfig};
 use crate::profile::pins::{default_pins, fetch, load_pins, Pin, Source};
+use crate::profile::site;
 use crate::text::say;
 use crate::Error;
 
@@ -46,6 +51,65 @@ Steps (each idempotent; re-run after a Docker restart to repair faked capacity):
 
 Every step after 3 runs only against the context kind-<name>; anything else is refused.")]
     Kind(KindArgs),
+    /// Prepare an existing EKS cluster for the labs (never creates clusters or IAM)
+    #[command(after_help = "\
+Steps (each idempotent; re-run any time):
+  1. find the cluster: --cluster, else the current context (an EKS ARN context, an eksctl
+     `NAME.REGION.eksctl.io` name, or its user's `aws eks get-token --cluster-name NAME`), else
+     the nodes' alpha.eksctl.io/cluster-name label; says which it used
+  2. ask AWS (read only: eks:DescribeCluster, ec2:DescribeSubnets): status (must be ACTIVE),
+     Kubernetes version, endpoint, Auto Mode, subnets and their zones, the cluster security group
+  3. refuse when the kube context's server is not the cluster's endpoint, or when the nodes are
+     not EKS nodes (providerID aws://)
+  4. read the cluster: nodes (GPU/Neuron capacity, taints, zones), Karpenter's NodePools and
+     EC2NodeClasses, CSI drivers, Karpenter's controller
+  5. site facts: region, account, the zone with GPU capacity, a subnet there, the cluster
+     security group, the node role, the node classes; --param KEY=VALUE overrides any
+  6. verify every pinned manifest, then apply server-side: the operators, the EFA device plugin
+     tolerating the GPU/Neuron taints, and with Karpenter (or Auto Mode) NodePools and node
+     classes fit for the labs' images; wait for the operators' Deployments
+  7. with --with slinky: the Slinky helm charts, as setup kind installs them
+  8. write the site file that start, solve, check and grade read for --profile eks
+
+What it never does: create a cluster, a node group or anything in IAM. What needs IAM (the
+EBS and FSx CSI drivers, Karpenter) is detected and, when missing, printed as the exact
+commands with this cluster's name, region and account.
+
+--dry-run prints all of this and changes nothing (it needs read access only, and still plans
+from what AWS says when the API server cannot be reached).")]
+    Eks(EksArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct EksArgs {
+    /// The EKS cluster [default: the one the current kube context points at]
+    #[arg(long, value_name = "NAME")]
+    pub cluster: Option<String>,
+    /// AWS region [default: the context's, else AWS_REGION or the AWS profile's]
+    #[arg(long, value_name = "REGION")]
+    pub region: Option<String>,
+    /// Also install an optional component with helm (repeatable): `slinky` for labs 3 and 4
+    #[arg(long = "with", value_name = "COMPONENT", value_enum)]
+    pub with: Vec<Extra>,
+    /// Print the plan (cluster facts, site values, components with versions and hashes, what
+    /// needs IAM and the commands for it); change nothing, write no file
+    #[arg(long)]
+    pub dry_run: bool,
+    /// How long to wait for the operators' Deployments
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
+    pub wait_timeout: Duration,
+    /// A site value instead of the one discovered (repeatable): cluster, region, account, zone,
+    /// subnet_id, security_group_ids, node_role, gpu_node_class, neuron_node_class
+    #[arg(long = "param", value_name = "KEY=VALUE", value_parser = super::parse_param)]
+    pub params: Vec<(String, String)>,
+    /// Pins to install instead of the built-in ones (YAML list, as for setup kind)
+    #[arg(long, value_name = "FILE")]
+    pub pins: Option<PathBuf>,
+    /// Read the pinned upstream manifests (and chart archives) from this folder instead of downloading
+    #[arg(long, value_name = "DIR")]
+    pub from: Option<PathBuf>,
+    #[command(flatten)]
+    pub live: LiveArgs,
 }
 
 #[derive(Debug, Args)]
@@ -84,6 +148,7 @@ pub struct KindArgs {
 pub fn run(g: &Global, a: &SetupArgs) -> Result<ExitCode, Error> {
     match &a.target {
         SetupTarget::Kind(k) => kind_setup(k, g.lang()),
+        SetupTarget::Eks(e) => eks_setup(e, g.lang()),
     }
 }
 
@@ -180,6 +245,332 @@ fn kind_setup(a: &KindArgs, lang: Lang) -> Result<ExitCode, Error> {
         format!("\nkind profile ready on {on}:\n{summary}next: trainlab doctor, then trainlab start 9\n"),
     ));
     Ok(ExitCode::Ok)
+}
+
+fn eks_setup(a: &EksArgs, lang: Lang) -> Result<ExitCode, Error> {
+    for (k, _) in &a.params {
+        if !site::KEYS.iter().any(|(key, _)| key == k) {
+            let known: Vec<&str> = site::KEYS.iter().map(|(k, _)| *k).collect();
+            let known = known.join(", ");
+            return Err(Error::usage(
+                format!("--param {k}: setup eks のサイトの値ではありません（使えるキー: {known}）"),
+                format!("--param {k}: not a site value of setup eks (known keys: {known})"),
+            ));
+        }
+    }
+    let pins = match &a.pins {
+        Some(p) => Some(load_pins(p)?),
+        None => None,
+    };
+    let req = EksSetup {
+        cluster: a.cluster.clone(),
+        region: a.region.clone(),
+        with: a.with.clone(),
+        dry_run: a.dry_run,
+        wait_timeout: a.wait_timeout,
+        params: a.params.clone(),
+        pins,
+        from: a.from.clone(),
+        connect: a.live.opts(),
+        lang,
+    };
+    let rt = runtime()?;
+    let plan = rt.block_on(setup_eks::plan(&req))?;
+    if a.dry_run {
+        print(&eks_plan_text(&plan, a.wait_timeout, lang)?);
+        return Ok(ExitCode::Ok);
+    }
+    eprint(&format!("{}\n", cluster_used(&plan, lang)));
+    let (ready, path) = rt.block_on(setup_eks::apply(&req, &plan, &mut Steps::new()))?;
+    let (on, summary) = (ready.on, ready.summary);
+    let shown = path.display();
+    let mut out = say(
+        lang,
+        format!(
+            "\n{on} で EKS プロファイルの準備ができました:\n{summary}サイトファイル: {shown}\n"
+        ),
+        format!("\nEKS profile ready on {on}:\n{summary}site file: {shown}\n"),
+    );
+    out.push_str(&iam_text(&plan, lang));
+    out.push_str(&say(
+        lang,
+        "次は trainlab doctor、続いて trainlab start 9 --profile eks を実行してください\n",
+        "next: trainlab doctor, then trainlab start 9 --profile eks\n",
+    ));
+    print(&out);
+    Ok(ExitCode::Ok)
+}
+
+/// Which cluster setup eks prepares and how it found it.
+fn cluster_used(plan: &EksPlan, lang: Lang) -> String {
+    let (name, context) = (&plan.facts.name, &plan.context);
+    let (ja, en) = match &plan.cluster_from {
+        ClusterFrom::Flag => ("--cluster で指定".to_string(), "from --cluster".to_string()),
+        ClusterFrom::ContextArn(n) => (
+            format!("コンテキストの EKS ARN {n} から"),
+            format!("from the context's EKS ARN {n}"),
+        ),
+        ClusterFrom::Eksctl(n) => (
+            format!("eksctl の名前 {n} から"),
+            format!("from the eksctl name {n}"),
+        ),
+        ClusterFrom::ExecArgs => (
+            "コンテキストのユーザーの `eks get-token --cluster-name` から".to_string(),
+            "from the context user's `eks get-token --cluster-name`".to_string(),
+        ),
+        ClusterFrom::NodeLabel => (
+            "ノードのラベル alpha.eksctl.io/cluster-name から".to_string(),
+            "from the nodes' alpha.eksctl.io/cluster-name label".to_string(),
+        ),
+    };
+    say(
+        lang,
+        format!("trainlab: EKS クラスター {name}（{ja}）、コンテキスト {context}"),
+        format!("trainlab: EKS cluster {name} ({en}), context {context}"),
+    )
+}
+
+/// What needs IAM: found, provided by Auto Mode, or the commands that install it.
+fn iam_text(plan: &EksPlan, lang: Lang) -> String {
+    let mut s = say(
+        lang,
+        "\nIAM が必要なもの（trainlab は IAM を作りません）:\n",
+        "\nneeds IAM (trainlab never creates IAM):\n",
+    );
+    for item in &plan.iam {
+        let name = item.name;
+        match &item.state {
+            IamState::Found(what) => s.push_str(&say(
+                lang,
+                format!("  {name}: あり（{what}）\n"),
+                format!("  {name}: present ({what})\n"),
+            )),
+            IamState::AutoMode => s.push_str(&say(
+                lang,
+                format!("  {name}: EKS Auto Mode に組み込み\n"),
+                format!("  {name}: built into EKS Auto Mode\n"),
+            )),
+            IamState::Missing | IamState::Unknown => {
+                let (ja, en) = if item.state == IamState::Missing {
+                    ("ありません。インストールするには", "missing; to install it")
+                } else {
+                    (
+                        "確認できません。なければ",
+                        "could not be checked; if missing",
+                    )
+                };
+                s.push_str(&say(
+                    lang,
+                    format!("  {name}: {ja}（{}）:\n", item.doc),
+                    format!("  {name}: {en} ({}):\n", item.doc),
+                ));
+                for c in &item.commands {
+                    s.push_str(&format!("    {c}\n"));
+                }
+            }
+        }
+    }
+    s
+}
+
+/// The `setup eks --dry-run` text: the whole plan in `lang`.
+pub fn eks_plan_text(plan: &EksPlan, wait_timeout: Duration, lang: Lang) -> Result<String, Error> {
+    let mut s = String::new();
+    let mut line = |ja: String, en: String| {
+        s.push_str(&say(lang, ja, en));
+        s.push('\n');
+    };
+    let f = &plan.facts;
+    line(
+        "setup eks --dry-run: 何も変更せず、ファイルも書きません\n".into(),
+        "setup eks --dry-run: nothing will be changed, no file written\n".into(),
+    );
+    let used = cluster_used(plan, lang);
+    line(used.clone(), used);
+    let dash = |o: &Option<String>| o.clone().unwrap_or_else(|| "-".into());
+    let (version, endpoint, platform) = (
+        dash(&f.version),
+        dash(&f.endpoint),
+        dash(&f.platform_version),
+    );
+    let (status, region, account) = (&f.status, &f.region, dash(&f.account));
+    let (auto_ja, auto) = if f.auto_mode {
+        ("有効", "on")
+    } else {
+        ("無効", "off")
+    };
+    line(
+        format!("EKS: {status}、Kubernetes {version}、プラットフォーム {platform}、Auto Mode {auto_ja}、リージョン {region}、アカウント {account}"),
+        format!("EKS: {status}, Kubernetes {version}, platform {platform}, Auto Mode {auto}, region {region}, account {account}"),
+    );
+    line(
+        format!("  エンドポイント: {endpoint}"),
+        format!("  endpoint: {endpoint}"),
+    );
+    let subnets: Vec<String> = f
+        .subnets
+        .iter()
+        .map(|sub| {
+            let zone = if sub.zone.is_empty() {
+                "?"
+            } else {
+                sub.zone.as_str()
+            };
+            format!("{} ({zone})", sub.id)
+        })
+        .collect();
+    let subnets = if subnets.is_empty() {
+        "-".to_string()
+    } else {
+        subnets.join(", ")
+    };
+    line(
+        format!("  サブネット: {subnets}"),
+        format!("  subnets: {subnets}"),
+    );
+    let sg = dash(&f.cluster_security_group);
+    line(
+        format!("  クラスターのセキュリティグループ: {sg}"),
+        format!("  cluster security group: {sg}"),
+    );
+    if !f.security_groups.is_empty() {
+        let groups = f.security_groups.join(", ");
+        line(
+            format!("  追加のセキュリティグループ: {groups}"),
+            format!("  additional security groups: {groups}"),
+        );
+    }
+    match &plan.unread {
+        Some(why) => line(
+            format!("\nクラスターを読めませんでした（以下は EKS と EC2 の情報だけによる計画です）: {}", why.ja),
+            format!("\ncould not read the cluster (the plan below rests on what EKS and EC2 say only): {}", why.en),
+        ),
+        None => line(
+            format!("\nクラスター: ノード {} 台（GPU か Neuron があるもの {} 台）", plan.nodes, plan.accelerated_nodes),
+            format!("\ncluster: {} node(s), {} with GPUs or Neuron devices", plan.nodes, plan.accelerated_nodes),
+        ),
+    }
+    line(
+        "\nサイトの値（setup eks を実行するとサイトファイルに書きます）:".into(),
+        "\nsite values (setup eks writes them to the site file):".into(),
+    );
+    for (key, _) in site::KEYS {
+        let value = plan.site.values.get(*key);
+        let (note_ja, note_en) = if plan.from_param.iter().any(|k| k == key) {
+            ("（--param）".to_string(), " (--param)".to_string())
+        } else if *key == "zone" {
+            match plan.zone_rule {
+                ZoneRule::AcceleratedNodes => ("（GPU か Neuron のあるノードのゾーン）".into(), " (zone of the nodes with GPUs or Neuron devices)".into()),
+                ZoneRule::AcceleratedNodePools => ("（GPU か Neuron を出す NodePool が許すゾーン）".into(), " (a zone the GPU/Neuron NodePools allow)".into()),
+                ZoneRule::FirstSubnet => ("（アクセラレーターのあるノードも NodePool もないので、最初のサブネットのゾーン）".into(), " (no accelerated nodes or NodePools: the first subnet's zone)".into()),
+                ZoneRule::Param | ZoneRule::NotFound => (String::new(), String::new()),
+            }
+        } else {
+            (String::new(), String::new())
+        };
+        match value {
+            Some(v) => line(
+                format!("  {key}: {v}{note_ja}"),
+                format!("  {key}: {v}{note_en}"),
+            ),
+            None => line(
+                format!("  {key}: 見つかりません（--param {key}=… で指定できます）"),
+                format!("  {key}: not found (give it with --param {key}=…)"),
+            ),
+        }
+    }
+    line(
+        "\nマニフェスト（この順に server-side で適用。upstream のファイルはサイズと sha256 を検証）:".into(),
+        "\nmanifests, applied server-side in this order (upstream files size- and sha256-verified):".into(),
+    );
+    for p in &plan.pins {
+        let title = format!("  {} {}", p.component, p.version);
+        line(title.clone(), title);
+        match &p.source {
+            Source::Download { url, bytes, sha256 } => line(
+                format!("    {url}\n    {bytes} バイト、sha256 {sha256}"),
+                format!("    {url}\n    {bytes} bytes, sha256 {sha256}"),
+            ),
+            Source::Embedded(m) => line(
+                format!(
+                    "    trainlab に組み込み: {}（ダウンロードもハッシュの検証も不要）",
+                    m.path
+                ),
+                format!(
+                    "    built into trainlab: {} (no download, nothing to hash)",
+                    m.path
+                ),
+            ),
+        }
+        if !p.deployments.is_empty() {
+            let d = p.deployments.join(", ");
+            line(
+                format!("    待機する Deployment: {d}"),
+                format!("    waits for: {d}"),
+            );
+        }
+    }
+    let efa = eks_components::EFA_PLUGIN_VERSION;
+    line(
+        format!("  EFA device plugin {efa}（trainlab が生成、kube-system）。toleration:"),
+        format!("  EFA device plugin {efa} (built by trainlab, kube-system), tolerating:"),
+    );
+    for t in &plan.tolerations {
+        let key = t["key"].as_str().unwrap_or("*");
+        let op = t["operator"].as_str().unwrap_or("Equal");
+        let effect = t["effect"].as_str().unwrap_or("*");
+        let value = t["value"]
+            .as_str()
+            .map(|v| format!("={v}"))
+            .unwrap_or_default();
+        let row = format!("    {key}{value} {op} {effect}");
+        line(row.clone(), row);
+    }
+    match &plan.node_classes {
+        NodeClasses::Apply(objs) => {
+            line(
+                "\n作成するノードクラスと NodePool:".into(),
+                "\nnode classes and NodePools to create:".into(),
+            );
+            for o in objs {
+                let row = format!(
+                    "  {} {}",
+                    o["kind"].as_str().unwrap_or("?"),
+                    o["metadata"]["name"].as_str().unwrap_or("?")
+                );
+                line(row.clone(), row);
+            }
+        }
+        NodeClasses::Lacking(e) => line(
+            format!("\nノードクラス: 作成できません: {}", e.in_lang(Lang::Ja)),
+            format!("\nnode classes: cannot be created: {}", e.in_lang(Lang::En)),
+        ),
+        NodeClasses::NoKarpenter => line(
+            "\nノードクラス: 作成しません（Karpenter の CRD がなく、Auto Mode でもありません）".into(),
+            "\nnode classes: none (no Karpenter CRDs, not Auto Mode)".into(),
+        ),
+        NodeClasses::Unknown => line(
+            "\nノードクラス: クラスターを読めないため未定（Karpenter の CRD があれば作成します）".into(),
+            "\nnode classes: undecided, the cluster could not be read (created when Karpenter's CRDs are served)".into(),
+        ),
+    }
+    for extra in &plan.with {
+        let with = extra.name();
+        line(
+            format!("\n--with {with}: Helm チャート。この順にインストールします（helm が PATH 上に必要）:"),
+            format!("\n--with {with}: helm charts, installed in this order (helm must be on PATH):"),
+        );
+        let timeout = humantime::format_duration(wait_timeout).to_string();
+        for c in extra.charts() {
+            let cmd = format!(
+                "    helm {}",
+                c.helm_args(&plan.context, None, &timeout).join(" ")
+            );
+            line(cmd.clone(), cmd);
+        }
+    }
+    s.push_str(&iam_text(plan, lang));
+    Ok(s)
 }
 
 /// The line a dry run with `--from DIR` adds: the folder holds every pinned file and archive.

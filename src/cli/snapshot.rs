@@ -32,7 +32,7 @@ pub struct SnapshotArgs {
     /// Namespace of the lab [default: trainlab-<lab id>]; only with one lab
     #[arg(short = 'n', long)]
     pub namespace: Option<String>,
-    /// Overwrite files already in DIR
+    /// Replace an earlier snapshot in DIR (a folder holding anything else is always refused)
     #[arg(long)]
     pub force: bool,
     #[command(flatten)]
@@ -54,6 +54,9 @@ pub fn run(g: &Global, a: &SnapshotArgs) -> Result<ExitCode, crate::Error> {
             "give the labs then the folder (`trainlab snapshot 9 ./saved`), or --all and the folder",
         ));
     }
+    // Before any read: a folder that holds anything but a snapshot of trainlab's is never
+    // written into, and an earlier snapshot is replaced only with --force.
+    let replaced = earlier_snapshot(&dir, a.force)?;
     let plan = Plan::resolve(
         &catalog,
         Request {
@@ -77,6 +80,22 @@ pub fn run(g: &Global, a: &SnapshotArgs) -> Result<ExitCode, crate::Error> {
             format!("cannot create {d}: {e}"),
         )
     })?;
+    if !replaced.is_empty() {
+        print(&format!(
+            "replacing the earlier snapshot in {} ({})\n",
+            dir.display(),
+            files(replaced.len())
+        ));
+        for f in &replaced {
+            std::fs::remove_file(f).map_err(|e| {
+                let p = f.display();
+                crate::Error::usage(
+                    format!("{p} を削除できません: {e}"),
+                    format!("cannot remove {p}: {e}"),
+                )
+            })?;
+        }
+    }
     let mut failed = Vec::new();
     let mut not_served = Vec::new();
     let mut written = 0;
@@ -95,13 +114,6 @@ pub fn run(g: &Global, a: &SnapshotArgs) -> Result<ExitCode, crate::Error> {
             }
         };
         let path = dir.join(save::file_name(i, q));
-        if path.exists() && !a.force {
-            let p = path.display();
-            return Err(crate::Error::usage(
-                format!("{p} はすでにあります。空のフォルダーを選ぶか、--force を指定してください"),
-                format!("{p} already exists; choose an empty folder or pass --force"),
-            ));
-        }
         std::fs::write(&path, save::to_list_json(q, objs)).map_err(|e| {
             let p = path.display();
             crate::Error::usage(
@@ -139,6 +151,59 @@ pub fn run(g: &Global, a: &SnapshotArgs) -> Result<ExitCode, crate::Error> {
         dir.display()
     ));
     Ok(ExitCode::Ok)
+}
+
+/// The files of an earlier snapshot in `dir`, to be replaced (with `force`); nothing for a
+/// missing or empty folder. A folder holding anything else (a file trainlab did not write, a
+/// sub-folder) is refused whatever the flags: `snapshot LAB /` must never write into `/`.
+fn earlier_snapshot(dir: &std::path::Path, force: bool) -> Result<Vec<PathBuf>, crate::Error> {
+    let d = dir.display();
+    if dir.exists() && !dir.is_dir() {
+        return Err(crate::Error::usage(
+            format!("{d} はフォルダーではありません。空のフォルダーか、まだないフォルダーを指定してください"),
+            format!("{d} is not a folder; name an empty folder or one that does not exist yet"),
+        ));
+    }
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => {
+            return Err(crate::Error::usage(
+                format!("{d} を読み込めません: {e}"),
+                format!("cannot read {d}: {e}"),
+            ))
+        }
+    };
+    let mut ours = Vec::new();
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if !save::is_snapshot_file(&path) {
+            let p = path.display();
+            return Err(crate::Error::usage(
+                format!("{d} は空ではなく、trainlab のスナップショット以外のもの（{p}）があります。空のフォルダーか、まだないフォルダーを指定してください"),
+                format!("{d} is not empty and holds what is not a trainlab snapshot ({p}); name an empty folder or one that does not exist yet"),
+            ));
+        }
+        ours.push(path);
+    }
+    if !ours.is_empty() && !force {
+        let n = files(ours.len());
+        return Err(crate::Error::usage(
+            format!("{d} はすでにあり、以前のスナップショット（{n}）があります。置き換えるには --force を指定するか、空のフォルダーを指定してください"),
+            format!("{d} already exists and holds an earlier snapshot ({n}); pass --force to replace it, or name an empty folder"),
+        ));
+    }
+    ours.sort();
+    Ok(ours)
+}
+
+/// `1 file`, `3 files`.
+fn files(n: usize) -> String {
+    if n == 1 {
+        "1 file".into()
+    } else {
+        format!("{n} files")
+    }
 }
 
 /// `1 object`, `3 objects`.

@@ -5,11 +5,12 @@ use clap::Args;
 
 use super::live::LiveArgs;
 use super::output::eprint;
-use super::{apply, print, Global};
+use super::{apply, confirm, print, Global};
 use crate::exit::ExitCode;
 use crate::ops::manifests;
 use crate::profile::site::SiteValues;
 use crate::profile::Profile;
+use crate::text::say;
 
 #[derive(Debug, Args)]
 pub struct SolveArgs {
@@ -35,6 +36,10 @@ pub struct SolveArgs {
     /// `trainlab setup eks` wrote for the context)
     #[arg(long = "param", value_name = "KEY=VALUE", value_parser = super::parse_param)]
     pub params: Vec<(String, String)>,
+    /// Apply without asking when the EKS answer starts GPU or Trainium nodes (needed when not
+    /// on a terminal; `--dry-run` shows what it would start)
+    #[arg(long, short = 'y')]
+    pub yes: bool,
     #[command(flatten)]
     pub live: LiveArgs,
 }
@@ -74,19 +79,32 @@ pub fn run(g: &Global, a: &SolveArgs) -> Result<ExitCode, crate::Error> {
     let place = manifests::Placement::new(&b.lab.id, a.namespace.as_deref(), a.learner.as_deref())?;
     let profile = apply::profile_for(a.profile, &a.live);
     let place = place.with_site(resolve_site(profile, &a.live, &a.params)?);
+    let lang = g.lang();
+    let capacity = apply::capacity(b, &["starter", "solution"], profile, &place.site)?;
+    let what = say(lang, "この解答", "This answer");
     if a.dry_run {
         print(&format!(
             "# the {} profile's reference solution of lab {}\n",
             profile.as_str(),
             b.lab.id
         ));
+        if !capacity.is_empty() {
+            let text = confirm::capacity_text(&capacity, &what, &b.lab.id, lang);
+            for line in text.lines() {
+                print(&format!("# {line}\n"));
+            }
+        }
         print(&manifests::render_plan(b, "starter", profile, &place)?);
         print(&manifests::render_plan(b, "solution", profile, &place)?);
         return Ok(ExitCode::Ok);
     }
-    // A site value the answer needs and nobody gave is refused before any connection.
-    for folder in ["starter", "solution"] {
-        manifests::objects(b, folder, profile, &place.site)?;
+    if !confirm::capacity_agreed(&capacity, &what, &b.lab.id, a.yes, lang)? {
+        print(&say(
+            lang,
+            "solve を取り消しました。何も適用していません\n",
+            "solve cancelled; nothing applied\n",
+        ));
+        return Ok(ExitCode::Ok);
     }
     eprint(&format!(
         "applying the {} profile's reference solution (--profile to choose)\n",

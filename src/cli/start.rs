@@ -53,6 +53,10 @@ pub struct StartArgs {
     /// `trainlab setup eks` wrote for the context)
     #[arg(long = "param", value_name = "KEY=VALUE", value_parser = super::parse_param)]
     pub params: Vec<(String, String)>,
+    /// Apply without asking when the EKS starter starts GPU or Trainium nodes (needed when not
+    /// on a terminal)
+    #[arg(long, short = 'y')]
+    pub yes: bool,
     #[command(flatten)]
     pub live: LiveArgs,
 }
@@ -94,8 +98,16 @@ pub fn run(g: &Global, a: &StartArgs) -> Result<ExitCode, crate::Error> {
         ));
     }
     if !a.draft_only {
-        // A site value the starter needs and nobody gave is refused before any connection.
-        manifests::objects(b, "starter", profile, &place.site)?;
+        let capacity = apply::capacity(b, &["starter"], profile, &place.site)?;
+        let what = crate::text::say(lang, "この starter", "This starter");
+        if !super::confirm::capacity_agreed(&capacity, &what, &b.lab.id, a.yes, lang)? {
+            print(&crate::text::say(
+                lang,
+                "start を取り消しました。何も適用していません\n",
+                "start cancelled; nothing applied\n",
+            ));
+            return Ok(ExitCode::Ok);
+        }
         let applied = apply::apply_folders(b, &["starter"], profile, &place, &a.live, false)?;
         if let manifests::Applied::Conflicts(fields) = applied {
             eprint(&conflict_report(&b.lab.id, &where_flags(a), &fields));

@@ -1,7 +1,8 @@
 //! Building a kube client from kubeconfig (`KUBECONFIG`, `--kubeconfig`, `--context`) or from the
-//! in-cluster service account. Exec credential plugins run through kube's config loader, except
-//! `aws eks get-token` and `aws-iam-authenticator token`, whose token is built in-process
-//! (`eks_token`, unless `--eks-token exec`).
+//! in-cluster service account. Exec credential plugins run through kube's config loader, once
+//! first here with a bound (`exec_plugin`), except `aws eks get-token` and
+//! `aws-iam-authenticator token`, whose token is built in-process (`eks_token`, unless
+//! `--eks-token exec`).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -21,6 +22,8 @@ pub struct ConnectOpts {
     pub chunk_size: u32,
     /// How an EKS token is obtained when the kubeconfig runs `aws eks get-token`.
     pub eks_token: super::EksTokenMode,
+    /// Bound on the kubeconfig's exec credential plugin (zero: none).
+    pub exec_timeout: Duration,
 }
 
 impl Default for ConnectOpts {
@@ -31,6 +34,7 @@ impl Default for ConnectOpts {
             request_timeout: Duration::from_secs(10),
             chunk_size: super::PAGE_SIZE,
             eks_token: super::EksTokenMode::default(),
+            exec_timeout: super::exec_plugin::DEFAULT_BOUND,
         }
     }
 }
@@ -106,6 +110,17 @@ pub async fn connect(opts: &ConnectOpts) -> Result<Conn, Error> {
                     )
                 })?;
             eks = super::eks_token::take_over(&mut config, opts.eks_token, &context).await?;
+            // An exec kube will run (one not taken over above, and only when the user has no
+            // other credentials, as kube decides): run once here, bounded, for a clear error.
+            let auth = &config.auth_info;
+            if let Some(exec) = auth.exec.as_ref().filter(|_| {
+                auth.auth_provider.is_none()
+                    && auth.username.is_none()
+                    && auth.token.is_none()
+                    && auth.token_file.is_none()
+            }) {
+                super::exec_plugin::preflight(exec, &context, opts.exec_timeout).await?;
+            }
             (config, context)
         }
         None => {

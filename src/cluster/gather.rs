@@ -289,6 +289,7 @@ async fn read_merged(
         }
         object_of(raw, &all).map(Some)
     };
+    let started = tokio::time::Instant::now();
     let listed = list_one(conn, discovery, &all, Some(members.len()), wanted).await;
     match listed {
         Ok(objs) => members
@@ -304,11 +305,33 @@ async fn read_merged(
             f @ (Failure::Credentials(_) | Failure::Unavailable(Unavailable::NotServed { .. })),
         )) => members.into_iter().map(|m| (m, Err(f.clone()))).collect(),
         // Forbidden cluster-wide (RBAC per namespace), more pages than queries, or failed: each
-        // member on its own, as if it had never been merged.
+        // member on its own, as if it had never been merged, within what is left of the one
+        // --request-timeout the read had (a server that never answers is waited for once, not
+        // once for the merged read and again for each member).
         Err(_) => {
+            let bound = conn.timeout;
+            let left = bound.saturating_sub(started.elapsed());
+            let timed_out = move || {
+                Failure::Unavailable(Unavailable::Failed {
+                    message: format!(
+                        "no answer within {} (--request-timeout)",
+                        humantime::format_duration(bound)
+                    ),
+                })
+            };
+            if !bound.is_zero() && left.is_zero() {
+                return members.into_iter().map(|m| (m, Err(timed_out()))).collect();
+            }
             stream::iter(members)
                 .map(|m| async move {
-                    let r = list_objects(conn, discovery, &m).await;
+                    let read = list_objects(conn, discovery, &m);
+                    let r = if bound.is_zero() {
+                        read.await
+                    } else {
+                        tokio::time::timeout(left, read)
+                            .await
+                            .unwrap_or_else(|_| Err(timed_out()))
+                    };
                     (m, r)
                 })
                 .buffer_unordered(CONCURRENCY)
@@ -357,6 +380,10 @@ enum Stop {
     Item(String),
     /// Reading on would take more requests than the budget allows.
     OverBudget,
+    /// The pages together took longer than `--request-timeout`, which bounds a whole LIST.
+    Deadline,
+    /// The pages together hold more objects than `--max-objects`.
+    TooMany,
 }
 
 /// Every object `lp` selects, read in pages of `chunk` objects with `limit`/`continue` (0: in
@@ -403,6 +430,9 @@ where
             Err(e) => return Err(Stop::Request(e)),
         };
         let (next, remaining) = convert_page(&text, &convert, &mut items)?;
+        if items.len() > crate::observe::limits::max_objects() {
+            return Err(Stop::TooMany);
+        }
         let Some(next) = next else {
             return Ok(items);
         };
@@ -613,7 +643,9 @@ async fn list_one<T>(
     // Secrets are read as metadata only (`PartialObjectMetadataList`, see `kinds::SECRETS`):
     // their data never leaves the API server.
     let metadata_only = *q.kind == kinds::SECRETS;
+    let pages = std::sync::atomic::AtomicUsize::new(0);
     let fetch = |p: ListParams| {
+        pages.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let client = conn.client.clone();
         let request = kube::core::Request::new(url.clone());
         async move {
@@ -633,12 +665,38 @@ async fn list_one<T>(
     if let Some(name) = &q.name {
         lp = lp.fields(&format!("metadata.name={name}"));
     }
-    let stop = match paged(&lp, conn.chunk_size, budget, fetch, convert).await {
+    // `--request-timeout` bounds one request; the same time bounds the whole LIST, every page
+    // and retry of it, so a server that answers each page with a new continue token forever
+    // (or drips pages) cannot hold a read longer.
+    let read = paged(&lp, conn.chunk_size, budget, fetch, convert);
+    let result = if conn.timeout.is_zero() {
+        read.await
+    } else {
+        tokio::time::timeout(conn.timeout, read)
+            .await
+            .unwrap_or(Err(Stop::Deadline))
+    };
+    let stop = match result {
         Ok(items) => return Ok(items),
         Err(stop) => stop,
     };
     let failure = match stop {
         Stop::OverBudget => return Err(Stopped::OverBudget),
+        Stop::TooMany => Failure::Unavailable(Unavailable::Failed {
+            message: format!(
+                "listing {} gave more than {} objects, the most trainlab keeps from one LIST (--max-objects; each costs memory while it is judged)",
+                q.describe(),
+                crate::observe::limits::max_objects()
+            ),
+        }),
+        Stop::Deadline => Failure::Unavailable(Unavailable::Failed {
+            message: format!(
+                "listing {} did not finish within {} ({} page request(s) sent): --request-timeout bounds a whole LIST, all its pages together; a server that keeps answering with a new continue token never finishes (raise --request-timeout only for a very large list)",
+                q.describe(),
+                humantime::format_duration(conn.timeout),
+                pages.load(std::sync::atomic::Ordering::Relaxed)
+            ),
+        }),
         Stop::Item(message) => Failure::Unavailable(Unavailable::Failed { message }),
         Stop::Request(e) if is_credentials_error(&e) => {
             Failure::Credentials(credentials_text(conn, &e))

@@ -8,6 +8,7 @@ mod connect;
 mod discovery;
 pub mod dry_run;
 pub mod eks_token;
+mod exec_plugin;
 mod gather;
 mod http;
 mod kubeconfig_error;

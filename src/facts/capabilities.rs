@@ -73,7 +73,10 @@ pub static CAPABILITIES: &[Capability] = &[
         device: None,
         on_kind: true,
         install_kind: same("`trainlab setup kind`"),
-        install_eks: same("`kubectl apply -f https://raw.githubusercontent.com/volcano-sh/volcano/v1.15.1/installer/volcano-development.yaml`"),
+        install_eks: Words {
+            en: "`trainlab setup eks` (installs Volcano v1.15.1, pinned, with the rest of what the labs need)",
+            ja: "`trainlab setup eks`（Volcano v1.15.1 を固定したバージョンで、labs に必要な他のものと一緒にインストールします）",
+        },
     },
     Capability {
         name: "mpi-operator",
@@ -83,7 +86,10 @@ pub static CAPABILITIES: &[Capability] = &[
         device: None,
         on_kind: true,
         install_kind: same("`trainlab setup kind`"),
-        install_eks: same("`kubectl apply --server-side -f https://raw.githubusercontent.com/kubeflow/mpi-operator/v0.8.0/deploy/v2beta1/mpi-operator.yaml`"),
+        install_eks: Words {
+            en: "`trainlab setup eks` (installs the MPI Operator v0.8.0, pinned, with the rest of what the labs need)",
+            ja: "`trainlab setup eks`（MPI Operator v0.8.0 を固定したバージョンで、labs に必要な他のものと一緒にインストールします）",
+        },
     },
     Capability {
         name: "training-operator",
@@ -94,8 +100,8 @@ pub static CAPABILITIES: &[Capability] = &[
         on_kind: true,
         install_kind: same("`trainlab setup kind`"),
         install_eks: Words {
-            en: "`kubectl apply --server-side -k \"github.com/kubeflow/training-operator.git/manifests/overlays/standalone?ref=v1.9.4\"` (its v1 MPIJob CRD replaces the MPI Operator's v2beta1 one: install the MPI Operator after it)",
-            ja: "`kubectl apply --server-side -k \"github.com/kubeflow/training-operator.git/manifests/overlays/standalone?ref=v1.9.4\"`（その v1 MPIJob CRD は MPI Operator の v2beta1 のものを置き換えます: MPI Operator はその後にインストールしてください）",
+            en: "`trainlab setup eks` (installs the training-operator v1.9.4 (PyTorchJob only, beside the MPI Operator), pinned, with the rest of what the labs need)",
+            ja: "`trainlab setup eks`（training-operator v1.9.4（PyTorchJob のみ。MPI Operator と並べて）を固定したバージョンで、labs に必要な他のものと一緒にインストールします）",
         },
     },
     // Kubeflow Trainer v2 (kubeflow/trainer@v2.3.0 manifests/overlays/manager: Deployment
@@ -114,8 +120,8 @@ pub static CAPABILITIES: &[Capability] = &[
         on_kind: true,
         install_kind: same("`trainlab setup kind`"),
         install_eks: Words {
-            en: "`helm install kubeflow-trainer oci://ghcr.io/kubeflow/charts/kubeflow-trainer --namespace kubeflow-system --create-namespace --version 2.3.0 --set runtimes.defaultEnabled=true` (Kubeflow Trainer v2 with JobSet and its runtimes)",
-            ja: "`helm install kubeflow-trainer oci://ghcr.io/kubeflow/charts/kubeflow-trainer --namespace kubeflow-system --create-namespace --version 2.3.0 --set runtimes.defaultEnabled=true`（Kubeflow Trainer v2 と JobSet、ランタイム）",
+            en: "`trainlab setup eks` (installs Kubeflow Trainer v2.3.0 with JobSet v0.12.0 and its runtimes, pinned, with the rest of what the labs need)",
+            ja: "`trainlab setup eks`（Kubeflow Trainer v2.3.0 と JobSet v0.12.0、ランタイムを固定したバージョンで、labs に必要な他のものと一緒にインストールします）",
         },
     },
     // A PyTorch training job is a PyTorchJob (training-operator v1) or a TrainJob (Kubeflow
@@ -226,8 +232,8 @@ pub static CAPABILITIES: &[Capability] = &[
             ja: "`trainlab setup kind`（EFA の容量を模擬します）",
         },
         install_eks: Words {
-            en: "the `eks/aws-efa-k8s-device-plugin` Helm chart",
-            ja: "Helm チャート `eks/aws-efa-k8s-device-plugin`",
+            en: "`trainlab setup eks` (installs the EFA device plugin, tolerating the GPU and Neuron nodes' taints, pinned, with the rest of what the labs need)",
+            ja: "`trainlab setup eks`（GPU と Neuron ノードの taint を許容する EFA device plugin を固定したバージョンで、labs に必要な他のものと一緒にインストールします）",
         },
     },
     Capability {
@@ -242,8 +248,8 @@ pub static CAPABILITIES: &[Capability] = &[
             ja: "`trainlab setup kind`（GPU の容量を模擬します）",
         },
         install_eks: Words {
-            en: "the NVIDIA device plugin Helm chart `nvdp/nvidia-device-plugin` 0.20.0",
-            ja: "NVIDIA device plugin の Helm チャート `nvdp/nvidia-device-plugin` 0.20.0",
+            en: "`trainlab setup eks` (installs the NVIDIA device plugin v0.20.0, pinned, with the rest of what the labs need)",
+            ja: "`trainlab setup eks`（NVIDIA device plugin v0.20.0 を固定したバージョンで、labs に必要な他のものと一緒にインストールします）",
         },
     },
     Capability {
@@ -258,8 +264,8 @@ pub static CAPABILITIES: &[Capability] = &[
             ja: "`trainlab setup kind`（Neuron の容量を模擬します）",
         },
         install_eks: Words {
-            en: "the Neuron Helm chart `oci://public.ecr.aws/neuron/neuron-helm-chart`",
-            ja: "Neuron の Helm チャート `oci://public.ecr.aws/neuron/neuron-helm-chart`",
+            en: "`trainlab setup eks` (installs the Neuron device plugin, pinned, with the rest of what the labs need)",
+            ja: "`trainlab setup eks`（Neuron device plugin を固定したバージョンで、labs に必要な他のものと一緒にインストールします）",
         },
     },
 ];

@@ -98,8 +98,13 @@ pub const INSTANCES: &[Instance] = &[
     },
 ];
 
+/// The accelerator facts of an instance type. SageMaker HyperPod labels its EKS nodes with the
+/// SageMaker name, `node.kubernetes.io/instance-type: ml.p5.48xlarge` (the HyperPod manifests of
+/// aws-samples/awsome-distributed-training select `ml.p5.48xlarge` and `ml.trn1.32xlarge`):
+/// `ml.` + a known type is that type.
 pub fn lookup(instance_type: &str) -> Option<&'static Instance> {
-    INSTANCES.iter().find(|i| i.name == instance_type)
+    let name = instance_type.strip_prefix("ml.").unwrap_or(instance_type);
+    INSTANCES.iter().find(|i| i.name == name)
 }
 
 /// EFA interfaces of a known instance type (None: not in the table).
@@ -114,4 +119,17 @@ pub fn efa_gpu_types() -> Vec<&'static str> {
         .filter(|i| i.efa > 0 && i.gpus > 0)
         .map(|i| i.name)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hyperpod_instance_type_is_the_ec2_type_it_names() {
+        assert_eq!(lookup("ml.p5.48xlarge").map(|i| i.gpus), Some(8));
+        assert_eq!(lookup("ml.trn1.32xlarge").map(|i| i.neuron), Some(16));
+        assert!(lookup("ml.").is_none());
+        assert!(lookup("xml.p5.48xlarge").is_none());
+    }
 }

@@ -4,6 +4,7 @@
 
 pub mod capabilities;
 pub mod fsx;
+pub mod images;
 pub mod instances;
 pub mod nodes;
 pub mod precision;

@@ -51,6 +51,16 @@ pub enum InputError {
 
     #[error("{path}: no Kubernetes objects found (expected .yaml, .yml or .json files)")]
     Empty { path: String },
+
+    /// Input beyond a limit that bounds trainlab's memory (`--max-input-mib`, `--max-objects`),
+    /// or a YAML structure its parser refuses to build (nesting, alias expansion); said in both
+    /// languages by whoever found it.
+    #[error("{path}: {en}")]
+    Limit {
+        path: String,
+        en: String,
+        ja: String,
+    },
 }
 
 impl InputError {
@@ -62,6 +72,7 @@ impl InputError {
         }
         match self {
             InputError::Unreadable { path, message } => format!("{path}: 読み取れません: {message}"),
+            InputError::Limit { path, ja, .. } => format!("{path}: {ja}"),
             InputError::Syntax {
                 path,
                 doc,

@@ -83,6 +83,8 @@ kind!(JOBS, "batch", "v1", "Job", "jobs", namespaced: true, state_only: false);
 kind!(STORAGECLASSES, "storage.k8s.io", "v1", "StorageClass", "storageclasses", namespaced: false, state_only: false);
 kind!(DEPLOYMENTS, "apps", "v1", "Deployment", "deployments", namespaced: true, state_only: false);
 kind!(STATEFULSETS, "apps", "v1", "StatefulSet", "statefulsets", namespaced: true, state_only: false);
+// Read by `doctor` only (the device plugins' DaemonSets), not by any lab: not in [`ALL`].
+kind!(DAEMONSETS, "apps", "v1", "DaemonSet", "daemonsets", namespaced: true, state_only: true);
 kind!(SERVICES, "", "v1", "Service", "services", namespaced: true, state_only: false);
 // Secrets are only ever read as metadata (`PartialObjectMetadata`): trainlab never reads Secret data.
 kind!(SECRETS, "", "v1", "Secret", "secrets", namespaced: true, state_only: false);

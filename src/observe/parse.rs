@@ -10,7 +10,7 @@ use super::InputError;
 
 /// Parses every object in one file's text. `path` is only used for messages.
 pub fn parse_text(text: &str, path: &str) -> Result<Vec<Obj>, InputError> {
-    parse_marked(text, path, &mut Vec::new())
+    parse_marked(text, path, &mut Vec::new(), super::limits::max_objects())
 }
 
 /// [`parse_text`], also collecting the resources that `trainlab snapshot` Lists say they
@@ -19,6 +19,32 @@ fn parse_marked(
     text: &str,
     path: &str,
     captured: &mut Vec<String>,
+    max_objects: usize,
+) -> Result<Vec<Obj>, InputError> {
+    let out = parse_all(text, path, captured, max_objects, max_objects)?;
+    if out.len() > max_objects {
+        return Err(too_many_objects(path, max_objects));
+    }
+    Ok(out)
+}
+
+/// The refusal for input with more objects than `--max-objects` allows.
+fn too_many_objects(path: &str, max: usize) -> InputError {
+    InputError::Limit {
+        path: path.to_string(),
+        en: format!("more than {max} objects (documents and List items) in the files together, the most trainlab reads (--max-objects; each costs memory while it is judged)"),
+        ja: format!("ファイル全体でオブジェクト（ドキュメントと List の要素）が {max} 個を超えます。trainlab が読む上限です（--max-objects。判定の間、1 個ずつメモリを使います）"),
+    }
+}
+
+/// Every object of `text`, refusing more than `max_objects` (what is left of `limit`, the
+/// `--max-objects` the refusal names).
+fn parse_all(
+    text: &str,
+    path: &str,
+    captured: &mut Vec<String>,
+    max_objects: usize,
+    limit: usize,
 ) -> Result<Vec<Obj>, InputError> {
     let trimmed = text.trim_start();
     // JSON first when it looks like JSON; YAML (a superset, incl. flow style and `---`
@@ -33,6 +59,9 @@ fn parse_marked(
             Value::Array(items) => items,
             v => vec![v],
         };
+        if docs.len() > max_objects {
+            return Err(too_many_objects(path, limit));
+        }
         let mut out = Vec::new();
         for (i, v) in docs.into_iter().enumerate() {
             push_doc(v, path, i + 1, &mut out, captured)?;
@@ -41,19 +70,23 @@ fn parse_marked(
     }
     let starts = document_starts(text);
     let docs: Vec<serde_saphyr::Spanned<Value>> =
-        serde_saphyr::from_multiple_with_options(text, yaml_options(text.len())).map_err(|e| {
-            let loc = e.location();
-            let line = loc.map(|l| l.line() as usize);
-            InputError::Syntax {
-                path: path.to_string(),
-                doc: line.map_or(starts.len().max(1), |l| document_of(&starts, l)),
-                line,
-                column: loc.map(|l| l.column() as usize),
-                message: strip_location(
-                    &e.render_with_formatter(&serde_saphyr::UserMessageFormatter),
-                ),
-            }
-        })?;
+        serde_saphyr::from_multiple_with_options(text, yaml_options(text.len(), max_objects))
+            .map_err(|e| {
+                if let Some(refusal) = budget_refusal(&e, path, limit) {
+                    return refusal;
+                }
+                let loc = e.location();
+                let line = loc.map(|l| l.line() as usize);
+                InputError::Syntax {
+                    path: path.to_string(),
+                    doc: line.map_or(starts.len().max(1), |l| document_of(&starts, l)),
+                    line,
+                    column: loc.map(|l| l.column() as usize),
+                    message: strip_location(
+                        &e.render_with_formatter(&serde_saphyr::UserMessageFormatter),
+                    ),
+                }
+            })?;
     let mut out = Vec::new();
     // Null documents (empty, or a trailing `---`) are skipped by the parser; numbering follows
     // the file's documents, not the ones that hold something.
@@ -82,7 +115,7 @@ fn parse_marked(
 ///   octal, 420 (`strconv.ParseInt(s, 0, 64)` there; "YAML accepts both octal and decimal
 ///   values" for mode bits, k8s.io/api core/v1 `SecretVolumeSource.DefaultMode`).
 /// - Messages are plain text: the location is shown by [`InputError::Syntax`].
-fn yaml_options(input_len: usize) -> serde_saphyr::Options {
+fn yaml_options(input_len: usize, max_objects: usize) -> serde_saphyr::Options {
     serde_saphyr::options! {
         with_snippet: false,
         legacy_octal_numbers: true,
@@ -90,7 +123,9 @@ fn yaml_options(input_len: usize) -> serde_saphyr::Options {
             max_events: 1_000_000 + 2 * input_len,
             max_nodes: 250_000 + input_len,
             max_total_scalar_bytes: 64 * 1024 * 1024 + input_len,
-            max_documents: 1_024 + input_len / 4,
+            // Every document is an object (or a List of them): the parser stops at the object
+            // limit instead of building a million documents first.
+            max_documents: (1_024 + input_len / 4).min(max_objects.saturating_add(1)),
             max_depth: 64,
             flow_nesting_limit: 64,
         },
@@ -227,6 +262,39 @@ fn push_list(
     Ok(())
 }
 
+/// A budget the YAML parser stopped at, said in the user's terms: block nesting is a limit on the
+/// file's shape, the document count is `--max-objects`.
+fn budget_refusal(e: &serde_saphyr::Error, path: &str, max_objects: usize) -> Option<InputError> {
+    use serde_saphyr::budget::BudgetBreach as B;
+    let serde_saphyr::Error::Budget { breach, location } = e else {
+        return None;
+    };
+    let at = if location.line() > 0 {
+        format!(" (line {})", location.line())
+    } else {
+        String::new()
+    };
+    let at_ja = if location.line() > 0 {
+        format!("（{} 行目）", location.line())
+    } else {
+        String::new()
+    };
+    let limit = |en: String, ja: String| InputError::Limit {
+        path: path.to_string(),
+        en,
+        ja,
+    };
+    Some(match breach {
+        B::Documents { .. } => too_many_objects(path, max_objects),
+        B::Depth { .. } => limit(
+            format!("nested more than 64 levels deep{at}; Kubernetes manifests nest about 30 levels at most, so this is not one"),
+            format!("入れ子が 64 段を超えています{at_ja}。Kubernetes のマニフェストの入れ子は深くても 30 段ほどなので、マニフェストではありません"),
+        ),
+        // Alias expansion and the like keep the parser's own words ("too large or too complex").
+        _ => return None,
+    })
+}
+
 /// serde-saphyr ends messages with " at line L, column C" (and alias notes after it); the
 /// location is shown up front instead.
 fn strip_location(msg: &str) -> String {
@@ -243,54 +311,130 @@ pub fn parse_file(path: &Path) -> Result<Vec<Obj>, InputError> {
 
 /// [`parse_file`], also collecting the resources its Lists say they captured.
 pub fn parse_file_marked(path: &Path, captured: &mut Vec<String>) -> Result<Vec<Obj>, InputError> {
-    let shown = path.display().to_string();
-    let text = read_bounded(path, super::limits::max_input_bytes()).map_err(|message| {
-        InputError::Unreadable {
-            path: shown.clone(),
-            message,
+    parse_file_within(path, captured, &mut Budget::new())
+}
+
+/// What the files of one command may still take: `--max-input-mib` bytes and `--max-objects`
+/// objects for all of them together, so three files of 60 MB are refused as one of 180 MB is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    bytes_left: u64,
+    objects_left: usize,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget::new()
+    }
+}
+
+impl Budget {
+    /// The whole limits of this process.
+    pub fn new() -> Budget {
+        Budget {
+            bytes_left: super::limits::max_input_bytes(),
+            objects_left: super::limits::max_objects(),
         }
+    }
+
+    /// Text read from `shown` (a file, standard input) within what is left, which it uses up.
+    pub fn read(&mut self, input: impl std::io::Read, shown: &str) -> Result<String, InputError> {
+        let first = self.bytes_left == super::limits::max_input_bytes();
+        let text = read_text_bounded(input, self.bytes_left).map_err(|e| match e {
+            ReadError::TooLarge if first => {
+                let mib = super::limits::max_input_bytes() / (1024 * 1024);
+                InputError::Limit {
+                    path: shown.to_string(),
+                    en: format!("larger than {mib} MiB, the most trainlab reads from one input (raise it with --max-input-mib)"),
+                    ja: format!("{mib} MiB を超えています。1 つの入力から読む上限です（--max-input-mib で変えられます）"),
+                }
+            }
+            ReadError::TooLarge => {
+                let mib = super::limits::max_input_bytes() / (1024 * 1024);
+                InputError::Limit {
+                    path: shown.to_string(),
+                    en: format!("the files together are larger than {mib} MiB, the most trainlab reads from one command's files (raise it with --max-input-mib)"),
+                    ja: format!("ファイル全体が {mib} MiB を超えます。1 つのコマンドでファイルから読む上限です（--max-input-mib で変えられます）"),
+                }
+            }
+            other => InputError::Unreadable {
+                path: shown.to_string(),
+                message: other.to_string(),
+            },
+        })?;
+        self.bytes_left = self.bytes_left.saturating_sub(text.len() as u64);
+        Ok(text)
+    }
+
+    /// Parses `text` within the objects left, which it uses up.
+    pub fn parse(
+        &mut self,
+        text: &str,
+        shown: &str,
+        captured: &mut Vec<String>,
+    ) -> Result<Vec<Obj>, InputError> {
+        let limit = super::limits::max_objects();
+        let objs = parse_all(text, shown, captured, self.objects_left, limit)?;
+        if objs.len() > self.objects_left {
+            return Err(too_many_objects(shown, limit));
+        }
+        self.objects_left -= objs.len();
+        Ok(objs)
+    }
+}
+
+/// [`parse_file_marked`] within a command's [`Budget`].
+pub fn parse_file_within(
+    path: &Path,
+    captured: &mut Vec<String>,
+    budget: &mut Budget,
+) -> Result<Vec<Obj>, InputError> {
+    let shown = path.display().to_string();
+    let file = std::fs::File::open(path).map_err(|e| InputError::Unreadable {
+        path: shown.clone(),
+        message: e.to_string(),
     })?;
-    parse_marked(&text, &shown, captured)
+    let text = budget.read(file, &shown)?;
+    budget.parse(&text, &shown, captured)
 }
 
-/// A text file, read a block at a time: stops at the first NUL byte (binary data, not YAML or
+/// Why a text input could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReadError {
+    #[error("{0}")]
+    Io(String),
+    #[error("binary data, not YAML or JSON (a NUL byte at offset {0})")]
+    Binary(usize),
+    #[error("not UTF-8 text (an invalid byte at offset {0})")]
+    NotUtf8(usize),
+    /// More than the bound came.
+    #[error("larger than the most trainlab reads (raise it with --max-input-mib)")]
+    TooLarge,
+}
+
+/// A text input, read a block at a time: stops at the first NUL byte (binary data, not YAML or
 /// JSON) or once more than `max` bytes came, so a huge or sparse file is never read whole.
-fn read_bounded(path: &Path, max: u64) -> Result<String, String> {
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    read_text_bounded(file, max)
-}
-
-/// [`read_bounded`] for any reader (standard input for `--files -`).
-pub(crate) fn read_text_bounded(input: impl std::io::Read, max: u64) -> Result<String, String> {
+pub(crate) fn read_text_bounded(input: impl std::io::Read, max: u64) -> Result<String, ReadError> {
     use std::io::Read as _;
     let mut reader = std::io::BufReader::with_capacity(1 << 16, input).take(max.saturating_add(1));
     let mut bytes = Vec::new();
     let mut block = [0u8; 1 << 16];
     loop {
-        let n = reader.read(&mut block).map_err(|e| e.to_string())?;
+        let n = reader
+            .read(&mut block)
+            .map_err(|e| ReadError::Io(e.to_string()))?;
         if n == 0 {
             break;
         }
         if let Some(i) = block[..n].iter().position(|b| *b == 0) {
-            return Err(format!(
-                "binary data, not YAML or JSON (a NUL byte at offset {})",
-                bytes.len() + i
-            ));
+            return Err(ReadError::Binary(bytes.len() + i));
         }
         bytes.extend_from_slice(&block[..n]);
         if bytes.len() as u64 > max {
-            return Err(format!(
-                "larger than {} MiB, the most trainlab reads from one input (raise it with --max-input-mib)",
-                max / (1024 * 1024)
-            ));
+            return Err(ReadError::TooLarge);
         }
     }
-    String::from_utf8(bytes).map_err(|e| {
-        format!(
-            "not UTF-8 text (an invalid byte at offset {})",
-            e.utf8_error().valid_up_to()
-        )
-    })
+    String::from_utf8(bytes).map_err(|e| ReadError::NotUtf8(e.utf8_error().valid_up_to()))
 }
 
 /// The manifest files a path stands for: the file itself, or every `.yaml`/`.yml`/`.json` file

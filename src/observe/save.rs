@@ -17,6 +17,27 @@ pub fn file_name(index: usize, q: &Query) -> String {
     name
 }
 
+/// Whether `path` is a file a snapshot wrote: named as [`file_name`] names them, and a List that
+/// records what it captured ([`CAPTURED_FIELD`]).
+pub fn is_snapshot_file(path: &std::path::Path) -> bool {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    let named = name.len() > 3
+        && name.as_bytes()[..2].iter().all(u8::is_ascii_digit)
+        && name.as_bytes()[2] == b'-'
+        && name.ends_with(".json");
+    if !named || !path.is_file() {
+        return false;
+    }
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return false;
+    };
+    serde_json::from_str::<Value>(&text)
+        .ok()
+        .is_some_and(|v| v["kind"] == "List" && v.get(CAPTURED_FIELD).is_some())
+}
+
 /// The List field that records which resource a file captured, so an empty read ("the learner
 /// has no pods yet") reads back as *captured and empty*, not as *never saved*.
 pub const CAPTURED_FIELD: &str = "trainlabCaptured";

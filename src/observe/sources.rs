@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use include_dir::{include_dir, Dir};
 
 use super::observed::{Observed, SourceKind};
-use super::parse::{manifest_files, parse_file, parse_text};
+use super::parse::{manifest_files, parse_text};
 use super::InputError;
 
 static DEMO: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/manifests/demo");
@@ -21,8 +21,13 @@ pub fn snapshot(dir: &Path) -> Result<Observed, InputError> {
     let files = manifest_files(dir)?;
     let mut captured = Vec::new();
     let mut objects = Vec::new();
+    let mut budget = super::parse::Budget::new();
     for f in &files {
-        objects.extend(super::parse::parse_file_marked(f, &mut captured)?);
+        objects.extend(super::parse::parse_file_within(
+            f,
+            &mut captured,
+            &mut budget,
+        )?);
         captured.extend(named_by_file(f));
     }
     let objects = dedupe(objects)?;
@@ -60,16 +65,17 @@ fn named_by_file(path: &Path) -> Vec<String> {
 pub fn files(paths: &[PathBuf]) -> Result<Observed, InputError> {
     let mut all = Vec::new();
     let mut from_stdin = Vec::new();
+    let mut budget = super::parse::Budget::new();
     for p in paths {
         if p.as_os_str() == STDIN {
             if from_stdin.is_empty() {
-                from_stdin = read_stdin()?;
+                from_stdin = read_stdin(&mut budget)?;
             }
         } else {
             all.extend(manifest_files(p)?);
         }
     }
-    let mut objects = read_all(&all)?;
+    let mut objects = read_all(&all, &mut budget)?;
     objects = dedupe(objects.into_iter().chain(from_stdin).collect())?;
     if objects.is_empty() {
         let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
@@ -99,14 +105,10 @@ const STDIN: &str = "-";
 
 /// Manifests piped in (`kubectl kustomize . | trainlab check 9 --files -`), read with the same
 /// bounds as a file.
-fn read_stdin() -> Result<Vec<super::Obj>, InputError> {
-    let text =
-        super::parse::read_text_bounded(std::io::stdin().lock(), super::limits::max_input_bytes())
-            .map_err(|message| InputError::Unreadable {
-                path: "standard input".into(),
-                message,
-            })?;
-    parse_text(&text, "standard input")
+fn read_stdin(budget: &mut super::parse::Budget) -> Result<Vec<super::Obj>, InputError> {
+    let shown = "standard input";
+    let text = budget.read(std::io::stdin().lock(), shown)?;
+    budget.parse(&text, shown, &mut Vec::new())
 }
 
 /// The saved state of a learner half-way through the flagship labs, embedded at build time.
@@ -129,10 +131,13 @@ pub fn demo() -> Result<Observed, InputError> {
     ))
 }
 
-fn read_all(files: &[PathBuf]) -> Result<Vec<super::Obj>, InputError> {
+fn read_all(
+    files: &[PathBuf],
+    budget: &mut super::parse::Budget,
+) -> Result<Vec<super::Obj>, InputError> {
     let mut objects = Vec::new();
     for f in files {
-        objects.extend(parse_file(f)?);
+        objects.extend(super::parse::parse_file_within(f, &mut Vec::new(), budget)?);
     }
     dedupe(objects)
 }
@@ -141,9 +146,18 @@ fn read_all(files: &[PathBuf]) -> Result<Vec<super::Obj>, InputError> {
 /// one folder) is kept once: same uid, same resourceVersion, or the same content. Two different
 /// objects with one identity (`gang-train.yaml` and `gang-train.orig.yaml`) are bad input naming
 /// both places: grading either one silently would be a guess.
+///
+/// Identity is (group, kind, namespace after defaulting, name). A manifest without
+/// `metadata.namespace` lands in the namespace it is applied to, so it is the same object as one
+/// that names that namespace: `kubectl apply -n NS` of both keeps whichever comes last (or refuses
+/// the one naming another namespace). Either way two such objects that differ in more than the
+/// namespace field are bad input, whatever order the files come in.
 pub fn dedupe(objects: Vec<super::Obj>) -> Result<Vec<super::Obj>, InputError> {
     use std::collections::HashMap;
-    let mut seen: HashMap<(String, String, String, String), usize> = HashMap::new();
+    type Key = (String, String, String);
+    let mut seen: HashMap<(Key, Option<String>), usize> = HashMap::new();
+    // Every namespace (None: implicit) each (group, kind, name) was seen with, and where.
+    let mut by_name: HashMap<Key, Vec<(Option<String>, usize)>> = HashMap::new();
     let mut out: Vec<super::Obj> = Vec::with_capacity(objects.len());
     for o in objects {
         let name = o.name();
@@ -157,38 +171,61 @@ pub fn dedupe(objects: Vec<super::Obj>) -> Result<Vec<super::Obj>, InputError> {
             .map(|(g, _)| g)
             .unwrap_or("")
             .to_string();
-        let key = (
-            group,
-            o.kind().to_string(),
-            o.namespace().unwrap_or_default().to_string(),
-            name.to_string(),
-        );
-        match seen.get(&key) {
-            None => {
-                seen.insert(key, out.len());
-                out.push(o);
+        let key: Key = (group, o.kind().to_string(), name.to_string());
+        let namespace = o.namespace().map(str::to_string);
+        if let Some(&i) = seen.get(&(key.clone(), namespace.clone())) {
+            let first = &out[i];
+            let same = |f: &str| {
+                let a = first.value["metadata"][f].as_str();
+                a.is_some() && a == o.value["metadata"][f].as_str()
+            };
+            if same("uid") || same("resourceVersion") || first.value == o.value {
+                continue;
             }
-            Some(&i) => {
-                let first = &out[i];
-                let same = |f: &str| {
-                    let a = first.value["metadata"][f].as_str();
-                    a.is_some() && a == o.value["metadata"][f].as_str()
-                };
-                if same("uid") || same("resourceVersion") || first.value == o.value {
-                    continue;
-                }
-                return Err(InputError::Duplicate {
-                    object: format!(
-                        "{} {}{}",
-                        o.kind(),
-                        o.namespace().map(|n| format!("{n}/")).unwrap_or_default(),
-                        name
-                    ),
-                    first: first.origin.to_string(),
-                    second: o.origin.to_string(),
-                });
-            }
+            return Err(duplicate(first, &o));
         }
+        // One with its namespace implicit against one that names a namespace: the same object
+        // once defaulted, unless only the namespace field tells them apart.
+        let others = by_name.get(&key).cloned().unwrap_or_default();
+        let mut kept_already = false;
+        for (their_ns, i) in others {
+            if their_ns.is_some() == namespace.is_some() {
+                continue;
+            }
+            if without_namespace(&out[i]) != without_namespace(&o) {
+                return Err(duplicate(&out[i], &o));
+            }
+            kept_already = true;
+        }
+        if kept_already {
+            continue;
+        }
+        seen.insert((key.clone(), namespace.clone()), out.len());
+        by_name.entry(key).or_default().push((namespace, out.len()));
+        out.push(o);
     }
     Ok(out)
+}
+
+/// An object's content with `metadata.namespace` taken out.
+fn without_namespace(o: &super::Obj) -> serde_json::Value {
+    let mut v = o.value.as_ref().clone();
+    if let Some(meta) = v.get_mut("metadata").and_then(|m| m.as_object_mut()) {
+        meta.remove("namespace");
+    }
+    v
+}
+
+/// The error for two different objects with one identity, naming both places.
+fn duplicate(first: &super::Obj, second: &super::Obj) -> InputError {
+    let ns = second
+        .namespace()
+        .or(first.namespace())
+        .map(|n| format!("{n}/"))
+        .unwrap_or_default();
+    InputError::Duplicate {
+        object: format!("{} {ns}{}", second.kind(), second.name()),
+        first: first.origin.to_string(),
+        second: second.origin.to_string(),
+    }
 }

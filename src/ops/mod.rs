@@ -3,6 +3,8 @@
 //! happened returned (or told to a progress listener) for `cli/` to render. `cli/` parses
 //! arguments, asks for confirmation and prints.
 
+pub mod capacity;
 pub mod manifests;
 pub mod reset;
 pub mod setup;
+pub mod setup_eks;

@@ -15,11 +15,13 @@ use kube::api::{Api, DynamicObject};
 use kube::discovery::ApiResource;
 
 use crate::catalog::LabBundle;
+use crate::cluster::gather;
 use crate::cluster::{
     api_error, credentials_error, delete, is_credentials_error, labelled, with_retry, Conn,
     Discovery, LAB_LABEL,
 };
-use crate::observe::Unavailable;
+use crate::observe::{kinds, Obj, Query, Unavailable};
+use crate::ops::capacity::Capacity;
 use crate::ops::manifests::{lab_kinds, task_objects, LabKind};
 
 /// A resolved reset: which lab, its namespace, and the learner's prefix of cluster-scoped names.
@@ -92,6 +94,23 @@ pub async fn survey(conn: &Conn, req: &ResetRequest<'_>) -> Result<Surveyed, cra
         namespace,
         namespace_resource: ns_ar,
     })
+}
+
+/// The accelerated capacity the lab's pods hold now, which deleting them frees: every unfinished
+/// pod of a namespace trainlab created, or the lab-labelled pods of one it did not. None when
+/// there is no namespace or its pods cannot be listed (a reset needs no pod reads: it then only
+/// cannot say).
+pub async fn frees(conn: &Conn, req: &ResetRequest<'_>, surveyed: &Surveyed) -> Option<Capacity> {
+    let ns = surveyed.namespace?;
+    let mut q = Query::new(&kinds::PODS, &req.namespace);
+    if !ns.ours {
+        q = q.with_selector(&format!("{LAB_LABEL}={}", req.bundle.lab.id));
+    }
+    let obs = gather(conn, &Discovery::new(), std::slice::from_ref(&q))
+        .await
+        .ok()?;
+    let pods: Vec<Obj> = obs.list(&q).ok()?.into_iter().cloned().collect();
+    Some(Capacity::of(&pods))
 }
 
 /// Deletes what the survey found labelled, what was built on the starter's objects first (a

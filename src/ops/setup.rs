@@ -197,7 +197,16 @@ pub async fn kind_setup(req: &KindSetup, progress: &mut dyn SetupProgress) -> Re
                 format!("waiting for {names} before {c} {v}"),
             );
             progress.start(&what);
-            let r = wait_available(&conn, &first, req, Some(&format!("{c} {v}")), progress).await;
+            let before = format!("{c} {v}");
+            let r = wait_available(
+                &conn,
+                &first,
+                req.wait_timeout,
+                req.lang,
+                Some(&before),
+                progress,
+            )
+            .await;
             match r {
                 Ok(()) => progress.done(&say(
                     req.lang,
@@ -237,7 +246,7 @@ pub async fn kind_setup(req: &KindSetup, progress: &mut dyn SetupProgress) -> Re
             "オペレーターの Deployment を待機中",
             "waiting for operator Deployments",
         ));
-        wait_available(&conn, &waits, req, None, progress).await?;
+        wait_available(&conn, &waits, req.wait_timeout, req.lang, None, progress).await?;
         progress.done(&say(
             req.lang,
             "オペレーターの Deployment が利用可能になりました",
@@ -271,21 +280,22 @@ pub async fn kind_setup(req: &KindSetup, progress: &mut dyn SetupProgress) -> Re
 }
 
 /// `namespace/name, …` for messages.
-fn list(deployments: &[&String]) -> String {
+pub(crate) fn list(deployments: &[&String]) -> String {
     let names: Vec<&str> = deployments.iter().map(|s| s.as_str()).collect();
     names.join(", ")
 }
 
 /// Waits up to `--wait-timeout` until every one of `deployments` (`namespace/name`) has an
-/// available replica; `before` names the pin that needs them, for the error.
-async fn wait_available(
+/// available replica; `before` names the pin that needs them, for the error. (`setup eks` too.)
+pub(crate) async fn wait_available(
     conn: &crate::cluster::Conn,
     deployments: &[&String],
-    req: &KindSetup,
+    wait_timeout: Duration,
+    lang: Lang,
     before: Option<&str>,
     progress: &mut dyn SetupProgress,
 ) -> Result<(), Error> {
-    let deadline = Instant::now() + req.wait_timeout;
+    let deadline = Instant::now() + wait_timeout;
     let mut pending: Vec<&String> = deployments.to_vec();
     loop {
         let mut still = Vec::new();
@@ -300,7 +310,7 @@ async fn wait_available(
             return Ok(());
         }
         if Instant::now() > deadline {
-            let (after, names) = (humantime::format_duration(req.wait_timeout), list(&pending));
+            let (after, names) = (humantime::format_duration(wait_timeout), list(&pending));
             let (needed_ja, needed_en) = match before {
                 Some(pin) => (
                     format!("（{pin} の適用に必要です）"),
@@ -314,7 +324,7 @@ async fn wait_available(
             ));
         }
         progress.message(&say(
-            req.lang,
+            lang,
             format!("Deployment {} 個を待機中", pending.len()),
             format!("waiting for {} Deployment(s)", pending.len()),
         ));
@@ -351,7 +361,7 @@ pub fn helm_preflight() -> Result<(), Error> {
     }
 }
 
-fn helm_install(
+pub(crate) fn helm_install(
     c: &charts::Chart,
     context: &str,
     from: Option<&std::path::Path>,

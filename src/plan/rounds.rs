@@ -34,11 +34,23 @@ const FIRST_PAUSE: Duration = Duration::from_secs(1);
 const MAX_PAUSE: Duration = Duration::from_secs(8);
 
 /// Runs rounds as `repeat` says and returns the last one.
+///
+/// Under `--watch`, Ctrl-C is heard from the start, during a round as well as between rounds
+/// (one listener for the whole run: a signal that arrives while a round reads the cluster is
+/// not lost), and ends the run with the last round that finished; before any round finished
+/// it is an error saying nothing was graded.
 pub async fn run_rounds<R: Rounds>(rounds: &mut R, repeat: Repeat) -> Result<R::Graded, Error> {
     let started = Instant::now();
     let mut delay = FIRST_PAUSE;
+    let watching = matches!(repeat, Repeat::Watch(_));
+    let interrupted = interrupt_signal(watching);
+    tokio::pin!(interrupted);
+    let mut last: Option<R::Graded> = None;
     loop {
-        let graded = rounds.round().await?;
+        let graded = tokio::select! {
+            graded = rounds.round() => graded?,
+            _ = &mut interrupted => return last.ok_or_else(nothing_graded),
+        };
         rounds.graded(&graded);
         let pause = match repeat {
             Repeat::Once => return Ok(graded),
@@ -58,11 +70,26 @@ pub async fn run_rounds<R: Rounds>(rounds: &mut R, repeat: Repeat) -> Result<R::
         };
         tokio::select! {
             _ = tokio::time::sleep(pause) => rounds.wait_done(),
-            _ = tokio::signal::ctrl_c(), if matches!(repeat, Repeat::Watch(_)) => {
-                return Ok(graded)
-            }
+            _ = &mut interrupted => return Ok(graded),
         }
+        last = Some(graded);
     }
+}
+
+/// Completes on Ctrl-C when `listen`, else never (outside `--watch` Ctrl-C ends the process as
+/// usual). A signal handler that cannot be installed is as if Ctrl-C never came.
+async fn interrupt_signal(listen: bool) {
+    if listen && tokio::signal::ctrl_c().await.is_ok() {
+        return;
+    }
+    std::future::pending::<()>().await
+}
+
+fn nothing_graded() -> Error {
+    Error::environment(
+        "中断しました（Ctrl-C）。最初の採点が終わる前だったので、何も採点していません",
+        "interrupted (Ctrl-C) before the first round finished: nothing was graded",
+    )
 }
 
 #[cfg(test)]

@@ -143,6 +143,132 @@ pub async fn inspect(
     })
 }
 
+/// What `setup eks` needs to know of a cluster from the EKS and EC2 APIs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ClusterFacts {
+    pub name: String,
+    pub region: String,
+    pub arn: Option<String>,
+    /// The ARN's fifth field (`arn:aws:eks:REGION:ACCOUNT:cluster/NAME`).
+    pub account: Option<String>,
+    pub status: String,
+    pub version: Option<String>,
+    pub endpoint: Option<String>,
+    pub platform_version: Option<String>,
+    /// EKS Auto Mode: `computeConfig.enabled`.
+    pub auto_mode: bool,
+    /// Auto Mode's `computeConfig.nodeRoleArn`.
+    pub node_role_arn: Option<String>,
+    /// `resourcesVpcConfig.subnetIds` in EKS's order, each with its zone (DescribeSubnets).
+    pub subnets: Vec<super::aws_query::Subnet>,
+    /// `resourcesVpcConfig.clusterSecurityGroupId`.
+    pub cluster_security_group: Option<String>,
+    /// `resourcesVpcConfig.securityGroupIds` (the extra groups given at creation).
+    pub security_groups: Vec<String>,
+}
+
+impl ClusterFacts {
+    pub fn is_active(&self) -> bool {
+        self.status == "ACTIVE"
+    }
+}
+
+/// The account of an ARN: its fifth `:`-separated field (`arn:PARTITION:SERVICE:REGION:ACCOUNT:…`).
+pub fn arn_account(arn: &str) -> Option<String> {
+    let f: Vec<&str> = arn.split(':').collect();
+    (f.len() >= 6 && f[0] == "arn" && !f[4].is_empty()).then(|| f[4].to_string())
+}
+
+/// An IAM role ARN's role name (`arn:aws:iam::ACCT:role/path/NAME` → `NAME`).
+pub fn role_name(arn: &str) -> Option<String> {
+    let (_, rest) = arn.split_once(":role/")?;
+    rest.rsplit('/')
+        .next()
+        .filter(|n| !n.is_empty())
+        .map(str::to_string)
+}
+
+/// DescribeCluster (aws-sdk-eks) and, for the subnets' zones, EC2 DescribeSubnets (one signed
+/// Query call, `aws_query`). Read-only: `eks:DescribeCluster` and `ec2:DescribeSubnets`.
+pub async fn describe_for_setup(
+    cluster: &str,
+    region: Option<String>,
+) -> Result<ClusterFacts, Error> {
+    let mut loader = aws_config::defaults(BehaviorVersion::latest());
+    if let Some(r) = region {
+        loader = loader.region(aws_config::Region::new(r));
+    }
+    let config = loader.load().await;
+    let region = config.region().map(|r| r.to_string()).ok_or_else(|| {
+        Error::usage(
+            "AWS のリージョンがわかりません。--region で指定するか、AWS_REGION を設定してください",
+            "no AWS region known: pass --region or set AWS_REGION",
+        )
+    })?;
+    let client = aws_sdk_eks::Client::new(&config);
+    let described = client
+        .describe_cluster()
+        .name(cluster)
+        .send()
+        .await
+        .map_err(|e| {
+            aws_error(
+                &format!("DescribeCluster {cluster}"),
+                aws_sdk_eks::error::DisplayErrorContext(e),
+            )
+        })?;
+    let c = described.cluster().ok_or_else(|| {
+        Error::environment(
+            format!("EKS が {cluster} という名前のクラスターを返しませんでした"),
+            format!("EKS returned no cluster named {cluster}"),
+        )
+    })?;
+    let vpc = c.resources_vpc_config();
+    let subnet_ids: Vec<String> = vpc.map(|v| v.subnet_ids().to_vec()).unwrap_or_default();
+    let zones = super::aws_query::describe_subnets(&config, &region, &subnet_ids).await?;
+    // In EKS's order; a subnet EC2 did not describe keeps an empty zone.
+    let subnets = subnet_ids
+        .iter()
+        .map(|id| super::aws_query::Subnet {
+            id: id.clone(),
+            zone: zones
+                .iter()
+                .find(|s| &s.id == id)
+                .map(|s| s.zone.clone())
+                .unwrap_or_default(),
+        })
+        .collect();
+    let arn = c.arn().map(str::to_string);
+    Ok(ClusterFacts {
+        name: cluster.to_string(),
+        region,
+        account: arn.as_deref().and_then(arn_account),
+        arn,
+        status: c
+            .status()
+            .map(|s| s.as_str().to_string())
+            .unwrap_or_else(|| "UNKNOWN".into()),
+        version: c.version().map(str::to_string),
+        endpoint: c.endpoint().map(str::to_string),
+        platform_version: c.platform_version().map(str::to_string),
+        auto_mode: c
+            .compute_config()
+            .and_then(|cc| cc.enabled())
+            .unwrap_or(false),
+        node_role_arn: c
+            .compute_config()
+            .and_then(|cc| cc.node_role_arn())
+            .map(str::to_string),
+        subnets,
+        cluster_security_group: vpc
+            .and_then(|v| v.cluster_security_group_id())
+            .map(str::to_string),
+        security_groups: vpc
+            .map(|v| v.security_group_ids().to_vec())
+            .unwrap_or_default(),
+    })
+}
+
 /// API server URLs compared by scheme-less host (EKS endpoints are `https://<id>.<region>.eks.amazonaws.com`).
 pub fn same_server(a: &str, b: &str) -> bool {
     fn host(u: &str) -> String {
@@ -159,7 +285,21 @@ pub fn same_server(a: &str, b: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::same_server;
+    use super::{arn_account, role_name, same_server};
+
+    #[test]
+    fn the_account_is_the_arns_fifth_field_and_the_role_its_last_segment() {
+        assert_eq!(
+            arn_account("arn:aws:eks:us-west-2:123456789012:cluster/train").as_deref(),
+            Some("123456789012")
+        );
+        assert_eq!(arn_account("not-an-arn"), None);
+        assert_eq!(
+            role_name("arn:aws:iam::123456789012:role/path/AmazonEKSAutoNodeRole").as_deref(),
+            Some("AmazonEKSAutoNodeRole")
+        );
+        assert_eq!(role_name("arn:aws:iam::1:user/x"), None);
+    }
 
     #[test]
     fn servers_match_by_host_ignoring_scheme_port_and_slash() {

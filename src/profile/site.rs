@@ -275,8 +275,14 @@ impl SiteValues {
             let key = &after[..end];
             if !KEYS.iter().any(|(k, _)| *k == key) {
                 return Err(Error::usage(
-                    format!("{origin}: 不明なサイトの値 `${{site.{key}}}`（使えるキー: {}）", key_list()),
-                    format!("{origin}: unknown site value `${{site.{key}}}` (known keys: {})", key_list()),
+                    format!(
+                        "{origin}: 不明なサイトの値 `${{site.{key}}}`（使えるキー: {}）",
+                        key_list()
+                    ),
+                    format!(
+                        "{origin}: unknown site value `${{site.{key}}}` (known keys: {})",
+                        key_list()
+                    ),
                 ));
             }
             let Some(value) = self.values.get(key) else {
@@ -291,10 +297,7 @@ impl SiteValues {
 
     /// The refusal for a value this site lacks.
     fn missing(&self, key: &str, origin: &str) -> Error {
-        let what = KEYS
-            .iter()
-            .find(|(k, _)| *k == key)
-            .map_or("", |(_, w)| *w);
+        let what = KEYS.iter().find(|(k, _)| *k == key).map_or("", |(_, w)| *w);
         let file = match &self.file {
             Some(f) => format!(" ({} has none)", f.display()),
             None => String::new(),

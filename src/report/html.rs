@@ -420,11 +420,20 @@ pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "scoreboard.html".into());
+    let existing = existing_file(path)?;
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(text.as_bytes())?;
         f.sync_all()?;
+        if let Some(meta) = &existing {
+            if !keep_mode_and_owner(&tmp, meta)? {
+                // The page cannot be given the file's owner: replacing it would hand the
+                // learner's board to another owner, so it is written into the file itself.
+                let _ = std::fs::remove_file(&tmp);
+                return write_in_place(path, text);
+            }
+        }
         check_replaceable(path).map_err(refuse)?;
         // rename(2) replaces the target in one step on the same file system.
         std::fs::rename(&tmp, path)
@@ -433,6 +442,59 @@ pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// The metadata of the file a page replaces, once it is known the user may write it: a file
+/// whose mode gives nobody write access is read-only on purpose and refused even for root
+/// (who could), and one the user cannot open for writing is refused, although the folder
+/// would let a rename replace it.
+fn existing_file(path: &Path) -> std::io::Result<Option<std::fs::Metadata>> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let mode = meta.permissions().mode() & 0o7777;
+    if mode & 0o222 == 0 {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!("it is read-only (mode {mode:04o}); make it writable (chmod u+w) or name another file"),
+        ));
+    }
+    if let Err(e) = std::fs::OpenOptions::new().write(true).open(path) {
+        return Err(std::io::Error::new(
+            e.kind(),
+            format!("you may not write it ({e}); name a file of your own"),
+        ));
+    }
+    Ok(Some(meta))
+}
+
+/// Gives `tmp` the replaced file's mode and owner; false when the owner cannot be given
+/// (only root may give a file away).
+fn keep_mode_and_owner(tmp: &Path, meta: &std::fs::Metadata) -> std::io::Result<bool> {
+    use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+    std::fs::set_permissions(
+        tmp,
+        std::fs::Permissions::from_mode(meta.permissions().mode() & 0o7777),
+    )?;
+    let mine = std::fs::metadata(tmp)?;
+    if mine.uid() == meta.uid() && mine.gid() == meta.gid() {
+        return Ok(true);
+    }
+    Ok(std::os::unix::fs::chown(tmp, Some(meta.uid()), Some(meta.gid())).is_ok())
+}
+
+/// Overwrites the file itself (its mode and owner stay as they are).
+fn write_in_place(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(path)?;
+    f.write_all(text.as_bytes())?;
+    f.sync_all()
 }
 
 const CSS: &str = r#"

@@ -45,6 +45,65 @@ fn the_same_object_saved_twice_is_one_object() {
 }
 
 #[test]
+fn an_implicit_namespace_is_the_applied_one_so_two_versions_are_an_error_in_either_order() {
+    // The lab's own answer with its namespace implicit (as `kubectl apply -n` takes it), and a
+    // broken copy naming the lab namespace: one object once defaulted, two contents.
+    let good = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("labs/09-volcano-gang/solution/gang-train.yaml"),
+    )
+    .unwrap();
+    assert!(
+        !good.contains("namespace:"),
+        "the answer leaves its namespace implicit"
+    );
+    let broken = good.replacen(
+        "name: gang-train\n",
+        "name: gang-train\n  namespace: trainlab-volcano-gang\n",
+        1,
+    );
+    assert_ne!(broken, good);
+    let broken = broken.replace("minAvailable: 4", "minAvailable: 1");
+    for order in [
+        ["a-good.yaml", "b-broken.yaml"],
+        ["b-good.yaml", "a-broken.yaml"],
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), order[0], &good);
+        write(dir.path(), order[1], &broken);
+        let out = trainlab()
+            .args(["check", "9", "--profile", "kind", "--files"])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{order:?}: {stderr}");
+        assert!(
+            stderr.contains(order[0]) && stderr.contains(order[1]),
+            "{order:?}: {stderr}"
+        );
+    }
+    // The same content with and without the namespace field is one object.
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a.yaml", &good);
+    write(
+        dir.path(),
+        "b.yaml",
+        &good.replacen(
+            "name: gang-train\n",
+            "name: gang-train\n  namespace: trainlab-volcano-gang\n",
+            1,
+        ),
+    );
+    assert_eq!(
+        sources::files(&[dir.path().to_path_buf()])
+            .unwrap()
+            .objects()
+            .len(),
+        1
+    );
+}
+
+#[test]
 fn two_different_objects_with_one_identity_are_an_error_naming_both_files() {
     let dir = tempfile::tempdir().unwrap();
     let mine = JOB.replace(", uid: u-1, resourceVersion: \"7\"", "");
@@ -952,4 +1011,90 @@ fn a_kubeconfig_problem_names_the_file_field_or_line_in_plain_words() {
             "line 4 column 1: the key `clusters` is written twice",
         ))
         .stderr(predicates::str::contains("DuplicateKeyPolicy").not());
+}
+
+// --- memory: the files of a command together, objects counted as well as bytes ------------------
+
+#[test]
+fn files_that_are_each_under_the_byte_limit_are_refused_together() {
+    let dir = tempfile::tempdir().unwrap();
+    // Two files of 0.6 MiB: each under --max-input-mib 1, together over it.
+    let padding = "# padding\n".repeat(63_000);
+    for name in ["a.yaml", "b.yaml"] {
+        write(
+            dir.path(),
+            name,
+            &format!("{padding}apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}}}\n"),
+        );
+    }
+    let out = trainlab()
+        .args(["check", "9", "--max-input-mib", "1", "--files"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("the files together are larger than 1 MiB"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn more_documents_than_max_objects_are_refused_before_they_are_all_built() {
+    let dir = tempfile::tempdir().unwrap();
+    let docs: String = (0..2_000)
+        .map(|i| format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c{i}}}\n---\n"))
+        .collect();
+    write(dir.path(), "many.yaml", &docs);
+    let out = trainlab()
+        .args(["check", "9", "--max-objects", "1000", "--files"])
+        .arg(dir.path().join("many.yaml"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("more than 1000 objects"), "{stderr}");
+    assert!(stderr.contains("--max-objects"), "{stderr}");
+    // The same objects as a JSON list, and spread over two files, are counted alike.
+    let items: Vec<String> = (0..600)
+        .map(|i| {
+            format!(r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"j{i}"}}}}"#)
+        })
+        .collect();
+    for name in ["x.json", "y.json"] {
+        write(dir.path(), name, &format!("[{}]", items.join(",")));
+    }
+    std::fs::remove_file(dir.path().join("many.yaml")).unwrap();
+    let out = trainlab()
+        .args(["check", "9", "--max-objects", "1000", "--files"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("more than 1000 objects"), "{stderr}");
+}
+
+#[test]
+fn yaml_nested_past_the_limit_is_said_in_plain_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::from("apiVersion: v1\nkind: X\nspec:\n");
+    for i in 0..70 {
+        text.push_str(&format!("{}a:\n", "  ".repeat(i + 1)));
+    }
+    text.push_str(&format!("{}1\n", "  ".repeat(71)));
+    write(dir.path(), "deep.yaml", &text);
+    let out = trainlab()
+        .args(["check", "9", "--files"])
+        .arg(dir.path().join("deep.yaml"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("nested more than 64 levels deep"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("Depth {"), "{stderr}");
 }

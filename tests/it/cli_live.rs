@@ -770,6 +770,92 @@ fn a_server_that_never_answers_fails_within_the_request_timeout() {
 }
 
 #[test]
+fn a_server_that_never_answers_lists_is_waited_for_once_per_read() {
+    let c = cluster(nodes());
+    // Discovery answers; every LIST of these kinds is held far past the request timeout.
+    for prefix in [
+        "/api/v1/nodes",
+        "/api/v1/namespaces",
+        "/apis/apps/v1/deployments",
+        "/apis/batch.volcano.sh/v1alpha1/namespaces",
+        "/apis/scheduling.volcano.sh/v1beta1/namespaces",
+    ] {
+        c.emu.fault(
+            Some("GET"),
+            prefix,
+            false,
+            Fault::Latency(Duration::from_secs(600)),
+        );
+    }
+    let (code, stdout, stderr) = c.run(&["check", "volcano-gang", "--request-timeout", "2s"]);
+    assert_eq!(code, 3, "{stdout}\n{stderr}");
+    assert!(stdout.contains("no answer within 2s"), "{stdout}");
+    // The controllers' Deployments were asked for once, cluster-wide: when that LIST used up
+    // the request timeout, no per-name LIST started another one after it.
+    let deployments: Vec<String> = c
+        .requests()
+        .iter()
+        .filter(|r| r.path == "/apis/apps/v1/deployments")
+        .map(|r| r.query.clone())
+        .collect();
+    assert_eq!(deployments.len(), 1, "{deployments:?}");
+}
+
+#[test]
+fn a_list_whose_pages_never_end_is_cut_at_the_request_timeout_and_said_so() {
+    let c = cluster(nodes());
+    c.emu.endless_pages();
+    let (code, stdout, stderr) = c.run(&[
+        "check",
+        "volcano-gang",
+        "--request-timeout",
+        "2s",
+        "--chunk-size",
+        "1",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(
+        code, 3,
+        "an environment error, never a fail: {stdout}\n{stderr}"
+    );
+    assert!(
+        stdout.contains("did not finish within 2s")
+            && stdout.contains("bounds a whole LIST, all its pages together"),
+        "{stdout}\n{stderr}"
+    );
+}
+
+#[test]
+fn a_list_of_more_objects_than_max_objects_is_an_error_not_a_grade() {
+    // The lab's answer is there; every lab reads the nodes: thirty more than --max-objects allows.
+    let mut seed = all_solution_states();
+    for i in 0..30 {
+        seed.push(json!({
+            "apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": format!("extra-{i}")},
+            "spec": {"providerID": format!("kind://docker/trainlab/extra-{i}")}
+        }));
+    }
+    let c = cluster(seed);
+    let (code, stdout, stderr) = c.run(&[
+        "check",
+        "volcano-gang",
+        "--max-objects",
+        "20",
+        "--chunk-size",
+        "10",
+        "--request-timeout",
+        "5s",
+    ]);
+    assert_eq!(code, 3, "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("gave more than 20 objects, the most trainlab keeps from one LIST"),
+        "{stdout}"
+    );
+}
+
+#[test]
 fn a_transient_server_error_is_retried_and_the_check_still_passes() {
     let mut seed = nodes();
     seed.extend(load("volcano-gang/solution-state"));
@@ -1637,6 +1723,43 @@ fn snapshot_saves_what_grading_reads_and_check_snapshot_grades_it_the_same() {
     let (code, _, stderr) = c.run(&["snapshot", "--all", dir_s, "--request-timeout", "2s"]);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("already exists"), "{stderr}");
+    // With --force the earlier snapshot is replaced, and said so.
+    let (code, stdout, stderr) = c.run(&[
+        "snapshot",
+        "--all",
+        dir_s,
+        "--force",
+        "--request-timeout",
+        "2s",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("replacing the earlier snapshot in"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn snapshot_never_writes_into_a_folder_holding_other_files_even_with_force() {
+    let c = cluster(all_solution_states());
+    let dir = c.dir.path().join("mine");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("notes.txt"), "my notes").unwrap();
+    let dir_s = dir.to_str().unwrap();
+    for extra in [&[][..], &["--force"][..]] {
+        let mut args = vec!["snapshot", "9", dir_s, "--request-timeout", "2s"];
+        args.extend_from_slice(extra);
+        let (code, _, stderr) = c.run(&args);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(stderr.contains("is not empty"), "{stderr}");
+        assert!(stderr.contains("notes.txt"), "{stderr}");
+    }
+    let names: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().collect();
+    assert_eq!(names.len(), 1, "nothing written beside notes.txt");
+    assert!(
+        c.requests().is_empty(),
+        "refused before reading the cluster"
+    );
 }
 
 // --- TLS failures in plain words (issue 21 item 13) --------------------------------------------
@@ -1795,4 +1918,88 @@ fn doctor_sees_kubeflow_trainer_and_meets_pytorch_training_with_it() {
     assert_eq!(either["present"], true, "{either}");
     let lab = doctor_lab(&r, "tensor-parallelism");
     assert!(skipped_for(&lab, "pytorch-training").is_empty(), "{lab}");
+}
+
+// --- exec credential plugins (issue 31 §2 and §4) ------------------------------------------------
+
+/// The emulator's kubeconfig with its user's credentials from `exec` (a JSON `user.exec`).
+fn with_exec(c: &Cluster, exec: Value) -> PathBuf {
+    let text = std::fs::read_to_string(&c.kubeconfig).unwrap();
+    let mut config: Value = serde_json::from_str(&text).unwrap();
+    config["users"][0]["user"] = json!({ "exec": exec });
+    let path = c.dir.path().join("kubeconfig-exec");
+    std::fs::write(&path, serde_json::to_string(&config).unwrap()).unwrap();
+    path
+}
+
+fn check_with_kubeconfig(c: &Cluster, kubeconfig: &Path, extra: &[&str]) -> (i32, String, String) {
+    let mut cmd = crate::support::live::trainlab(kubeconfig, c.dir.path(), &["check", "9"]);
+    cmd.args(["--request-timeout", "5s"]).args(extra);
+    crate::support::live::output(cmd)
+}
+
+#[test]
+fn a_credential_plugin_that_hangs_is_stopped_and_named() {
+    let c = cluster(nodes());
+    let kubeconfig = with_exec(
+        &c,
+        json!({"apiVersion": "client.authentication.k8s.io/v1", "command": "sleep", "args": ["3600"], "interactiveMode": "Never"}),
+    );
+    let (code, stdout, stderr) = check_with_kubeconfig(&c, &kubeconfig, &["--exec-timeout", "1s"]);
+    assert_eq!(code, 3, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("the credential plugin `sleep 3600` did not finish within 1s"),
+        "{stderr}"
+    );
+    assert!(c.requests().is_empty(), "nothing sent without credentials");
+}
+
+#[test]
+fn a_failing_credential_plugin_is_named_with_what_it_said_and_nothing_else() {
+    let c = cluster(nodes());
+    let kubeconfig = with_exec(
+        &c,
+        json!({"apiVersion": "client.authentication.k8s.io/v1", "command": "sh", "args": ["-c", "echo 'token expired: run login' >&2; exit 1"], "interactiveMode": "Never"}),
+    );
+    let (code, stdout, stderr) = check_with_kubeconfig(&c, &kubeconfig, &[]);
+    assert_eq!(code, 3, "{stdout}\n{stderr}");
+    assert!(stderr.contains("failed (exit code 1)"), "{stderr}");
+    assert!(stderr.contains("\"token expired: run login\""), "{stderr}");
+    assert!(!stderr.contains("KUBERNETES_EXEC_INFO"), "{stderr}");
+    assert!(!stderr.contains("ExitStatus"), "{stderr}");
+}
+
+#[test]
+fn a_missing_credential_plugin_is_named_with_its_install_hint() {
+    let c = cluster(nodes());
+    let kubeconfig = with_exec(
+        &c,
+        json!({"apiVersion": "client.authentication.k8s.io/v1", "command": "no-such-login-helper", "args": ["token"], "installHint": "install it with: brew install no-such-login-helper", "interactiveMode": "Never"}),
+    );
+    let (code, stdout, stderr) = check_with_kubeconfig(&c, &kubeconfig, &[]);
+    assert_eq!(code, 3, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("`no-such-login-helper token`")
+            && stderr.contains("was not found (is it on PATH?)")
+            && stderr.contains("brew install no-such-login-helper"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_credential_plugin_that_answers_is_used() {
+    let c = cluster(nodes());
+    let credential = r#"{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"t0ken"}}"#;
+    let kubeconfig = with_exec(
+        &c,
+        json!({"apiVersion": "client.authentication.k8s.io/v1", "command": "echo", "args": [credential], "interactiveMode": "Never"}),
+    );
+    let (code, stdout, stderr) = check_with_kubeconfig(&c, &kubeconfig, &["-o", "json"]);
+    assert_ne!(code, 3, "{stdout}\n{stderr}");
+    let bearer = c.requests().iter().any(|r| {
+        r.headers
+            .iter()
+            .any(|(k, v)| k == "authorization" && v == "Bearer t0ken")
+    });
+    assert!(bearer, "the plugin's token is sent");
 }

@@ -892,3 +892,140 @@ fn watch_regrades_and_rewrites_the_page_until_ctrl_c() {
     let w = writes(&c.emu.requests());
     assert_eq!(w.len(), 2, "{w:?}");
 }
+
+// --- --html over an existing file ------------------------------------------------------------
+
+fn demo_page(page: &std::path::Path) -> (i32, String) {
+    let out = Command::cargo_bin("trainlab")
+        .unwrap()
+        .env("LANG", "C.UTF-8")
+        .env("NO_COLOR", "1")
+        .args(["grade", "--demo", "--html"])
+        .arg(page)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn html_over_a_private_file_keeps_it_private() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("room.html");
+    std::fs::write(&page, "old").unwrap();
+    std::fs::set_permissions(&page, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let (code, stderr) = demo_page(&page);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(std::fs::read_to_string(&page).unwrap().contains("</html>"));
+    let mode = std::fs::metadata(&page).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "not made world-readable");
+}
+
+#[test]
+fn html_refuses_a_read_only_file_and_leaves_it_alone() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("room.html");
+    std::fs::write(&page, "keep me").unwrap();
+    std::fs::set_permissions(&page, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let (code, stderr) = demo_page(&page);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("read-only (mode 0444)"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&page).unwrap(), "keep me");
+}
+
+#[test]
+fn html_over_someone_elses_file_keeps_its_owner() {
+    use std::os::unix::fs::MetadataExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("room.html");
+    std::fs::write(&page, "theirs").unwrap();
+    // Only root can give a file to another user to set this up; elsewhere the file is ours and
+    // the test shows the owner is unchanged all the same.
+    let _ = std::os::unix::fs::chown(&page, Some(65534), Some(65534));
+    let before = std::fs::metadata(&page).unwrap();
+    let (code, stderr) = demo_page(&page);
+    assert_eq!(code, 0, "{stderr}");
+    let after = std::fs::metadata(&page).unwrap();
+    assert_eq!((after.uid(), after.gid()), (before.uid(), before.gid()));
+    assert!(std::fs::read_to_string(&page).unwrap().contains("</html>"));
+}
+
+// --- --watch: a floor on the interval, Ctrl-C at any time ----------------------------------------
+
+#[test]
+fn watch_refuses_an_interval_below_one_second_before_reading_anything() {
+    let c = cluster(room::room(&[("alice", &["volcano-gang"])]));
+    for interval in ["0s", "1ms", "10ms", "999ms"] {
+        let (code, _, stderr) = c.run(&[
+            "grade",
+            "--learners",
+            "alice",
+            "--watch",
+            "--interval",
+            interval,
+        ]);
+        assert_eq!(code, 2, "{interval}: {stderr}");
+        assert!(stderr.contains("at least 1s between rounds"), "{stderr}");
+    }
+    assert!(c.emu.requests().is_empty(), "bad input reads nothing");
+}
+
+#[test]
+fn ctrl_c_during_a_round_that_never_ends_stops_watch() {
+    let c = cluster(room::room(&[("alice", &["volcano-gang"])]));
+    // Every LIST is held far longer than the test would wait.
+    c.emu.fault(
+        Some("GET"),
+        "/api",
+        false,
+        Fault::Latency(Duration::from_secs(3600)),
+    );
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("trainlab"))
+        .env("LANG", "C.UTF-8")
+        .env("NO_COLOR", "1")
+        .env("KUBECONFIG", &c.kubeconfig)
+        .env(
+            "TRAINLAB_CACHE_DIR",
+            crate::support::cache_beside(&c.kubeconfig),
+        )
+        .args([
+            "grade",
+            "volcano-gang",
+            "--learners",
+            "alice",
+            "--watch",
+            "--request-timeout",
+            "3600s",
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Until the round is under way (its first request is held).
+    while c.emu.requests().is_empty() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "trainlab stopped early"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let pid = child.id().to_string();
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    // Ends on its own (a hang is named by cargo test's slow-test notice, no clock here).
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("interrupted (Ctrl-C) before the first round finished"),
+        "{stderr}"
+    );
+}

@@ -289,6 +289,12 @@ impl Emulator {
         self.lock().requests.clone()
     }
 
+    /// From now on every LIST page carries a new continue token, so a client that follows
+    /// them never finishes (each page is the first page again).
+    pub fn endless_pages(&self) {
+        self.lock().endless_pages = true;
+    }
+
     pub fn clear_requests(&self) {
         self.lock().requests.clear();
     }
@@ -949,6 +955,7 @@ fn builtin_resources() -> Vec<Resource> {
         ("batch", "v1", "Job", "jobs", true, true, false, &[], &["all"]),
         ("apps", "v1", "Deployment", "deployments", true, false, false, &["deploy"], &["all"]),
         ("apps", "v1", "StatefulSet", "statefulsets", true, true, false, &["sts"], &["all"]),
+        ("apps", "v1", "DaemonSet", "daemonsets", true, true, false, &["ds"], &["all"]),
         ("storage.k8s.io", "v1", "StorageClass", "storageclasses", false, false, true, &["sc"], &[]),
         ("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", false, false, true, &["crd", "crds"], &[]),
     ];
@@ -1507,6 +1514,8 @@ struct Inner {
     store: BTreeMap<Key, Value>,
     rv: u64,
     faults: Vec<FaultRule>,
+    /// Every LIST page ends with a new continue token, forever (a broken server or proxy).
+    endless_pages: bool,
     requests: Vec<Recorded>,
     history: Vec<Change>,
     changes: broadcast::Sender<Change>,
@@ -1531,6 +1540,7 @@ impl Inner {
             store: BTreeMap::new(),
             rv: 0,
             faults: Vec::new(),
+            endless_pages: false,
             requests: Vec::new(),
             history: Vec::new(),
             changes,
@@ -2189,6 +2199,7 @@ impl Inner {
         let filter = Filter::from_request(req, t)?;
         let all = self.selected_refs(&filter);
         let offset: usize = match req.query.get("continue").filter(|c| !c.is_empty()) {
+            Some(token) if self.endless_pages && token.starts_with("endless-") => 0,
             Some(token) => token
                 .strip_prefix("emulator-")
                 .and_then(|n| n.parse().ok())
@@ -2212,6 +2223,9 @@ impl Inner {
         if next < all.len() {
             metadata["continue"] = json!(format!("emulator-{next}"));
             metadata["remainingItemCount"] = json!(all.len() - next);
+        }
+        if self.endless_pages {
+            metadata["continue"] = json!(format!("endless-{}", self.next_seq));
         }
         if wants_metadata_only(req) {
             let items: Vec<Value> = page.into_iter().map(partial_metadata).collect();

@@ -59,7 +59,10 @@ pub fn runs(
         let script = match (last, last.entry()) {
             (Launch::Python(p), _) if p.code.is_some() => Some(read("python -c", p.code.as_ref())),
             (_, Some(e)) if e.script == "-" => Some(read("-", inv.heredoc.as_ref())),
-            (_, Some(e)) if !e.module => Some(file(&resolve(&e.script, c), spec, c, config_maps)),
+            (_, Some(e)) if !e.module => {
+                let path = resolve_in(&e.script, inv.cwd.as_deref(), c);
+                Some(file(&path, spec, c, config_maps))
+            }
             _ => None,
         };
         out.push(Run { launchers, script });
@@ -95,6 +98,15 @@ fn file(
 /// the manifest does not show: `/` is assumed (the default of most training images).
 pub fn resolve(script: &str, c: &Container) -> String {
     absolute(script, c).unwrap_or_else(|| clean(&format!("/{script}")))
+}
+
+/// [`resolve`] from the directory a command runs in after the script's `cd`s
+/// ([`Invocation::cwd`]), when known.
+pub fn resolve_in(script: &str, cwd: Option<&str>, c: &Container) -> String {
+    match cwd {
+        Some(dir) if !script.starts_with('/') => clean(&format!("{dir}/{script}")),
+        _ => resolve(script, c),
+    }
 }
 
 /// A `git clone` one of a container's commands makes.
@@ -212,10 +224,11 @@ fn git_clone(inv: &Invocation, c: &Container) -> Option<GitClone> {
     }
     let url = positional.first()?.clone();
     let dir = positional.get(1).cloned().unwrap_or_else(|| humanish(&url));
+    let cwd = inv.cwd.as_deref();
     let dir = match (dir.starts_with('/'), base) {
         (true, _) => clean(&dir),
-        (false, Some(b)) => resolve(&format!("{b}/{dir}"), c),
-        (false, None) => resolve(&dir, c),
+        (false, Some(b)) => resolve_in(&format!("{b}/{dir}"), cwd, c),
+        (false, None) => resolve_in(&dir, cwd, c),
     };
     Some(GitClone { url, branch, dir })
 }

@@ -136,6 +136,11 @@ pub struct Invocation {
     pub joined_by: Option<Connector>,
     /// Shell variables known just before the command runs.
     pub vars: BTreeMap<String, ShellVar>,
+    /// The directory the command runs in, as far as the manifest shows it: the container's
+    /// absolute `workingDir`, moved by the `cd`s before it in script order (a relative `cd`
+    /// from there, or from `/` when the image's directory is not shown). None once a `cd` goes
+    /// where the manifest cannot tell (`cd`, `cd -`, `cd $UNSET`).
+    pub cwd: Option<String>,
 }
 
 impl Invocation {
@@ -233,7 +238,36 @@ pub fn invocations(c: &Container) -> Result<Vec<Invocation>, ShellError> {
             container: c.name.clone(),
             problem,
         })?;
+    follow_cd(c, &mut out);
     Ok(out)
+}
+
+/// Sets each invocation's [`Invocation::cwd`] from the container's `workingDir` and the `cd`s
+/// before it. Control flow is not followed (as for variables): a `cd` counts from where it
+/// stands in the script.
+fn follow_cd(c: &Container, out: &mut [Invocation]) {
+    let mut cwd: Option<String> = c
+        .working_dir
+        .as_deref()
+        .filter(|w| w.starts_with('/'))
+        .map(super::super::k8s::mounts::clean);
+    for inv in out.iter_mut() {
+        inv.cwd = cwd.clone();
+        if inv.program() != Some("cd") {
+            continue;
+        }
+        let target = inv.expanded.iter().skip(1).find(|w| !w.starts_with('-'));
+        cwd = match target {
+            Some(dir) if super::is_var_ref(dir) || dir == "-" || dir.starts_with('~') => None,
+            Some(dir) if dir.starts_with('/') => Some(super::super::k8s::mounts::clean(dir)),
+            Some(dir) => {
+                let base = cwd.as_deref().unwrap_or("/");
+                Some(super::super::k8s::mounts::clean(&format!("{base}/{dir}")))
+            }
+            // `cd` alone goes home, which the manifest does not show.
+            None => None,
+        };
+    }
 }
 
 /// Splits a shell script (e.g. a ConfigMap'd entrypoint, or a `-c` string) into invocations.
@@ -504,6 +538,7 @@ impl Ctx<'_> {
             heredoc: raw.heredoc,
             joined_by: raw.joined_by,
             vars: vars.clone(),
+            cwd: None,
         });
         Ok(())
     }

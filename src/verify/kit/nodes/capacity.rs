@@ -85,6 +85,20 @@ impl GpuNodes {
             gpu_memory_mib: None,
         };
         if ctx.is_static() {
+            // A pod pinned to an instance type trainlab knows carries its GPU count: the
+            // manifest states the fact static mode would otherwise ask for.
+            if per.is_none() {
+                if let Some((gpus, named)) = named_instance_gpus(spec) {
+                    return Ok(GpuNodes {
+                        gpus_per_node: Ok(gpus),
+                        nodes: count.map(i64::from).ok_or(Unknown::Param("nodes")),
+                        names: std::iter::once(named)
+                            .chain(count.map(|n| format!("--param nodes={n}")))
+                            .collect(),
+                        gpu_memory_mib: None,
+                    });
+                }
+            }
             return Ok(from_params());
         }
         let nodes = match ctx.nodes_read() {
@@ -130,6 +144,30 @@ impl GpuNodes {
             gpu_memory_mib: memory.and_then(|m| m.into_iter().min()),
         }
     }
+}
+
+/// The GPUs per node of the instance type(s) a pod spec's placement allows, when every one of
+/// them is a GPU type trainlab knows and they agree (`nodeSelector` of `p5.48xlarge`, or
+/// `In [p5.48xlarge, p5e.48xlarge]`): the count, and the placement as evidence.
+pub fn named_instance_gpus(spec: &PodSpec) -> Option<(i64, String)> {
+    let label = crate::facts::instances::INSTANCE_TYPE_LABEL;
+    let placement::Allowed::Only(types) = placement::allowed_values(spec, label) else {
+        return None;
+    };
+    let gpus: Option<Vec<u32>> = types
+        .iter()
+        .map(|t| crate::facts::instances::lookup(t).map(|i| i.gpus))
+        .collect();
+    let gpus = gpus?;
+    let first = *gpus.first()?;
+    if first == 0 || gpus.iter().any(|g| *g != first) {
+        return None;
+    }
+    let names: Vec<&str> = types.iter().map(String::as_str).collect();
+    Some((
+        i64::from(first),
+        format!("{label}: {} ({first} GPUs)", names.join(", ")),
+    ))
 }
 
 // ---------------------------------------------------------------------------------------------
