@@ -72,7 +72,7 @@ pub async fn connect(opts: &ConnectOpts) -> Result<Conn, Error> {
             let context = opts
                 .context
                 .clone()
-                .or_else(|| kc.current_context.clone())
+                .or_else(|| kc.current_context.clone().filter(|c| !c.is_empty()))
                 .ok_or_else(|| {
                     Error::usage(
                         "kubeconfig に current context がありません。--context NAME で指定してください",
@@ -95,6 +95,7 @@ pub async fn connect(opts: &ConnectOpts) -> Result<Conn, Error> {
                     )
                 });
             }
+            check_context_refs(&kc, &context)?;
             ca_file = certificate_authority_file(&kc, &context);
             let options = KubeConfigOptions {
                 context: Some(context.clone()),
@@ -109,6 +110,7 @@ pub async fn connect(opts: &ConnectOpts) -> Result<Conn, Error> {
                         format!("cannot use context `{context}`: {why}"),
                     )
                 })?;
+            refuse_removed_auth_provider(&config, &context)?;
             eks = super::eks_token::take_over(&mut config, opts.eks_token, &context).await?;
             // An exec kube will run (one not taken over above, and only when the user has no
             // other credentials, as kube decides): run once here, bounded, for a clear error.
@@ -169,6 +171,65 @@ pub async fn connect(opts: &ConnectOpts) -> Result<Conn, Error> {
         chunk_size: opts.chunk_size,
         version: Default::default(),
     })
+}
+
+/// The cluster and user a context names must be in the kubeconfig: a dangling name is a broken
+/// kubeconfig (bad input, exit 2), as a missing context is, not an unreachable cluster.
+fn check_context_refs(kc: &Kubeconfig, context: &str) -> Result<(), Error> {
+    let Some(ctx) = kc
+        .contexts
+        .iter()
+        .find(|c| c.name == context)
+        .and_then(|c| c.context.as_ref())
+    else {
+        return Ok(());
+    };
+    let echo = |s: &str| crate::catalog::echo(s, 80);
+    if !kc.clusters.iter().any(|c| c.name == ctx.cluster) {
+        let known: Vec<String> = kc.clusters.iter().map(|c| echo(&c.name)).collect();
+        let (name, known) = (echo(&ctx.cluster), known.join(", "));
+        return Err(Error::usage(
+            format!("context `{}` はクラスター `{name}` を指していますが、kubeconfig にその名前のクラスターがありません（定義されているクラスター: {known}）", echo(context)),
+            format!("context `{}` names the cluster `{name}`, which the kubeconfig does not define (clusters: {known})", echo(context)),
+        ));
+    }
+    if let Some(user) = ctx.user.as_deref().filter(|u| !u.is_empty()) {
+        if !kc.auth_infos.iter().any(|u| u.name == user) {
+            let known: Vec<String> = kc.auth_infos.iter().map(|u| echo(&u.name)).collect();
+            let (name, known) = (echo(user), known.join(", "));
+            return Err(Error::usage(
+                format!("context `{}` はユーザー `{name}` を指していますが、kubeconfig にその名前のユーザーがありません（定義されているユーザー: {known}）", echo(context)),
+                format!("context `{}` names the user `{name}`, which the kubeconfig does not define (users: {known})", echo(context)),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The `gcp` and `azure` auth providers were removed from client-go (and so from kubectl) in
+/// Kubernetes 1.26 in favour of exec plugins (kubernetes/kubernetes CHANGELOG-1.26: the in-tree
+/// credential plugins for Azure and GCP are gone); kube-rs only keeps `gcp` behind a feature
+/// trainlab does not build. Said plainly, with the plugin that replaces each.
+fn refuse_removed_auth_provider(config: &kube::Config, context: &str) -> Result<(), Error> {
+    let Some(provider) = config.auth_info.auth_provider.as_ref() else {
+        return Ok(());
+    };
+    let (plugin, how) = match provider.name.as_str() {
+        "gcp" => (
+            "gke-gcloud-auth-plugin",
+            "`gcloud components install gke-gcloud-auth-plugin`, then `gcloud container clusters get-credentials CLUSTER`",
+        ),
+        "azure" => (
+            "kubelogin",
+            "install kubelogin (https://azure.github.io/kubelogin/), then `kubelogin convert-kubeconfig`",
+        ),
+        _ => return Ok(()),
+    };
+    let name = &provider.name;
+    Err(Error::usage(
+        format!("context `{context}`: kubeconfig のユーザーは auth-provider `{name}` を使っていますが、これは Kubernetes 1.26 で kubectl からも削除されました。trainlab は対応していません。代わりの exec プラグイン {plugin} を使ってください: {how}"),
+        format!("context `{context}`: the kubeconfig's user uses the `{name}` auth-provider, which Kubernetes 1.26 removed from kubectl as well; trainlab does not support it. Use its replacement exec plugin, {plugin}: {how}"),
+    ))
 }
 
 /// The API server URL must say `https://` or `http://`: without a scheme kube's client cannot

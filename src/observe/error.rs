@@ -52,6 +52,10 @@ pub enum InputError {
     #[error("{path}: no Kubernetes objects found (expected .yaml, .yml or .json files)")]
     Empty { path: String },
 
+    /// Files were read, and none holds an object: each is empty, or only comments and `---`.
+    #[error("{path}: holds no Kubernetes object (empty, or only comments and `---`); write the manifest in it, or name the file that has it")]
+    NoObjects { path: String },
+
     /// Input beyond a limit that bounds trainlab's memory (`--max-input-mib`, `--max-objects`),
     /// or a YAML structure its parser refuses to build (nesting, alias expansion); said in both
     /// languages by whoever found it.
@@ -116,6 +120,9 @@ impl InputError {
             ),
             InputError::Empty { path } => format!(
                 "{path}: Kubernetes のオブジェクトが見つかりません（.yaml、.yml か .json のファイルが必要です）"
+            ),
+            InputError::NoObjects { path } => format!(
+                "{path}: Kubernetes のオブジェクトがありません（空か、コメントと `---` だけです）。マニフェストを書くか、マニフェストのあるファイルを指定してください"
             ),
         }
     }

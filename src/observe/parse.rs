@@ -405,11 +405,35 @@ pub enum ReadError {
     Io(String),
     #[error("binary data, not YAML or JSON (a NUL byte at offset {0})")]
     Binary(usize),
+    /// UTF-16 text (Windows editors and PowerShell's `>` write it): trainlab reads UTF-8, as
+    /// JSON requires (RFC 8259 §8.1) and every Kubernetes tool writes.
+    #[error("UTF-16 text, not UTF-8: save it as UTF-8 (in PowerShell, `Out-File -Encoding utf8`; most editors offer the encoding in their Save As dialog)")]
+    Utf16,
     #[error("not UTF-8 text (an invalid byte at offset {0})")]
     NotUtf8(usize),
     /// More than the bound came.
     #[error("larger than the most trainlab reads (raise it with --max-input-mib)")]
     TooLarge,
+}
+
+/// Whether bytes that hold a NUL are UTF-16 text: a byte-order mark (FF FE, FE FF), or ASCII
+/// with every other byte zero at the start (UTF-16 without a mark).
+fn looks_utf16(bytes: &[u8]) -> bool {
+    if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
+        return true;
+    }
+    let head = &bytes[..bytes.len().min(64) & !1];
+    if head.len() < 4 {
+        return false;
+    }
+    let pairs = head.chunks_exact(2);
+    let le = pairs
+        .clone()
+        .all(|p| p[1] == 0 && p[0] != 0 && p[0].is_ascii());
+    let be = pairs
+        .clone()
+        .all(|p| p[0] == 0 && p[1] != 0 && p[1].is_ascii());
+    le || be
 }
 
 /// A text input, read a block at a time: stops at the first NUL byte (binary data, not YAML or
@@ -427,6 +451,11 @@ pub(crate) fn read_text_bounded(input: impl std::io::Read, max: u64) -> Result<S
             break;
         }
         if let Some(i) = block[..n].iter().position(|b| *b == 0) {
+            let mut head = bytes.clone();
+            head.extend_from_slice(&block[..n]);
+            if looks_utf16(&head) {
+                return Err(ReadError::Utf16);
+            }
             return Err(ReadError::Binary(bytes.len() + i));
         }
         bytes.extend_from_slice(&block[..n]);

@@ -79,9 +79,12 @@ pub fn files(paths: &[PathBuf]) -> Result<Observed, InputError> {
     objects = dedupe(objects.into_iter().chain(from_stdin).collect())?;
     if objects.is_empty() {
         let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-        return Err(InputError::Empty {
-            path: shown.join(", "),
-        });
+        let path = shown.join(", ");
+        // Files named one by one (or standard input) were read: they are empty, not missing.
+        if paths.iter().all(|p| p.as_os_str() == STDIN || p.is_file()) {
+            return Err(InputError::NoObjects { path });
+        }
+        return Err(InputError::Empty { path });
     }
     let detail: Vec<String> = paths
         .iter()

@@ -1098,3 +1098,67 @@ fn yaml_nested_past_the_limit_is_said_in_plain_words() {
     );
     assert!(!stderr.contains("Depth {"), "{stderr}");
 }
+
+#[test]
+fn a_utf16_file_and_an_empty_file_are_said_for_what_they_are() {
+    let dir = tempfile::tempdir().unwrap();
+    // "apiVersion: v1" as UTF-16LE with its byte-order mark, as PowerShell's `>` writes it.
+    let mut utf16 = vec![0xFF, 0xFE];
+    for unit in "apiVersion: v1\n".encode_utf16() {
+        utf16.extend_from_slice(&unit.to_le_bytes());
+    }
+    std::fs::write(dir.path().join("u16.yaml"), utf16).unwrap();
+    std::fs::write(dir.path().join("empty.yaml"), "# TODO\n---\n").unwrap();
+    for (file, says) in [
+        ("u16.yaml", "UTF-16 text, not UTF-8: save it as UTF-8"),
+        (
+            "empty.yaml",
+            "holds no Kubernetes object (empty, or only comments and `---`)",
+        ),
+    ] {
+        let out = trainlab()
+            .args(["check", "9", "--files"])
+            .arg(dir.path().join(file))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{file}: {stderr}");
+        assert!(stderr.contains(says), "{file}: {stderr}");
+        assert!(!stderr.contains("NUL byte"), "{stderr}");
+    }
+}
+
+#[test]
+fn a_kubeconfig_context_naming_a_missing_cluster_or_an_empty_current_context_is_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let write_kc = |current: &str, cluster: &str| {
+        let path = dir.path().join(format!("kubeconfig-{cluster}"));
+        std::fs::write(
+            &path,
+            format!(
+                "apiVersion: v1\nkind: Config\nclusters: [{{name: c, cluster: {{server: \"https://127.0.0.1:1\"}}}}]\nusers: [{{name: u, user: {{token: t}}}}]\ncontexts: [{{name: x, context: {{cluster: {cluster}, user: u}}}}]\ncurrent-context: {current}\n"
+            ),
+        )
+        .unwrap();
+        path
+    };
+    for (kc, says) in [
+        (
+            write_kc("x", "missing"),
+            "context `x` names the cluster `missing`, which the kubeconfig does not define (clusters: c)",
+        ),
+        (
+            write_kc("\"\"", "c"),
+            "the kubeconfig has no current context; pass --context NAME",
+        ),
+    ] {
+        let out = trainlab()
+            .args(["check", "9", "--request-timeout", "2s", "--kubeconfig"])
+            .arg(&kc)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(says), "{stderr}");
+    }
+}

@@ -2003,3 +2003,88 @@ fn a_credential_plugin_that_answers_is_used() {
     });
     assert!(bearer, "the plugin's token is sent");
 }
+
+// --- proxy-url (issue 31 §4) ----------------------------------------------------------------------
+
+/// A CONNECT proxy on 127.0.0.1 that tunnels to wherever it is asked and counts the tunnels.
+fn connect_proxy() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let tunnels = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = tunnels.clone();
+    std::thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            let counted = counted.clone();
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(client.try_clone().unwrap());
+                let mut first = String::new();
+                reader.read_line(&mut first).unwrap();
+                let target = first
+                    .split_whitespace()
+                    .nth(1)
+                    .unwrap_or_default()
+                    .to_string();
+                // The rest of the request head.
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                }
+                if !first.starts_with("CONNECT ") {
+                    return;
+                }
+                let Ok(upstream) = std::net::TcpStream::connect(&target) else {
+                    return;
+                };
+                counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let mut client = client;
+                client
+                    .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                    .unwrap();
+                let (mut c2, mut u2) = (client.try_clone().unwrap(), upstream.try_clone().unwrap());
+                let up = std::thread::spawn(move || {
+                    let _ = std::io::copy(&mut reader, &mut u2);
+                });
+                let mut upstream = upstream;
+                let _ = std::io::copy(&mut upstream, &mut c2);
+                let _ = up.join();
+            });
+        }
+    });
+    (url, tunnels)
+}
+
+#[test]
+fn a_kubeconfig_proxy_url_is_used() {
+    let c = cluster(all_solution_states());
+    let (proxy, tunnels) = connect_proxy();
+    let text = std::fs::read_to_string(&c.kubeconfig).unwrap();
+    let mut config: Value = serde_json::from_str(&text).unwrap();
+    config["clusters"][0]["cluster"]["proxy-url"] = json!(proxy);
+    let kubeconfig = c.dir.path().join("kubeconfig-proxy");
+    std::fs::write(&kubeconfig, serde_json::to_string(&config).unwrap()).unwrap();
+    let (code, stdout, stderr) = check_with_kubeconfig(&c, &kubeconfig, &[]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(
+        tunnels.load(std::sync::atomic::Ordering::SeqCst) > 0,
+        "the requests went through the proxy"
+    );
+}
+
+#[test]
+fn a_removed_auth_provider_is_named_with_its_replacement() {
+    let c = cluster(nodes());
+    let text = std::fs::read_to_string(&c.kubeconfig).unwrap();
+    let mut config: Value = serde_json::from_str(&text).unwrap();
+    config["users"][0]["user"] = json!({"auth-provider": {"name": "gcp", "config": {}}});
+    let kubeconfig = c.dir.path().join("kubeconfig-gcp");
+    std::fs::write(&kubeconfig, serde_json::to_string(&config).unwrap()).unwrap();
+    let (code, stdout, stderr) = check_with_kubeconfig(&c, &kubeconfig, &[]);
+    assert_eq!(code, 2, "{stdout}\n{stderr}");
+    assert!(stderr.contains("`gcp` auth-provider"), "{stderr}");
+    assert!(stderr.contains("gke-gcloud-auth-plugin"), "{stderr}");
+    assert!(!stderr.contains("Enable oauth feature"), "{stderr}");
+    assert!(c.requests().is_empty());
+}
