@@ -95,16 +95,44 @@ fn gpus_of(c: &k8s_openapi::api::core::v1::Container) -> i64 {
         .unwrap_or(0)
 }
 
+/// The site a profile's files are rendered with: kind's stand-ins, or a fixed EKS site (the
+/// values of tests/support/state.rs `test_site`).
+fn site_of(profile: &str) -> trainlab::profile::site::SiteValues {
+    use trainlab::profile::site::SiteValues;
+    if profile != "eks" {
+        return SiteValues::kind();
+    }
+    SiteValues::from_map(
+        [
+            ("cluster", "labtest"),
+            ("region", "eu-north-1"),
+            ("account", "111122223333"),
+            ("zone", "eu-north-1b"),
+            ("subnet_id", "subnet-0a1b2c3d4e5f60718"),
+            ("security_group_ids", "sg-0f1e2d3c4b5a69788"),
+            ("node_role", "labtest-karpenter-node"),
+            ("gpu_node_class", "trainlab-gpu"),
+            ("neuron_node_class", "trainlab-neuron"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect(),
+    )
+}
+
 /// The cases of one lab folder as one profile applies it.
 fn cases_of(b: &LabBundle, profile: &str) -> Vec<Value> {
     let mut out = Vec::new();
     let parsed: Vec<(&str, Vec<Obj>)> = ["starter", "solution"]
         .iter()
-        .flat_map(|folder| b.files_for(folder, profile))
+        .flat_map(|folder| {
+            b.files_for(folder, profile, &site_of(profile))
+                .expect("lab files render")
+        })
         .map(|(rel, text)| {
             (
                 rel,
-                parse_text(text, &b.path_of(rel)).expect("lab files parse"),
+                parse_text(&text, &b.path_of(rel)).expect("lab files parse"),
             )
         })
         .collect();

@@ -55,6 +55,31 @@ impl LabError {
     }
 }
 
+/// How a lab file names a fact of the cluster it runs on (`${site.zone}`): the same token as
+/// `profile::site::TOKEN_OPEN` (the catalog sits below `profile` and cannot name it; a test in
+/// `ops::manifests` keeps the two equal).
+pub const SITE_TOKEN: &str = "${site.";
+
+/// What fills the `${site.KEY}` tokens of a lab's files. `profile::site::SiteValues` is the one
+/// every command uses (implemented in `ops::manifests`, a layer that sees both); [`AsWritten`]
+/// leaves them as they are, for what only prints a lab.
+pub trait SiteFill {
+    type Error;
+    /// `text` (the file `origin`) with every token filled, or why one cannot be.
+    fn fill(&self, text: &str, origin: &str) -> Result<String, Self::Error>;
+}
+
+/// Leaves every `${site.KEY}` as written (`show`, which reads no site file).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AsWritten;
+
+impl SiteFill for AsWritten {
+    type Error = LabError;
+    fn fill(&self, text: &str, _origin: &str) -> Result<String, LabError> {
+        Ok(text.to_string())
+    }
+}
+
 /// A lab file plus the files around it (`starter/`, `solution/`, the draft), keyed by their path
 /// relative to the lab folder with `/` separators.
 #[derive(Debug, Clone)]
@@ -82,7 +107,10 @@ impl LabBundle {
     /// `solution-<profile>/` laid over it. An overlay file replaces the base file of the same
     /// name; base files without one are shared by every profile. The kind profile has no
     /// overlay today, so it gets the base folder as it is.
-    pub fn files_for(&self, folder: &str, profile: &str) -> Vec<(&str, &str)> {
+    ///
+    /// The text is as written: `${site.KEY}` tokens are still in it. Everything that applies,
+    /// grades or prints a lab's files reads [`LabBundle::files_for`], which renders them.
+    pub fn raw_files_for(&self, folder: &str, profile: &str) -> Vec<(&str, &str)> {
         let overlay = self.files_under(&format!("{folder}-{profile}"));
         let replaced: BTreeSet<&str> = overlay.iter().map(|(k, _)| file_name(k)).collect();
         let mut files: Vec<(&str, &str)> = self
@@ -94,6 +122,22 @@ impl LabBundle {
         // One order whichever folder a file comes from: the same apply order on both profiles.
         files.sort_by(|a, b| file_name(a.0).cmp(file_name(b.0)).then(a.0.cmp(b.0)));
         files
+    }
+
+    /// [`LabBundle::raw_files_for`] with every `${site.KEY}` filled by `site`: the site values a
+    /// command resolved (`profile::site::SiteValues`: kind's stand-ins on the kind profile, the
+    /// cluster's site file and `--param` on EKS), whose refusal names the file and the `--param`
+    /// that gives a missing value, so no placeholder ever leaves this function.
+    pub fn files_for<F: SiteFill>(
+        &self,
+        folder: &str,
+        profile: &str,
+        site: &F,
+    ) -> Result<Vec<(&str, String)>, F::Error> {
+        self.raw_files_for(folder, profile)
+            .into_iter()
+            .map(|(rel, text)| Ok((rel, site.fill(text, &self.path_of(rel))?)))
+            .collect()
     }
 
     /// Whether a profile has its own overlay of `folder` (`solution-eks/`).

@@ -23,13 +23,14 @@ pub fn capacity(
     b: &LabBundle,
     folders: &[&str],
     profile: Profile,
+    site: &crate::profile::site::SiteValues,
 ) -> Result<Capacity, crate::Error> {
     if profile != Profile::Eks {
         return Ok(Capacity::default());
     }
     let mut objs = Vec::new();
     for folder in folders {
-        objs.extend(manifests::objects(b, folder, profile)?);
+        objs.extend(manifests::objects(b, folder, profile, site)?);
     }
     Ok(Capacity::of(&objs))
 }

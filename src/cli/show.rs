@@ -101,7 +101,10 @@ pub fn render(b: &LabBundle, lang: Lang, profile: Profile) -> String {
 /// The command lines of the profile's reference solution (`solution/` with its overlay), each
 /// with where it is written and the image it runs in: on EKS, what an expert runs.
 fn render_solution(s: &mut String, b: &LabBundle, lang: Lang, profile: Profile) {
-    let Ok(lines) = crate::verify::commands::command_lines(b, "solution", profile.as_str()) else {
+    // Shown as written: each `${site.KEY}` stays a token (show reads no site file).
+    let site = crate::catalog::AsWritten;
+    let Ok(lines) = crate::verify::commands::command_lines(b, "solution", profile.as_str(), &site)
+    else {
         return;
     };
     if lines.is_empty() {

@@ -8,6 +8,7 @@ use super::output::eprint;
 use super::{apply, confirm, print, Global};
 use crate::exit::ExitCode;
 use crate::ops::manifests;
+use crate::profile::site::SiteValues;
 use crate::profile::Profile;
 use crate::text::say;
 
@@ -31,6 +32,10 @@ pub struct SolveArgs {
     /// otherwise kind]
     #[arg(long, value_enum)]
     pub profile: Option<Profile>,
+    /// A site value the answer names, e.g. --param subnet_id=subnet-0abc… (over the site file
+    /// `trainlab setup eks` wrote for the context)
+    #[arg(long = "param", value_name = "KEY=VALUE", value_parser = super::parse_param)]
+    pub params: Vec<(String, String)>,
     /// Apply without asking when the EKS answer starts GPU or Trainium nodes (needed when not
     /// on a terminal; `--dry-run` shows what it would start)
     #[arg(long, short = 'y')]
@@ -39,13 +44,43 @@ pub struct SolveArgs {
     pub live: LiveArgs,
 }
 
+/// The site values `start`/`solve` fill `${site.KEY}` with: kind's stand-ins, or on EKS the
+/// site file of the kube context (`--context`, else the kubeconfig's current one), each under
+/// `--param`. A `--param` that is no site key is bad input listing the keys.
+pub fn resolve_site(
+    profile: Profile,
+    live: &LiveArgs,
+    params: &[(String, String)],
+) -> Result<SiteValues, crate::Error> {
+    use crate::profile::site::KEYS;
+    if let Some((k, _)) = params
+        .iter()
+        .find(|(k, _)| !KEYS.iter().any(|(key, _)| key == k))
+    {
+        let keys = KEYS.iter().map(|(k, _)| *k).collect::<Vec<_>>().join(", ");
+        return Err(crate::Error::usage(
+            format!("--param {k}: サイトの値ではありません。使えるキー: {keys}"),
+            format!("--param {k}: not a site value; known keys: {keys}"),
+        ));
+    }
+    let context = live.context.clone().or_else(|| {
+        let kc = match live.kubeconfig.as_deref() {
+            Some(p) => kube::config::Kubeconfig::read_from(p).ok()?,
+            None => kube::config::Kubeconfig::read().ok()?,
+        };
+        kc.current_context
+    });
+    SiteValues::resolve(profile, context.as_deref(), params)
+}
+
 pub fn run(g: &Global, a: &SolveArgs) -> Result<ExitCode, crate::Error> {
     let catalog = g.catalog()?;
     let b = crate::plan::select(&catalog, std::slice::from_ref(&a.lab), false)?[0];
     let place = manifests::Placement::new(&b.lab.id, a.namespace.as_deref(), a.learner.as_deref())?;
     let profile = apply::profile_for(a.profile, &a.live);
+    let place = place.with_site(resolve_site(profile, &a.live, &a.params)?);
     let lang = g.lang();
-    let capacity = apply::capacity(b, &["starter", "solution"], profile)?;
+    let capacity = apply::capacity(b, &["starter", "solution"], profile, &place.site)?;
     let what = say(lang, "この解答", "This answer");
     if a.dry_run {
         print(&format!(

@@ -49,6 +49,10 @@ pub struct StartArgs {
     /// with `check LAB --files`
     #[arg(long)]
     pub draft_only: bool,
+    /// A site value the starter names, e.g. --param zone=us-east-1b (over the site file
+    /// `trainlab setup eks` wrote for the context)
+    #[arg(long = "param", value_name = "KEY=VALUE", value_parser = super::parse_param)]
+    pub params: Vec<(String, String)>,
     /// Apply without asking when the EKS starter starts GPU or Trainium nodes (needed when not
     /// on a terminal)
     #[arg(long, short = 'y')]
@@ -62,8 +66,9 @@ pub fn run(g: &Global, a: &StartArgs) -> Result<ExitCode, crate::Error> {
     let lang = g.lang();
     let b = crate::plan::select(&catalog, std::slice::from_ref(&a.lab), false)?[0];
     let place = manifests::Placement::new(&b.lab.id, a.namespace.as_deref(), a.learner.as_deref())?;
-    let namespace = &place.namespace;
     let profile = apply::profile_for(a.profile, &a.live);
+    let place = place.with_site(super::solve::resolve_site(profile, &a.live, &a.params)?);
+    let namespace = &place.namespace;
     let task = b.lab.task.as_ref();
     // In a workshop the draft names the learner's cluster-scoped objects as `grade` looks them up.
     let draft = task
@@ -93,7 +98,7 @@ pub fn run(g: &Global, a: &StartArgs) -> Result<ExitCode, crate::Error> {
         ));
     }
     if !a.draft_only {
-        let capacity = apply::capacity(b, &["starter"], profile)?;
+        let capacity = apply::capacity(b, &["starter"], profile, &place.site)?;
         let what = crate::text::say(lang, "この starter", "This starter");
         if !super::confirm::capacity_agreed(&capacity, &what, &b.lab.id, a.yes, lang)? {
             print(&crate::text::say(

@@ -104,6 +104,7 @@ fn batch(
         .filter(|q| seen.insert(q.clone()))
         .collect();
     let obs = reads.observed(&queries);
+    let params = crate::plan::params_with_site(&plan.params, Some(context), plan.profile)?;
     let mut out = Vec::with_capacity(names.len());
     for (l, mine) in names.iter().zip(items.chunks(per)) {
         let mut results = Vec::with_capacity(mine.len());
@@ -115,7 +116,7 @@ fn batch(
                 item.verifier,
                 &obs,
                 &target,
-                &plan.params,
+                &params,
                 plan.profile,
                 Some(caps),
             )?);

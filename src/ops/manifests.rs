@@ -1,31 +1,50 @@
 //! A lab's manifests (`starter/`, `draft/`, `solution/`) as objects, where a command puts them
 //! (`Placement`), and applying them to a connected cluster.
 
-use crate::catalog::{LabBundle, PROFILES};
+use crate::catalog::{LabBundle, SiteFill, PROFILES};
 use crate::cluster::{apply_all, apply_rename, learner_renames, prepare, Change, Conn, Discovery};
 use crate::observe::{parse_text, Obj};
 use crate::plan::learners::{self, Template};
+use crate::profile::site::SiteValues;
 use crate::profile::Profile;
 
+/// The site values fill a lab's files (`LabBundle::files_for`); a value the site lacks is the
+/// refusal `SiteValues::render` words, naming the `--param` that gives it.
+impl SiteFill for SiteValues {
+    type Error = crate::Error;
+    fn fill(&self, text: &str, origin: &str) -> Result<String, crate::Error> {
+        self.render(text, origin)
+    }
+}
+
 /// The objects of a lab folder as a profile applies it: `starter/` or `solution/` with the
-/// profile's overlay (`solution-eks/`), or `draft/` as it is.
-pub fn objects(b: &LabBundle, folder: &str, profile: Profile) -> Result<Vec<Obj>, crate::Error> {
+/// profile's overlay (`solution-eks/`), or `draft/` as it is, every `${site.KEY}` filled from
+/// `site` (a value it lacks is a refusal naming the `--param`).
+pub fn objects(
+    b: &LabBundle,
+    folder: &str,
+    profile: Profile,
+    site: &SiteValues,
+) -> Result<Vec<Obj>, crate::Error> {
     let mut out = Vec::new();
-    for (rel, text) in b.files_for(folder, profile.as_str()) {
-        out.extend(parse_text(text, &b.path_of(rel))?);
+    for (rel, text) in b.files_for(folder, profile.as_str(), site)? {
+        out.extend(parse_text(&text, &b.path_of(rel))?);
     }
     Ok(out)
 }
 
 /// Every object a folder holds under any profile (what `reset` must know about whichever
-/// profile applied it), each file once.
+/// profile applied it), each file once. Only kinds and names are read from them, and no site
+/// value is a kind or a name: each `${site.KEY}` is filled with kind's stand-in, so a cluster
+/// without a site file can still be reset. These objects are never applied.
 fn objects_any_profile(b: &LabBundle, folder: &str) -> Result<Vec<Obj>, crate::Error> {
+    let names_only = SiteValues::kind();
     let mut seen = std::collections::BTreeSet::new();
     let mut out = Vec::new();
     for profile in PROFILES {
-        for (rel, text) in b.files_for(folder, profile) {
+        for (rel, text) in b.files_for(folder, profile, &names_only)? {
             if seen.insert(rel) {
-                out.extend(parse_text(text, &b.path_of(rel))?);
+                out.extend(parse_text(&text, &b.path_of(rel))?);
             }
         }
     }
@@ -147,7 +166,7 @@ pub async fn apply_folders(
         } else {
             &mut task
         };
-        into.extend(objects(b, folder, profile)?);
+        into.extend(objects(b, folder, profile, &place.site)?);
     }
     let discovery = Discovery::new();
     let set = prepare(
@@ -206,7 +225,7 @@ pub fn render_plan(
     profile: Profile,
     place: &Placement,
 ) -> Result<String, crate::Error> {
-    let objs = objects(b, folder, profile)?;
+    let objs = objects(b, folder, profile, &place.site)?;
     let scopes: Vec<bool> = objs.iter().map(|o| !namespaced_offline(o)).collect();
     let prefix = if folder == "starter" {
         ""
@@ -236,9 +255,20 @@ pub struct Placement {
     /// `alice-` with `--learner alice`, else empty.
     pub name_prefix: String,
     pub learner: Option<String>,
+    /// The site values its files are filled with (`${site.KEY}`); none until
+    /// [`Placement::with_site`], so a command that forgets them refuses instead of applying a
+    /// placeholder.
+    pub site: SiteValues,
 }
 
 impl Placement {
+    /// The placement with the site values the command resolved
+    /// (`SiteValues::resolve(profile, context, --param)`).
+    pub fn with_site(mut self, site: SiteValues) -> Placement {
+        self.site = site;
+        self
+    }
+
     /// `-n` wins; `--learner NAME` puts the lab where `trainlab grade --learners NAME` looks on
     /// a shared cluster (the default namespace template, `{learner}-{lab}`) and prefixes the
     /// task's cluster-scoped objects with `NAME-`; else the lab's own namespace, no prefix.
@@ -255,6 +285,7 @@ impl Placement {
                 namespace: namespace.map_or_else(|| format!("trainlab-{lab_id}"), str::to_string),
                 name_prefix: String::new(),
                 learner: None,
+                site: SiteValues::default(),
             });
         };
         learners::check_learner(learner)?;
@@ -270,6 +301,7 @@ impl Placement {
             namespace: namespace.map_or(target.namespace, str::to_string),
             name_prefix: target.name_prefix,
             learner: Some(learner.to_string()),
+            site: SiteValues::default(),
         })
     }
 
@@ -469,6 +501,39 @@ fn replace_scalar(line: &str, from: &str, to: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reset_knows_the_kinds_and_names_of_files_with_site_tokens_without_a_site() {
+        let catalog = crate::catalog::Catalog::embedded().unwrap();
+        let b = catalog.get("karpenter-single-az").unwrap();
+        assert!(b
+            .raw_files_for("starter", "eks")
+            .iter()
+            .any(|(_, t)| t.contains("${site.")));
+        let kinds: Vec<String> = lab_kinds(b).unwrap().into_iter().map(|k| k.kind).collect();
+        assert!(kinds.contains(&"EC2NodeClass".to_string()), "{kinds:?}");
+        let named = task_objects(b).unwrap();
+        assert!(named
+            .iter()
+            .any(|(_, k, n)| k == "NodePool" && n == "gpu-training"));
+        // Applying is another matter: without the site's values the EKS starter is refused.
+        let empty = SiteValues::default();
+        let e = objects(b, "starter", Profile::Eks, &empty)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--param node_role="), "{e}");
+    }
+
+    #[test]
+    fn the_catalog_names_site_tokens_as_the_site_does() {
+        assert_eq!(crate::catalog::SITE_TOKEN, crate::profile::site::TOKEN_OPEN);
+        // lint grades with kind's values, which it cannot name: the same keys and values.
+        let lint: std::collections::BTreeMap<String, String> = crate::verify::LINT_SITE
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        assert_eq!(lint, crate::profile::site::kind_values());
+    }
 
     const DRAFT: &str = "\
 # A PVC on a class of its own; keep the comments.

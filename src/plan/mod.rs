@@ -446,6 +446,7 @@ async fn round(
             (&fresh, capabilities.as_ref())
         }
     };
+    let params = params_with_site(&plan.params, context.as_deref(), plan.profile)?;
     let mut results = Vec::with_capacity(plan.items.len());
     for item in &plan.items {
         let mut target = item.target.clone();
@@ -455,12 +456,32 @@ async fn round(
             item.verifier,
             obs,
             &target,
-            &plan.params,
+            &params,
             plan.profile,
             caps,
         )?);
     }
     Ok(results)
+}
+
+/// The `--param` values with, beneath them, the site file `trainlab setup eks` wrote for the
+/// kube context (`profile::site`): on a cluster it prepared, the lab parameters of the same
+/// name (zone, subnet_id, security_group_ids) are those facts of the cluster. Only `setup eks`
+/// writes site files, so a context that has one is an EKS cluster; `--profile kind` still
+/// ignores it. A site file that cannot be read is an error naming it; no context or no file
+/// changes nothing.
+pub fn params_with_site(
+    params: &BTreeMap<String, String>,
+    context: Option<&str>,
+    profile: Option<Profile>,
+) -> Result<BTreeMap<String, String>, Error> {
+    let site = match context {
+        Some(c) if profile != Some(Profile::Kind) => crate::profile::site::Site::load(c)?,
+        _ => None,
+    };
+    let mut out = site.map(|s| s.values).unwrap_or_default();
+    out.extend(params.iter().map(|(k, v)| (k.clone(), v.clone())));
+    Ok(out)
 }
 
 /// The process exit code of graded results: 3 when the environment kept any lab from being

@@ -1,8 +1,8 @@
 //! The command lines a lab's reference solution runs: what `show LAB --profile P` prints, and
 //! what the conformance suite (tests/conformance.rs) hands to the real tools' own parsers.
 
-use crate::catalog::LabBundle;
-use crate::observe::{parse_text, InputError};
+use crate::catalog::{LabBundle, SiteFill};
+use crate::observe::parse_text;
 
 use super::kit::k8s::workload::Workload;
 
@@ -31,14 +31,20 @@ impl CommandLine {
 
 /// Every container command line of a lab folder as one profile applies it (`solution/` with
 /// `solution-eks/` over it), in file order; containers without a command are left out.
-pub fn command_lines(
+/// Every `${site.KEY}` is filled by `site`: kind's stand-ins, the EKS site's values, or left as
+/// written (`catalog::AsWritten`).
+pub fn command_lines<F: SiteFill>(
     b: &LabBundle,
     folder: &str,
     profile: &str,
-) -> Result<Vec<CommandLine>, InputError> {
+    site: &F,
+) -> Result<Vec<CommandLine>, crate::Error>
+where
+    crate::Error: From<F::Error>,
+{
     let mut out = Vec::new();
-    for (rel, text) in b.files_for(folder, profile) {
-        for o in parse_text(text, &b.path_of(rel))? {
+    for (rel, text) in b.files_for(folder, profile, site)? {
+        for o in parse_text(&text, &b.path_of(rel))? {
             let Some(w) = Workload::from_obj(&o)? else {
                 continue;
             };

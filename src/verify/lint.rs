@@ -2,6 +2,7 @@
 //! the solution passes static mode, the draft fails it.
 
 use crate::catalog::{LabBundle, Stage, PROFILES};
+use crate::catalog::{SiteFill, SITE_TOKEN};
 use crate::facts::Profile;
 use crate::observe::{parse_text, Observed, SourceKind};
 
@@ -38,6 +39,16 @@ pub fn lint_lab(b: &LabBundle, verifier: Option<&dyn Verifier>) -> Vec<String> {
             problems.extend(lint_folder(b, v, profile, folder, should_pass));
         }
     }
+    // `start` writes the draft as it is, for the learner to finish: a site token there would
+    // reach them unfilled.
+    for (rel, text) in b.files_under("draft") {
+        if text.contains(SITE_TOKEN) {
+            problems.push(format!(
+                "{}: `{SITE_TOKEN}…}}` in the draft: `trainlab start` writes the draft as it is, so the learner would see the token; write a TODO for the value instead",
+                b.path_of(rel)
+            ));
+        }
+    }
     problems
 }
 
@@ -55,7 +66,7 @@ fn lint_folder(
 ) -> Vec<String> {
     let lab = &b.lab;
     let files = if folder == "solution" {
-        b.files_for(folder, profile)
+        b.raw_files_for(folder, profile)
     } else {
         b.files_under(folder)
     };
@@ -65,13 +76,23 @@ fn lint_folder(
     let file = b.path_of("lab.yaml");
     let mut problems = Vec::new();
     let mut objects = Vec::new();
-    for (rel, text) in &files {
-        match parse_text(text, &b.path_of(rel)) {
+    // Graded with kind's stand-in site values on every profile: kind's have every key, so what
+    // fails here is a token no site can fill (an unknown key, an unclosed `${site.`).
+    for (rel, raw) in &files {
+        let first_reader = profile == PROFILES[0] || rel.contains(&format!("-{profile}/"));
+        let text = match LintSite.fill(raw, &b.path_of(rel)) {
+            Ok(t) => t,
+            Err(e) => {
+                if first_reader {
+                    problems.push(e.to_string());
+                }
+                continue;
+            }
+        };
+        match parse_text(&text, &b.path_of(rel)) {
             // Each file once, under the first profile that reads it.
             Ok(o) => objects.extend(o),
-            Err(e) if profile == PROFILES[0] || rel.contains(&format!("-{profile}/")) => {
-                problems.push(e.to_string())
-            }
+            Err(e) if first_reader => problems.push(e.to_string()),
             Err(_) => {}
         }
     }
@@ -117,6 +138,52 @@ fn lint_folder(
         }
     }
     problems
+}
+
+/// The site values lint grades every profile's files with: kind's stand-ins (the same as
+/// `profile::site::kind_values`, which this layer cannot name; a test in `ops::manifests` keeps
+/// them equal).
+pub const LINT_SITE: &[(&str, &str)] = &[
+    ("cluster", "trainlab"),
+    ("region", "us-west-2"),
+    ("account", "000000000000"),
+    ("zone", "us-west-2a"),
+    ("subnet_id", "subnet-0123456789abcdef0"),
+    ("security_group_ids", "sg-0123456789abcdef0"),
+    ("node_role", "KarpenterNodeRole-trainlab"),
+    ("gpu_node_class", "default"),
+    ("neuron_node_class", "default"),
+];
+
+/// Fills `${site.KEY}` with [`LINT_SITE`]; a key no site has, or an unclosed token, is the lint
+/// problem naming the file.
+struct LintSite;
+
+impl SiteFill for LintSite {
+    type Error = String;
+    fn fill(&self, text: &str, origin: &str) -> Result<String, String> {
+        let mut out = String::with_capacity(text.len());
+        let mut rest = text;
+        while let Some(at) = rest.find(SITE_TOKEN) {
+            out.push_str(&rest[..at]);
+            let after = &rest[at + SITE_TOKEN.len()..];
+            let Some(end) = after.find('}') else {
+                return Err(format!("{origin}: `{SITE_TOKEN}` is not closed with `}}`"));
+            };
+            let key = &after[..end];
+            let Some((_, value)) = LINT_SITE.iter().find(|(k, _)| *k == key) else {
+                let known: Vec<&str> = LINT_SITE.iter().map(|(k, _)| *k).collect();
+                return Err(format!(
+                    "{origin}: unknown site value `{SITE_TOKEN}{key}}}` (known keys: {})",
+                    known.join(", ")
+                ));
+            };
+            out.push_str(value);
+            rest = &after[end + 1..];
+        }
+        out.push_str(rest);
+        Ok(out)
+    }
 }
 
 /// The hint keys, message ids and advice ids a graded result names that lab.yaml does not define.

@@ -3,7 +3,7 @@
 //! capability is missing skipped with the install command, and a lab with nothing counted
 //! reported as not graded (never 100 %).
 
-use crate::catalog::{LabBundle, Stage};
+use crate::catalog::{LabBundle, Stage, SITE_TOKEN};
 use crate::facts::capabilities::{self, Capabilities, Capability};
 use crate::facts::Profile;
 use crate::observe::{Observed, Query, SourceKind, Unavailable};
@@ -126,6 +126,26 @@ pub fn queries(verifier: &dyn Verifier, target: &Target) -> Vec<Query> {
     out
 }
 
+/// The lab's parameters for one run: the profile's values from lab.yaml under `overrides`
+/// (`--param`, and on a cluster `setup eks` prepared, the site file's values beneath them: the
+/// caller merges those, `plan::params_with_site`). A lab.yaml value written `${site.KEY}` stands
+/// for the site's value, which `overrides` carries when it is known; it is never a value itself,
+/// so it is left out (a check then grades without it, as without a `--param`).
+fn params_for(
+    bundle: &LabBundle,
+    profile: Option<Profile>,
+    overrides: &std::collections::BTreeMap<String, String>,
+    is_static: bool,
+) -> Params {
+    let mut defaults = bundle.lab.params(profile.unwrap_or(Profile::Kind).as_str());
+    defaults.retain(|_, v| !v.contains(SITE_TOKEN));
+    Params {
+        profile: defaults,
+        overrides: overrides.clone(),
+        profile_stands_for_cluster: is_static && profile.is_some(),
+    }
+}
+
 /// Grades one lab. `profile` overrides detection from the nodes.
 pub fn run(
     bundle: &LabBundle,
@@ -139,11 +159,7 @@ pub fn run(
     let lab = &bundle.lab;
     let nodes = JudgeCtx::nodes_of(obs).unwrap_or_default();
     let profile = profile.or_else(|| Profile::detect(&nodes));
-    let params = Params {
-        profile: lab.params(profile.unwrap_or(Profile::Kind).as_str()),
-        overrides: overrides.clone(),
-        profile_stands_for_cluster: obs.source.is_static() && profile.is_some(),
-    };
+    let params = params_for(bundle, profile, overrides, obs.source.is_static());
     let ctx = JudgeCtx {
         lab,
         target,

@@ -10,6 +10,7 @@ use trainlab::catalog::Catalog;
 use trainlab::catalog::Lang;
 use trainlab::labs::grade_lab;
 use trainlab::observe::{parse_file, Obj, Observed, SourceKind};
+use trainlab::profile::site::SiteValues;
 use trainlab::profile::Profile;
 use trainlab::report::LabReport;
 use trainlab::verify::{LabResult, Outcome, Reason, Status, Target};
@@ -21,14 +22,58 @@ pub fn data(rel: &str) -> PathBuf {
         .join(rel)
 }
 
-/// A lab's parameters for a profile (`task.params.eks`).
+/// The site a test renders a profile's lab files with: kind's own stand-ins, or for EKS a fixed
+/// site whose values differ from every kind value and every placeholder (a zone of another
+/// region, ids no lab file writes), so a test sees where a value came from.
+pub fn test_site(profile: &str) -> SiteValues {
+    if profile != "eks" {
+        return SiteValues::kind();
+    }
+    SiteValues::from_map(
+        [
+            ("cluster", "labtest"),
+            ("region", "eu-north-1"),
+            ("account", "111122223333"),
+            ("zone", "eu-north-1b"),
+            ("subnet_id", "subnet-0a1b2c3d4e5f60718"),
+            ("security_group_ids", "sg-0f1e2d3c4b5a69788"),
+            ("node_role", "labtest-karpenter-node"),
+            ("gpu_node_class", "trainlab-gpu"),
+            ("neuron_node_class", "trainlab-neuron"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect(),
+    )
+}
+
+/// A lab's parameters for a profile (`task.params.eks`), each `${site.KEY}` filled from
+/// [`test_site`].
 pub fn params_of(lab: &str, profile: &str) -> BTreeMap<String, String> {
+    let site = test_site(profile);
     Catalog::embedded()
         .expect("embedded labs")
         .get(lab)
         .expect("a shipped lab")
         .lab
         .params(profile)
+        .into_iter()
+        .map(|(k, v)| {
+            let v = site.render(&v, "lab.yaml").expect("lab params render");
+            (k, v)
+        })
+        .collect()
+}
+
+/// A lab folder's files as a profile applies them, rendered with [`test_site`].
+pub fn files_of(lab: &str, folder: &str, profile: &str) -> Vec<(String, String)> {
+    let catalog = Catalog::embedded().expect("embedded labs");
+    let b = catalog.get(lab).expect("a shipped lab");
+    b.files_for(folder, profile, &test_site(profile))
+        .expect("lab files render")
+        .into_iter()
+        .map(|(rel, text)| (b.path_of(rel), text))
+        .collect()
 }
 
 /// A saved state (all objects of a folder), editable before grading.
@@ -44,13 +89,10 @@ impl State {
     /// `solution/` with the profile's overlay laid over it, as `solve --profile` applies it
     /// (`LabBundle::files_for`), graded with the profile's parameters.
     pub fn solution_of(lab: &str, profile: &str) -> State {
-        let catalog = Catalog::embedded().expect("embedded labs");
-        let b = catalog.get(lab).expect("a shipped lab");
-        let objects = b
-            .files_for("solution", profile)
+        let objects = files_of(lab, "solution", profile)
             .into_iter()
-            .flat_map(|(rel, text)| {
-                trainlab::observe::parse_text(text, &b.path_of(rel)).expect("lab files parse")
+            .flat_map(|(path, text)| {
+                trainlab::observe::parse_text(&text, &path).expect("lab files parse")
             })
             .collect();
         let mut s = State {

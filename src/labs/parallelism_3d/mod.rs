@@ -14,6 +14,8 @@
 //! use, so a cluster with spare nodes does not ask for a bigger job and a smaller one asks for
 //! what fits; static mode takes `--param nodes` (or the profile's with `--profile`).
 
+mod activations;
+
 use crate::facts::instances::GPU;
 use crate::observe::kinds::{PODS, PYTORCHJOBS, TRAINJOBS};
 use crate::observe::InputError;
@@ -137,7 +139,7 @@ impl Verifier for Parallelism3d {
                 )));
                 j.push(ev(check_layers(&d)));
                 j.push(ev(check_batch(&d, dp)));
-                advise_memory(&mut j, ctx, &d, dp, &gpu_nodes)?;
+                advise_memory(&mut j, ctx, &launch, &d, dp, &gpu_nodes)?;
                 if let Some(a) = parallel::max_connections_advice(&launch, &d) {
                     j.advise(a);
                 }
@@ -441,6 +443,7 @@ fn check_batch(d: &Degrees, dp: Option<i64>) -> Outcome {
 fn advise_memory(
     j: &mut Judgement,
     ctx: &JudgeCtx,
+    launch: &JobLaunch,
     d: &Degrees,
     dp: Option<i64>,
     g: &GpuNodes,
@@ -495,6 +498,32 @@ fn advise_memory(
         j.advise(sharded_advice("too-big"));
     } else if plain > gpu_gb && !d.distributed_optimizer {
         j.advise(sharded_advice("distributed-optimizer"));
+    }
+    // The states fit (as written, or with the distributed optimizer advised above): the first
+    // pipeline stage's activations come on top of them.
+    let states = if d.distributed_optimizer || plain > gpu_gb {
+        sharded
+    } else {
+        plain
+    };
+    let acts = launch
+        .main_role()
+        .filter(|r| r.megatron)
+        .and_then(|r| activations::StageActivations::of(&r.script_args, dp));
+    if let Some(a) = acts.filter(|_| states <= gpu_gb) {
+        let act_gb = a.bytes() / 1e9;
+        if states + act_gb > gpu_gb {
+            j.advise(
+                Advice::new("activations")
+                    .with("layers", a.layers)
+                    .with("in_flight", a.in_flight)
+                    .with("per_layer_mb", format!("{:.0}", a.per_layer / 1e6))
+                    .with("act_gb", gb(act_gb))
+                    .with("states_gb", gb(states))
+                    .with("total_gb", gb(states + act_gb))
+                    .with("gpu_gb", gb(gpu_gb)),
+            );
+        }
     }
     Ok(())
 }

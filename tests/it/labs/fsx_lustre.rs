@@ -466,14 +466,38 @@ fn unreleased_driver_parameters_are_ignored_parameters() {
     assert!(lab_files("solution").grade(LAB).advice.is_empty());
 }
 
-/// EKS needs no other answer (no `solution-eks/`): the ids are the learner's cluster's, and the
-/// EKS profile's placeholders compare nothing, as `trainlab lint` grades it.
+/// The EKS answer differs from kind's only in the ids it takes from the site (`solution-eks/`:
+/// `${site.subnet_id}`, `${site.security_group_ids}`), and passes with the EKS profile's
+/// parameters, as `trainlab lint` grades it.
 #[test]
-fn the_solution_is_the_eks_answer_too() {
+fn the_eks_answer_is_kinds_with_the_sites_ids() {
     let catalog = Catalog::embedded().unwrap();
     let b = catalog.get(LAB).unwrap();
-    assert!(!b.has_overlay("solution", "eks"));
-    let s = lab_files("solution");
+    assert!(b.has_overlay("solution", "eks"));
+    let [(_, kind)] = &files_of(LAB, "solution", "kind")[..] else {
+        panic!("one file")
+    };
+    let [(_, eks)] = &files_of(LAB, "solution", "eks")[..] else {
+        panic!("one file")
+    };
+    let value_lines = |t: &str| -> Vec<String> {
+        t.lines()
+            .filter(|l| !l.trim_start().starts_with('#'))
+            .map(|l| l.split(" #").next().unwrap().trim_end().to_string())
+            .collect()
+    };
+    let (k, e) = (value_lines(kind), value_lines(eks));
+    assert_eq!(k.len(), e.len());
+    let differ: Vec<(&String, &String)> = k.iter().zip(&e).filter(|(a, b)| a != b).collect();
+    assert_eq!(
+        differ.iter().map(|(_, b)| b.trim()).collect::<Vec<_>>(),
+        [
+            "subnetId: subnet-0a1b2c3d4e5f60718",
+            "securityGroupIds: sg-0f1e2d3c4b5a69788"
+        ]
+    );
+    let mut s = lab_files("solution");
+    s.objects = trainlab::observe::parse_text(eks, "eks.yaml").unwrap();
     let r = grade_lab(
         b,
         &s.observed(),

@@ -822,9 +822,18 @@ fn a_reference_to_a_missing_ec2nodeclass_fails() {
 
 /// The solution file in static mode, its NodePool edited.
 fn solution_files_with(edit: impl FnOnce(&mut Value)) -> State {
-    State::load("../../labs/15-karpenter-single-az/solution")
-        .into_files()
-        .edit("NodePool", "gpu-training", edit)
+    solution_files("kind").edit("NodePool", "gpu-training", edit)
+}
+
+/// The solution folder as the learner's files, rendered for `profile` (kind's zone, or the
+/// test site's on EKS).
+fn solution_files(profile: &str) -> State {
+    let mut s = State::load("../../labs/15-karpenter-single-az/solution").into_files();
+    s.objects = files_of(LAB, "solution", profile)
+        .into_iter()
+        .flat_map(|(path, text)| trainlab::observe::parse_text(&text, &path).unwrap())
+        .collect();
+    s
 }
 
 fn node_class(name: &str) -> String {
@@ -868,9 +877,10 @@ fn the_starter_creates_the_node_class_static_mode_trusts() {
     let catalog = Catalog::embedded().unwrap();
     let b = catalog.get(LAB).unwrap();
     let classes: Vec<String> = b
-        .files_for("starter", "eks")
+        .files_for("starter", "eks", &crate::support::state::test_site("eks"))
+        .unwrap()
         .into_iter()
-        .flat_map(|(rel, text)| trainlab::observe::parse_text(text, rel).unwrap())
+        .flat_map(|(rel, text)| trainlab::observe::parse_text(&text, rel).unwrap())
         .filter(|o| o.kind() == "EC2NodeClass")
         .map(|o| o.name().to_string())
         .collect();
@@ -1140,14 +1150,31 @@ fn static_mode_passes_the_solution_spec_and_skips_what_needs_a_cluster() {
     }
 }
 
-/// EKS needs no other answer (no `solution-eks/`): the same NodePool passes with the EKS
-/// profile's parameters, as `trainlab lint` grades it.
+/// The EKS answer is kind's NodePool in the site's zone (`solution-eks/`: `${site.zone}`), and
+/// passes with the EKS profile's parameters, as `trainlab lint` grades it.
 #[test]
-fn the_solution_is_the_eks_answer_too() {
+fn the_eks_answer_is_kinds_in_the_sites_zone() {
     let catalog = Catalog::embedded().unwrap();
     let b = catalog.get(LAB).unwrap();
-    assert!(!b.has_overlay("solution", "eks"));
-    let s = State::load("../../labs/15-karpenter-single-az/solution").into_files();
+    assert!(b.has_overlay("solution", "eks"));
+    let spec = |profile: &str| {
+        let s = solution_files(profile);
+        let pool = s.objects.iter().find(|o| o.kind() == "NodePool").unwrap();
+        let mut v = pool.value["spec"].clone();
+        for r in v["template"]["spec"]["requirements"]
+            .as_array_mut()
+            .unwrap()
+        {
+            if r["key"] == "topology.kubernetes.io/zone" {
+                r["values"] = json!(["<zone>"]);
+            }
+        }
+        (v, pool.value["spec"].to_string())
+    };
+    let ((kind, kind_text), (eks, eks_text)) = (spec("kind"), spec("eks"));
+    assert_eq!(kind, eks);
+    assert!(kind_text.contains("us-west-2a") && eks_text.contains("eu-north-1b"));
+    let s = solution_files("eks");
     let r = grade_lab(
         b,
         &s.observed(),

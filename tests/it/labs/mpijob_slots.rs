@@ -97,9 +97,10 @@ fn eks_files() -> State {
     let catalog = Catalog::embedded().unwrap();
     let b = catalog.get(LAB).unwrap();
     let objects: Vec<Obj> = b
-        .files_for("solution", "eks")
+        .files_for("solution", "eks", &crate::support::state::test_site("eks"))
+        .unwrap()
         .into_iter()
-        .flat_map(|(rel, text)| parse_text(text, rel).unwrap())
+        .flat_map(|(rel, text)| parse_text(&text, rel).unwrap())
         .collect();
     let mut s = State::load("../../labs/13-mpijob-slots/solution").into_files();
     s.objects = objects;

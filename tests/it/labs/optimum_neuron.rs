@@ -41,9 +41,10 @@ fn eks_files() -> State {
     let catalog = Catalog::embedded().unwrap();
     let b = catalog.get(LAB).unwrap();
     let objects: Vec<Obj> = b
-        .files_for("solution", "eks")
+        .files_for("solution", "eks", &crate::support::state::test_site("eks"))
+        .unwrap()
         .into_iter()
-        .flat_map(|(rel, text)| parse_text(text, rel).unwrap())
+        .flat_map(|(rel, text)| parse_text(&text, rel).unwrap())
         .collect();
     let mut s = files("solution");
     s.objects = objects;
@@ -227,7 +228,7 @@ fn the_eks_image_is_the_sdk_optimum_neuron_0_4_5_pins_and_the_command_installs_i
         .find("pip install --no-cache-dir \"optimum-neuron[training]==0.4.5\"")
         .expect("the install step");
     assert!(install < script.find("torchrun").unwrap(), "{script}");
-    // Neither the stand-in nor its PATH on EKS; the node's memory, /dev/shm and EFA.
+    // Neither the stand-in nor its PATH on EKS; the node's memory and /dev/shm.
     assert!(c
         .get("env")
         .unwrap()
@@ -237,7 +238,13 @@ fn the_eks_image_is_the_sdk_optimum_neuron_0_4_5_pins_and_the_command_installs_i
         .all(|e| e["name"] != "PATH"));
     assert_eq!(c["resources"]["requests"]["memory"], "400Gi");
     assert!(c["resources"]["limits"].get("memory").is_none());
-    assert_eq!(c["resources"]["limits"]["vpc.amazonaws.com/efa"], 8);
+    // One node: its collectives run over NeuronLink, and no EFA is asked for (issue 30).
+    assert!(c["resources"]["limits"]
+        .get("vpc.amazonaws.com/efa")
+        .is_none());
+    assert!(c["resources"]["requests"]
+        .get("vpc.amazonaws.com/efa")
+        .is_none());
     let mounts: Vec<&str> = c["volumeMounts"]
         .as_array()
         .unwrap()

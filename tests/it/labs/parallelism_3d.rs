@@ -142,9 +142,21 @@ fn the_eks_shape_passes_and_the_distributed_optimizer_brings_it_under_80_gb() {
     }
     // --bf16: 200B × 18 B / 32 = 112.5 GB per GPU; ZeRO-1 over DP 2: (6 + 12 / 2) × 6.25 = 75 GB.
     let ids: Vec<&str> = r.advice.iter().map(|a| a.id.as_str()).collect();
-    assert_eq!(ids, ["memory-per-gpu", "distributed-optimizer"]);
+    assert_eq!(
+        ids,
+        ["memory-per-gpu", "distributed-optimizer", "activations"]
+    );
     assert_eq!(r.advice[0].evidence["per_gpu_gb"], "112.5");
     assert_eq!(sharded(&r.advice[1]), ["6", "12", "12", "75.0"]);
+    // ...and the first stage's activations do not fit beside those 75 GB (issue 30): 24 layers
+    // × 4 micro-batches in flight; with neither sequence parallelism nor recompute (the kind
+    // answer's flags) s·b·h·(10 + 24/t + 5·a·s/(h·t)) = 627 MB each (Korthikanti et al. 2022).
+    let a = &r.advice[2].evidence;
+    assert_eq!((a["layers"].as_str(), a["in_flight"].as_str()), ("24", "4"));
+    assert_eq!(a["per_layer_mb"], "627");
+    assert_eq!(a["states_gb"], "75.0");
+    let total: f64 = a["total_gb"].parse().unwrap();
+    assert!(total > 80.0, "{a:?}");
 }
 
 /// `kept + shardable / DP = sharded_bytes` and the GB per GPU of a distributed-optimizer advice.
@@ -213,12 +225,13 @@ fn the_eks_solution_passes_every_spec_check_with_the_eks_params() {
     }
     assert_eq!(
         outcome(&r, "degrees-match-world").found.as_deref(),
-        Some("TP 8 × PP 4 × DP 2 = 64 (8 pods × nproc 8)")
+        Some("TP 8 × PP 8 × DP 2 = 128 (16 pods × nproc 8)")
     );
-    // It already has the distributed optimizer: only the estimate, 112.5 GB without it.
+    // It already has the distributed optimizer: only the estimate, 56.2 GB without it
+    // (200B × 18 bytes / 64).
     let ids: Vec<&str> = r.advice.iter().map(|a| a.id.as_str()).collect();
     assert_eq!(ids, ["memory-per-gpu"]);
-    assert_eq!(r.advice[0].evidence["per_gpu_gb"], "112.5");
+    assert_eq!(r.advice[0].evidence["per_gpu_gb"], "56.2");
 }
 
 #[test]
@@ -758,4 +771,49 @@ fn the_demo_learners_trainjob_passes_the_spec_and_waits_for_the_p5_nodes() {
     assert_eq!(spread.status, Status::Pending);
     assert_eq!(message(spread), "pods-unbound");
     assert_eq!(spread.evidence["bound"], "0");
+}
+
+/// The quiz's 8-node layout with the EKS answer's own flags (sequence parallelism, selective
+/// recompute, the distributed optimizer): its 75 GB of states fit, its first stage's 11.1 GB of
+/// activations do not (issue 30); the EKS answer itself (PP 8 on 16 nodes) draws no such advice.
+#[test]
+fn the_activations_of_the_quiz_layout_are_advised_and_the_eks_answer_fits() {
+    let r = eks_solution().grade(LAB);
+    assert!(
+        r.advice.iter().all(|a| a.id != "activations"),
+        "{:?}",
+        r.advice
+    );
+    let eight = eks_solution()
+        .param("nodes", "8")
+        .edit("PyTorchJob", JOB, |v| {
+            v["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"] = json!(7);
+            set(
+                "--pipeline-model-parallel-size",
+                Some("--pipeline-model-parallel-size=4"),
+            )(v);
+        });
+    let r = eight.grade(LAB);
+    for c in SPEC_CHECKS {
+        assert_eq!(status(&r, c), Status::Pass, "{c}: {:?}", outcome(&r, c));
+    }
+    let a = r
+        .advice
+        .iter()
+        .find(|a| a.id == "activations")
+        .unwrap_or_else(|| panic!("{:?}", r.advice));
+    assert_eq!(a.evidence["per_layer_mb"], "116");
+    assert_eq!(a.evidence["act_gb"], "11.1");
+    assert_eq!(a.evidence["states_gb"], "75.0");
+    assert_eq!(a.evidence["total_gb"], "86.1");
+    for lang in [Lang::En, Lang::Ja] {
+        let report = LabReport::new(&r, lang);
+        let shown = report
+            .advice
+            .iter()
+            .find(|x| x.id == "activations")
+            .unwrap();
+        assert!(shown.text.contains("86.1 GB"), "{}", shown.text);
+        assert!(!shown.text.contains('{'), "{}", shown.text);
+    }
 }

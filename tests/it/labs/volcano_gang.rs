@@ -707,9 +707,10 @@ fn grade_eks(folder: &str) -> LabResult {
     let catalog = Catalog::embedded().unwrap();
     let b = catalog.get(LAB).unwrap();
     let objects: Vec<Obj> = b
-        .files_for(folder, "eks")
+        .files_for(folder, "eks", &crate::support::state::test_site("eks"))
+        .unwrap()
         .into_iter()
-        .flat_map(|(rel, text)| parse_text(text, rel).unwrap())
+        .flat_map(|(rel, text)| parse_text(&text, rel).unwrap())
         .collect();
     let mut s = lab_files(folder);
     s.objects = objects;
