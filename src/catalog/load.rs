@@ -55,10 +55,8 @@ impl LabError {
     }
 }
 
-/// How a lab file names a fact of the cluster it runs on (`${site.zone}`): the same token as
-/// `profile::site::TOKEN_OPEN` (the catalog sits below `profile` and cannot name it; a test in
-/// `ops::manifests` keeps the two equal).
-pub const SITE_TOKEN: &str = "${site.";
+/// How a lab file names a fact of the cluster it runs on (`${site.zone}`, `facts::site`).
+pub use crate::facts::site::TOKEN_OPEN as SITE_TOKEN;
 
 /// What fills the `${site.KEY}` tokens of a lab's files. `profile::site::SiteValues` is the one
 /// every command uses (implemented in `ops::manifests`, a layer that sees both); [`AsWritten`]

@@ -9,6 +9,7 @@ pub mod instances;
 pub mod nodes;
 pub mod precision;
 mod profile;
+pub mod site;
 pub mod unavailable;
 
 pub use nodes::NodeFacts;

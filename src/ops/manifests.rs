@@ -524,17 +524,6 @@ mod tests {
         assert!(e.contains("--param node_role="), "{e}");
     }
 
-    #[test]
-    fn the_catalog_names_site_tokens_as_the_site_does() {
-        assert_eq!(crate::catalog::SITE_TOKEN, crate::profile::site::TOKEN_OPEN);
-        // lint grades with kind's values, which it cannot name: the same keys and values.
-        let lint: std::collections::BTreeMap<String, String> = crate::verify::LINT_SITE
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        assert_eq!(lint, crate::profile::site::kind_values());
-    }
-
     const DRAFT: &str = "\
 # A PVC on a class of its own; keep the comments.
 apiVersion: storage.k8s.io/v1

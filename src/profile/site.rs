@@ -3,10 +3,9 @@
 //! node role and the node classes it prepared), kept in one file per kube context so that `start`,
 //! `solve`, `check` and `grade` fill the EKS answers with real values instead of placeholders.
 //!
-//! Lab files name a site fact as `${site.KEY}` (for example `subnetId: ${site.subnet_id}`).
-//! The `site.` prefix keeps the token apart from shell variables (`${site.zone}` is not a valid
-//! shell parameter expansion, so no real script contains it) and from Kubernetes' `$(VAR)`.
-//! Every key is also a `--param` of the same name, which wins over the file.
+//! Lab files name a site fact as `${site.KEY}` (for example `subnetId: ${site.subnet_id}`;
+//! the keys and the filling are `facts::site`). Every key is also a `--param` of the same name,
+//! which wins over the file.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -16,24 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::facts::Profile;
 use crate::Error;
 
-/// The site facts a lab file may name, each with what it is (for messages and `--help`).
-pub const KEYS: &[(&str, &str)] = &[
-    ("cluster", "the EKS cluster's name"),
-    ("region", "the AWS region"),
-    ("account", "the AWS account id"),
-    ("zone", "the Availability Zone the labs' GPU nodes use"),
-    ("subnet_id", "one subnet of the cluster's VPC in that zone"),
-    ("security_group_ids", "the cluster security group"),
-    ("node_role", "the IAM role Karpenter's nodes use"),
-    (
-        "gpu_node_class",
-        "the EC2NodeClass (or Auto Mode NodeClass) for GPU/EFA nodes",
-    ),
-    (
-        "neuron_node_class",
-        "the EC2NodeClass (or Auto Mode NodeClass) for Trainium nodes",
-    ),
-];
+pub use crate::facts::site::{keys_named, KEYS, TOKEN_OPEN};
 
 /// The facts of one cluster as `setup eks` writes them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -52,23 +34,12 @@ pub struct Site {
     pub values: BTreeMap<String, String>,
 }
 
-/// The facts the kind profile stands for: kind-config.yaml's zones, and ids that look like AWS
-/// ids (nothing is created in AWS on kind).
+/// The facts the kind profile stands for ([`crate::facts::site::KIND_VALUES`]).
 pub fn kind_values() -> BTreeMap<String, String> {
-    [
-        ("cluster", "trainlab"),
-        ("region", "us-west-2"),
-        ("account", "000000000000"),
-        ("zone", "us-west-2a"),
-        ("subnet_id", "subnet-0123456789abcdef0"),
-        ("security_group_ids", "sg-0123456789abcdef0"),
-        ("node_role", "KarpenterNodeRole-trainlab"),
-        ("gpu_node_class", "default"),
-        ("neuron_node_class", "default"),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v.to_string()))
-    .collect()
+    crate::facts::site::KIND_VALUES
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
 }
 
 /// Where site files live: `$TRAINLAB_SITE_DIR`, else `$XDG_CONFIG_HOME/trainlab/sites`, else
@@ -137,11 +108,17 @@ impl Site {
             )
         })?;
         for key in site.values.keys() {
-            if !KEYS.iter().any(|(k, _)| k == key) {
+            if !crate::facts::site::is_key(key) {
                 let p = path.display();
                 return Err(Error::usage(
-                    format!("{p}: 不明なキー `{key}`（使えるキー: {}）", key_list()),
-                    format!("{p}: unknown key `{key}` (known keys: {})", key_list()),
+                    format!(
+                        "{p}: 不明なキー `{key}`（使えるキー: {}）",
+                        crate::facts::site::key_list()
+                    ),
+                    format!(
+                        "{p}: unknown key `{key}` (known keys: {})",
+                        crate::facts::site::key_list()
+                    ),
                 ));
             }
         }
@@ -189,10 +166,6 @@ impl Site {
     }
 }
 
-fn key_list() -> String {
-    KEYS.iter().map(|(k, _)| *k).collect::<Vec<_>>().join(", ")
-}
-
 /// The site facts one command uses: `--param` over the site file over the profile's own
 /// (kind's fixed values; EKS has none of its own).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -223,7 +196,7 @@ impl SiteValues {
             },
         };
         for (k, v) in params {
-            if KEYS.iter().any(|(key, _)| key == k) {
+            if crate::facts::site::is_key(k) {
                 values.insert(k.clone(), v.clone());
             }
         }
@@ -261,38 +234,14 @@ impl SiteValues {
     /// or a value this site does not have is an error naming `origin`, the key, and the
     /// `--param` (or `setup eks`) that gives it: no placeholder ever reaches a cluster.
     pub fn render(&self, text: &str, origin: &str) -> Result<String, Error> {
-        let mut out = String::with_capacity(text.len());
-        let mut rest = text;
-        while let Some(at) = rest.find(TOKEN_OPEN) {
-            out.push_str(&rest[..at]);
-            let after = &rest[at + TOKEN_OPEN.len()..];
-            let Some(end) = after.find('}') else {
-                return Err(Error::usage(
-                    format!("{origin}: `{TOKEN_OPEN}` が `}}` で閉じられていません"),
-                    format!("{origin}: `{TOKEN_OPEN}` is not closed with `}}`"),
-                ));
-            };
-            let key = &after[..end];
-            if !KEYS.iter().any(|(k, _)| *k == key) {
-                return Err(Error::usage(
-                    format!(
-                        "{origin}: 不明なサイトの値 `${{site.{key}}}`（使えるキー: {}）",
-                        key_list()
-                    ),
-                    format!(
-                        "{origin}: unknown site value `${{site.{key}}}` (known keys: {})",
-                        key_list()
-                    ),
-                ));
+        use crate::facts::site::{fill, TokenError};
+        fill(text, &|key| self.values.get(key).cloned()).map_err(|e| match e {
+            TokenError::Missing(key) => self.missing(&key, origin),
+            other => {
+                let (en, ja) = other.said(origin);
+                Error::usage(ja, en)
             }
-            let Some(value) = self.values.get(key) else {
-                return Err(self.missing(key, origin));
-            };
-            out.push_str(value);
-            rest = &after[end + 1..];
-        }
-        out.push_str(rest);
-        Ok(out)
+        })
     }
 
     /// The refusal for a value this site lacks.
@@ -321,25 +270,6 @@ impl SiteValues {
             format!("{origin} needs `{key}` ({what}), which is not known{file}: give it with `--param {key}=…`{setup}"),
         )
     }
-}
-
-/// How a lab file names a site fact.
-pub const TOKEN_OPEN: &str = "${site.";
-
-/// The site keys `text` names, in order, each once (lint and `show` use it).
-pub fn keys_named(text: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    let mut rest = text;
-    while let Some(at) = rest.find(TOKEN_OPEN) {
-        let after = &rest[at + TOKEN_OPEN.len()..];
-        let Some(end) = after.find('}') else { break };
-        let key = after[..end].to_string();
-        if !out.contains(&key) {
-            out.push(key);
-        }
-        rest = &after[end + 1..];
-    }
-    out
 }
 
 #[cfg(test)]

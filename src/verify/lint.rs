@@ -140,49 +140,15 @@ fn lint_folder(
     problems
 }
 
-/// The site values lint grades every profile's files with: kind's stand-ins (the same as
-/// `profile::site::kind_values`, which this layer cannot name; a test in `ops::manifests` keeps
-/// them equal).
-pub const LINT_SITE: &[(&str, &str)] = &[
-    ("cluster", "trainlab"),
-    ("region", "us-west-2"),
-    ("account", "000000000000"),
-    ("zone", "us-west-2a"),
-    ("subnet_id", "subnet-0123456789abcdef0"),
-    ("security_group_ids", "sg-0123456789abcdef0"),
-    ("node_role", "KarpenterNodeRole-trainlab"),
-    ("gpu_node_class", "default"),
-    ("neuron_node_class", "default"),
-];
-
-/// Fills `${site.KEY}` with [`LINT_SITE`]; a key no site has, or an unclosed token, is the lint
-/// problem naming the file.
+/// Fills `${site.KEY}` with kind's stand-ins (`facts::site::KIND_VALUES`); a key no site has,
+/// or an unclosed token, is the lint problem naming the file.
 struct LintSite;
 
 impl SiteFill for LintSite {
     type Error = String;
     fn fill(&self, text: &str, origin: &str) -> Result<String, String> {
-        let mut out = String::with_capacity(text.len());
-        let mut rest = text;
-        while let Some(at) = rest.find(SITE_TOKEN) {
-            out.push_str(&rest[..at]);
-            let after = &rest[at + SITE_TOKEN.len()..];
-            let Some(end) = after.find('}') else {
-                return Err(format!("{origin}: `{SITE_TOKEN}` is not closed with `}}`"));
-            };
-            let key = &after[..end];
-            let Some((_, value)) = LINT_SITE.iter().find(|(k, _)| *k == key) else {
-                let known: Vec<&str> = LINT_SITE.iter().map(|(k, _)| *k).collect();
-                return Err(format!(
-                    "{origin}: unknown site value `{SITE_TOKEN}{key}}}` (known keys: {})",
-                    known.join(", ")
-                ));
-            };
-            out.push_str(value);
-            rest = &after[end + 1..];
-        }
-        out.push_str(rest);
-        Ok(out)
+        crate::facts::site::fill(text, &crate::facts::site::kind_value)
+            .map_err(|e| e.said(origin).0)
     }
 }
 

@@ -14,7 +14,7 @@ pub mod views;
 
 pub use context::{JudgeCtx, Named, Params, Target, MISSING_HINT};
 pub use evidence::Evidence;
-pub use lint::{lint_lab, LINT_SITE};
+pub use lint::lint_lab;
 pub use outcome::{Advice, Judgement, Outcome, Reason, Status};
 pub use read::{Read, Scope};
 pub use run::{offline_gate, queries, run, LabResult, Score};

@@ -22,8 +22,8 @@ use crate::verify::kit::k8s::placement::{self, Allowed};
 use crate::verify::kit::k8s::pods::{self, JobEnd, PodState};
 use crate::verify::kit::k8s::workload::{PodTemplate, Workload};
 use crate::verify::kit::training::job::{
-    self, bad_flag, find_training_job, first_rejection, main_container, no_command,
-    precision, training_command, PrecisionFacts, TrainingJob,
+    self, bad_flag, find_training_job, first_rejection, main_container, no_command, precision,
+    training_command, PrecisionFacts, TrainingJob,
 };
 use crate::verify::kit::training::trainjob::{
     CLUSTER_RUNTIMES_READ, JOBSETS_READ, JOBS_READ, RUNTIMES_READ,

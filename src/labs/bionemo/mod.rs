@@ -21,19 +21,19 @@ use crate::facts::instances::GPU;
 use crate::observe::kinds::{JOBS, PODS, SECRETS, TRAINJOBS};
 use crate::observe::{InputError, Obj};
 use crate::verify::kit::k8s::container::{asks_for, is_about_resources, no_container, pick};
-use env::{env_settings, EnvSetting, EnvSource};
 use crate::verify::kit::k8s::image::ImageRef;
 use crate::verify::kit::k8s::mounts::volume_kind;
-use crate::verify::kit::training::parallel::GpuNodes;
-use crate::verify::kit::training::job::running_of;
 use crate::verify::kit::k8s::quantity::Quantity;
 use crate::verify::kit::k8s::resources;
 use crate::verify::kit::k8s::workload::{resources_field, PodTemplate, Workload};
+use crate::verify::kit::training::job::running_of;
 use crate::verify::kit::training::job::{
     find_training_job, rejections, training_template, TrainingJob,
 };
+use crate::verify::kit::training::parallel::GpuNodes;
 use crate::verify::kit::training::trainjob::{CLUSTER_RUNTIMES_READ, JOBSETS_READ, RUNTIMES_READ};
 use crate::verify::{Advice, JudgeCtx, Judgement, Outcome, Read, Reason, Verifier};
+use env::{env_settings, EnvSetting, EnvSource};
 
 pub struct Bionemo;
 

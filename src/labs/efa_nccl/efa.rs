@@ -18,8 +18,8 @@
 
 use std::collections::BTreeSet;
 
-use crate::verify::kit::cmdline::EnvLookup;
 use crate::facts::instances;
+use crate::verify::kit::cmdline::EnvLookup;
 
 /// libfabric's provider choice; `efa` is the EFA provider's name (the quiz's answer; the
 /// Cheatsheet lists it for aws-ofi-nccl <= 1.5.0).

@@ -28,22 +28,24 @@ use std::collections::BTreeSet;
 
 use k8s_openapi::api::core::v1::Container;
 
-use crate::verify::{Advice, JudgeCtx, Judgement, Named, Outcome, Params, Read, Reason, Status, Verifier};
 use crate::facts::instances::{self, EFA, GPU, INSTANCE_TYPE_LABEL, ZONE_LABEL};
 use crate::facts::NodeFacts;
 use crate::observe::kinds::{CONFIGMAPS, JOBS, MPIJOBS, NODEPOOLS, PODS};
 use crate::observe::{InputError, Obj, Unavailable};
-use crate::verify::kit::k8s::container;
-use crate::verify::kit::nodes::devices::{self, PerType};
 use crate::verify::kit::cmdline::EnvLookup;
-use efa::{OffEfa, EFA_PROVIDER, FI_PROVIDER, NCCL_NET};
+use crate::verify::kit::k8s::container;
 use crate::verify::kit::k8s::placement::{self, Allowed};
 use crate::verify::kit::k8s::pods::{self, JobEnd, Standing};
+use crate::verify::kit::k8s::workload::{PodTemplate, Workload, WorkloadKind};
+use crate::verify::kit::nodes::devices::{self, PerType};
+use crate::verify::kit::nodes::spread::{self, NodeView, OneZone, Zones};
+use crate::verify::kit::nodes::zones::{self, Confined};
+use crate::verify::{
+    Advice, JudgeCtx, Judgement, Named, Outcome, Params, Read, Reason, Status, Verifier,
+};
+use efa::{OffEfa, EFA_PROVIDER, FI_PROVIDER, NCCL_NET};
 use rank_env::{RankEnv, RanksSee};
 use ranks::RankPod;
-use crate::verify::kit::nodes::spread::{self, NodeView, OneZone, Zones};
-use crate::verify::kit::k8s::workload::{PodTemplate, Workload, WorkloadKind};
-use crate::verify::kit::nodes::zones::{self, Confined};
 
 pub struct EfaNccl;
 
@@ -266,7 +268,11 @@ impl<'a> Lab<'a> {
                 .with("counts", each);
         };
         let names = join(&types);
-        let o = if devices::count_of(c, EFA) == Some(i64::from(want)) { Outcome::pass(ID) } else { self.fail(ID, format!("{EFA}: {want} ({names})"), found) };
+        let o = if devices::count_of(c, EFA) == Some(i64::from(want)) {
+            Outcome::pass(ID)
+        } else {
+            self.fail(ID, format!("{EFA}: {want} ({names})"), found)
+        };
         o.with("instance_type", names)
             .with("efa_expected", want)
             .with("path", path)
@@ -294,7 +300,9 @@ impl<'a> Lab<'a> {
         }
         // A whole node: the table's GPU count when every judged type is known and agrees.
         let want = per.agreed().unwrap_or(param);
-        let o = if devices::count_of(c, GPU) == Some(i64::from(want)) { Outcome::pass(ID) } else {
+        let o = if devices::count_of(c, GPU) == Some(i64::from(want)) {
+            Outcome::pass(ID)
+        } else {
             let found = format!("{GPU}: {}", devices::count_text(c, GPU));
             self.fail(ID, format!("{GPU}: {want}"), found)
         };
@@ -310,7 +318,13 @@ impl<'a> Lab<'a> {
         let cm = rank_env::config_maps(&self.configmaps);
         let see = |name| rank_env::ranks_see(&self.wl, self.container(), name, &cm);
         let mpi = self.wl.kind == WorkloadKind::MpiJob;
-        let shown = |name: &str, v: &str| if mpi { format!("mpirun -x {name}={v}") } else { format!("{name}={v}") };
+        let shown = |name: &str, v: &str| {
+            if mpi {
+                format!("mpirun -x {name}={v}")
+            } else {
+                format!("{name}={v}")
+            }
+        };
         let expected = format!(
             "{} | {}; {NCCL_NET} ∉ {{Socket, IB}}",
             shown(FI_PROVIDER, "—"),
@@ -350,7 +364,11 @@ impl<'a> Lab<'a> {
             .iter()
             .filter_map(|(n, v)| Some(shown(n, (*v)?)))
             .collect();
-        let found = if set.is_empty() { shown(FI_PROVIDER, "—") } else { set.join("; ") };
+        let found = if set.is_empty() {
+            shown(FI_PROVIDER, "—")
+        } else {
+            set.join("; ")
+        };
         let o = match efa::steers_off(fi, net) {
             Some(OffEfa::Provider(v)) => (self.fail(ID, expected, found).hint("wrong-value"))
                 .with("value", v)
@@ -418,11 +436,17 @@ impl<'a> Lab<'a> {
                     .with("by", by));
             }
             Confined::Several { by, zones } if unpinned => {
-                let listed = if zones.is_empty() { "*".to_string() } else { zones.join(", ") };
-                return Ok((self.fail(ID, expected, format!("{by} → {}", found(&listed))))
-                    .hint("pool-zones")
-                    .with("by", by)
-                    .with("zones", listed));
+                let listed = if zones.is_empty() {
+                    "*".to_string()
+                } else {
+                    zones.join(", ")
+                };
+                return Ok(
+                    (self.fail(ID, expected, format!("{by} → {}", found(&listed))))
+                        .hint("pool-zones")
+                        .with("by", by)
+                        .with("zones", listed),
+                );
             }
             Confined::Unseen { by } if unpinned => {
                 let o = Outcome::skipped(ID, Reason::Message("zone-pool-unseen".into()));

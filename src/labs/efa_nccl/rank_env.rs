@@ -4,9 +4,9 @@
 
 use k8s_openapi::api::core::v1::Container;
 
+use crate::observe::{InputError, Obj, Unavailable};
 use crate::verify::kit::cmdline::{self, EnvLookup, Mpirun, ShellError};
 use crate::verify::kit::k8s::workload::{Workload, WorkloadKind};
-use crate::observe::{InputError, Obj, Unavailable};
 use crate::verify::views::mpi;
 
 /// Reads ConfigMap keys from the namespace's ConfigMaps: a map that is missing or unreadable

@@ -7,13 +7,13 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::PodSpec;
 
+use crate::observe::{InputError, Obj};
 use crate::verify::kit::k8s::owned;
 use crate::verify::kit::k8s::pods::{self, PodState, Standing};
 use crate::verify::kit::k8s::quantity::Quantity;
 use crate::verify::kit::k8s::resources;
-use crate::verify::kit::nodes::spread::Placed;
 use crate::verify::kit::k8s::workload::{PodTemplate, Workload, WorkloadKind};
-use crate::observe::{InputError, Obj};
+use crate::verify::kit::nodes::spread::Placed;
 use crate::verify::views::mpi;
 
 /// Set by the Job controller on an Indexed Job's pods (k8s.io/api batch/v1 types.go

@@ -15,10 +15,10 @@ use crate::facts::fsx::{self, Asked, DeploymentType, Storage, GIB, PROVISIONER};
 use crate::observe::kinds::{EVENTS, JOBS, PODS, PVCS, STORAGECLASSES};
 use crate::observe::{InputError, Obj};
 use crate::verify::kit::k8s::pods::{self, JobEnd};
-use storage::{Claim, ClaimUse, StorageClass};
-use crate::verify::kit::training::job;
 use crate::verify::kit::k8s::workload::Workload;
+use crate::verify::kit::training::job;
 use crate::verify::{Advice, JudgeCtx, Judgement, Named, Outcome, Read, Reason, Status, Verifier};
+use storage::{Claim, ClaimUse, StorageClass};
 
 pub struct FsxLustre;
 

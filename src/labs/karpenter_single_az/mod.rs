@@ -14,17 +14,17 @@ mod nodepool;
 
 use std::collections::BTreeSet;
 
-use crate::verify::kit::k8s::conditions::{self, Condition, Status as CondStatus};
-use crate::verify::kit::k8s::placement::{allowed_by_requirements, Allowed};
-use crate::verify::kit::nodes::zones::{self, OnNodes, Pin, ZoneProblem, ZONE_ID_LABEL, ZONE_KEYS};
-use crate::verify::kit::k8s::owned;
-use crate::verify::kit::k8s::version;
-use crate::verify::views::karpenter::NodePool;
-use crate::verify::{Advice, JudgeCtx, Judgement, Named, Outcome, Read, Reason, Status, Verifier};
 use crate::facts::instances::{self, CAPACITY_TYPE_LABEL, INSTANCE_TYPE_LABEL, ZONE_LABEL};
 use crate::facts::Profile;
 use crate::observe::kinds::{EC2NODECLASSES, EKS_NODECLASSES, NODECLAIMS, NODEPOOLS};
 use crate::observe::{InputError, Obj, Unavailable};
+use crate::verify::kit::k8s::conditions::{self, Condition, Status as CondStatus};
+use crate::verify::kit::k8s::owned;
+use crate::verify::kit::k8s::placement::{allowed_by_requirements, Allowed};
+use crate::verify::kit::k8s::version;
+use crate::verify::kit::nodes::zones::{self, OnNodes, Pin, ZoneProblem, ZONE_ID_LABEL, ZONE_KEYS};
+use crate::verify::views::karpenter::NodePool;
+use crate::verify::{Advice, JudgeCtx, Judgement, Named, Outcome, Read, Reason, Status, Verifier};
 
 pub struct KarpenterSingleAz;
 
@@ -273,14 +273,11 @@ fn efa_instance_types(pool: &NodePool) -> Outcome {
         }
         Allowed::Any => {
             // A family or size requirement narrows types without naming them.
-            let narrowing = pool
-                .requirements()
-                .iter()
-                .find(|r| {
-                    AWS_INSTANCE_LABEL_PREFIXES
-                        .iter()
-                        .any(|p| r.key.starts_with(p))
-                });
+            let narrowing = pool.requirements().iter().find(|r| {
+                AWS_INSTANCE_LABEL_PREFIXES
+                    .iter()
+                    .any(|p| r.key.starts_with(p))
+            });
             let o = match narrowing {
                 Some(r) if pool.requirements_on(INSTANCE_TYPE_LABEL).is_empty() => {
                     Outcome::fail(EFA_TYPES, expected, r.describe())

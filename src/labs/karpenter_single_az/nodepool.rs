@@ -16,9 +16,9 @@ use std::collections::BTreeSet;
 
 use k8s_openapi::api::core::v1::NodeSelectorRequirement;
 
+use crate::facts::instances::CAPACITY_TYPE_LABEL;
 use crate::verify::kit::k8s::conditions::Condition;
 use crate::verify::kit::k8s::placement::{allowed_by_requirements, Allowed};
-use crate::facts::instances::CAPACITY_TYPE_LABEL;
 use crate::verify::views::karpenter::NodePool;
 
 /// The capacity types Karpenter offers.

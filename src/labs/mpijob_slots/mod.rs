@@ -19,20 +19,22 @@
 
 mod mpi_launcher;
 
-use crate::verify::kit::k8s::conditions::{self, Condition};
-use crate::verify::kit::cmdline::Mpirun;
-use mpi_launcher::{Found, Launch, MpiPods};
-use crate::verify::kit::training::parallel::flag_written;
-use crate::verify::kit::k8s::workload::{PodTemplate, Workload};
-use crate::verify::kit::nodes::capacity;
-use crate::verify::kit::nodes::devices;
-use crate::verify::kit::k8s::resources;
-use crate::verify::kit::k8s::version;
-use crate::verify::views::mpi::{self, MpiJob, COND_FAILED, COND_RUNNING, COND_SUCCEEDED, COND_SUSPENDED};
-use crate::verify::{Advice, JudgeCtx, Judgement, Named, Outcome, Params, Read, Reason, Verifier};
 use crate::facts::instances::GPU;
 use crate::observe::kinds::{JOBS, MPIJOBS, PODS};
 use crate::observe::InputError;
+use crate::verify::kit::cmdline::Mpirun;
+use crate::verify::kit::k8s::conditions::{self, Condition};
+use crate::verify::kit::k8s::resources;
+use crate::verify::kit::k8s::version;
+use crate::verify::kit::k8s::workload::{PodTemplate, Workload};
+use crate::verify::kit::nodes::capacity;
+use crate::verify::kit::nodes::devices;
+use crate::verify::kit::training::parallel::flag_written;
+use crate::verify::views::mpi::{
+    self, MpiJob, COND_FAILED, COND_RUNNING, COND_SUCCEEDED, COND_SUSPENDED,
+};
+use crate::verify::{Advice, JudgeCtx, Judgement, Named, Outcome, Params, Read, Reason, Verifier};
+use mpi_launcher::{Found, Launch, MpiPods};
 
 pub struct MpijobSlots;
 

@@ -19,10 +19,10 @@
 
 use k8s_openapi::api::core::v1::Container;
 
+use crate::observe::{InputError, Obj};
 use crate::verify::kit::cmdline::{self, EnvLookup, Invocation, Mpirun, ShellError, ShellProblem};
 use crate::verify::kit::k8s::owned;
 use crate::verify::kit::k8s::workload::PodTemplate;
-use crate::observe::{InputError, Obj};
 use crate::verify::views::pods::PodFacts;
 
 /// What a launcher template runs.

@@ -23,21 +23,20 @@ use crate::observe::{InputError, Obj, Unavailable};
 use crate::verify::kit::cmdline::{command_line, HfTrainingArgs, Known, Launch};
 use crate::verify::kit::k8s::container::{asks_for, no_container, pick};
 use crate::verify::kit::k8s::image::ImageRef;
-use neuron::{
-    describe_trainium_allowed, is_optimum_neuron, is_optimum_neuron_repo, is_plain_trainer_module,
-    is_trainium_node,
-    trainium_placement, NeuronImage, NeuronNode, NeuronNodes, NeuronRequest, TrnPlacement,
-    NEURON_TRAINER_NAMES, PLAIN_TRAINER_NAMES, PUBLIC_NEURON,
-};
-use crate::verify::kit::training::parallel::flag_written;
 use crate::verify::kit::k8s::pods::{owned_states, running, JobEnd, PodState};
-use python::PyScan;
-use script::{git_clones, runs, Script};
+use crate::verify::kit::k8s::workload::{PodTemplate, Workload};
 use crate::verify::kit::training::job::{rejections, training_command};
 use crate::verify::kit::training::parallel::find_job;
-use crate::verify::kit::k8s::workload::{PodTemplate, Workload};
+use crate::verify::kit::training::parallel::flag_written;
 use crate::verify::{Advice, JudgeCtx, Judgement, Named, Outcome, Read, Reason, Verifier};
 use k8s_openapi::api::core::v1::{Container, PodSpec};
+use neuron::{
+    describe_trainium_allowed, is_optimum_neuron, is_optimum_neuron_repo, is_plain_trainer_module,
+    is_trainium_node, trainium_placement, NeuronImage, NeuronNode, NeuronNodes, NeuronRequest,
+    TrnPlacement, NEURON_TRAINER_NAMES, PLAIN_TRAINER_NAMES, PUBLIC_NEURON,
+};
+use python::PyScan;
+use script::{git_clones, runs, Script};
 
 pub struct OptimumNeuron;
 
@@ -329,7 +328,11 @@ impl Uses {
                         .iter()
                         .find(|g| is_optimum_neuron_repo(&g.url) && g.holds(&script));
                     if let Some(g) = example {
-                        let at = g.branch.as_deref().map(|b| format!("@{b}")).unwrap_or_default();
+                        let at = g
+                            .branch
+                            .as_deref()
+                            .map(|b| format!("@{b}"))
+                            .unwrap_or_default();
                         let how = format!("{script}: huggingface/optimum-neuron{at} (git clone)");
                         return Uses::Example { how };
                     }

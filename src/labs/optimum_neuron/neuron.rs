@@ -208,7 +208,9 @@ impl NeuronNodes {
             Ok(n) => n,
             Err(why) => return Ok(NeuronNodes(Err(NodesUnknown::Unavailable(why)))),
         };
-        Ok(NeuronNodes::from_usable(&placement::usable_nodes(spec, &nodes)?))
+        Ok(NeuronNodes::from_usable(&placement::usable_nodes(
+            spec, &nodes,
+        )?))
     }
 
     /// From instance types: every type is in the table (those without Neuron devices drop

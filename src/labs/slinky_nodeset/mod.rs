@@ -28,12 +28,12 @@ use crate::facts::NodeFacts;
 use crate::facts::Profile;
 use crate::observe::kinds::{CONFIGMAPS, NODESETS, PODS, SLURM_CONTROLLERS};
 use crate::observe::{InputError, Obj};
+use crate::verify::kit::k8s::owned;
 use crate::verify::kit::k8s::placement::{self, Allowed};
+use crate::verify::kit::k8s::pods;
 use crate::verify::kit::k8s::resources::{self, Rule};
 use crate::verify::kit::k8s::rollout::{self, Rollout};
 use crate::verify::kit::k8s::workload::{PodTemplate, Workload};
-use crate::verify::kit::k8s::owned;
-use crate::verify::kit::k8s::pods;
 use crate::verify::kit::training::slinky;
 use crate::verify::views::slinky::{NodeSet, SCALING_DAEMONSET, SCALING_STATEFULSET};
 use crate::verify::{Advice, JudgeCtx, Judgement, Named, Outcome, Params, Read, Reason, Verifier};
@@ -471,7 +471,11 @@ fn replicas(ns: &NodeSet, gpu: &GpuType) -> Outcome {
     };
     let (r, written) = ns.replicas();
     let expected = format!("spec.replicas: {n}");
-    let found = if written { format!("spec.replicas: {r}") } else { format!("spec.replicas: — ({r})") };
+    let found = if written {
+        format!("spec.replicas: {r}")
+    } else {
+        format!("spec.replicas: — ({r})")
+    };
     let names = match &gpu.nodes {
         Ok(v) => v
             .iter()

@@ -28,11 +28,11 @@ use crate::observe::kinds::{
     PODS, SECRETS, SERVICES, SLURM_ACCOUNTINGS, SLURM_CONTROLLERS, STATEFULSETS,
 };
 use crate::observe::{InputError, Obj, Unavailable};
-use services::{service_of_host};
 use crate::verify::kit::k8s::rollout;
 use crate::verify::kit::training::slinky;
 use crate::verify::views::slinky::{Accounting, Controller};
 use crate::verify::{Advice, JudgeCtx, Judgement, Named, Outcome, Params, Read, Verifier};
+use services::service_of_host;
 
 pub struct SlurmAccounting;
 
@@ -186,7 +186,8 @@ fn deprecated_jwt<'a>(objs: impl Iterator<Item = &'a Obj>) -> Option<Advice> {
         .filter(|o| slinky::deprecated_jwt_ref(o))
         .map(|o| format!("{} {}", o.kind(), o.name()))
         .collect();
-    (!named.is_empty()).then(|| Advice::new("jwt-hs256-deprecated").with("objects", named.join(", ")))
+    (!named.is_empty())
+        .then(|| Advice::new("jwt-hs256-deprecated").with("objects", named.join(", ")))
 }
 
 fn kind(obj: &Obj) -> Outcome {

@@ -11,9 +11,9 @@
 //! - A pod is bound once `spec.nodeName` is set; a pod with `metadata.deletionTimestamp` is on
 //!   its way out (kit `owned`).
 
+use crate::observe::{InputError, Obj};
 use crate::verify::kit::k8s::workload::PodTemplate;
 use crate::verify::kit::k8s::{conditions, owned};
-use crate::observe::{InputError, Obj};
 use crate::verify::views::volcano::PodGroup;
 
 /// A job's PodGroup.

@@ -24,14 +24,14 @@ mod gang;
 use crate::facts::instances::GPU;
 use crate::observe::kinds::{PODGROUPS, PODS, VOLCANO_JOBS};
 use crate::observe::InputError;
-use crate::verify::kit::nodes::capacity::{self, Member, ParamFact, WholeNodes};
-use gang::{GangState, Hold};
 use crate::verify::kit::k8s::resources::Violation;
-use crate::verify::kit::k8s::workload::Workload;
-use crate::verify::kit::nodes::devices;
 use crate::verify::kit::k8s::version;
+use crate::verify::kit::k8s::workload::Workload;
+use crate::verify::kit::nodes::capacity::{self, Member, ParamFact, WholeNodes};
+use crate::verify::kit::nodes::devices;
 use crate::verify::views::volcano::VolcanoJob;
 use crate::verify::{Advice, JudgeCtx, Judgement, Named, Outcome, Read, Reason, Status, Verifier};
+use gang::{GangState, Hold};
 
 pub struct VolcanoGang;
 

@@ -665,3 +665,38 @@ fn start_and_solve_refuse_a_missing_site_value_before_connecting() {
         assert!(!err.contains("kubeconfig"), "{args:?}: {err}");
     }
 }
+
+/// Images that cannot use EFA from a container: no EFA libraries, no aws-ofi-nccl plugin.
+const NO_OFI_NCCL: &[&str] = &[
+    "ghcr.io/slinkyproject/slurmd",
+    "busybox",
+    "docker.io/library/alpine",
+    "python",
+];
+
+#[test]
+fn no_eks_answer_requests_efa_for_an_image_without_the_ofi_plugin() {
+    let catalog = Catalog::embedded().unwrap();
+    let mut found = Vec::new();
+    for b in &catalog.labs {
+        for o in eks_objects(&b.lab.id, "solution") {
+            let mut values = Vec::new();
+            strings(&o.value, "", &mut values);
+            let text = o.value.to_string();
+            if !text.contains("vpc.amazonaws.com/efa") {
+                continue;
+            }
+            for (path, image) in values.iter().filter(|(p, _)| p.ends_with("image")) {
+                let repo = image.split(':').next().unwrap_or(image);
+                if NO_OFI_NCCL.contains(&repo) {
+                    found.push(format!("{} {}{path}: {image}", o.origin, o.display_name()));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "EFA requested beside an image that cannot use it:\n{}",
+        found.join("\n")
+    );
+}
