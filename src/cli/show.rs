@@ -27,9 +27,16 @@ pub fn run(g: &Global, a: &ShowArgs) -> Result<ExitCode, crate::Error> {
         .profile
         .or_else(current_context_profile)
         .unwrap_or(Profile::Kind);
+    // The current context's site file, when it has one (show never fails for want of it).
+    let site = (profile == Profile::Eks)
+        .then(|| kube::config::Kubeconfig::read().ok()?.current_context)
+        .flatten()
+        .and_then(|ctx| crate::profile::site::Site::load(&ctx).ok().flatten())
+        .map(|s| s.values)
+        .unwrap_or_default();
     let width = crate::report::human::terminal_width();
     print(&crate::report::fit::wrap_prose(
-        &render(bundle, g.lang(), profile),
+        &render_with_site(bundle, g.lang(), profile, &site),
         width,
     ));
     ok()
@@ -57,7 +64,40 @@ pub fn context_profile(
     Profile::from_context_name(kc.current_context.as_deref()?)
 }
 
-pub fn render(b: &LabBundle, lang: Lang, profile: Profile) -> String {
+/// The task's parameters for `profile`, each `${site.KEY}` filled from `site` when it has the
+/// value, else shown as where the value comes from (`<zone: trainlab setup eks>`): the text
+/// a learner reads never holds a bare token.
+fn task_params(
+    lab: &crate::catalog::Lab,
+    profile: Profile,
+    site: &std::collections::BTreeMap<String, String>,
+    lang: Lang,
+) -> std::collections::BTreeMap<String, String> {
+    let mut params = lab.params(profile.as_str());
+    for v in params.values_mut() {
+        let shown = |key: &str| {
+            Some(site.get(key).cloned().unwrap_or_else(|| {
+                crate::text::say(
+                    lang,
+                    format!("<{key}: `trainlab setup eks` か --param {key}=…>"),
+                    format!("<{key}: from `trainlab setup eks` or --param {key}=…>"),
+                )
+            }))
+        };
+        if let Ok(filled) = crate::facts::site::fill(v, &shown) {
+            *v = filled;
+        }
+    }
+    params
+}
+
+/// The lab as `show` prints it, the task filled with `site`'s values where it names them.
+pub fn render_with_site(
+    b: &LabBundle,
+    lang: Lang,
+    profile: Profile,
+    site: &std::collections::BTreeMap<String, String>,
+) -> String {
     let lab = &b.lab;
     let mut s = String::new();
     let _ = writeln!(s, "# {} {} — {}\n", lab.number, lab.id, lab.title.get(lang));
@@ -68,7 +108,7 @@ pub fn render(b: &LabBundle, lang: Lang, profile: Profile) -> String {
     s.push('\n');
     match &lab.task {
         Some(task) if lab.is_gradable() => {
-            let params = lab.params(profile.as_str());
+            let params = task_params(lab, profile, site, lang);
             let _ = writeln!(s, "## {} ({})\n", ui("task", lang), profile.as_str());
             let _ = writeln!(s, "{}\n", task.text.render(lang, &params).trim_end());
             let _ = writeln!(s, "## {}\n", ui("checks", lang));
@@ -87,7 +127,7 @@ pub fn render(b: &LabBundle, lang: Lang, profile: Profile) -> String {
                 );
             }
             render_solution(&mut s, b, lang, profile);
-            render_params(&mut s, lab, lang);
+            render_params(&mut s, lab, lang, site);
             render_reads(&mut s, lab, lang);
         }
         _ => {
@@ -132,8 +172,18 @@ fn render_solution(s: &mut String, b: &LabBundle, lang: Lang, profile: Profile) 
 }
 
 /// The parameters `--param NAME=VALUE` accepts, with each profile's value.
-fn render_params(s: &mut String, lab: &crate::catalog::Lab, lang: Lang) {
+fn render_params(
+    s: &mut String,
+    lab: &crate::catalog::Lab,
+    lang: Lang,
+    site: &std::collections::BTreeMap<String, String>,
+) {
     let Some(task) = &lab.task else { return };
+    let filled: std::collections::BTreeMap<&String, std::collections::BTreeMap<String, String>> =
+        task.params
+            .keys()
+            .filter_map(|p| Some((p, task_params(lab, Profile::parse(p)?, site, lang))))
+            .collect();
     let mut names: Vec<&String> = task.params.values().flat_map(|p| p.keys()).collect();
     names.sort();
     names.dedup();
@@ -145,7 +195,10 @@ fn render_params(s: &mut String, lab: &crate::catalog::Lab, lang: Lang) {
         let values: Vec<String> = task
             .params
             .iter()
-            .filter_map(|(profile, p)| p.get(n).map(|v| format!("{profile}: {v}")))
+            .filter_map(|(profile, p)| {
+                let v = filled.get(profile).and_then(|f| f.get(n)).or(p.get(n))?;
+                Some(format!("{profile}: {v}"))
+            })
             .collect();
         let _ = writeln!(s, "  - {n} ({})", values.join("; "));
     }

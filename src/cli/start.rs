@@ -150,7 +150,7 @@ pub fn run(g: &Global, a: &StartArgs) -> Result<ExitCode, crate::Error> {
         print(&format!("\n{wrote}\n{next}"));
     }
     print(&crate::report::fit::wrap_prose(
-        &super::show::render(b, g.lang(), profile),
+        &super::show::render_with_site(b, g.lang(), profile, place.site.values()),
         crate::report::human::terminal_width(),
     ));
     Ok(ExitCode::Ok)

@@ -700,3 +700,41 @@ fn no_eks_answer_requests_efa_for_an_image_without_the_ofi_plugin() {
         found.join("\n")
     );
 }
+
+#[test]
+fn show_fills_the_task_from_the_site_file_or_says_where_a_value_comes_from() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |kubeconfig: &Path| {
+        let mut c = Command::cargo_bin("trainlab").unwrap();
+        c.env("LANG", "C.UTF-8")
+            .env("NO_COLOR", "1")
+            .env("KUBECONFIG", kubeconfig)
+            .env("TRAINLAB_SITE_DIR", dir.path())
+            .args(["show", "5", "--profile", "eks"]);
+        String::from_utf8(c.output().unwrap().stdout).unwrap()
+    };
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        format!("apiVersion: v1\nkind: Config\nclusters: []\nusers: []\ncontexts: []\ncurrent-context: \"{CONTEXT}\"\n"),
+    )
+    .unwrap();
+    let without = run(&kubeconfig);
+    assert!(!without.contains("${site."), "{without}");
+    assert!(
+        without.contains("<zone: from `trainlab setup eks` or --param zone=…>"),
+        "{without}"
+    );
+    let site = Site {
+        context: CONTEXT.into(),
+        written_by: "test".into(),
+        auto_mode: false,
+        values: [("zone".to_string(), "eu-north-1b".to_string())]
+            .into_iter()
+            .collect(),
+    };
+    site.save_to(&dir.path().join(trainlab::profile::site::file_name(CONTEXT)))
+        .unwrap();
+    let with = run(&kubeconfig);
+    assert!(with.contains("e.g. eu-north-1b"), "{with}");
+}
