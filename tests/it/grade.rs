@@ -974,8 +974,7 @@ fn watch_refuses_an_interval_below_one_second_before_reading_anything() {
     assert!(c.emu.requests().is_empty(), "bad input reads nothing");
 }
 
-#[test]
-fn ctrl_c_during_a_round_that_never_ends_stops_watch() {
+fn a_signal_during_a_round_that_never_ends_stops_watch(signal: &str) {
     let c = cluster(room::room(&[("alice", &["volcano-gang"])]));
     // Every LIST is held far longer than the test would wait.
     c.emu.fault(
@@ -1016,7 +1015,7 @@ fn ctrl_c_during_a_round_that_never_ends_stops_watch() {
     }
     let pid = child.id().to_string();
     let sent = std::process::Command::new("kill")
-        .args(["-INT", &pid])
+        .args([signal, &pid])
         .status()
         .unwrap();
     assert!(sent.success());
@@ -1028,4 +1027,14 @@ fn ctrl_c_during_a_round_that_never_ends_stops_watch() {
         stderr.contains("interrupted (Ctrl-C) before the first round finished"),
         "{stderr}"
     );
+}
+
+#[test]
+fn ctrl_c_during_a_round_that_never_ends_stops_watch() {
+    a_signal_during_a_round_that_never_ends_stops_watch("-INT");
+}
+
+#[test]
+fn sigterm_during_a_round_that_never_ends_stops_watch_the_same_way() {
+    a_signal_during_a_round_that_never_ends_stops_watch("-TERM");
 }
