@@ -88,30 +88,9 @@ pub async fn kind_setup(req: &KindSetup, progress: &mut dyn SetupProgress) -> Re
             charts::archives_in(dir, &req.with)?;
         }
     }
-    progress.start(&say(
-        req.lang,
-        format!(
-            "マニフェスト: 固定したファイル {} 個を検証中",
-            req.pins.len()
-        ),
-        format!("manifests: verifying {} pinned file(s)", req.pins.len()),
-    ));
-    let mut manifests = Vec::with_capacity(req.pins.len());
-    for pin in &req.pins {
-        let data = fetch(pin, req.from.as_deref()).await?;
-        let text = String::from_utf8(data).map_err(|_| {
-            Error::environment(
-                format!("{} は UTF-8 ではありません", pin.location()),
-                format!("{} is not UTF-8", pin.location()),
-            )
-        })?;
-        manifests.push((pin, parse_text(&text, pin.file_name())?));
-    }
-    progress.done(&say(
-        req.lang,
-        "マニフェストを検証しました（サイズと sha256。組み込みのものは検証不要）",
-        "manifests verified (size and sha256; built-in ones need none)",
-    ));
+    progress.start(&verifying(req.pins.len(), req.lang));
+    let manifests = read_pins(&req.pins, req.from.as_deref()).await?;
+    progress.done(&verified(req.lang));
     if !req.skip_create {
         run_step(
             progress,
@@ -183,8 +162,94 @@ pub async fn kind_setup(req: &KindSetup, progress: &mut dyn SetupProgress) -> Re
             "  node capacity already right on every node\n",
         ));
     }
-    // A pin that needs another's controller waits for it first; every other Deployment is
-    // waited for once everything is applied (the operators start side by side).
+    let waited = apply_pins(
+        &conn,
+        manifests,
+        req.wait_timeout,
+        req.lang,
+        progress,
+        &mut summary,
+    )
+    .await?;
+    wait_rest(
+        &conn,
+        &req.pins,
+        &waited,
+        req.wait_timeout,
+        req.lang,
+        progress,
+    )
+    .await?;
+    install_charts(
+        &req.with,
+        &context,
+        req.from.as_deref(),
+        req.wait_timeout,
+        req.lang,
+        progress,
+        &mut summary,
+    )?;
+    Ok(Ready {
+        on: conn.describe(),
+        summary,
+    })
+}
+
+/// `namespace/name, …` for messages.
+fn list(deployments: &[&String]) -> String {
+    let names: Vec<&str> = deployments.iter().map(|s| s.as_str()).collect();
+    names.join(", ")
+}
+
+/// "manifests: verifying N pinned file(s)".
+pub(crate) fn verifying(n: usize, lang: Lang) -> String {
+    say(
+        lang,
+        format!("マニフェスト: 固定したファイル {n} 個を検証中"),
+        format!("manifests: verifying {n} pinned file(s)"),
+    )
+}
+
+/// "manifests verified".
+pub(crate) fn verified(lang: Lang) -> String {
+    say(
+        lang,
+        "マニフェストを検証しました（サイズと sha256。組み込みのものは検証不要）",
+        "manifests verified (size and sha256; built-in ones need none)",
+    )
+}
+
+/// Every pinned file read (or downloaded), size- and hash-checked and parsed, before anything is
+/// written: a mismatch, a missing `--from` file or a broken document installs nothing.
+pub(crate) async fn read_pins<'p>(
+    pins: &'p [Pin],
+    from: Option<&std::path::Path>,
+) -> Result<Vec<(&'p Pin, Vec<crate::observe::Obj>)>, Error> {
+    let mut manifests = Vec::with_capacity(pins.len());
+    for pin in pins {
+        let data = fetch(pin, from).await?;
+        let text = String::from_utf8(data).map_err(|_| {
+            Error::environment(
+                format!("{} は UTF-8 ではありません", pin.location()),
+                format!("{} is not UTF-8", pin.location()),
+            )
+        })?;
+        manifests.push((pin, parse_text(&text, pin.file_name())?));
+    }
+    Ok(manifests)
+}
+
+/// Applies the pins in order, server-side. A pin that needs another's controller waits for it
+/// first; returns the Deployments already waited for (the rest are waited for once everything
+/// is applied, so the operators start side by side).
+pub(crate) async fn apply_pins<'p>(
+    conn: &crate::cluster::Conn,
+    manifests: Vec<(&'p Pin, Vec<crate::observe::Obj>)>,
+    wait_timeout: Duration,
+    lang: Lang,
+    progress: &mut dyn SetupProgress,
+    summary: &mut String,
+) -> Result<Vec<&'p String>, Error> {
     let mut waited: Vec<&String> = Vec::new();
     for (pin, objs) in manifests {
         let (c, v) = (&pin.component, &pin.version);
@@ -192,76 +257,98 @@ pub async fn kind_setup(req: &KindSetup, progress: &mut dyn SetupProgress) -> Re
         if !first.is_empty() {
             let names = list(&first);
             let what = say(
-                req.lang,
+                lang,
                 format!("{c} {v} の前に Deployment を待機中: {names}"),
                 format!("waiting for {names} before {c} {v}"),
             );
             progress.start(&what);
             let before = format!("{c} {v}");
-            let r = wait_available(
-                &conn,
-                &first,
-                req.wait_timeout,
-                req.lang,
-                Some(&before),
-                progress,
-            )
-            .await;
-            match r {
-                Ok(()) => progress.done(&say(
-                    req.lang,
-                    format!("{names} が利用可能になりました"),
-                    format!("{names} available"),
-                )),
-                Err(e) => {
-                    progress.failed(&what);
-                    return Err(e);
-                }
+            let r = wait_available(conn, &first, wait_timeout, lang, Some(&before), progress).await;
+            if let Err(e) = r {
+                progress.failed(&what);
+                return Err(e);
             }
+            progress.done(&say(
+                lang,
+                format!("{names} が利用可能になりました"),
+                format!("{names} available"),
+            ));
             summary.push_str(&say(
-                req.lang,
+                lang,
                 format!("  {c} {v} の前に {names} が利用可能になるのを待ちました\n"),
                 format!("  waited for {names} before {c} {v}\n"),
             ));
             waited.extend(first);
         }
         progress.start(&format!("{c} {v}"));
-        let n = apply_objects(&conn, objs).await?;
+        let n = apply_objects(conn, objs).await?;
         progress.done(&format!("{c} {v}"));
         summary.push_str(&say(
-            req.lang,
+            lang,
             format!("  {c} {v} を適用（ドキュメント {n} 個、server-side）\n"),
             format!("  applied {c} {v} ({n} documents, server-side)\n"),
         ));
     }
-    let waits: Vec<&String> = req
-        .pins
+    Ok(waited)
+}
+
+/// Waits for every pin's Deployments not waited for yet.
+pub(crate) async fn wait_rest(
+    conn: &crate::cluster::Conn,
+    pins: &[Pin],
+    waited: &[&String],
+    wait_timeout: Duration,
+    lang: Lang,
+    progress: &mut dyn SetupProgress,
+) -> Result<(), Error> {
+    let waits: Vec<&String> = pins
         .iter()
         .flat_map(|p| &p.deployments)
         .filter(|d| !waited.contains(d))
         .collect();
-    if !waits.is_empty() {
-        progress.start(&say(
-            req.lang,
-            "オペレーターの Deployment を待機中",
-            "waiting for operator Deployments",
-        ));
-        wait_available(&conn, &waits, req.wait_timeout, req.lang, None, progress).await?;
-        progress.done(&say(
-            req.lang,
-            "オペレーターの Deployment が利用可能になりました",
-            "operator Deployments available",
-        ));
+    if waits.is_empty() {
+        return Ok(());
     }
-    let timeout = humantime::format_duration(req.wait_timeout).to_string();
-    for extra in &req.with {
+    let what = say(
+        lang,
+        "オペレーターの Deployment を待機中",
+        "waiting for operator Deployments",
+    );
+    progress.start(&what);
+    if let Err(e) = wait_available(conn, &waits, wait_timeout, lang, None, progress).await {
+        progress.failed(&what);
+        return Err(e);
+    }
+    progress.done(&say(
+        lang,
+        "オペレーターの Deployment が利用可能になりました",
+        "operator Deployments available",
+    ));
+    Ok(())
+}
+
+/// Installs the `--with` extras' charts with helm, in order, into `context`.
+pub(crate) fn install_charts(
+    with: &[Extra],
+    context: &str,
+    from: Option<&std::path::Path>,
+    wait_timeout: Duration,
+    lang: Lang,
+    progress: &mut dyn SetupProgress,
+    summary: &mut String,
+) -> Result<(), Error> {
+    let timeout = humantime::format_duration(wait_timeout).to_string();
+    for extra in with {
         for c in extra.charts() {
             let what = format!("{} {} (helm)", c.component, c.version);
             progress.start(&what);
-            helm_install(c, &req.context(), req.from.as_deref(), &timeout)?;
+            if let Err(e) = helm_install(c, context, from, &timeout) {
+                progress.failed(&what);
+                return Err(e);
+            }
             progress.done(&what);
             summary.push_str(&say(
-                req.lang,
+                lang,
                 format!(
                     "  {} {} を helm でインストール（namespace {} のリリース {}）\n",
                     c.component, c.version, c.namespace, c.release
@@ -273,21 +360,12 @@ pub async fn kind_setup(req: &KindSetup, progress: &mut dyn SetupProgress) -> Re
             ));
         }
     }
-    Ok(Ready {
-        on: conn.describe(),
-        summary,
-    })
-}
-
-/// `namespace/name, …` for messages.
-pub(crate) fn list(deployments: &[&String]) -> String {
-    let names: Vec<&str> = deployments.iter().map(|s| s.as_str()).collect();
-    names.join(", ")
+    Ok(())
 }
 
 /// Waits up to `--wait-timeout` until every one of `deployments` (`namespace/name`) has an
 /// available replica; `before` names the pin that needs them, for the error. (`setup eks` too.)
-pub(crate) async fn wait_available(
+async fn wait_available(
     conn: &crate::cluster::Conn,
     deployments: &[&String],
     wait_timeout: Duration,
@@ -361,7 +439,7 @@ pub fn helm_preflight() -> Result<(), Error> {
     }
 }
 
-pub(crate) fn helm_install(
+fn helm_install(
     c: &charts::Chart,
     context: &str,
     from: Option<&std::path::Path>,

@@ -23,14 +23,14 @@ use serde_json::Value;
 
 use crate::catalog::Lang;
 use crate::cluster::{connect, gather, probe, Conn, ConnectOpts, Discovery};
-use crate::observe::{kinds, parse_text, Obj, Origin, Query};
-use crate::ops::setup::{helm_install, helm_preflight, list, wait_available, Ready, SetupProgress};
+use crate::observe::{kinds, Obj, Origin, Query};
+use crate::ops::setup::{self, helm_preflight, Ready, SetupProgress};
 use crate::profile::charts::{self, Extra};
 use crate::profile::eks::{self, ClusterFacts};
 use crate::profile::eks_components;
 use crate::profile::instances::{self, GPU, NEURON, ZONE_LABEL};
 use crate::profile::kind::apply_objects;
-use crate::profile::pins::{fetch, Pin};
+use crate::profile::pins::Pin;
 use crate::profile::site::{self, Site};
 use crate::profile::Profile;
 use crate::text::say;
@@ -844,78 +844,24 @@ pub async fn apply(
             charts::archives_in(dir, &plan.with)?;
         }
     }
-    progress.start(&say(
-        lang,
-        format!(
-            "マニフェスト: 固定したファイル {} 個を検証中",
-            plan.pins.len()
-        ),
-        format!("manifests: verifying {} pinned file(s)", plan.pins.len()),
-    ));
-    let mut manifests = Vec::with_capacity(plan.pins.len());
-    for pin in &plan.pins {
-        let data = fetch(pin, req.from.as_deref()).await?;
-        let text = String::from_utf8(data).map_err(|_| {
-            Error::environment(
-                format!("{} は UTF-8 ではありません", pin.location()),
-                format!("{} is not UTF-8", pin.location()),
-            )
-        })?;
-        manifests.push((pin, parse_text(&text, pin.file_name())?));
-    }
+    progress.start(&setup::verifying(plan.pins.len(), lang));
+    let manifests = setup::read_pins(&plan.pins, req.from.as_deref()).await?;
     let efa = as_objs(&plan.efa, "trainlab: EFA device plugin")?;
     let classes = match &plan.node_classes {
         NodeClasses::Apply(v) => as_objs(v, "trainlab: node classes")?,
         _ => Vec::new(),
     };
-    progress.done(&say(
-        lang,
-        "マニフェストを検証しました（サイズと sha256。組み込みのものは検証不要）",
-        "manifests verified (size and sha256; built-in ones need none)",
-    ));
+    progress.done(&setup::verified(lang));
     let mut summary = String::new();
-    let mut waited: Vec<&String> = Vec::new();
-    for (pin, objs) in manifests {
-        let (c, v) = (&pin.component, &pin.version);
-        let first: Vec<&String> = pin.after.iter().filter(|d| !waited.contains(d)).collect();
-        if !first.is_empty() {
-            let names = list(&first);
-            let what = say(
-                lang,
-                format!("{c} {v} の前に Deployment を待機中: {names}"),
-                format!("waiting for {names} before {c} {v}"),
-            );
-            progress.start(&what);
-            let before = format!("{c} {v}");
-            let r = wait_available(
-                &conn,
-                &first,
-                req.wait_timeout,
-                lang,
-                Some(&before),
-                progress,
-            )
-            .await;
-            if let Err(e) = r {
-                progress.failed(&what);
-                return Err(e);
-            }
-            progress.done(&say(
-                lang,
-                format!("{names} が利用可能になりました"),
-                format!("{names} available"),
-            ));
-            waited.extend(first);
-        }
-        progress.start(&format!("{c} {v}"));
-        let n = apply_objects(&conn, objs).await?;
-        progress.done(&format!("{c} {v}"));
-        summary.push_str(&say(
-            lang,
-            format!("  {c} {v} を適用（ドキュメント {n} 個、server-side）\n"),
-            format!("  applied {c} {v} ({n} documents, server-side)\n"),
-        ));
-    }
+    let waited = setup::apply_pins(
+        &conn,
+        manifests,
+        req.wait_timeout,
+        lang,
+        progress,
+        &mut summary,
+    )
+    .await?;
     let efa_title = format!("EFA device plugin {}", eks_components::EFA_PLUGIN_VERSION);
     progress.start(&efa_title);
     let n = apply_objects(&conn, efa).await?;
@@ -946,53 +892,16 @@ pub async fn apply(
             format!("  applied node classes and NodePools ({n} objects)\n"),
         ));
     }
-    let waits: Vec<&String> = plan
-        .pins
-        .iter()
-        .flat_map(|p| &p.deployments)
-        .filter(|d| !waited.contains(d))
-        .collect();
-    if !waits.is_empty() {
-        let what = say(
-            lang,
-            "オペレーターの Deployment を待機中",
-            "waiting for operator Deployments",
-        );
-        progress.start(&what);
-        if let Err(e) = wait_available(&conn, &waits, req.wait_timeout, lang, None, progress).await
-        {
-            progress.failed(&what);
-            return Err(e);
-        }
-        progress.done(&say(
-            lang,
-            "オペレーターの Deployment が利用可能になりました",
-            "operator Deployments available",
-        ));
-    }
-    let timeout = humantime::format_duration(req.wait_timeout).to_string();
-    for extra in &plan.with {
-        for c in extra.charts() {
-            let what = format!("{} {} (helm)", c.component, c.version);
-            progress.start(&what);
-            if let Err(e) = helm_install(c, &plan.context, req.from.as_deref(), &timeout) {
-                progress.failed(&what);
-                return Err(e);
-            }
-            progress.done(&what);
-            summary.push_str(&say(
-                lang,
-                format!(
-                    "  {} {} を helm でインストール（namespace {} のリリース {}）\n",
-                    c.component, c.version, c.namespace, c.release
-                ),
-                format!(
-                    "  installed {} {} with helm (release {} in {})\n",
-                    c.component, c.version, c.release, c.namespace
-                ),
-            ));
-        }
-    }
+    setup::wait_rest(&conn, &plan.pins, &waited, req.wait_timeout, lang, progress).await?;
+    setup::install_charts(
+        &plan.with,
+        &plan.context,
+        req.from.as_deref(),
+        req.wait_timeout,
+        lang,
+        progress,
+        &mut summary,
+    )?;
     let path = plan.site.save()?;
     Ok((
         Ready {
