@@ -46,20 +46,21 @@ fn aws_error(what: &str, e: impl std::fmt::Display) -> Error {
     )
 }
 
-/// Describes a cluster and its node groups. `kube_server` is the current context's API server.
-pub async fn inspect(
-    cluster: &str,
-    region: Option<String>,
-    kube_server: Option<&str>,
-) -> Result<EksReport, Error> {
+/// The AWS settings of the default chain (profiles, env, `AWS_ENDPOINT_URL` for local
+/// emulators), in `region` when given.
+async fn aws_settings(region: Option<String>) -> aws_config::SdkConfig {
     let mut loader = aws_config::defaults(BehaviorVersion::latest());
     if let Some(r) = region {
         loader = loader.region(aws_config::Region::new(r));
     }
-    let config = loader.load().await;
-    let region = config.region().map(|r| r.to_string());
-    let client = aws_sdk_eks::Client::new(&config);
+    loader.load().await
+}
 
+/// `DescribeCluster` of `cluster`, its failure said in the user's terms.
+async fn describe_cluster(
+    client: &aws_sdk_eks::Client,
+    cluster: &str,
+) -> Result<aws_sdk_eks::types::Cluster, Error> {
     let described = client
         .describe_cluster()
         .name(cluster)
@@ -71,12 +72,24 @@ pub async fn inspect(
                 aws_sdk_eks::error::DisplayErrorContext(e),
             )
         })?;
-    let c = described.cluster().ok_or_else(|| {
+    described.cluster().cloned().ok_or_else(|| {
         Error::environment(
             format!("EKS が {cluster} という名前のクラスターを返しませんでした"),
             format!("EKS returned no cluster named {cluster}"),
         )
-    })?;
+    })
+}
+
+/// Describes a cluster and its node groups. `kube_server` is the current context's API server.
+pub async fn inspect(
+    cluster: &str,
+    region: Option<String>,
+    kube_server: Option<&str>,
+) -> Result<EksReport, Error> {
+    let config = aws_settings(region).await;
+    let region = config.region().map(|r| r.to_string());
+    let client = aws_sdk_eks::Client::new(&config);
+    let c = describe_cluster(&client, cluster).await?;
     let endpoint = c.endpoint().map(str::to_string);
     let context_matches = match (kube_server, &endpoint) {
         (Some(k), Some(e)) => Some(same_server(k, e)),
@@ -194,11 +207,7 @@ pub async fn describe_for_setup(
     cluster: &str,
     region: Option<String>,
 ) -> Result<ClusterFacts, Error> {
-    let mut loader = aws_config::defaults(BehaviorVersion::latest());
-    if let Some(r) = region {
-        loader = loader.region(aws_config::Region::new(r));
-    }
-    let config = loader.load().await;
+    let config = aws_settings(region).await;
     let region = config.region().map(|r| r.to_string()).ok_or_else(|| {
         Error::usage(
             "AWS のリージョンがわかりません。--region で指定するか、AWS_REGION を設定してください",
@@ -206,23 +215,7 @@ pub async fn describe_for_setup(
         )
     })?;
     let client = aws_sdk_eks::Client::new(&config);
-    let described = client
-        .describe_cluster()
-        .name(cluster)
-        .send()
-        .await
-        .map_err(|e| {
-            aws_error(
-                &format!("DescribeCluster {cluster}"),
-                aws_sdk_eks::error::DisplayErrorContext(e),
-            )
-        })?;
-    let c = described.cluster().ok_or_else(|| {
-        Error::environment(
-            format!("EKS が {cluster} という名前のクラスターを返しませんでした"),
-            format!("EKS returned no cluster named {cluster}"),
-        )
-    })?;
+    let c = describe_cluster(&client, cluster).await?;
     let vpc = c.resources_vpc_config();
     let subnet_ids: Vec<String> = vpc.map(|v| v.subnet_ids().to_vec()).unwrap_or_default();
     let zones = super::aws_query::describe_subnets(&config, &region, &subnet_ids).await?;

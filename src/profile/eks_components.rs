@@ -33,7 +33,7 @@ use crate::facts::images;
 use crate::facts::instances::{self, GPU, NEURON, NEURONCORE};
 use crate::facts::precision::family_of;
 use crate::observe::Obj;
-use crate::profile::pins::{default_pins, Embedded, Pin, Source};
+use crate::profile::pins::{default_pins, Embedded, Pin};
 use crate::profile::site::Site;
 use crate::verify::kit::k8s::placement;
 use crate::Error;
@@ -60,18 +60,9 @@ pub static EFA_DEVICE_PLUGIN: Embedded = Embedded {
     note_ja: "eks-charts の aws-efa-k8s-device-plugin v0.5.30 をレンダリングし、チャートにない GPU と Neuron の toleration（`tolerations: []`）と、このクラスターのアクセラレーター付きノードの toleration を加えたもの",
 };
 
+/// A pinned download with nothing to wait for (the device plugins are DaemonSets).
 fn download(component: &str, version: &str, url: &str, bytes: u64, sha256: &str) -> Pin {
-    Pin {
-        component: component.into(),
-        version: version.into(),
-        source: Source::Download {
-            url: url.into(),
-            bytes,
-            sha256: sha256.into(),
-        },
-        deployments: Vec::new(),
-        after: Vec::new(),
-    }
+    super::pins::pin(component, version, url, bytes, sha256, &[])
 }
 
 /// The device plugins a node group of EC2 instances needs (not Auto Mode's). Sizes and SHA-256

@@ -206,7 +206,8 @@ impl Pin {
     }
 }
 
-fn pin(
+/// A pinned download: its URL, size and SHA-256, and the Deployments to wait for after it.
+pub(crate) fn pin(
     component: &str,
     version: &str,
     url: &str,

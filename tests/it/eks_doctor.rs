@@ -3,80 +3,14 @@
 
 use crate::support;
 
-use std::net::TcpListener;
-use std::process::{Child, Command as Process, Stdio};
 use std::time::Duration;
 
 use assert_cmd::Command;
 use support::emulator::Emulator;
 
-pub(crate) struct Moto {
-    child: Child,
-    pub(crate) url: String,
-}
-
-impl Drop for Moto {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Starts moto on a free loopback port, or None when it is not installed (allowed outside CI).
-/// Also the STS of the EKS token tests (`eks_token.rs`).
-pub(crate) fn moto() -> Option<Moto> {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
-    let installed = Process::new(&python)
-        .args(["-c", "import moto.server"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !installed {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must provide moto (pip install 'moto[server]')"
-        );
-        eprintln!("skipping: moto is not installed (pip install 'moto[server]')");
-        return None;
-    }
-    let mut child = match Process::new(&python)
-        .args([
-            "-m",
-            "moto.server",
-            "-H",
-            "127.0.0.1",
-            "-p",
-            &port.to_string(),
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-    {
-        Ok(c) => c,
-        Err(e) => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "CI must provide moto_server (pip install 'moto[server]'): {e}"
-            );
-            eprintln!("skipping: moto_server not installed ({e})");
-            return None;
-        }
-    };
-    // Until it listens, or it stopped (no clock: the machine may be slow).
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        if let Some(status) = child.try_wait().unwrap() {
-            panic!("moto_server stopped ({status}) before listening on 127.0.0.1:{port}");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    Some(Moto {
-        child,
-        url: format!("http://127.0.0.1:{port}"),
-    })
+/// moto with its own EKS endpoints (also the STS of the EKS token tests, `eks_token.rs`).
+pub(crate) fn moto() -> Option<crate::support::moto::Moto> {
+    crate::support::moto::moto(None)
 }
 
 fn aws_env(cmd: &mut Command, url: &str) {

@@ -3,6 +3,7 @@
 
 pub mod emulator;
 pub mod live;
+pub mod moto;
 pub mod run_clm;
 pub mod state;
 
