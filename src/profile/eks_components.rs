@@ -854,7 +854,7 @@ mod tests {
         assert_eq!(files.len(), pins.len());
         // Each download is pinned at a tag of its version's release.
         for p in &pins[..3] {
-            let Source::Download { url, sha256, .. } = &p.source else {
+            let crate::profile::pins::Source::Download { url, sha256, .. } = &p.source else {
                 panic!("{p:?}")
             };
             assert!(
