@@ -11,7 +11,7 @@
 
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
 
-use super::room::{cell_text, percent};
+use super::cells::{cell_text, label, percent};
 use super::Scoreboard;
 
 /// The heatmap, fitted to `width` columns when given.
@@ -70,12 +70,12 @@ fn right(text: impl Into<String>) -> Cell {
 fn grid(board: &Scoreboard, header: Header, cells: Cells) -> String {
     let lang = board.lang;
     let mut tb = table();
-    let mut head = vec![Cell::new(super::room::label("learner", lang))];
+    let mut head = vec![Cell::new(label("learner", lang))];
     head.extend(board.labs.iter().map(|c| match header {
         Header::NumberAndId => Cell::new(format!("{}\n{}", c.lab.number, c.lab.id)),
         Header::Number => right(c.lab.number.to_string()),
     }));
-    head.push(right(super::room::label("total", lang)));
+    head.push(right(label("total", lang)));
     tb.set_header(head);
     for (i, r) in board.learners.iter().enumerate() {
         let mut row = vec![Cell::new(&r.learner)];
@@ -114,7 +114,7 @@ fn transposed(board: &Scoreboard) -> String {
         }));
         tb.add_row(row);
     }
-    let mut totals = vec![Cell::new(super::room::label("total", lang))];
+    let mut totals = vec![Cell::new(label("total", lang))];
     totals.extend((0..board.learners.len()).map(|i| right(total_text(board, i))));
     tb.add_row(totals);
     format!("{tb}\n")
@@ -132,7 +132,7 @@ fn lines(board: &Scoreboard) -> String {
     out.push_str(&format!(
         "{:name_width$}  {:>6}  lab {}\n",
         "",
-        super::room::label("total", board.lang),
+        label("total", board.lang),
         lab_numbers(board)
     ));
     for (i, r) in board.learners.iter().enumerate() {

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::room::{cell_text, percent};
+use super::cells::{cell_text, percent};
 use super::ui;
 use super::{Mark, Scoreboard};
 use crate::catalog::Lang;

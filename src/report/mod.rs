@@ -7,6 +7,7 @@ pub mod junit;
 pub(crate) mod messages;
 // The room's outputs (`grade`): table, JSON and JUnit; CSV; the HTML scoreboard.
 mod board;
+pub mod cells;
 pub mod csv;
 pub mod fit;
 pub mod heatmap;

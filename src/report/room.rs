@@ -3,6 +3,7 @@
 
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
+use super::cells::{percent, t};
 use super::{Mark, Scoreboard};
 use crate::catalog::Lang;
 use crate::verify::Score;
@@ -37,37 +38,6 @@ fn counted(n: usize, what: &str, lang: Lang) -> String {
         (Lang::Ja, _) => format!("lab {n} 個"),
         (Lang::En, _) if n == 1 => format!("1 {what}"),
         (Lang::En, _) => format!("{n} {what}s"),
-    }
-}
-
-/// A word of the room's outputs in `lang`.
-pub(crate) fn label(key: &str, lang: Lang) -> &'static str {
-    t(key, lang)
-}
-
-/// A word of the room's table, from the shared table (`room-…` where the page says it
-/// otherwise).
-fn t(key: &str, lang: Lang) -> &'static str {
-    match key {
-        "learner" | "total" | "legend" | "notes" => super::ui(&format!("room-{key}"), lang),
-        _ => super::ui(key, lang),
-    }
-}
-
-/// `✔ 100%`, `◐ 53.8%`, `!`.
-pub fn cell_text(mark: Mark, score: Option<&Score>) -> String {
-    match score.and_then(|s| s.percent) {
-        Some(p) => format!("{} {}%", mark.symbol(), percent(p)),
-        None => mark.symbol().to_string(),
-    }
-}
-
-/// A percent without a needless `.0`.
-pub fn percent(p: f64) -> String {
-    if p.fract() == 0.0 {
-        format!("{p:.0}")
-    } else {
-        format!("{p:.1}")
     }
 }
 
