@@ -96,6 +96,7 @@ pub async fn connect(opts: &ConnectOpts) -> Result<Conn, Error> {
                 });
             }
             check_context_refs(&kc, &context)?;
+            check_insecure_with_ca(&kc, &context)?;
             ca_file = certificate_authority_file(&kc, &context);
             let options = KubeConfigOptions {
                 context: Some(context.clone()),
@@ -202,6 +203,39 @@ fn check_context_refs(kc: &Kubeconfig, context: &str) -> Result<(), Error> {
                 format!("context `{}` names the user `{name}`, which the kubeconfig does not define (users: {known})", echo(context)),
             ));
         }
+    }
+    Ok(())
+}
+
+/// `insecure-skip-tls-verify: true` beside a certificate authority is refused, as kubectl refuses
+/// it (client-go `rest/transport.go`: "specifying a root certificates file with the insecure flag
+/// is not allowed"): the kubeconfig says two contrary things and either reading could be wrong.
+fn check_insecure_with_ca(kc: &Kubeconfig, context: &str) -> Result<(), Error> {
+    let Some(name) = kc
+        .contexts
+        .iter()
+        .find(|c| c.name == context)
+        .and_then(|c| c.context.as_ref())
+        .map(|c| c.cluster.clone())
+    else {
+        return Ok(());
+    };
+    let Some(cluster) = kc
+        .clusters
+        .iter()
+        .find(|c| c.name == name)
+        .and_then(|c| c.cluster.as_ref())
+    else {
+        return Ok(());
+    };
+    let has_ca =
+        cluster.certificate_authority.is_some() || cluster.certificate_authority_data.is_some();
+    if cluster.insecure_skip_tls_verify == Some(true) && has_ca {
+        let name = crate::catalog::echo(&name, 80);
+        return Err(Error::usage(
+            format!("kubeconfig のクラスター `{name}` に `insecure-skip-tls-verify: true` と認証局（`certificate-authority` または `-data`）の両方があります。kubectl と同じく受け付けません。どちらか一方を削除してください（認証局を残すのが安全です）"),
+            format!("the kubeconfig's cluster `{name}` has both `insecure-skip-tls-verify: true` and a certificate authority (`certificate-authority` or `-data`); kubectl refuses the pair and so does trainlab: remove one (keeping the certificate authority is the safe choice)"),
+        ));
     }
     Ok(())
 }

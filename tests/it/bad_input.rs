@@ -1231,3 +1231,25 @@ fn a_redirect_and_a_protobuf_answer_are_said_for_what_they_are() {
         assert!(!stderr.contains("invalid utf-8"), "{stderr}");
     }
 }
+
+#[test]
+fn insecure_skip_tls_verify_beside_a_certificate_authority_is_refused_as_kubectl_refuses_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let kc = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kc,
+        "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: \"https://127.0.0.1:1\", insecure-skip-tls-verify: true, certificate-authority-data: \"LS0t\"}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n",
+    )
+    .unwrap();
+    let out = trainlab()
+        .args(["check", "9", "--kubeconfig"])
+        .arg(&kc)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("has both `insecure-skip-tls-verify: true` and a certificate authority"),
+        "{stderr}"
+    );
+}
