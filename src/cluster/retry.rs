@@ -224,6 +224,11 @@ fn tls_words(e: &rustls::Error) -> String {
         ) => format!(
             "the server's TLS certificate is not for the host in `clusters[].cluster.server` ({e}); use the server name the certificate was issued for"
         ),
+        // webpki refuses a certificate authority presented as the server's own certificate;
+        // Go's crypto/x509 (kubectl) accepts a self-signed CA:TRUE certificate as its own root.
+        rustls::Error::InvalidCertificate(_) if format!("{e:?}").contains("CaUsedAsEndEntity") => format!(
+            "the server's TLS certificate is itself a certificate authority (CA:TRUE), which trainlab's TLS library (rustls) does not accept as a server's certificate, although kubectl does ({e}); give the API server a certificate signed by that CA (kind, kubeadm and EKS clusters have one), or reach it through `kubectl proxy` and point the kubeconfig at http://127.0.0.1:8001"
+        ),
         rustls::Error::InvalidCertificate(_) => {
             format!("the server's TLS certificate is not trusted ({e}); check {CA}")
         }

@@ -2110,3 +2110,15 @@ fn a_removed_auth_provider_is_named_with_its_replacement() {
     assert!(!stderr.contains("Enable oauth feature"), "{stderr}");
     assert!(c.requests().is_empty());
 }
+
+#[test]
+fn a_server_certificate_that_is_a_ca_is_explained() {
+    let emu = emulator::Emulator::start_tls_ca_as_server(nodes());
+    let c = Cluster::on(emu);
+    let (code, stdout, stderr) = c.run(&["check", "volcano-gang", "--request-timeout", "5s"]);
+    assert_eq!(code, 3, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("is itself a certificate authority (CA:TRUE)"),
+        "{stderr}"
+    );
+}

@@ -133,14 +133,35 @@ impl Emulator {
     pub fn start_tls(seed: Vec<Value>) -> Emulator {
         let certified = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string()])
             .expect("self-signed certificate");
-        let key =
-            rustls::pki_types::PrivatePkcs8KeyDer::from(certified.signing_key.serialize_der());
+        Emulator::start_tls_with(seed, certified.cert, certified.signing_key)
+    }
+
+    /// [`Emulator::start_tls`] with a self-signed certificate that is also a certificate
+    /// authority (basic constraints CA:TRUE), as some hand-made clusters have: Go's crypto/x509
+    /// (kubectl) accepts it as its own root, webpki (rustls) refuses a CA as a server's.
+    pub fn start_tls_ca_as_server(seed: Vec<Value>) -> Emulator {
+        let key = rcgen::KeyPair::generate().expect("key");
+        let mut params =
+            rcgen::CertificateParams::new(vec!["127.0.0.1".to_string()]).expect("params");
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        let cert = params
+            .self_signed(&key)
+            .expect("self-signed CA certificate");
+        Emulator::start_tls_with(seed, cert, key)
+    }
+
+    fn start_tls_with(
+        seed: Vec<Value>,
+        cert: rcgen::Certificate,
+        signing_key: rcgen::KeyPair,
+    ) -> Emulator {
+        let key = rustls::pki_types::PrivatePkcs8KeyDer::from(signing_key.serialize_der());
         let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
         let mut config = rustls::ServerConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
             .expect("TLS versions")
             .with_no_client_auth()
-            .with_single_cert(vec![certified.cert.der().clone()], key.into())
+            .with_single_cert(vec![cert.der().clone()], key.into())
             .expect("server certificate");
         config.alpn_protocols = vec![b"http/1.1".to_vec()];
         // No TLS 1.3 session tickets: the server sends nothing after its handshake flight, so
@@ -148,7 +169,7 @@ impl Emulator {
         // while that is still unacknowledged (the case where Nagle's algorithm holds it).
         config.send_tls13_tickets = 0;
         let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
-        Emulator::start_with(seed, Some((acceptor, certified.cert.pem())))
+        Emulator::start_with(seed, Some((acceptor, cert.pem())))
     }
 
     fn start_with(seed: Vec<Value>, tls: Option<(tokio_rustls::TlsAcceptor, String)>) -> Emulator {
