@@ -727,3 +727,174 @@ fn a_parameter_the_verifier_needs_and_lab_yaml_lacks_is_bad_input_naming_it() {
     let given = [("instance_type".to_string(), "p5.48xlarge".to_string())].into();
     assert!(trainlab::labs::grade_lab(&b, &files, &target, &given, None).is_ok());
 }
+
+// ---------------------------------------------------------------------------------------------
+// Lab texts an upstream read found wrong (issue 31 §8), each in ja and en
+
+/// Every text of lab `id` with its field path, as owned strings.
+fn lab_texts(id: &str) -> Vec<(String, Text)> {
+    let c = embedded();
+    let b = c.get(id).unwrap_or_else(|e| panic!("lab {id}: {e}"));
+    texts(&b.lab)
+        .into_iter()
+        .map(|(f, t)| (f, t.clone()))
+        .collect()
+}
+
+fn lab_text(id: &str, field: &str) -> Text {
+    lab_texts(id)
+        .into_iter()
+        .find(|(f, _)| f == field)
+        .unwrap_or_else(|| panic!("lab {id} has no text {field}"))
+        .1
+}
+
+/// The note of lab `id` whose English text contains `needle`, with its source.
+fn note_with(id: &str, needle: &str) -> (Text, String) {
+    let c = embedded();
+    let b = c.get(id).unwrap();
+    let n = b
+        .lab
+        .notes
+        .iter()
+        .find(|n| n.text.en.contains(needle))
+        .unwrap_or_else(|| panic!("lab {id} has no note saying {needle:?}"));
+    (n.text.clone(), n.source.clone())
+}
+
+#[test]
+fn lab9_does_not_teach_that_a_gang_larger_than_the_cluster_goes_inqueue() {
+    // Volcano v1.15.1: proportion rejects a job whose minResources exceed the queue's real
+    // capacity (the cluster's allocatable), whatever the cluster's size.
+    let task = lab_text("volcano-gang", "task.text");
+    assert!(!task.ja.contains("Inqueue"), "{}", task.ja);
+    assert!(!task.en.contains("Inqueue"), "{}", task.en);
+    assert!(task.en.contains("queue resource quota insufficient"));
+    assert!(task.ja.contains("queue resource quota insufficient"));
+    let (note, source) = note_with("volcano-gang", "proportion plugin");
+    for t in [&note.ja, &note.en] {
+        assert!(t.contains("queue resource quota insufficient"), "{t}");
+        assert!(!t.contains("5 or more") && !t.contains("5 台以上"), "{t}");
+    }
+    assert!(
+        source.contains("plugins/proportion/proportion.go"),
+        "{source}"
+    );
+    assert!(source.contains("framework/session_plugins.go"), "{source}");
+    let inqueue = lab_text("volcano-gang", "advice.inqueue");
+    assert!(!inqueue.en.contains("admits up to 1.2"), "{}", inqueue.en);
+    assert!(inqueue.en.contains("proportion") && inqueue.ja.contains("proportion"));
+}
+
+#[test]
+fn lab7_says_what_runs_without_bf16_that_transformers_neuronx_ended_and_karpenter_has_dra() {
+    let bf16 = lab_text("optimum-neuron", "advice.no-bf16");
+    assert!(!bf16.en.contains("trains in FP32"), "{}", bf16.en);
+    assert!(!bf16.ja.contains("FP32 で学習します"), "{}", bf16.ja);
+    assert!(bf16
+        .en
+        .contains("casts FP32 matrix multiplications to BF16"));
+    assert!(bf16.ja.contains("BF16 にキャスト"));
+    let ex = lab_text("optimum-neuron", "quiz.explanation");
+    for t in [&ex.ja, &ex.en] {
+        assert!(
+            t.contains("2025-09-16") && t.contains("NxD Inference"),
+            "{t}"
+        );
+    }
+    let (dra, source) = note_with("optimum-neuron", "Neuron DRA driver");
+    assert!(
+        !dra.en.contains("not supported with Karpenter"),
+        "{}",
+        dra.en
+    );
+    assert!(
+        !dra.ja.contains("Karpenter と EKS Auto Mode では未対応"),
+        "{}",
+        dra.ja
+    );
+    assert!(dra.en.contains("settings.enableDRA") && dra.ja.contains("settings.enableDRA"));
+    assert!(source.contains("karpenter.sh/docs/tasks/dra"), "{source}");
+}
+
+#[test]
+fn lab14_ja_and_en_both_count_the_best_checkpoint_inside_save_total_limit() {
+    let (n, source) = note_with("checkpoint-strategy", "load_best_model_at_end");
+    assert!(!n.ja.contains("上限とは別に"), "{}", n.ja);
+    assert!(n.ja.contains("上限の中に数えられます"), "{}", n.ja);
+    assert!(n.ja.contains("最良の 1 個と最新の 4 個"), "{}", n.ja);
+    assert!(n.en.contains("counts inside the limit"), "{}", n.en);
+    assert!(n.en.contains("the best and the newest 4"), "{}", n.en);
+    assert!(source.contains("rotate_checkpoints"), "{source}");
+}
+
+#[test]
+fn lab11_dates_activation_checkpointing_to_5_23_and_ja_adds_no_therefore() {
+    let (n, _) = note_with("gradient-checkpointing", "--activation_checkpointing");
+    assert!(
+        n.en.contains("since 5.23") && !n.en.contains("since 5.24"),
+        "{}",
+        n.en
+    );
+    assert!(
+        n.ja.contains("5.23 以降") && !n.ja.contains("5.24 以降"),
+        "{}",
+        n.ja
+    );
+    let task = lab_text("gradient-checkpointing", "task.text");
+    assert!(!task.ja.contains("そのため OOM-kill"), "{}", task.ja);
+    assert!(task.ja.contains("OOM-kill はカーネルが"), "{}", task.ja);
+}
+
+#[test]
+fn lab8_does_not_promise_a_default_storage_class_on_eks() {
+    let h = lab_text("fsx-lustre", "checks.pvc-rwx-size.hints.no-storage-class");
+    assert!(!h.en.contains("usually EBS"), "{}", h.en);
+    assert!(!h.ja.contains("多くの場合 EBS"), "{}", h.ja);
+    assert!(h.en.contains("1.30") && h.ja.contains("1.30"));
+}
+
+#[test]
+fn labs_1_and_2_ja_set_cuda_device_max_connections_grammatically() {
+    for id in ["tensor-parallelism", "parallelism-3d"] {
+        let all = lab_texts(id);
+        let bad: Vec<&String> = all
+            .iter()
+            .filter(|(_, t)| {
+                t.ja.contains("`env` に `CUDA_DEVICE_MAX_CONNECTIONS: \"1\"` にしてください")
+            })
+            .map(|(f, _)| f)
+            .collect();
+        assert!(bad.is_empty(), "{id}: {bad:?}");
+        assert!(
+            all.iter().any(|(_, t)| t
+                .ja
+                .contains("`env` で `CUDA_DEVICE_MAX_CONNECTIONS` を `\"1\"` にしてください")),
+            "{id}"
+        );
+    }
+}
+
+#[test]
+fn labs_5_and_15_say_efa_os_bypass_needs_one_subnet_not_only_one_az() {
+    for id in ["efa-nccl", "karpenter-single-az"] {
+        let (n, source) = note_with(id, "one subnet");
+        assert!(n.ja.contains("サブネット"), "{id}: {}", n.ja);
+        assert!(source.contains("parallelcluster"), "{id}: {source}");
+    }
+}
+
+#[test]
+fn lab1s_eks_start_does_not_apply_the_kind_trainer_stand_in() {
+    let out = |profile: &str| {
+        let o = Command::cargo_bin("trainlab")
+            .unwrap()
+            .args(["solve", "1", "--dry-run", "--profile", profile])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{o:?}");
+        String::from_utf8(o.stdout).unwrap()
+    };
+    assert!(out("kind").contains("name: trainer-standin"));
+    assert!(!out("eks").contains("name: trainer-standin"));
+}

@@ -106,7 +106,12 @@ impl Verifier for Bionemo {
         };
         let ns = ctx.target.namespace.as_str();
         let kind = w.kind.kind();
-        let ev = |o: Outcome| o.with("job", JOB).with("namespace", ns).with("kind", kind);
+        let ev = |o: Outcome| {
+            o.with("job", JOB)
+                .with("namespace", ns)
+                .with("kind", kind)
+                .with("resource", kind.to_ascii_lowercase())
+        };
         let mut j = Judgement::default();
         let rejected = rejections(&w);
         // The training container: the one asking for GPUs, else the one running BioNeMo, else

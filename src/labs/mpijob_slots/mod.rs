@@ -19,11 +19,14 @@
 
 mod mpi_launcher;
 
-use crate::facts::instances::GPU;
+use std::collections::BTreeSet;
+
+use crate::facts::instances::{self, GPU, INSTANCE_TYPE_LABEL};
 use crate::observe::kinds::{JOBS, MPIJOBS, PODS};
 use crate::observe::InputError;
 use crate::verify::kit::cmdline::Mpirun;
 use crate::verify::kit::k8s::conditions::{self, Condition};
+use crate::verify::kit::k8s::placement::{allowed_values, Allowed};
 use crate::verify::kit::k8s::resources;
 use crate::verify::kit::k8s::version;
 use crate::verify::kit::k8s::workload::{PodTemplate, Workload};
@@ -398,9 +401,40 @@ fn check_bind_map(s: &Spec) -> Outcome {
         .with("found_map", found_map)
 }
 
+/// What the worker template's own placement says about its node's GPUs.
+enum Pinned {
+    /// Every instance type it allows is in trainlab's table, all with this many GPUs.
+    Known(u32),
+    /// It pins instance types trainlab does not know (or ones that differ in GPUs).
+    Unknown,
+    /// It does not limit the instance type: the lab's `gpus_per_worker` stands for the node.
+    Free,
+}
+
+fn pinned_node_gpus(t: &PodTemplate) -> Pinned {
+    let Allowed::Only(types) = allowed_values(&t.spec, INSTANCE_TYPE_LABEL) else {
+        return Pinned::Free;
+    };
+    let counts: BTreeSet<Option<u32>> = types
+        .iter()
+        .map(|n| instances::lookup(n).map(|i| i.gpus))
+        .collect();
+    match counts.into_iter().collect::<Vec<_>>()[..] {
+        [Some(n)] if n > 0 => Pinned::Known(n),
+        _ => Pinned::Unknown,
+    }
+}
+
 /// Non-scoring notes about the spec.
 fn advise(j: &mut Judgement, s: &Spec, params: &Params) -> Result<(), InputError> {
-    let node_gpus = Params::number(params.get("gpus_per_worker"), "gpus_per_worker")?;
+    let node_gpus = match s.worker.map(pinned_node_gpus) {
+        Some(Pinned::Known(n)) => Some(n),
+        // A node trainlab cannot size (a GB200 tray has 4 GPUs, not the lab's 8): say nothing.
+        Some(Pinned::Unknown) => None,
+        Some(Pinned::Free) | None => {
+            Params::number(params.get("gpus_per_worker"), "gpus_per_worker")?
+        }
+    };
     if let (Some(g), Some(n)) = (s.worker_gpus, node_gpus) {
         if g > 0 && g < i64::from(n) {
             j.advise(

@@ -680,3 +680,27 @@ fn the_demo_learner_kept_batch_and_limit_turned_checkpointing_on_and_completed()
         Some("Complete=True")
     );
 }
+
+#[test]
+fn an_oom_killed_trainjobs_hint_says_to_delete_the_trainjob_not_a_job() {
+    // Issue 31 §6: the not-oom-killed hint said "delete the Job" for a TrainJob too.
+    let r = grade(
+        &trainjob()
+            .edit_all("Pod", oom_killed)
+            .edit("TrainJob", "ckpt-train", |v| {
+                v["status"]["conditions"] = json!([{"type": "Failed", "status": "True",
+                    "reason": "FailedJobs", "message": "jobset failed due to one or more job failures (first failed job: ckpt-train-node-0)"}]);
+            }),
+    );
+    assert_eq!(status(&r, "not-oom-killed"), Status::Fail, "{r:?}");
+    let en = english_hint(&r, "not-oom-killed");
+    assert!(en.contains("delete the TrainJob"), "{en}");
+    assert!(!en.contains("delete the Job"), "{en}");
+    let ja = LabReport::new(&r, Lang::Ja)
+        .outcomes
+        .iter()
+        .find(|o| o.check == "not-oom-killed")
+        .and_then(|o| o.hint.clone())
+        .unwrap_or_default();
+    assert!(ja.contains("TrainJob を削除"), "{ja}");
+}

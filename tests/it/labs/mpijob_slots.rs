@@ -1399,3 +1399,47 @@ fn japanese_reports_carry_only_values_in_expected_and_found() {
         }
     }
 }
+
+fn advice_text(r: &LabResult, id: &str, lang: Lang) -> Option<String> {
+    LabReport::new(r, lang)
+        .advice
+        .into_iter()
+        .find(|a| a.id == id)
+        .map(|a| a.text)
+}
+
+/// Workers pinned to `instance_type` by nodeSelector, each asking for `gpus` GPUs.
+fn pinned_workers(instance_type: &str, gpus: &str) -> State {
+    let (t, g) = (instance_type.to_string(), gpus.to_string());
+    job(move |v| {
+        v["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["nodeSelector"] =
+            json!({"node.kubernetes.io/instance-type": t});
+        worker_container(v)["resources"]["limits"]["nvidia.com/gpu"] = json!(g);
+    })
+}
+
+#[test]
+fn partial_node_advice_never_claims_the_labs_8_gpus_for_a_node_trainlab_cannot_size() {
+    // Issue 31 §6: a GB200 tray (p6e-gb200.36xlarge) has 4 GPUs; workers taking all 4 of
+    // them were told they use "fewer than a node's 8".
+    let r = pinned_workers("p6e-gb200.36xlarge", "4").grade(LAB);
+    assert!(!advice_ids(&r).contains(&"partial-node"), "{r:?}");
+}
+
+#[test]
+fn partial_node_advice_uses_the_pinned_instance_types_gpus_and_reads_well_for_one_gpu() {
+    // p5.48xlarge has 8 GPUs (facts::instances); one GPU per worker is a partial node, and
+    // the advice must not say "1 GPUs".
+    let r = pinned_workers("p5.48xlarge", "1").grade(LAB);
+    let a = r
+        .advice
+        .iter()
+        .find(|a| a.id == "partial-node")
+        .expect("partial-node advice");
+    assert_eq!(a.evidence["node_gpus"], "8");
+    let en = advice_text(&r, "partial-node", Lang::En).unwrap();
+    assert!(!en.contains("1 GPUs"), "{en}");
+    assert!(en.contains("only 1 of a node's 8 GPUs"), "{en}");
+    let ja = advice_text(&r, "partial-node", Lang::Ja).unwrap();
+    assert!(ja.contains("8 個のうち 1 個"), "{ja}");
+}
