@@ -884,17 +884,3 @@ fn labs_5_and_15_say_efa_os_bypass_needs_one_subnet_not_only_one_az() {
     }
 }
 
-#[test]
-fn lab1s_eks_start_does_not_apply_the_kind_trainer_stand_in() {
-    let out = |profile: &str| {
-        let o = Command::cargo_bin("trainlab")
-            .unwrap()
-            .args(["solve", "1", "--dry-run", "--profile", profile])
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{o:?}");
-        String::from_utf8(o.stdout).unwrap()
-    };
-    assert!(out("kind").contains("name: trainer-standin"));
-    assert!(!out("eks").contains("name: trainer-standin"));
-}
