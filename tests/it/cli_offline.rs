@@ -949,3 +949,24 @@ fn japanese_runs_of_the_first_commands_and_their_errors_have_no_english_sentence
     }
     assert!(english.is_empty(), "English in ja:\n{}", english.join("\n"));
 }
+
+#[test]
+fn show_never_calls_something_the_quiz_answer() {
+    let catalog = trainlab::catalog::Catalog::embedded().unwrap();
+    for b in &catalog.labs {
+        for lang in ["en", "ja"] {
+            let out = trainlab()
+                .args(["show", &b.lab.id, "--lang", lang])
+                .output()
+                .unwrap();
+            let text = String::from_utf8_lossy(&out.stdout);
+            for giveaway in ["quiz answer", "quiz's answer", "設問の答え", "クイズの答え"] {
+                assert!(
+                    !text.contains(giveaway),
+                    "show {} --lang {lang} says `{giveaway}`",
+                    b.lab.id
+                );
+            }
+        }
+    }
+}
