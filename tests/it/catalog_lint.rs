@@ -883,4 +883,3 @@ fn labs_5_and_15_say_efa_os_bypass_needs_one_subnet_not_only_one_az() {
         assert!(source.contains("parallelcluster"), "{id}: {source}");
     }
 }
-
