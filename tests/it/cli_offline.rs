@@ -960,7 +960,8 @@ fn show_never_calls_something_the_quiz_answer() {
                 .output()
                 .unwrap();
             let text = String::from_utf8_lossy(&out.stdout);
-            for giveaway in ["quiz answer", "quiz's answer", "設問の答え", "クイズの答え"] {
+            for giveaway in ["quiz answer", "quiz's answer", "設問の答え", "クイズの答え"]
+            {
                 assert!(
                     !text.contains(giveaway),
                     "show {} --lang {lang} says `{giveaway}`",
