@@ -49,8 +49,6 @@ pub struct ResetArgs {
     /// How long to wait for the namespace to finish terminating (0s: do not wait)
     #[arg(long, value_name = "DURATION", default_value = "2m", value_parser = parse_duration)]
     pub wait: Duration,
-    #[command(flatten)]
-    pub live: LiveArgs,
 }
 
 pub fn run(g: &Global, a: &ResetArgs) -> Result<ExitCode, crate::Error> {
@@ -83,7 +81,7 @@ pub fn run(g: &Global, a: &ResetArgs) -> Result<ExitCode, crate::Error> {
     };
     let namespace = req.namespace.as_str();
     runtime()?.block_on(async {
-        let conn = connect_and_announce(&a.live).await?;
+        let conn = connect_and_announce(&g.live).await?;
         crate::cluster::probe(&conn).await?;
         let mut surveyed = reset::survey(&conn, &req).await?;
         let plan = surveyed.plan(namespace);
@@ -133,7 +131,7 @@ pub fn run(g: &Global, a: &ResetArgs) -> Result<ExitCode, crate::Error> {
         }
         Ok(report(
             &surveyed.survey,
-            &a.live,
+            &g.live,
             namespace,
             &req.prefix,
             still_terminating,

@@ -1,0 +1,106 @@
+//! A newcomer's first hour (issue 31 §5), through the real binary: global flags before the
+//! subcommand, one spelling of `-o` for every command, `--html` says what it wrote, `reset
+//! --dry-run`, plain words for a missing object, and output that fits `COLUMNS`.
+
+use std::path::Path;
+
+use assert_cmd::Command;
+
+/// `trainlab` with an English, colourless, hermetic environment.
+fn trainlab() -> Command {
+    let mut c = Command::cargo_bin("trainlab").unwrap();
+    c.env("LANG", "C.UTF-8")
+        .env("NO_COLOR", "1")
+        .env_remove("LC_ALL")
+        .env_remove("LC_MESSAGES")
+        .env("KUBECONFIG", "/nonexistent/trainlab-test-kubeconfig")
+        .write_stdin("");
+    c
+}
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = trainlab().args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A kubeconfig whose server has no scheme: reading it is bad input naming the field, before
+/// any request, so the answer proves which kubeconfig was read.
+fn kubeconfig_without_scheme(dir: &Path) -> String {
+    let path = dir.join("kubeconfig");
+    std::fs::write(
+        &path,
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: \"127.0.0.1:18009\"}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\nusers:\n- name: u\n  user: {token: abc}\n",
+    )
+    .unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn connection_flags_are_taken_before_the_subcommand_as_after_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let kc = kubeconfig_without_scheme(dir.path());
+    for args in [
+        vec!["--kubeconfig", &kc, "check", "9"],
+        vec!["--kubeconfig", &kc, "--context", "x", "doctor"],
+        vec!["--request-timeout", "5s", "check", "9", "--kubeconfig", &kc],
+        vec!["check", "9", "--kubeconfig", &kc],
+    ] {
+        let (code, _, err) = run(&args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(!err.contains("unexpected argument"), "{args:?}: {err}");
+        assert!(
+            err.contains("clusters[].cluster.server") && err.contains("127.0.0.1:18009"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn every_command_takes_both_spellings_of_the_text_output() {
+    for (cmd, same) in [
+        (vec!["check", "9", "--demo"], ["human", "table"]),
+        (vec!["grade", "--demo"], ["table", "human"]),
+        (vec!["list"], ["table", "human"]),
+    ] {
+        let out = |o: &str| {
+            let mut args = cmd.clone();
+            args.extend(["-o", o]);
+            run(&args)
+        };
+        let (a, b) = (out(same[0]), out(same[1]));
+        assert_eq!(a.0, b.0, "{cmd:?}: {}", b.2);
+        assert!(!b.2.contains("invalid value"), "{cmd:?}: {}", b.2);
+        assert_eq!(a.1, b.1, "{cmd:?}");
+    }
+    // Documented where the values are listed.
+    let (_, help, _) = run(&["check", "--help"]);
+    assert!(help.contains("also `-o table`"), "{help}");
+    let (_, help, _) = run(&["grade", "--help"]);
+    assert!(help.contains("also `-o human`"), "{help}");
+}
+
+#[test]
+fn grade_html_says_which_file_it_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("room.html");
+    let page_s = page.to_str().unwrap();
+    let (code, out, err) = run(&["grade", "--demo", "-o", "csv", "--html", page_s]);
+    assert!(code == 0 || code == 1, "{err}");
+    assert!(page.is_file());
+    assert!(
+        err.contains(&format!("trainlab: wrote {page_s}\n")),
+        "{err}"
+    );
+    assert!(!out.contains("wrote"), "stdout stays the document: {out}");
+    let out = trainlab()
+        .env("LANG", "ja_JP.UTF-8")
+        .args(["grade", "--demo", "-o", "csv", "--html", page_s])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("{page_s} に書き込みました")), "{err}");
+}
