@@ -104,3 +104,51 @@ fn grade_html_says_which_file_it_wrote() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains(&format!("{page_s} に書き込みました")), "{err}");
 }
+
+/// The kind nodes, as the live tests seed them.
+fn kind_nodes() -> Vec<serde_json::Value> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/kind-nodes");
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        for doc in serde_saphyr::from_multiple::<serde_json::Value>(&text).unwrap() {
+            match doc["items"].as_array() {
+                Some(items) => out.extend(items.iter().cloned()),
+                None if doc.is_object() => out.push(doc),
+                None => {}
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn reset_dry_run_says_what_it_would_delete_and_only_reads() {
+    use crate::support::live::{Cluster, Crd};
+    let c = Cluster::start(kind_nodes(), &[Crd::Volcano]);
+    let (code, out, err) = c.run(&["start", "9", "--request-timeout", "2s"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(c
+        .object("Namespace", None, "trainlab-volcano-gang")
+        .is_some());
+    c.emu.clear_requests();
+    // No --yes and no terminal: a dry run deletes nothing, so it needs no confirmation.
+    let (code, out, err) = c.run(&["reset", "9", "--dry-run", "--request-timeout", "2s"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("reset would delete from "), "{out}");
+    assert!(
+        out.contains("\n  Namespace/trainlab-volcano-gang (and everything in it)\n"),
+        "{out}"
+    );
+    assert!(out.contains("--dry-run: nothing was deleted"), "{out}");
+    let writes: Vec<String> = c
+        .requests()
+        .iter()
+        .filter(|r| r.method != "GET")
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect();
+    assert!(writes.is_empty(), "{writes:?}");
+    assert!(c
+        .object("Namespace", None, "trainlab-volcano-gang")
+        .is_some());
+}
