@@ -23,6 +23,12 @@ use crate::report::Scoreboard;
 
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("room").required(true).args(["learners", "learners_from_namespaces", "contexts", "demo"])))]
+// The generated usage line lists the four sources in one line of 132 columns: one line each.
+#[command(override_usage = "\
+trainlab grade [OPTIONS] --learners <NAMES> [LABS]
+       trainlab grade [OPTIONS] --learners-from-namespaces <LABEL=VALUE> [LABS]
+       trainlab grade [OPTIONS] --contexts <CONTEXTS> [LABS]
+       trainlab grade [OPTIONS] --demo [LABS]")]
 #[command(after_help = "\
 Examples:
   trainlab grade --demo --html room.html
@@ -30,7 +36,8 @@ Examples:
   trainlab grade --learners alice,bob,carol
       every gradable lab of three learners on the current cluster,
       in namespaces alice-volcano-gang, bob-efa-nccl, ...
-  trainlab grade 9 13 --learners-from-namespaces trainlab.dev/workshop=gpu-101 -o json
+  trainlab grade 9 13 -o json \\
+      --learners-from-namespaces trainlab.dev/workshop=gpu-101
       learners found from labelled namespaces, as one JSON document
   trainlab grade --contexts kind-alice,kind-bob -o junit
       one cluster per learner (kube contexts), 32 at a time (--concurrency)

@@ -217,7 +217,7 @@ fn kind_setup(g: &Global, a: &KindArgs, lang: Lang) -> Result<ExitCode, Error> {
             let archives = charts::archives_in(dir, &a.with)?;
             plan.push_str(&from_checked(dir, n, archives.len(), lang));
         }
-        print(&plan);
+        print(&fit_plan(&plan, crate::report::human::terminal_width()));
         return Ok(ExitCode::Ok);
     }
     let mut connect = g.live.opts();
@@ -585,6 +585,22 @@ fn from_checked(dir: &std::path::Path, files: usize, archives: usize, lang: Lang
 
 /// The `--dry-run` text: pinned by a snapshot test, so it must be deterministic. The English is
 /// the snapshot's; the Japanese says the same, keeping names, commands, URLs and hashes as they are.
+/// A plan wrapped to the terminal (`width`, None for a pipe): each line continues 4 columns
+/// under its own indent. A word wider than the line (a URL) stays whole, to be copied.
+pub fn fit_plan(plan: &str, width: Option<usize>) -> String {
+    let mut out: Vec<String> = Vec::new();
+    for line in plan.split('\n') {
+        if !line.trim().contains(' ') {
+            out.push(line.to_string());
+            continue;
+        }
+        let indent = line.len() - line.trim_start().len();
+        let hang = " ".repeat(indent + 4);
+        out.push(crate::report::fit::wrap_hanging(line, width, &hang));
+    }
+    out.join("\n")
+}
+
 pub fn dry_run_plan(
     a: &KindArgs,
     config: &KindConfig,

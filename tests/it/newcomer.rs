@@ -152,3 +152,40 @@ fn reset_dry_run_says_what_it_would_delete_and_only_reads() {
         .object("Namespace", None, "trainlab-volcano-gang")
         .is_some());
 }
+
+/// The lines of `args`' stdout at `COLUMNS=80` wider than 80 display columns, except a line
+/// that is one word (a URL or an image name, kept whole to be copied).
+fn too_wide(args: &[&str]) -> Vec<String> {
+    let out = trainlab().env("COLUMNS", "80").args(args).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{args:?}");
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter(|l| textwrap::core::display_width(l) > 80 && l.trim().contains(' '))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn plans_usage_and_tasks_fit_the_terminal() {
+    for args in [
+        &["setup", "kind", "--dry-run"][..],
+        &["setup", "kind", "--dry-run", "--lang", "ja"],
+        &["setup", "kind", "--dry-run", "--with", "slinky"],
+        &["grade", "--help"],
+        &["grade", "-h"],
+        &["show", "5", "--profile", "eks"],
+        &["show", "5", "--profile", "eks", "--lang", "ja"],
+    ] {
+        let wide = too_wide(args);
+        assert!(wide.is_empty(), "{args:?}:\n{}", wide.join("\n"));
+    }
+    // The usage names each source of a room on a line of its own.
+    let (_, help, _) = run(&["grade", "--help"]);
+    for source in ["--learners <NAMES>", "--contexts <CONTEXTS>", "--demo"] {
+        assert!(
+            help.contains(&format!("trainlab grade [OPTIONS] {source} [LABS]\n")),
+            "{help}"
+        );
+    }
+}
