@@ -189,3 +189,32 @@ fn plans_usage_and_tasks_fit_the_terminal() {
         );
     }
 }
+
+#[test]
+fn a_missing_job_names_each_kind_the_lab_accepts_in_plain_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("other.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: other}\n",
+    )
+    .unwrap();
+    let file = file.to_str().unwrap();
+    for lab in ["1", "2", "6", "10", "11", "12", "14"] {
+        for lang in ["en", "ja"] {
+            let (code, out, err) = run(&["check", lab, "--files", file, "--lang", lang]);
+            assert_eq!(code, 1, "{lab}: {err}");
+            assert!(!out.contains(" / "), "lab {lab} {lang}:\n{out}");
+        }
+    }
+    let (_, out, _) = run(&["check", "6", "--files", file]);
+    assert!(
+        out.contains("There is no `bionemo-esm2` in namespace `trainlab-bionemo` of a kind this lab accepts: `batch/v1` Job, `trainer.kubeflow.org/v1alpha1` TrainJob."),
+        "{out}"
+    );
+    let (_, out, _) = run(&["check", "6", "--files", file, "--lang", "ja"]);
+    assert!(
+        out.contains("namespace `trainlab-bionemo` に `bionemo-esm2` がありません（この lab が受け付ける種類: `batch/v1` Job, `trainer.kubeflow.org/v1alpha1` TrainJob）。"),
+        "{out}"
+    );
+}
