@@ -52,7 +52,9 @@ pub struct CheckArgs {
     /// Output format
     #[arg(short = 'o', long = "output", value_enum, default_value = "human")]
     pub output: super::output::CheckOutput,
-    /// A lab parameter, e.g. --param gpu_nodes=3 (for facts static mode cannot read)
+    /// A lab parameter, e.g. --param gpu_nodes=3 (for facts static mode cannot read). Only a
+    /// parameter the lab's grading reads is taken; a count is a whole number from 1 to 65535;
+    /// a repeat must repeat the same value
     #[arg(long = "param", value_name = "NAME=VALUE", value_parser = parse_param)]
     pub params: Vec<(String, String)>,
     /// Profile whose parameters apply [default: detected from node providerIDs, else kind]

@@ -86,7 +86,8 @@ pub struct GradeArgs {
     /// for every lab, so 32 clusters keep about 700 requests and connections open)
     #[arg(long, value_name = "N", default_value_t = grade::CONTEXTS_AT_ONCE)]
     pub concurrency: usize,
-    /// A lab parameter, e.g. --param gpu_nodes=3
+    /// A lab parameter, e.g. --param gpu_nodes=3: one the labs' grading reads, a count from 1
+    /// to 65535, given once (or repeated with the same value)
     #[arg(long = "param", value_name = "NAME=VALUE", value_parser = parse_param)]
     pub params: Vec<(String, String)>,
     /// Profile whose parameters apply [default: detected from node providerIDs, else kind]
