@@ -9,7 +9,6 @@ use super::{parse_param, Global};
 use crate::exit::ExitCode;
 use crate::plan::{self, Plan, Repeat, Request, Source};
 use crate::profile::Profile;
-use crate::report::Format;
 
 #[derive(Debug, Args)]
 #[command(after_help = "\
@@ -52,8 +51,10 @@ pub struct CheckArgs {
     pub dry_run: Option<DryRun>,
     /// Output format
     #[arg(short = 'o', long = "output", value_enum, default_value = "human")]
-    pub output: Format,
-    /// A lab parameter, e.g. --param gpu_nodes=3 (for facts static mode cannot read)
+    pub output: super::output::CheckOutput,
+    /// A lab parameter, e.g. --param gpu_nodes=3 (for facts static mode cannot read). Only a
+    /// parameter the lab's grading reads is taken; a count is a whole number from 1 to 65535;
+    /// a repeat must repeat the same value
     #[arg(long = "param", value_name = "NAME=VALUE", value_parser = parse_param)]
     pub params: Vec<(String, String)>,
     /// Profile whose parameters apply [default: detected from node providerIDs, else kind]
@@ -67,8 +68,6 @@ pub struct CheckArgs {
     /// looks (e.g. --learner alice: namespace alice-<lab id>, NodePool alice-gpu-training)
     #[arg(long, value_name = "NAME")]
     pub learner: Option<String>,
-    #[command(flatten)]
-    pub live: super::live::LiveArgs,
     /// Live: re-check until nothing is pending or DURATION (e.g. 90s, 5m) runs out (exit 4)
     #[arg(long, value_name = "DURATION", value_parser = super::live::parse_duration, conflicts_with = "watch")]
     pub wait: Option<std::time::Duration>,
@@ -113,7 +112,7 @@ pub fn run(g: &Global, a: &CheckArgs) -> Result<ExitCode, crate::Error> {
     } else if a.source.demo {
         Source::Demo
     } else {
-        Source::Live(a.live.opts())
+        Source::Live(g.live.opts())
     };
     let repeat = match (a.wait, a.watch) {
         (Some(d), _) => Repeat::Wait(d),
@@ -131,10 +130,10 @@ pub fn run(g: &Global, a: &CheckArgs) -> Result<ExitCode, crate::Error> {
             params: a.params.clone(),
             profile: a.profile,
             repeat,
-            server_dry_run: (a.dry_run == Some(DryRun::Server)).then(|| a.live.opts()),
+            server_dry_run: (a.dry_run == Some(DryRun::Server)).then(|| g.live.opts()),
         },
     )?;
-    let mut view = super::live::Screen::new(g.lang(), a.output, live, a.watch);
+    let mut view = super::live::Screen::new(g.lang(), a.output.into(), live, a.watch);
     let checked = super::live::runtime()?.block_on(plan::check(&plan, &mut view))?;
     if !a.watch {
         view.print_checked(&checked);

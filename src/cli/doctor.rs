@@ -3,7 +3,7 @@
 use clap::Args;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 
-use super::live::{connect_and_announce, runtime, LiveArgs};
+use super::live::{connect_and_announce, runtime};
 use super::{print, Global};
 use crate::catalog::Lang;
 use crate::exit::ExitCode;
@@ -14,7 +14,10 @@ use crate::text::say;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum DoctorFormat {
+    /// Text for people (also `-o table`)
+    #[value(alias = "table")]
     Human,
+    /// JSON
     Json,
 }
 
@@ -30,8 +33,6 @@ pub struct DoctorArgs {
     /// AWS region of --cluster [default: AWS_REGION / the AWS profile's region]
     #[arg(long, requires = "cluster")]
     pub region: Option<String>,
-    #[command(flatten)]
-    pub live: LiveArgs,
 }
 
 pub fn run(g: &Global, a: &DoctorArgs) -> Result<ExitCode, crate::Error> {
@@ -40,7 +41,7 @@ pub fn run(g: &Global, a: &DoctorArgs) -> Result<ExitCode, crate::Error> {
     }
     let catalog = g.catalog()?;
     let report = runtime()?.block_on(async {
-        let conn = connect_and_announce(&a.live).await?;
+        let conn = connect_and_announce(&g.live).await?;
         inspect(&conn, &catalog).await
     })?;
     match a.output {
@@ -236,7 +237,7 @@ fn run_eks(g: &Global, a: &DoctorArgs, name: &str) -> Result<ExitCode, crate::Er
     let lang = g.lang();
     let catalog = g.catalog()?;
     let (eks, cluster) = runtime()?.block_on(async {
-        let conn = connect_and_announce(&a.live).await;
+        let conn = connect_and_announce(&g.live).await;
         let server = conn.as_ref().ok().map(|c| c.server.clone());
         let eks = crate::profile::eks::inspect(name, a.region.clone(), server.as_deref()).await?;
         let cluster = match conn {

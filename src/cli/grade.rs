@@ -9,7 +9,7 @@ use std::time::Duration;
 use clap::{ArgGroup, Args};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::live::{runtime, LiveArgs};
+use super::live::runtime;
 use super::output::eprint;
 use super::{parse_param, print, Global};
 use crate::catalog::Lang;
@@ -23,6 +23,12 @@ use crate::report::Scoreboard;
 
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("room").required(true).args(["learners", "learners_from_namespaces", "contexts", "demo"])))]
+// The generated usage line lists the four sources in one line of 132 columns: one line each.
+#[command(override_usage = "\
+trainlab grade [OPTIONS] --learners <NAMES> [LABS]
+       trainlab grade [OPTIONS] --learners-from-namespaces <LABEL=VALUE> [LABS]
+       trainlab grade [OPTIONS] --contexts <CONTEXTS> [LABS]
+       trainlab grade [OPTIONS] --demo [LABS]")]
 #[command(after_help = "\
 Examples:
   trainlab grade --demo --html room.html
@@ -30,7 +36,8 @@ Examples:
   trainlab grade --learners alice,bob,carol
       every gradable lab of three learners on the current cluster,
       in namespaces alice-volcano-gang, bob-efa-nccl, ...
-  trainlab grade 9 13 --learners-from-namespaces trainlab.dev/workshop=gpu-101 -o json
+  trainlab grade 9 13 -o json \\
+      --learners-from-namespaces trainlab.dev/workshop=gpu-101
       learners found from labelled namespaces, as one JSON document
   trainlab grade --contexts kind-alice,kind-bob -o junit
       one cluster per learner (kube contexts), 32 at a time (--concurrency)
@@ -65,7 +72,7 @@ pub struct GradeArgs {
     pub namespace_template: Option<String>,
     /// Output format
     #[arg(short = 'o', long = "output", value_enum, default_value = "table")]
-    pub output: RoomFormat,
+    pub output: super::output::GradeOutput,
     /// Also write the scoreboard: one self-contained HTML file (heatmap, outcomes and hints)
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
@@ -79,14 +86,13 @@ pub struct GradeArgs {
     /// for every lab, so 32 clusters keep about 700 requests and connections open)
     #[arg(long, value_name = "N", default_value_t = grade::CONTEXTS_AT_ONCE)]
     pub concurrency: usize,
-    /// A lab parameter, e.g. --param gpu_nodes=3
+    /// A lab parameter, e.g. --param gpu_nodes=3: one the labs' grading reads, a count from 1
+    /// to 65535, given once (or repeated with the same value)
     #[arg(long = "param", value_name = "NAME=VALUE", value_parser = parse_param)]
     pub params: Vec<(String, String)>,
     /// Profile whose parameters apply [default: detected from node providerIDs, else kind]
     #[arg(long, value_enum)]
     pub profile: Option<Profile>,
-    #[command(flatten)]
-    pub live: LiveArgs,
 }
 
 pub fn run(g: &Global, a: &GradeArgs) -> Result<ExitCode, crate::Error> {
@@ -96,7 +102,7 @@ pub fn run(g: &Global, a: &GradeArgs) -> Result<ExitCode, crate::Error> {
     } else if let Some(sel) = &a.learners_from_namespaces {
         Learners::FromNamespaces(sel.clone())
     } else if !a.contexts.is_empty() {
-        if a.live.context.is_some() {
+        if g.live.context.is_some() {
             return Err(crate::Error::usage(
                 "--contexts で受講者全員のクラスターを指定しています。--context を外してください",
                 "--contexts names every learner's cluster; drop --context",
@@ -106,7 +112,7 @@ pub fn run(g: &Global, a: &GradeArgs) -> Result<ExitCode, crate::Error> {
     } else {
         Learners::Named(grade::parse_learners(&a.learners)?)
     };
-    if a.watch && a.output != RoomFormat::Table {
+    if a.watch && RoomFormat::from(a.output) != RoomFormat::Table {
         return Err(crate::Error::usage(
             "--watch は表を描き直します（--html も書き直します）。-o json、junit、csv は文書を 1 つ出力するだけなので、--watch か -o を外してください",
             "--watch redraws the table (and rewrites --html); -o json, junit and csv print one document: drop --watch or -o",
@@ -122,30 +128,35 @@ pub fn run(g: &Global, a: &GradeArgs) -> Result<ExitCode, crate::Error> {
             all: a.all,
             learners,
             template: a.namespace_template.clone(),
-            connect: a.live.opts(),
+            connect: g.live.opts(),
             params: a.params.clone(),
             profile: a.profile,
             concurrency: a.concurrency,
         },
     )?;
-    let mut view = RoomScreen::new(g.lang(), a.output, a.watch, a.html.clone());
+    let mut view = RoomScreen::new(g.lang(), a.output.into(), a.watch, a.html.clone());
     let result =
         runtime()?.block_on(grade::run(&room, a.watch.then_some(a.interval), &mut view))?;
     let code = grade::exit_code(&result);
     if !a.watch {
         // The board holds every report; the room's results are dropped as it is made.
         let board = Scoreboard::from_room(result, g.lang());
-        if a.output == RoomFormat::Json {
+        if RoomFormat::from(a.output) == RoomFormat::Json {
             // Streamed: a room's document is megabytes, never held whole as a string.
             let out = std::io::BufWriter::new(std::io::stdout().lock());
             if let Err(e) = room::write_json(&board, out) {
                 super::output::stdout_failed(&e);
             }
         } else {
-            print(&room::render(&board, a.output, width(a.output)));
+            print(&room::render(
+                &board,
+                a.output.into(),
+                width(a.output.into()),
+            ));
         }
         if let Some(p) = &a.html {
             write_html(p, &board)?;
+            eprint(&wrote(p, g.lang()));
         }
     }
     Ok(code)
@@ -189,6 +200,16 @@ fn write_html(p: &std::path::Path, board: &Scoreboard) -> Result<(), crate::Erro
     })
 }
 
+/// What `--html` did, on stderr (stdout holds the table or the document).
+fn wrote(p: &std::path::Path, lang: Lang) -> String {
+    let p = p.display();
+    crate::text::say(
+        lang,
+        format!("trainlab: {p} に書き込みました\n"),
+        format!("trainlab: wrote {p}\n"),
+    )
+}
+
 fn width(format: RoomFormat) -> Option<usize> {
     (format == RoomFormat::Table)
         .then(crate::report::human::terminal_width)
@@ -205,6 +226,8 @@ struct RoomScreen {
     interactive: bool,
     bar: Option<ProgressBar>,
     drawn_lines: usize,
+    /// Whether `wrote FILE` was said (once per run).
+    html_announced: bool,
 }
 
 impl RoomScreen {
@@ -217,6 +240,7 @@ impl RoomScreen {
             interactive: std::io::stderr().is_terminal(),
             bar: None,
             drawn_lines: 0,
+            html_announced: false,
         }
     }
 
@@ -281,8 +305,14 @@ impl RoomScreen {
         self.drawn_lines = text.lines().count();
         if let Some(p) = &self.html {
             // A failed rewrite keeps the last page and says why; the next round tries again.
-            if let Err(e) = write_html(p, &board) {
-                eprint(&format!("trainlab: {}\n", e.in_lang(self.lang)));
+            // The first page written is announced; later rounds rewrite it quietly.
+            match write_html(p, &board) {
+                Err(e) => eprint(&format!("trainlab: {}\n", e.in_lang(self.lang))),
+                Ok(()) if !self.html_announced => {
+                    self.html_announced = true;
+                    eprint(&wrote(p, self.lang));
+                }
+                Ok(()) => {}
             }
         }
     }

@@ -12,7 +12,10 @@ use crate::exit::ExitCode;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ListFormat {
+    /// A table for people (also `-o human`)
+    #[value(alias = "human")]
     Table,
+    /// JSON: every lab with both titles
     Json,
 }
 

@@ -90,6 +90,10 @@ pub struct Global {
     /// Keep no discovery cache: ask every API server what it serves on every command
     #[arg(long, global = true, env = "TRAINLAB_NO_CACHE", action = clap::ArgAction::SetTrue, value_parser = clap::builder::FalseyValueParser::new())]
     pub no_cache: bool,
+    /// The cluster connection (`--context`, `--kubeconfig`, …): global, so it may come before
+    /// the subcommand as well as after it, as with kubectl.
+    #[command(flatten)]
+    pub live: live::LiveArgs,
 }
 
 #[derive(Debug, Subcommand)]

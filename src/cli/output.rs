@@ -34,3 +34,53 @@ pub fn eprint(s: &str) {
     let _ = err.write_all(s.as_bytes());
     let _ = err.flush();
 }
+
+/// `check`'s `-o`: the report formats, where `table` is another name for `human` so that one
+/// spelling works for every command (`list` and `grade` print tables; `check` and `doctor`
+/// text).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CheckOutput {
+    /// Coloured text for people (also `-o table`)
+    #[value(alias = "table")]
+    Human,
+    /// JSON, schema version 2 (docs/report-schema.md)
+    Json,
+    /// JUnit XML: a testsuite per lab, a testcase per check
+    Junit,
+}
+
+impl From<CheckOutput> for crate::report::Format {
+    fn from(o: CheckOutput) -> Self {
+        match o {
+            CheckOutput::Human => crate::report::Format::Human,
+            CheckOutput::Json => crate::report::Format::Json,
+            CheckOutput::Junit => crate::report::Format::Junit,
+        }
+    }
+}
+
+/// `grade`'s `-o`: the room's formats, where `human` is another name for `table`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum GradeOutput {
+    /// Learners × labs, with a mark and a percent per cell (also `-o human`)
+    #[value(alias = "human")]
+    Table,
+    /// One JSON document: every learner's outcomes, stable ids (`learner/lab`)
+    Json,
+    /// JUnit XML: a testsuite per learner × lab, a testcase per check
+    Junit,
+    /// One row per learner × lab
+    Csv,
+}
+
+impl From<GradeOutput> for crate::report::room::RoomFormat {
+    fn from(o: GradeOutput) -> Self {
+        use crate::report::room::RoomFormat;
+        match o {
+            GradeOutput::Table => RoomFormat::Table,
+            GradeOutput::Json => RoomFormat::Json,
+            GradeOutput::Junit => RoomFormat::Junit,
+            GradeOutput::Csv => RoomFormat::Csv,
+        }
+    }
+}

@@ -16,6 +16,7 @@ use crate::cluster::{Conn, LAB_LABEL};
 use crate::exit::ExitCode;
 use crate::ops::manifests::Placement;
 use crate::ops::reset::{self, Found, ResetRequest, Survey, Surveyed};
+use crate::text::say;
 
 const AFTER_HELP: &str = "\
 Exit codes:
@@ -46,11 +47,13 @@ pub struct ResetArgs {
     /// (another learner's) are kept
     #[arg(long, value_name = "PREFIX")]
     pub name_prefix: Option<String>,
+    /// Print what reset would delete (and what it would keep), and delete nothing: it only
+    /// reads, and needs no --yes
+    #[arg(long)]
+    pub dry_run: bool,
     /// How long to wait for the namespace to finish terminating (0s: do not wait)
     #[arg(long, value_name = "DURATION", default_value = "2m", value_parser = parse_duration)]
     pub wait: Duration,
-    #[command(flatten)]
-    pub live: LiveArgs,
 }
 
 pub fn run(g: &Global, a: &ResetArgs) -> Result<ExitCode, crate::Error> {
@@ -70,7 +73,7 @@ pub fn run(g: &Global, a: &ResetArgs) -> Result<ExitCode, crate::Error> {
         (Some(p), _) => p.clone(),
         (None, _) => place.name_prefix.clone(),
     };
-    if !a.yes && !std::io::stdin().is_terminal() {
+    if !a.yes && !a.dry_run && !std::io::stdin().is_terminal() {
         return Err(crate::Error::usage(
             "reset はオブジェクトを削除します。端末以外から実行するときは --yes を付けて確認してください",
             "reset deletes objects; pass --yes to confirm when not on a terminal",
@@ -83,7 +86,7 @@ pub fn run(g: &Global, a: &ResetArgs) -> Result<ExitCode, crate::Error> {
     };
     let namespace = req.namespace.as_str();
     runtime()?.block_on(async {
-        let conn = connect_and_announce(&a.live).await?;
+        let conn = connect_and_announce(&g.live).await?;
         crate::cluster::probe(&conn).await?;
         let mut surveyed = reset::survey(&conn, &req).await?;
         let plan = surveyed.plan(namespace);
@@ -100,6 +103,16 @@ pub fn run(g: &Global, a: &ResetArgs) -> Result<ExitCode, crate::Error> {
             .unwrap_or_default();
         let ns = surveyed.namespace;
         let ours = ns.is_some_and(|n| n.ours);
+        if a.dry_run {
+            print(&dry_run_text(
+                &conn,
+                &plan,
+                &surveyed.survey,
+                &frees_text,
+                g.lang(),
+            ));
+            return Ok(ExitCode::Ok);
+        }
         if ns.is_some_and(|n| n.ours && n.terminating) {
             print(&format!(
                 "Namespace/{namespace} is already terminating (deleted before)\n"
@@ -133,12 +146,55 @@ pub fn run(g: &Global, a: &ResetArgs) -> Result<ExitCode, crate::Error> {
         }
         Ok(report(
             &surveyed.survey,
-            &a.live,
+            &g.live,
             namespace,
             &req.prefix,
             still_terminating,
         ))
     })
+}
+
+/// `--dry-run`: what reset would delete and keep, from the survey (reads only).
+fn dry_run_text(
+    conn: &Conn,
+    plan: &[String],
+    survey: &Survey,
+    frees: &str,
+    lang: crate::catalog::Lang,
+) -> String {
+    let cluster = conn.describe();
+    let mut text = if plan.is_empty() {
+        say(
+            lang,
+            format!("reset は {cluster} から何も削除しません（このラボのラベル {LAB_LABEL} の付いたものがありません）\n"),
+            format!("reset would delete nothing from {cluster} (nothing carries this lab's {LAB_LABEL} label)\n"),
+        )
+    } else {
+        let list = plan.join("\n  ");
+        let mut t = say(
+            lang,
+            format!("reset は {cluster} から次を削除します:\n  {list}\n"),
+            format!("reset would delete from {cluster}:\n  {list}\n"),
+        );
+        // `frees` is the capacity sentence `reset` prints (English, as its confirmation).
+        t.push_str(frees);
+        t
+    };
+    if !survey.unlabelled.is_empty() {
+        let kept: Vec<String> = survey.unlabelled.iter().map(Found::shown).collect();
+        let kept = kept.join("\n  ");
+        text.push_str(&say(
+            lang,
+            format!("残すもの（{LAB_LABEL} ラベルがありません）:\n  {kept}\n"),
+            format!("and would keep (no {LAB_LABEL} label):\n  {kept}\n"),
+        ));
+    }
+    text.push_str(&say(
+        lang,
+        "--dry-run: 何も削除していません。削除するには --dry-run を外して実行してください\n",
+        "--dry-run: nothing was deleted; run it again without --dry-run to delete\n",
+    ));
+    text
 }
 
 /// Asks on the terminal; true to go on.

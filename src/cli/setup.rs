@@ -8,7 +8,7 @@ use std::time::Duration;
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::live::{parse_duration, runtime, LiveArgs};
+use super::live::{parse_duration, runtime};
 use super::output::eprint;
 use super::{print, Global};
 use crate::catalog::Lang;
@@ -108,8 +108,6 @@ pub struct EksArgs {
     /// Read the pinned upstream manifests (and chart archives) from this folder instead of downloading
     #[arg(long, value_name = "DIR")]
     pub from: Option<PathBuf>,
-    #[command(flatten)]
-    pub live: LiveArgs,
 }
 
 #[derive(Debug, Args)]
@@ -141,14 +139,12 @@ pub struct KindArgs {
     /// the Trainer's before its runtimes, then the others)
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
     pub wait_timeout: Duration,
-    #[command(flatten)]
-    pub live: LiveArgs,
 }
 
 pub fn run(g: &Global, a: &SetupArgs) -> Result<ExitCode, Error> {
     match &a.target {
-        SetupTarget::Kind(k) => kind_setup(k, g.lang()),
-        SetupTarget::Eks(e) => eks_setup(e, g.lang()),
+        SetupTarget::Kind(k) => kind_setup(g, k, g.lang()),
+        SetupTarget::Eks(e) => eks_setup(g, e, g.lang()),
     }
 }
 
@@ -161,10 +157,10 @@ fn embedded_config_name(lang: Lang) -> String {
     )
 }
 
-fn kind_setup(a: &KindArgs, lang: Lang) -> Result<ExitCode, Error> {
+fn kind_setup(g: &Global, a: &KindArgs, lang: Lang) -> Result<ExitCode, Error> {
     let context = format!("kind-{}", a.name);
     // Safety first, before any request: a fake-GPU patch must never reach a real cluster.
-    if let Some(c) = &a.live.context {
+    if let Some(c) = &g.live.context {
         if c != &context {
             return Err(Error::usage(
                 format!("setup kind が操作するのはコンテキスト {context} だけです。--context {c} は使えません"),
@@ -221,10 +217,10 @@ fn kind_setup(a: &KindArgs, lang: Lang) -> Result<ExitCode, Error> {
             let archives = charts::archives_in(dir, &a.with)?;
             plan.push_str(&from_checked(dir, n, archives.len(), lang));
         }
-        print(&plan);
+        print(&fit_plan(&plan, crate::report::human::terminal_width()));
         return Ok(ExitCode::Ok);
     }
-    let mut connect = a.live.opts();
+    let mut connect = g.live.opts();
     connect.context = Some(context);
     let req = KindSetup {
         name: a.name.clone(),
@@ -247,7 +243,7 @@ fn kind_setup(a: &KindArgs, lang: Lang) -> Result<ExitCode, Error> {
     Ok(ExitCode::Ok)
 }
 
-fn eks_setup(a: &EksArgs, lang: Lang) -> Result<ExitCode, Error> {
+fn eks_setup(g: &Global, a: &EksArgs, lang: Lang) -> Result<ExitCode, Error> {
     for (k, _) in &a.params {
         if !site::KEYS.iter().any(|(key, _)| key == k) {
             let known: Vec<&str> = site::KEYS.iter().map(|(k, _)| *k).collect();
@@ -271,7 +267,7 @@ fn eks_setup(a: &EksArgs, lang: Lang) -> Result<ExitCode, Error> {
         params: a.params.clone(),
         pins,
         from: a.from.clone(),
-        connect: a.live.opts(),
+        connect: g.live.opts(),
         lang,
     };
     let rt = runtime()?;
@@ -589,6 +585,22 @@ fn from_checked(dir: &std::path::Path, files: usize, archives: usize, lang: Lang
 
 /// The `--dry-run` text: pinned by a snapshot test, so it must be deterministic. The English is
 /// the snapshot's; the Japanese says the same, keeping names, commands, URLs and hashes as they are.
+/// A plan wrapped to the terminal (`width`, None for a pipe): each line continues 4 columns
+/// under its own indent. A word wider than the line (a URL) stays whole, to be copied.
+pub fn fit_plan(plan: &str, width: Option<usize>) -> String {
+    let mut out: Vec<String> = Vec::new();
+    for line in plan.split('\n') {
+        if !line.trim().contains(' ') {
+            out.push(line.to_string());
+            continue;
+        }
+        let indent = line.len() - line.trim_start().len();
+        let hang = " ".repeat(indent + 4);
+        out.push(crate::report::fit::wrap_hanging(line, width, &hang));
+    }
+    out.join("\n")
+}
+
 pub fn dry_run_plan(
     a: &KindArgs,
     config: &KindConfig,

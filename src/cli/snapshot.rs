@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::live::{runtime, LiveArgs, Screen};
+use super::live::{runtime, Screen};
 use super::{print, Global};
 use crate::exit::ExitCode;
 use crate::observe::save;
@@ -35,8 +35,6 @@ pub struct SnapshotArgs {
     /// Replace an earlier snapshot in DIR (a folder holding anything else is always refused)
     #[arg(long)]
     pub force: bool,
-    #[command(flatten)]
-    pub live: LiveArgs,
 }
 
 pub fn run(g: &Global, a: &SnapshotArgs) -> Result<ExitCode, crate::Error> {
@@ -62,7 +60,7 @@ pub fn run(g: &Global, a: &SnapshotArgs) -> Result<ExitCode, crate::Error> {
         Request {
             labs: labs.to_vec(),
             all: a.all,
-            source: Source::Live(a.live.opts()),
+            source: Source::Live(g.live.opts()),
             namespace: a.namespace.clone(),
             learner: None,
             params: Vec::new(),

@@ -40,8 +40,6 @@ pub struct SolveArgs {
     /// on a terminal; `--dry-run` shows what it would start)
     #[arg(long, short = 'y')]
     pub yes: bool,
-    #[command(flatten)]
-    pub live: LiveArgs,
 }
 
 /// The site values `start`/`solve` fill `${site.KEY}` with: kind's stand-ins, or on EKS the
@@ -77,8 +75,8 @@ pub fn run(g: &Global, a: &SolveArgs) -> Result<ExitCode, crate::Error> {
     let catalog = g.catalog()?;
     let b = crate::plan::select(&catalog, std::slice::from_ref(&a.lab), false)?[0];
     let place = manifests::Placement::new(&b.lab.id, a.namespace.as_deref(), a.learner.as_deref())?;
-    let profile = apply::profile_for(a.profile, &a.live);
-    let place = place.with_site(resolve_site(profile, &a.live, &a.params)?);
+    let profile = apply::profile_for(a.profile, &g.live);
+    let place = place.with_site(resolve_site(profile, &g.live, &a.params)?);
     let lang = g.lang();
     let capacity = apply::capacity(b, &["starter", "solution"], profile, &place.site)?;
     let what = say(lang, "この解答", "This answer");
@@ -113,7 +111,7 @@ pub fn run(g: &Global, a: &SolveArgs) -> Result<ExitCode, crate::Error> {
     // The reference solution takes every field it sets, whoever set it before: the one write
     // that forces (`start` never does).
     if let manifests::Applied::Conflicts(_) =
-        apply::apply_folders(b, &["starter", "solution"], profile, &place, &a.live, true)?
+        apply::apply_folders(b, &["starter", "solution"], profile, &place, &g.live, true)?
     {
         return Err(crate::Error::environment(
             "強制の適用（force apply）で API サーバーがフィールドの競合を報告しました",

@@ -8,7 +8,6 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::live::LiveArgs;
 use super::output::eprint;
 use super::{apply, print, Global};
 use crate::exit::ExitCode;
@@ -57,8 +56,6 @@ pub struct StartArgs {
     /// on a terminal)
     #[arg(long, short = 'y')]
     pub yes: bool,
-    #[command(flatten)]
-    pub live: LiveArgs,
 }
 
 pub fn run(g: &Global, a: &StartArgs) -> Result<ExitCode, crate::Error> {
@@ -66,8 +63,8 @@ pub fn run(g: &Global, a: &StartArgs) -> Result<ExitCode, crate::Error> {
     let lang = g.lang();
     let b = crate::plan::select(&catalog, std::slice::from_ref(&a.lab), false)?[0];
     let place = manifests::Placement::new(&b.lab.id, a.namespace.as_deref(), a.learner.as_deref())?;
-    let profile = apply::profile_for(a.profile, &a.live);
-    let place = place.with_site(super::solve::resolve_site(profile, &a.live, &a.params)?);
+    let profile = apply::profile_for(a.profile, &g.live);
+    let place = place.with_site(super::solve::resolve_site(profile, &g.live, &a.params)?);
     let namespace = &place.namespace;
     let task = b.lab.task.as_ref();
     // In a workshop the draft names the learner's cluster-scoped objects as `grade` looks them up.
@@ -108,7 +105,7 @@ pub fn run(g: &Global, a: &StartArgs) -> Result<ExitCode, crate::Error> {
             ));
             return Ok(ExitCode::Ok);
         }
-        let applied = apply::apply_folders(b, &["starter"], profile, &place, &a.live, false)?;
+        let applied = apply::apply_folders(b, &["starter"], profile, &place, &g.live, false)?;
         if let manifests::Applied::Conflicts(fields) = applied {
             eprint(&conflict_report(&b.lab.id, &where_flags(a), &fields));
             return Ok(ExitCode::Failed);

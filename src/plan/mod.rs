@@ -112,25 +112,7 @@ impl<'c> Plan<'c> {
                 "--wait and --watch grade a live cluster; drop --snapshot/--files/--demo",
             ));
         }
-        let known: BTreeSet<String> = bundles
-            .iter()
-            .filter_map(|b| b.lab.task.as_ref())
-            .flat_map(|t| t.params.values().flat_map(|p| p.keys().cloned()))
-            .collect();
-        for (name, _) in &req.params {
-            if !known.contains(name) {
-                let list: Vec<&str> = known.iter().map(String::as_str).collect();
-                let (ja, en) = if list.is_empty() {
-                    ("なし".to_string(), "none".to_string())
-                } else {
-                    (list.join(", "), list.join(", "))
-                };
-                return Err(Error::usage(
-                    format!("--param {name}: 採点する lab のパラメーターではありません。使える名前: {ja}（`trainlab show LAB` で一覧できます）"),
-                    format!("--param {name}: not a parameter of the lab(s) graded; valid names: {en} (`trainlab show LAB` lists them)"),
-                ));
-            }
-        }
+        check_params(&bundles, &req.params)?;
         let params: BTreeMap<String, String> = req.params.iter().cloned().collect();
         let mut items = Vec::new();
         for b in bundles {
@@ -201,6 +183,158 @@ impl<'c> Plan<'c> {
                 .flat_map(|i| i.bundle.lab.capability_names()),
         )
     }
+}
+
+/// The `--param` names each lab's verifier reads while judging (through `ctx.params.get`,
+/// `given` or `require`, directly or through a kit rule). A task parameter missing here only
+/// fills the task text (lab 9's `replicas`, lab 2's `tp`): a `--param` of it would change
+/// nothing graded, so it is refused. `tests::reads_match_the_verifiers_source` checks this
+/// table against every lab's source, both ways.
+const READS: &[(&str, &[&str])] = &[
+    // labs/tensor_parallelism/mod.rs → kit/nodes/capacity.rs `GpuNodes::find`
+    ("tensor-parallelism", &["gpus_per_node", "nodes"]),
+    // labs/parallelism_3d/mod.rs, and `GpuNodes::find`
+    (
+        "parallelism-3d",
+        &[
+            "gpus_per_node",
+            "nodes",
+            "model_params_billion",
+            "gpu_memory_gb",
+        ],
+    ),
+    // labs/slurm_accounting/mod.rs (`Db::of`, the controller's name)
+    (
+        "slurm-accounting",
+        &[
+            "controller",
+            "db_service",
+            "db_port",
+            "database",
+            "db_user",
+            "password_secret",
+            "password_key",
+        ],
+    ),
+    (
+        "slinky-nodeset",
+        &["controller", "instance_type", "nodes", "gpus_per_node"],
+    ),
+    ("efa-nccl", &["instance_type", "gpus"]),
+    // labs/bionemo/mod.rs, and `GpuNodes::find`
+    (
+        "bionemo",
+        &["standin_image", "secret", "gpus", "gpus_per_node", "nodes"],
+    ),
+    (
+        "optimum-neuron",
+        &["instance_type", "standin_image", "neuron", "neuroncores"],
+    ),
+    ("fsx-lustre", &["subnet_id", "security_group_ids"]),
+    ("volcano-gang", &["gpus_per_node", "gpu_nodes"]),
+    ("bf16", &[]),
+    ("gradient-checkpointing", &["batch_size", "memory_limit"]),
+    ("zero3-offload", &["model_params"]),
+    ("mpijob-slots", &["gpus_per_worker", "mpirun"]),
+    ("checkpoint-strategy", &[]),
+    ("karpenter-single-az", &[]),
+];
+
+/// The largest whole number a numeric `--param` takes: far above any real count of nodes, GPUs,
+/// GB or ports, and small enough that what trainlab derives from it (a replica count one
+/// larger, a product of two) stays a number its own parsers accept.
+pub const PARAM_MAX: u32 = 65_535;
+
+/// The parameters the verifier of `lab_id` reads (see [`READS`]).
+pub fn params_read(lab_id: &str) -> &'static [&'static str] {
+    READS
+        .iter()
+        .find(|(id, _)| *id == lab_id)
+        .map_or(&[], |(_, names)| *names)
+}
+
+/// Every `--param` must be read by a graded lab's verifier, given once (or repeated with the
+/// same value), and, where the lab's own value is a whole number, a whole number from 1 to
+/// [`PARAM_MAX`].
+fn check_params(bundles: &[&LabBundle], given: &[(String, String)]) -> Result<(), Error> {
+    let mut seen: BTreeMap<&str, &str> = BTreeMap::new();
+    for (name, value) in given {
+        match seen.insert(name, value) {
+            Some(before) if before != value => {
+                return Err(Error::usage(
+                    format!("--param {name} が 2 回、違う値で指定されています（{before} と {value}）。どちらか 1 つにしてください"),
+                    format!("--param {name} is given twice with different values ({before} and {value}); keep one"),
+                ));
+            }
+            _ => {}
+        }
+    }
+    let task_values = |b: &LabBundle, name: &str| -> Vec<String> {
+        b.lab
+            .task
+            .as_ref()
+            .map(|t| {
+                t.params
+                    .values()
+                    .filter_map(|p| p.get(name).cloned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let read: BTreeSet<&str> = bundles
+        .iter()
+        .flat_map(|b| params_read(&b.lab.id).iter().copied())
+        .collect();
+    for (name, value) in seen {
+        if !read.contains(name) {
+            let list: Vec<&str> = read.iter().copied().collect();
+            let (ja, en) = if list.is_empty() {
+                ("なし".to_string(), "none".to_string())
+            } else {
+                (list.join(", "), list.join(", "))
+            };
+            let in_text: Vec<String> = bundles
+                .iter()
+                .filter(|b| !task_values(b, name).is_empty())
+                .map(|b| b.lab.number.to_string())
+                .collect();
+            return Err(if in_text.is_empty() {
+                Error::usage(
+                    format!("--param {name}: 採点する lab のパラメーターではありません。使える名前: {ja}（`trainlab show LAB` で一覧できます）"),
+                    format!("--param {name}: not a parameter of the lab(s) graded; valid names: {en} (`trainlab show LAB` lists them)"),
+                )
+            } else {
+                let labs = in_text.join(", ");
+                Error::usage(
+                    format!("--param {name}: lab {labs} の採点はこの値を読みません（課題文に出てくるだけです）。指定しても結果は変わらないので外してください。採点が読む名前: {ja}"),
+                    format!("--param {name}: grading lab {labs} does not read it (it only appears in the task text), so it would change nothing; drop it. Names grading reads: {en}"),
+                )
+            });
+        }
+        let numeric = bundles.iter().any(|b| {
+            params_read(&b.lab.id).contains(&name)
+                && task_values(b, name)
+                    .iter()
+                    .any(|v| v.trim().parse::<u32>().is_ok())
+        });
+        if numeric {
+            let ok = value
+                .trim()
+                .parse::<u32>()
+                .is_ok_and(|n| (1..=PARAM_MAX).contains(&n));
+            if !ok {
+                return Err(Error::usage(
+                    format!(
+                        "--param {name}={value}: 1 から {PARAM_MAX} までの整数を指定してください"
+                    ),
+                    format!(
+                        "--param {name}={value}: expected a whole number from 1 to {PARAM_MAX}"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 pub use crate::labs::is_gradable;
@@ -501,5 +635,63 @@ pub fn exit_code(results: &[LabResult]) -> ExitCode {
         ExitCode::StillPending
     } else {
         ExitCode::Ok
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The source of a lab's verifier folder, all files together.
+    fn lab_source(lab_id: &str) -> String {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("src/labs")
+            .join(lab_id.replace('-', "_"));
+        let mut out = String::new();
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "rs") {
+                out.push_str(&std::fs::read_to_string(p).unwrap());
+            }
+        }
+        out
+    }
+
+    /// Ways the verifiers read a parameter by name (whitespace ignored, so a call rustfmt
+    /// splits over lines counts).
+    fn reads_by_name(src: &str, name: &str) -> bool {
+        let src: String = src.chars().filter(|c| !c.is_whitespace()).collect();
+        ["get", "given", "require", "p", "read"]
+            .iter()
+            .any(|f| src.contains(&format!("{f}(\"{name}\"")))
+            || src.contains(&format!("),\"{name}\")"))
+    }
+
+    #[test]
+    fn reads_match_the_verifiers_source() {
+        let catalog = Catalog::embedded().unwrap();
+        for b in catalog.labs.iter().filter(|b| is_gradable(&b.lab)) {
+            let id = &b.lab.id;
+            assert!(READS.iter().any(|(i, _)| i == id), "{id} is not in READS");
+            let src = lab_source(id);
+            // `GpuNodes::find` (kit/nodes/capacity.rs) reads gpus_per_node and nodes.
+            let kit = src.contains("GpuNodes::find");
+            for name in params_read(id) {
+                let via_kit = kit && ["gpus_per_node", "nodes"].contains(name);
+                assert!(
+                    via_kit || reads_by_name(&src, name),
+                    "{id}: READS names {name}, which its source does not read"
+                );
+            }
+            let task = b.lab.task.as_ref().unwrap();
+            for name in task.params.values().flat_map(|p| p.keys()) {
+                if !params_read(id).contains(&name.as_str()) {
+                    assert!(
+                        !reads_by_name(&src, name),
+                        "{id} reads {name}, which READS leaves out"
+                    );
+                }
+            }
+        }
     }
 }

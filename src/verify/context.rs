@@ -170,6 +170,10 @@ impl<'a> JudgeCtx<'a> {
                 .with("name", name)
                 .with("kind", kind.kind)
                 .with("api_version", kind.api_version())
+                .with(
+                    "accepted",
+                    format!("`{}` {}", kind.api_version(), kind.kind),
+                )
                 .with("namespace", &ns)
         }))
     }

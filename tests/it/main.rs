@@ -38,6 +38,8 @@ mod grader_rbac;
 mod kind_profile;
 // Each lab's verifier tests: every file of tests/it/labs/ (nothing to add for a new lab).
 mod labs;
+mod newcomer;
+mod params;
 mod quiz_tty;
 mod report_render;
 mod round_trip;

@@ -180,6 +180,7 @@ fn missing_config_map(check: &str) -> Outcome {
         .with("name", CONFIG_MAP)
         .with("kind", "ConfigMap")
         .with("api_version", "v1")
+        .with("accepted", "`v1` ConfigMap")
 }
 
 // ---------------------------------------------------------------------------------------------

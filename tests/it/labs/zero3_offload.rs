@@ -732,7 +732,7 @@ fn a_missing_config_map_or_job_fails_with_the_missing_text() {
     }
     let hint = english_hint(&r, "pods-running");
     assert!(
-        hint.contains("PyTorchJob / Job / TrainJob `zero3-train`"),
+        hint.contains("There is no `zero3-train` in namespace `trainlab-zero3-offload` of a kind this lab accepts: `kubeflow.org/v1` PyTorchJob, `batch/v1` Job, `trainer.kubeflow.org/v1alpha1` TrainJob."),
         "{hint}"
     );
     // A version the API server does not serve is not there either.

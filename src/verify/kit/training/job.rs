@@ -63,6 +63,13 @@ pub fn find_one_of<'a>(
     );
     let kind = each(&|r| r.kind.kind.to_string(), " / ");
     let api_version = each(&|r| r.kind.api_version(), " / ");
+    // The kinds accepted, each with its apiVersion, as the `missing` texts name them: a list
+    // that reads the same in both languages ("`batch/v1` Job, `trainer.kubeflow.org/v1alpha1`
+    // TrainJob"), where "Job / TrainJob with `apiVersion: batch/v1 / …`" did not read.
+    let accepted = each(
+        &|r| format!("`{}` {}", r.kind.api_version(), r.kind.kind),
+        ", ",
+    );
     let ns = ctx.target.namespace.clone();
     Named::Absent(Judgement::every(checks, |c| {
         Outcome::fail(c, expected.clone(), found.clone())
@@ -70,6 +77,7 @@ pub fn find_one_of<'a>(
             .with("name", name)
             .with("kind", &kind)
             .with("api_version", &api_version)
+            .with("accepted", &accepted)
             .with("namespace", &ns)
     }))
 }

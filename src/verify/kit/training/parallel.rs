@@ -69,6 +69,10 @@ pub fn find_job<'a>(ctx: &JudgeCtx<'a>, read: &Read, name: &str, checks: &[&str]
             .with("name", name)
             .with("kind", kind.kind)
             .with("api_version", kind.api_version())
+            .with(
+                "accepted",
+                format!("`{}` {}", kind.api_version(), kind.kind),
+            )
             .with("namespace", &ns)
     }))
 }
