@@ -35,14 +35,15 @@ const MAX_PAUSE: Duration = Duration::from_secs(8);
 
 /// Runs rounds as `repeat` says and returns the last one.
 ///
-/// Under `--watch`, Ctrl-C is heard from the start, during a round as well as between rounds
-/// (one listener for the whole run: a signal that arrives while a round reads the cluster is
-/// not lost), and ends the run with the last round that finished; before any round finished
+/// Under `--watch` and `--wait`, Ctrl-C (and SIGTERM) is heard from the start, during a round as
+/// well as between rounds (one listener for the whole run: a signal that arrives while a round
+/// reads the cluster is not lost), and ends the run with the last round that finished (so
+/// `--wait`'s exit code is that round's: 4 while checks are pending); before any round finished
 /// it is an error saying nothing was graded.
 pub async fn run_rounds<R: Rounds>(rounds: &mut R, repeat: Repeat) -> Result<R::Graded, Error> {
     let started = Instant::now();
     let mut delay = FIRST_PAUSE;
-    let watching = matches!(repeat, Repeat::Watch(_));
+    let watching = matches!(repeat, Repeat::Watch(_) | Repeat::Wait(_));
     let interrupted = interrupt_signal(watching);
     tokio::pin!(interrupted);
     let mut last: Option<R::Graded> = None;

@@ -1300,6 +1300,75 @@ fn reset_of_cluster_scoped_objects_deletes_only_the_labelled_ones() {
 // --- --wait -------------------------------------------------------------------------------------
 
 #[test]
+fn ctrl_c_during_check_wait_ends_with_the_last_rounds_exit_code() {
+    // The same pending state as below: MPIJob created, not yet running.
+    let mut seed = nodes();
+    for mut o in load("mpijob-slots/solution-state") {
+        if o["kind"] == "MPIJob" {
+            let created = o["status"]["conditions"][0].clone();
+            o["status"]["conditions"] = json!([created]);
+            o["status"]
+                .as_object_mut()
+                .unwrap()
+                .remove("completionTime");
+        }
+        seed.push(o);
+    }
+    let c = cluster(seed);
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("trainlab"))
+        .env("LANG", "C.UTF-8")
+        .env("NO_COLOR", "1")
+        .env("KUBECONFIG", &c.kubeconfig)
+        .env(
+            "TRAINLAB_CACHE_DIR",
+            crate::support::cache_beside(&c.kubeconfig),
+        )
+        .args([
+            "check",
+            "mpijob-slots",
+            "--wait",
+            "30m",
+            "--request-timeout",
+            "5s",
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Until the first round was read (its MPIJob LIST answered), then Ctrl-C.
+    while !c
+        .requests()
+        .iter()
+        .any(|r| r.path.ends_with("/mpijobs") && r.answered.is_some())
+    {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "trainlab stopped early"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let pid = child.id().to_string();
+    assert!(std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "checks still pending: {stdout}\n{stderr}"
+    );
+    assert_eq!(stdout.matches("lab 13 mpijob-slots").count(), 1, "{stdout}");
+}
+
+#[test]
 fn check_wait_re_observes_until_the_deadline_then_exits_4() {
     let mut seed = nodes();
     for mut o in load("mpijob-slots/solution-state") {
