@@ -23,13 +23,14 @@ pub struct ShowArgs {
 pub fn run(g: &Global, a: &ShowArgs) -> Result<ExitCode, crate::Error> {
     let catalog = g.catalog()?;
     let bundle = catalog.get(&a.lab)?;
+    let (kubeconfig, context) = (g.live.kubeconfig.as_deref(), g.live.context.as_deref());
     let profile = a
         .profile
-        .or_else(current_context_profile)
+        .or_else(|| context_profile(kubeconfig, context))
         .unwrap_or(Profile::Kind);
-    // The current context's site file, when it has one (show never fails for want of it).
+    // The context's site file, when it has one (show never fails for want of it).
     let site = (profile == Profile::Eks)
-        .then(|| kube::config::Kubeconfig::read().ok()?.current_context)
+        .then(|| context_named(kubeconfig, context))
         .flatten()
         .and_then(|ctx| crate::profile::site::Site::load(&ctx).ok().flatten())
         .map(|s| s.values)
@@ -42,26 +43,29 @@ pub fn run(g: &Global, a: &ShowArgs) -> Result<ExitCode, crate::Error> {
     ok()
 }
 
-/// The profile suggested by the kubeconfig's current context name; reads the file only, never the
-/// cluster.
-pub fn current_context_profile() -> Option<Profile> {
-    context_profile(None, None)
-}
-
 /// The profile suggested by a context's name: `context` if given, else the current context of
 /// `kubeconfig` (or the default kubeconfig). Reads the file only, never the cluster.
 pub fn context_profile(
     kubeconfig: Option<&std::path::Path>,
     context: Option<&str>,
 ) -> Option<Profile> {
+    Profile::from_context_name(&context_named(kubeconfig, context)?)
+}
+
+/// The context a command uses: `context` if given, else the current context of `kubeconfig`
+/// (or the default kubeconfig). Reads the file only, never the cluster.
+pub fn context_named(
+    kubeconfig: Option<&std::path::Path>,
+    context: Option<&str>,
+) -> Option<String> {
     if let Some(c) = context {
-        return Profile::from_context_name(c);
+        return Some(c.to_string());
     }
     let kc = match kubeconfig {
         Some(p) => kube::config::Kubeconfig::read_from(p).ok()?,
         None => kube::config::Kubeconfig::read().ok()?,
     };
-    Profile::from_context_name(kc.current_context.as_deref()?)
+    kc.current_context.filter(|c| !c.is_empty())
 }
 
 /// The task's parameters for `profile`, each `${site.KEY}` filled from `site` when it has the

@@ -61,13 +61,7 @@ pub fn resolve_site(
             format!("--param {k}: not a site value; known keys: {keys}"),
         ));
     }
-    let context = live.context.clone().or_else(|| {
-        let kc = match live.kubeconfig.as_deref() {
-            Some(p) => kube::config::Kubeconfig::read_from(p).ok()?,
-            None => kube::config::Kubeconfig::read().ok()?,
-        };
-        kc.current_context
-    });
+    let context = super::show::context_named(live.kubeconfig.as_deref(), live.context.as_deref());
     SiteValues::resolve(profile, context.as_deref(), params)
 }
 
