@@ -95,29 +95,13 @@ fn gpus_of(c: &k8s_openapi::api::core::v1::Container) -> i64 {
         .unwrap_or(0)
 }
 
-/// The site a profile's files are rendered with: kind's stand-ins, or a fixed EKS site (the
-/// values of tests/support/state.rs `test_site`).
+#[path = "support/test_site.rs"]
+mod test_site;
+
+/// The site a profile's files are rendered with: the tests' own (kind's stand-ins, or the fixed
+/// EKS site of tests/support/test_site.rs).
 fn site_of(profile: &str) -> trainlab::profile::site::SiteValues {
-    use trainlab::profile::site::SiteValues;
-    if profile != "eks" {
-        return SiteValues::kind();
-    }
-    SiteValues::from_map(
-        [
-            ("cluster", "labtest"),
-            ("region", "eu-north-1"),
-            ("account", "111122223333"),
-            ("zone", "eu-north-1b"),
-            ("subnet_id", "subnet-0a1b2c3d4e5f60718"),
-            ("security_group_ids", "sg-0f1e2d3c4b5a69788"),
-            ("node_role", "labtest-karpenter-node"),
-            ("gpu_node_class", "trainlab-gpu"),
-            ("neuron_node_class", "trainlab-neuron"),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect(),
-    )
+    test_site::test_site(profile)
 }
 
 /// The cases of one lab folder as one profile applies it.

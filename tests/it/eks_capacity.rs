@@ -6,7 +6,7 @@
 use crate::support::emulator::Recorded;
 use crate::support::live::{Cluster, CONTEXT, LAB_CRDS};
 
-use std::process::Command;
+use crate::support::pty::on_terminal;
 
 use serde_json::{json, Value};
 
@@ -111,43 +111,25 @@ fn reset_says_what_accelerated_capacity_it_frees() {
     );
 }
 
-/// `trainlab solve 1 --profile eks` on a pseudo-terminal, answered `n`.
-const DRIVER: &str = r#"
-import os, pty, sys, time, select
-exe, kubeconfig = sys.argv[1], sys.argv[2]
-pid, fd = pty.fork()
-if pid == 0:
-    os.execve(exe, [exe, "solve", "1", "--profile", "eks", "--kubeconfig", kubeconfig],
-              {"LANG": "C.UTF-8", "NO_COLOR": "1", "TERM": "xterm"})
-out = b""
-def read_until(token, timeout=30):
-    global out
-    end = time.time() + timeout
-    while token not in out and time.time() < end:
-        r, _, _ = select.select([fd], [], [], 0.2)
-        if r:
-            try:
-                out += os.read(fd, 65536)
-            except OSError:
-                break
-    return token in out
-assert read_until(b"[y/N]"), out
-os.write(fd, b"n\n")
-read_until(b"cancelled")
-_, status = os.waitpid(pid, 0)
-sys.stdout.write(out.decode("utf-8", "replace"))
-sys.stdout.write("\nEXIT %d\n" % os.waitstatus_to_exitcode(status))
-"#;
-
 #[test]
 fn on_a_terminal_an_eks_solve_asks_and_a_no_applies_nothing() {
     let c = eks_cluster(vec![node("a", "p5.48xlarge")]);
     assert!(c.kubeconfig.exists(), "{CONTEXT}");
-    let out = Command::new("python3")
-        .args(["-c", DRIVER, env!("CARGO_BIN_EXE_trainlab")])
-        .arg(&c.kubeconfig)
-        .output()
-        .expect("python3 runs the pty driver");
+    // `trainlab solve 1 --profile eks` on a pseudo-terminal, answered `n`.
+    let kubeconfig = c.kubeconfig.to_str().unwrap();
+    let out = on_terminal(
+        &[
+            env!("CARGO_BIN_EXE_trainlab"),
+            "solve",
+            "1",
+            "--profile",
+            "eks",
+            "--kubeconfig",
+            kubeconfig,
+        ],
+        &[("[y/N]", "n\n")],
+        "cancelled",
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}");
     assert!(text.contains("2 × p5.48xlarge (16 GPUs, 64 EFA)"), "{text}");

@@ -10,7 +10,6 @@ use trainlab::catalog::Catalog;
 use trainlab::catalog::Lang;
 use trainlab::labs::grade_lab;
 use trainlab::observe::{parse_file, Obj, Observed, SourceKind};
-use trainlab::profile::site::SiteValues;
 use trainlab::profile::Profile;
 use trainlab::report::LabReport;
 use trainlab::verify::{LabResult, Outcome, Reason, Status, Target};
@@ -22,30 +21,7 @@ pub fn data(rel: &str) -> PathBuf {
         .join(rel)
 }
 
-/// The site a test renders a profile's lab files with: kind's own stand-ins, or for EKS a fixed
-/// site whose values differ from every kind value and every placeholder (a zone of another
-/// region, ids no lab file writes), so a test sees where a value came from.
-pub fn test_site(profile: &str) -> SiteValues {
-    if profile != "eks" {
-        return SiteValues::kind();
-    }
-    SiteValues::from_map(
-        [
-            ("cluster", "labtest"),
-            ("region", "eu-north-1"),
-            ("account", "111122223333"),
-            ("zone", "eu-north-1b"),
-            ("subnet_id", "subnet-0a1b2c3d4e5f60718"),
-            ("security_group_ids", "sg-0f1e2d3c4b5a69788"),
-            ("node_role", "labtest-karpenter-node"),
-            ("gpu_node_class", "trainlab-gpu"),
-            ("neuron_node_class", "trainlab-neuron"),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect(),
-    )
-}
+pub use super::test_site::test_site;
 
 /// A lab's parameters for a profile (`task.params.eks`), each `${site.KEY}` filled from
 /// [`test_site`].

@@ -613,15 +613,10 @@ fn parallelism_3d_eks_answer_fits_80_gb_with_its_activations() {
 /// none (they lint clean with kind's values on both profiles).
 #[test]
 fn lint_refuses_an_unknown_site_value_and_passes_the_shipped_tokens() {
-    let catalog = Catalog::embedded().unwrap();
-    let b = catalog.get("fsx-lustre").unwrap();
-    let v = trainlab::labs::verifier_for(&b.lab.id).unwrap();
-    assert_eq!(trainlab::verify::lint_lab(b, Some(v)), Vec::<String>::new());
-    let mut broken = b.clone();
     let rel = "solution-eks/fsx-training-data.yaml";
-    let text = broken.files[rel].replace("${site.subnet_id}", "${site.vpc_subnet}");
-    broken.files.insert(rel.to_string(), text);
-    let problems = trainlab::verify::lint_lab(&broken, Some(v));
+    let problems = lint_after_edit("fsx-lustre", rel, |t| {
+        t.replace("${site.subnet_id}", "${site.vpc_subnet}")
+    });
     assert!(
         problems
             .iter()
@@ -630,18 +625,26 @@ fn lint_refuses_an_unknown_site_value_and_passes_the_shipped_tokens() {
     );
 }
 
-/// `trainlab lint`: `start` writes the draft as it is, so a site token in a draft is a problem.
-#[test]
-fn lint_refuses_a_site_token_in_a_draft() {
+/// What `lint` says of `lab` once its file `rel` is edited by `edit` (the lab as shipped lints
+/// clean).
+fn lint_after_edit(lab: &str, rel: &str, edit: impl FnOnce(&str) -> String) -> Vec<String> {
     let catalog = Catalog::embedded().unwrap();
-    let b = catalog.get("karpenter-single-az").unwrap();
+    let b = catalog.get(lab).unwrap();
     let v = trainlab::labs::verifier_for(&b.lab.id).unwrap();
     assert_eq!(trainlab::verify::lint_lab(b, Some(v)), Vec::<String>::new());
     let mut broken = b.clone();
-    let rel = "draft/nodepool.yaml";
-    let text = format!("{}\n# zone: ${{site.zone}}\n", broken.files[rel]);
+    let text = edit(&broken.files[rel]);
     broken.files.insert(rel.to_string(), text);
-    let problems = trainlab::verify::lint_lab(&broken, Some(v));
+    trainlab::verify::lint_lab(&broken, Some(v))
+}
+
+/// `trainlab lint`: `start` writes the draft as it is, so a site token in a draft is a problem.
+#[test]
+fn lint_refuses_a_site_token_in_a_draft() {
+    let rel = "draft/nodepool.yaml";
+    let problems = lint_after_edit("karpenter-single-az", rel, |t| {
+        format!("{t}\n# zone: ${{site.zone}}\n")
+    });
     assert!(
         problems
             .iter()
