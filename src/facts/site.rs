@@ -121,22 +121,6 @@ pub fn kind_value(key: &str) -> Option<String> {
         .map(|(_, v)| v.to_string())
 }
 
-/// The site keys `text` names, in order, each once.
-pub fn keys_named(text: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    let mut rest = text;
-    while let Some(at) = rest.find(TOKEN_OPEN) {
-        let after = &rest[at + TOKEN_OPEN.len()..];
-        let Some(end) = after.find('}') else { break };
-        let key = after[..end].to_string();
-        if !out.contains(&key) {
-            out.push(key);
-        }
-        rest = &after[end + 1..];
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::facts::Profile;
 use crate::Error;
 
-pub use crate::facts::site::{keys_named, KEYS, TOKEN_OPEN};
+pub use crate::facts::site::KEYS;
 
 /// The facts of one cluster as `setup eks` writes them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -351,11 +351,5 @@ mod tests {
         site.save_to(&path).unwrap();
         assert_eq!(Site::load_from(&path).unwrap(), Some(site));
         std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn keys_named_lists_each_key_once() {
-        let t = "${site.zone} ${site.subnet_id} ${site.zone}";
-        assert_eq!(keys_named(t), vec!["zone", "subnet_id"]);
     }
 }
