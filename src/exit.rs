@@ -12,6 +12,9 @@ pub enum ExitCode {
     Environment = 3,
     /// Checks are still pending (after `--wait`, if given).
     StillPending = 4,
+    /// Ctrl-C or SIGTERM stopped a command that changes the cluster (`setup`, `start`, `solve`,
+    /// `reset`) in the middle: 128 + SIGINT, as shells report it.
+    Interrupted = 130,
 }
 
 impl ExitCode {
@@ -27,4 +30,6 @@ Exit codes:
   1  a check failed (quiz: a wrong answer)
   2  usage error or bad input (unreadable file, invalid YAML, unknown lab)
   3  environment error (cluster unreachable, read forbidden, missing operator)
-  4  checks still pending (not converged yet; --wait D re-checks up to D)";
+  4  checks still pending (not converged yet; --wait D re-checks up to D)
+130  interrupted (Ctrl-C or SIGTERM) while setup, start, solve or reset changed the cluster:
+     what was done stays; run the command again to finish (each is idempotent)";

@@ -15,6 +15,7 @@ pub mod error;
 pub mod exit;
 pub mod facts;
 pub mod grade;
+pub mod interrupt;
 pub mod labs;
 pub mod observe;
 pub mod ops;

@@ -1,7 +1,7 @@
 //! `start` and `solve` on a live cluster: the profile they apply, connecting, and one printed line
 //! per object applied (the applying itself is `ops::manifests`).
 
-use super::live::{connect_and_announce, runtime, LiveArgs};
+use super::live::{connect_and_announce, LiveArgs};
 use super::print;
 use crate::catalog::LabBundle;
 use crate::ops::capacity::Capacity;
@@ -43,8 +43,13 @@ pub fn apply_folders(
     place: &Placement,
     live: &LiveArgs,
     force: bool,
+    lang: crate::catalog::Lang,
 ) -> Result<Applied, crate::Error> {
-    runtime()?.block_on(async {
+    let stopped = crate::text::Text {
+        ja: "適用の途中で止めました。適用済みのものはそのまま残ります。同じコマンドをもう一度実行すると最後まで適用します（何度適用しても同じ結果です）".into(),
+        en: "stopped while applying; what was applied stays. Run the same command again to finish (applying twice gives the same result)".into(),
+    };
+    super::live::runtime_stopped_by_signal(lang, stopped)?.block_on(async {
         let conn = connect_and_announce(live).await?;
         crate::cluster::probe(&conn).await?;
         let applied = manifests::apply_folders(&conn, b, folders, profile, place, force).await?;

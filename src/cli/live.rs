@@ -102,6 +102,30 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, crate::Error> {
         })
 }
 
+/// A runtime for a command that changes the cluster (`setup`, `start`, `solve`, `reset`):
+/// Ctrl-C or SIGTERM ends the process at once with exit 130, saying `stopped` on stderr. The
+/// listener runs on a worker thread, so it also ends a command that waits on a confirmation
+/// prompt (a select beside the command's future could not: the prompt blocks the thread that
+/// polls it). Nothing is rolled back: each such command is idempotent, and `stopped` says to
+/// run it again.
+pub fn runtime_stopped_by_signal(
+    lang: crate::catalog::Lang,
+    stopped: crate::text::Text,
+) -> Result<tokio::runtime::Runtime, crate::Error> {
+    let rt = runtime()?;
+    let said = crate::text::say(
+        lang,
+        format!("\n中断しました（Ctrl-C または SIGTERM）: {}\n", stopped.ja),
+        format!("\ninterrupted (Ctrl-C or SIGTERM): {}\n", stopped.en),
+    );
+    rt.spawn(async move {
+        crate::interrupt::signal().await;
+        eprint(&said);
+        std::process::exit(crate::exit::ExitCode::Interrupted.code());
+    });
+    Ok(rt)
+}
+
 /// Connects and says once which cluster this command talks to (on stderr, so JSON stays clean).
 pub async fn connect_and_announce(live: &LiveArgs) -> Result<Conn, crate::Error> {
     let conn = connect(&live.opts()).await?;

@@ -143,6 +143,15 @@ impl Global {
 /// Runs a parsed command line and returns the process exit code. Errors are printed here, once,
 /// with what to do next.
 pub fn dispatch(cli: Cli) -> i32 {
+    if output::stdout_was_closed() {
+        let said = crate::text::say(
+            cli.global.lang(),
+            "エラー: 標準出力が閉じています（`>&-`）。trainlab は結果を標準出力に書きます。ファイルか /dev/null にリダイレクトしてください\n",
+            "error: standard output is closed (`>&-`); trainlab writes its results there: redirect it to a file, or to /dev/null to discard them\n",
+        );
+        output::eprint(&said);
+        return ExitCode::BadInput.code();
+    }
     crate::observe::limits::set_max_input_mib(cli.global.max_input_mib);
     crate::observe::limits::set_max_objects(cli.global.max_objects);
     crate::cluster::cache::set_cache_dir(if cli.global.no_cache {

@@ -29,6 +29,28 @@ pub fn stdout_failure() -> Option<&'static str> {
     STDOUT_FAILED.get().map(String::as_str)
 }
 
+/// Whether standard output was closed when trainlab started (`trainlab list >&-`). Rust's
+/// runtime puts `/dev/null`, opened read-write, in place of a closed standard descriptor (std's
+/// `sanitize_standard_fds`, library/std/src/sys/pal/unix/mod.rs), so every write would succeed
+/// and the report vanish without a word; a shell's `> /dev/null` opens it write-only, which is
+/// a choice and stays quiet. Linux only (it reads /proc); elsewhere never.
+pub fn stdout_was_closed() -> bool {
+    if !cfg!(target_os = "linux") {
+        return false;
+    }
+    let is_null = std::fs::read_link("/proc/self/fd/1")
+        .is_ok_and(|target| target == std::path::Path::new("/dev/null"));
+    let read_write = || {
+        let info = std::fs::read_to_string("/proc/self/fdinfo/1").ok()?;
+        let flags = info.lines().find_map(|l| l.strip_prefix("flags:"))?;
+        // Octal, as the kernel prints it; O_ACCMODE is 0o3 and O_RDWR 0o2 on Linux.
+        u32::from_str_radix(flags.trim(), 8)
+            .ok()
+            .map(|f| f & 0o3 == 0o2)
+    };
+    is_null && read_write().unwrap_or(false)
+}
+
 pub fn eprint(s: &str) {
     let mut err = std::io::stderr().lock();
     let _ = err.write_all(s.as_bytes());

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::live::{connect_and_announce, parse_duration, runtime, LiveArgs};
+use super::live::{connect_and_announce, parse_duration, LiveArgs};
 use super::output::eprint;
 use super::{print, Global};
 use crate::cluster::{Conn, LAB_LABEL};
@@ -85,7 +85,11 @@ pub fn run(g: &Global, a: &ResetArgs) -> Result<ExitCode, crate::Error> {
         prefix,
     };
     let namespace = req.namespace.as_str();
-    runtime()?.block_on(async {
+    let stopped = crate::text::Text {
+        ja: "reset を途中で止めました。削除済みのものは消え、残りはそのままです。同じ reset コマンドをもう一度実行すると続きを削除します".into(),
+        en: "reset stopped in the middle; what it deleted is gone and the rest stays. Run the same reset command again to finish".into(),
+    };
+    super::live::runtime_stopped_by_signal(g.lang(), stopped)?.block_on(async {
         let conn = connect_and_announce(&g.live).await?;
         crate::cluster::probe(&conn).await?;
         let mut surveyed = reset::survey(&conn, &req).await?;

@@ -233,7 +233,12 @@ fn kind_setup(g: &Global, a: &KindArgs, lang: Lang) -> Result<ExitCode, Error> {
         connect,
         lang,
     };
-    let ready = runtime()?.block_on(setup::kind_setup(&req, &mut Steps::new()))?;
+    let stopped = crate::text::Text {
+        ja: "setup kind を途中で止めました。済んだ手順はそのまま残ります。`trainlab setup kind` をもう一度実行すると続きから仕上げます（どの手順も何度実行しても同じ結果です）".into(),
+        en: "setup kind stopped in the middle; the steps it finished stay. Run `trainlab setup kind` again to finish (every step gives the same result when run twice)".into(),
+    };
+    let ready = super::live::runtime_stopped_by_signal(lang, stopped)?
+        .block_on(setup::kind_setup(&req, &mut Steps::new()))?;
     let (on, summary) = (ready.on, ready.summary);
     print(&say(
         lang,
@@ -270,7 +275,11 @@ fn eks_setup(g: &Global, a: &EksArgs, lang: Lang) -> Result<ExitCode, Error> {
         connect: g.live.opts(),
         lang,
     };
-    let rt = runtime()?;
+    let stopped = crate::text::Text {
+        ja: "setup eks を途中で止めました。済んだ手順はそのまま残ります。`trainlab setup eks` をもう一度実行すると続きから仕上げます（どの手順も何度実行しても同じ結果です）".into(),
+        en: "setup eks stopped in the middle; the steps it finished stay. Run `trainlab setup eks` again to finish (every step gives the same result when run twice)".into(),
+    };
+    let rt = super::live::runtime_stopped_by_signal(lang, stopped)?;
     let plan = rt.block_on(setup_eks::plan(&req))?;
     if a.dry_run {
         print(&eks_plan_text(&plan, a.wait_timeout, lang)?);

@@ -104,9 +104,15 @@ pub fn run(g: &Global, a: &SolveArgs) -> Result<ExitCode, crate::Error> {
     ));
     // The reference solution takes every field it sets, whoever set it before: the one write
     // that forces (`start` never does).
-    if let manifests::Applied::Conflicts(_) =
-        apply::apply_folders(b, &["starter", "solution"], profile, &place, &g.live, true)?
-    {
+    if let manifests::Applied::Conflicts(_) = apply::apply_folders(
+        b,
+        &["starter", "solution"],
+        profile,
+        &place,
+        &g.live,
+        true,
+        g.lang(),
+    )? {
         return Err(crate::Error::environment(
             "強制の適用（force apply）で API サーバーがフィールドの競合を報告しました",
             "the API server reported field conflicts on a forced apply",

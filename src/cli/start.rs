@@ -105,7 +105,7 @@ pub fn run(g: &Global, a: &StartArgs) -> Result<ExitCode, crate::Error> {
             ));
             return Ok(ExitCode::Ok);
         }
-        let applied = apply::apply_folders(b, &["starter"], profile, &place, &g.live, false)?;
+        let applied = apply::apply_folders(b, &["starter"], profile, &place, &g.live, false, lang)?;
         if let manifests::Applied::Conflicts(fields) = applied {
             eprint(&conflict_report(&b.lab.id, &where_flags(a), &fields));
             return Ok(ExitCode::Failed);

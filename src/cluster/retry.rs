@@ -174,7 +174,12 @@ pub fn describe(e: &kube::Error, timeout: std::time::Duration) -> String {
                 first_line(&s.message)
             )
         }
+        // JSON that stops in the middle is an answer cut short, not a web page.
+        kube::Error::SerdeError(j) if j.classify() == serde_json::error::Category::Eof => {
+            "the server's answer stopped in the middle of its JSON: something between trainlab and the API server (a proxy, a load balancer) cut it short, or the server restarted; run this again, and check the proxy if it keeps happening".to_string()
+        }
         kube::Error::SerdeError(_) => "the server's answer is not the JSON an API server sends (a web page or a proxy's answer?): check the server URL in the kubeconfig".to_string(),
+        other if cut_short(other) => "the connection closed before the server's whole answer arrived: something between trainlab and the API server (a proxy, a load balancer) cut it, or the server restarted; run this again, and check the proxy if it keeps happening".to_string(),
         other => {
             let mut last: &(dyn std::error::Error + 'static) = other;
             while let Some(next) = last.source() {
@@ -185,19 +190,38 @@ pub fn describe(e: &kube::Error, timeout: std::time::Duration) -> String {
     }
 }
 
+/// Whether the connection ended before the body its `Content-Length` promised: hyper's body
+/// decoder says so with an `UnexpectedEof` I/O error under its own (hyper 1.x
+/// `proto/h1/decode.rs`, "end of file before message length reached").
+fn cut_short(e: &kube::Error) -> bool {
+    causes(e).into_iter().any(|err| {
+        err.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::UnexpectedEof)
+    })
+}
+
 /// The TLS failure under a request error, in the user's terms, when there is one: a server
 /// certificate the kubeconfig's certificate authority did not sign (or that is expired, or for
 /// another name), or a handshake that failed because the server does not speak TLS. None for
-/// other errors. rustls' error sits under hyper's inside `io::Error`s, whose `source()` skips
-/// the error they wrap, so each `io::Error` is opened with `get_ref`.
+/// other errors. rustls' error sits under hyper's inside `io::Error`s ([`causes`] opens them).
 pub fn tls_problem(e: &kube::Error) -> Option<String> {
+    causes(e)
+        .into_iter()
+        .find_map(|err| err.downcast_ref::<rustls::Error>())
+        .map(tls_words)
+}
+
+/// The errors under `e`, `e` first. `io::Error::source` skips the error it wraps (where rustls'
+/// and hyper's errors sit), so each `io::Error` is opened with `get_ref` as well. Bounded: an
+/// error chain is short, and this never loops on a cycle.
+fn causes(e: &kube::Error) -> Vec<&(dyn std::error::Error + 'static)> {
     let mut pending: Vec<&(dyn std::error::Error + 'static)> = vec![e];
-    // Bounded: an error chain is short, and this never loops on a cycle.
-    for _ in 0..32 {
-        let err = pending.pop()?;
-        if let Some(tls) = err.downcast_ref::<rustls::Error>() {
-            return Some(tls_words(tls));
+    let mut found = Vec::new();
+    while let Some(err) = pending.pop() {
+        if found.len() == 32 {
+            break;
         }
+        found.push(err);
         pending.extend(err.source());
         if let Some(wrapped) = err
             .downcast_ref::<std::io::Error>()
@@ -206,7 +230,7 @@ pub fn tls_problem(e: &kube::Error) -> Option<String> {
             pending.push(wrapped);
         }
     }
-    None
+    found
 }
 
 fn tls_words(e: &rustls::Error) -> String {

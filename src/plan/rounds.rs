@@ -77,30 +77,13 @@ pub async fn run_rounds<R: Rounds>(rounds: &mut R, repeat: Repeat) -> Result<R::
     }
 }
 
-/// Completes on Ctrl-C (SIGINT) or SIGTERM when `listen`, else never (outside `--watch` either
-/// ends the process as usual). A signal handler that cannot be installed is as if the signal
-/// never came.
+/// Completes on Ctrl-C (SIGINT) or SIGTERM when `listen`, else never (outside `--watch` and
+/// `--wait` either ends the process as usual).
 async fn interrupt_signal(listen: bool) {
     if !listen {
         return std::future::pending::<()>().await;
     }
-    let term = async {
-        #[cfg(unix)]
-        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        {
-            s.recv().await;
-            return;
-        }
-        std::future::pending::<()>().await
-    };
-    tokio::select! {
-        r = tokio::signal::ctrl_c() => {
-            if r.is_err() {
-                std::future::pending::<()>().await
-            }
-        }
-        _ = term => {}
-    }
+    crate::interrupt::signal().await
 }
 
 fn nothing_graded() -> Error {

@@ -282,6 +282,33 @@ fn to_full_disk(args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// The binary run by `sh` with `redirect` on its command line (`>&-`, `>/dev/null`).
+fn with_stdout_redirect(redirect: &str, args: &str) -> std::process::Output {
+    std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("exec \"$0\" {args} {redirect}"))
+        .arg(assert_cmd::cargo::cargo_bin("trainlab"))
+        .env("NO_COLOR", "1")
+        .env("LANG", "C.UTF-8")
+        .env_remove("LC_ALL")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_closed_standard_output_is_an_error_and_dev_null_is_a_choice() {
+    let out = with_stdout_redirect(">&-", "list");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("standard output is closed (`>&-`)"),
+        "{stderr}"
+    );
+    let out = with_stdout_redirect(">/dev/null", "list");
+    assert_eq!(out.status.code(), Some(0), "{:?}", out);
+    assert!(out.stderr.is_empty(), "{:?}", out);
+}
+
 #[test]
 fn output_that_cannot_be_written_is_an_error_naming_standard_output() {
     for args in [
@@ -1252,4 +1279,42 @@ fn insecure_skip_tls_verify_beside_a_certificate_authority_is_refused_as_kubectl
         stderr.contains("has both `insecure-skip-tls-verify: true` and a certificate authority"),
         "{stderr}"
     );
+}
+
+#[test]
+fn an_answer_cut_short_is_said_to_be_cut_short_not_a_web_page() {
+    // JSON that stops in the middle, with a length that matches what was sent.
+    let (url, _) = scripted_server(|s| {
+        reply(
+            s,
+            "200 OK\r\ncontent-type: application/json",
+            "{\"major\":\"1\",\"minor\":",
+        )
+    });
+    let out = check_against(&url, &["--request-timeout", "5s"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("stopped in the middle of its JSON"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("web page"), "{stderr}");
+
+    // A length that promises more than the connection brings before it closes.
+    let (url, _) = scripted_server(|s| {
+        use std::io::Write as _;
+        let _ = write!(
+            s,
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 400\r\n\r\n{{\"major\":\"1\""
+        );
+        let _ = s.shutdown(std::net::Shutdown::Both);
+    });
+    let out = check_against(&url, &["--request-timeout", "5s"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("the connection closed before the server's whole answer arrived"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("web page"), "{stderr}");
 }
