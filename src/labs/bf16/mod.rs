@@ -21,6 +21,7 @@ use crate::verify::kit::cmdline::{command_line, FlagError};
 use crate::verify::kit::k8s::placement::{self, Allowed};
 use crate::verify::kit::k8s::pods::{self, JobEnd, PodState};
 use crate::verify::kit::k8s::workload::{PodTemplate, Workload};
+use crate::verify::kit::training::job_pods;
 use crate::verify::kit::training::job::{
     self, bad_flag, find_training_job, first_rejection, main_container, no_command, precision,
     training_command, PrecisionFacts, TrainingJob,
@@ -130,7 +131,7 @@ impl Verifier for Bf16 {
                 return Ok(j);
             }
         };
-        let states = match job::owned_states(ctx, &job, &pods)? {
+        let states = match job_pods::owned_states(ctx, &job, &pods)? {
             Ok(states) => states,
             Err(why) => {
                 j.push(ev(Outcome::unavailable(ON_BF16_NODES, &why)));
@@ -141,7 +142,7 @@ impl Verifier for Bf16 {
         let end = JobEnd::of(&job)?;
         j.push(ev(on_bf16_nodes(ctx, &states, end.is_finished())));
         let running = pods::running(RUNNING, &end, &states, job.total_replicas());
-        j.push(ev(job::with_jobs_status(running, &job)));
+        j.push(ev(job_pods::with_jobs_status(running, &job)));
         Ok(j)
     }
 }

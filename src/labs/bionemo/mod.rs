@@ -26,7 +26,7 @@ use crate::verify::kit::k8s::mounts::volume_kind;
 use crate::verify::kit::k8s::quantity::Quantity;
 use crate::verify::kit::k8s::resources;
 use crate::verify::kit::k8s::workload::{resources_field, PodTemplate, Workload};
-use crate::verify::kit::training::job::running_of;
+use crate::verify::kit::training::job_pods::running_of;
 use crate::verify::kit::training::job::{
     find_training_job, rejections, training_template, TrainingJob,
 };

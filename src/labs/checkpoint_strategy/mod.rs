@@ -24,6 +24,7 @@ use crate::verify::kit::cmdline::{
 };
 use crate::verify::kit::k8s::mounts::{absolute, claim_names, volume_at, volume_kind};
 use crate::verify::kit::k8s::workload::PodTemplate;
+use crate::verify::kit::training::job_pods;
 use crate::verify::kit::training::job::{
     self, bad_flag, find_training_job, first_rejection, main_container, training_command,
     training_template, TrainingJob,
@@ -141,7 +142,7 @@ impl Verifier for CheckpointStrategy {
 
         // State: the claim the checkpoints go to, then the Job's pods (by uid).
         j.push(ev(pvc_bound(ctx, t, output.as_ref())?));
-        j.push(ev(job::running_of(ctx, &PODS_READ, RUNNING, &w)?));
+        j.push(ev(job_pods::running_of(ctx, &PODS_READ, RUNNING, &w)?));
         Ok(j)
     }
 }

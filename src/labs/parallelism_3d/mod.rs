@@ -21,6 +21,8 @@ use crate::observe::kinds::{PODS, PYTORCHJOBS, TRAINJOBS};
 use crate::observe::InputError;
 use crate::verify::kit::cmdline::{Merged, MergedState, Precision};
 use crate::verify::kit::training::job::{find_training_job, TrainingJob};
+use crate::verify::kit::k8s::rejection::Rejection;
+use crate::verify::kit::training::job_pods;
 use crate::verify::kit::training::parallel::{
     self, check_tp_within_node, Degrees, GpuNodes, JobLaunch, Launcher, Procs, Unknown, Value,
 };
@@ -163,7 +165,7 @@ impl Verifier for Parallelism3d {
             }
         }
 
-        for o in parallel::pod_checks(
+        for o in job_pods::pod_checks(
             ctx,
             &w,
             &PODS_READ,
@@ -257,7 +259,7 @@ fn check_match_world(
     d: &Degrees,
     g: &GpuNodes,
     nodes: &Result<i64, Unknown>,
-    rejected: &[parallel::Rejection],
+    rejected: &[Rejection],
 ) -> Outcome {
     if let Some(first) = rejected.first() {
         let all: Vec<&str> = rejected.iter().map(|r| r.text.as_str()).collect();

@@ -12,10 +12,11 @@
 use crate::facts::instances::GPU;
 use crate::observe::kinds::{PODS, PYTORCHJOBS, TRAINJOBS};
 use crate::observe::InputError;
+use crate::verify::kit::k8s::rejection::Rejection;
 use crate::verify::kit::training::job::{find_training_job, TrainingJob};
+use crate::verify::kit::training::job_pods;
 use crate::verify::kit::training::parallel::{
-    self, check_tp_within_node, Degrees, GpuNodes, JobLaunch, Launcher, Procs, Rejection,
-    RoleLaunch, Value,
+    self, check_tp_within_node, Degrees, GpuNodes, JobLaunch, Launcher, Procs, RoleLaunch, Value,
 };
 use crate::verify::kit::training::trainjob::{
     CLUSTER_RUNTIMES_READ, JOBSETS_READ, JOBS_READ, RUNTIMES_READ,
@@ -118,7 +119,7 @@ impl Verifier for TensorParallelism {
             }
         }
 
-        for o in parallel::pod_checks(
+        for o in job_pods::pod_checks(
             ctx,
             &w,
             &PODS_READ,

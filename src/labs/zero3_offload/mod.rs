@@ -23,6 +23,7 @@ use crate::verify::kit::k8s::mounts::{
 };
 use crate::verify::kit::k8s::resources;
 use crate::verify::kit::k8s::workload::{PodTemplate, Workload};
+use crate::verify::kit::training::job_pods;
 use crate::verify::kit::training::job::{
     self, find_training_job, main_container, training_command, TrainingJob,
 };
@@ -165,7 +166,7 @@ impl Verifier for Zero3Offload {
         }
 
         // State: the pods of this job, by uid.
-        j.push(ev(job::running_of(ctx, &PODS_READ, RUNNING, w)?));
+        j.push(ev(job_pods::running_of(ctx, &PODS_READ, RUNNING, w)?));
         Ok(j)
     }
 }

@@ -10,7 +10,7 @@
 
 use k8s_openapi::api::core::v1::{EnvVar, ResourceRequirements};
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 /// The label on a runtime's replicatedJob (its Job template) that says which step of the
 /// TrainJob it runs (`AncestorTrainer` and friends).
@@ -180,4 +180,85 @@ pub struct MpiPolicy {
     /// Default 1 (kubebuilder default).
     pub num_proc_per_node: Option<i64>,
     pub run_launcher_as_node: Option<bool>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// The TrainJob as the kit keeps it, and what `spec.trainer` does to a container.
+
+/// Where a TrainJob's runtime was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RuntimeSource {
+    /// Read with the TrainJob (the cluster, a snapshot, or the learner's files).
+    Read,
+    /// Not among the learner's files: Trainer v2.3.0's own, as `setup kind` installs it.
+    BuiltIn,
+}
+
+/// What the TrainJob view keeps of its runtime and of the torch plugin's choices.
+#[derive(Debug, Clone)]
+pub struct TrainJobView {
+    pub job: TrainJob,
+    /// `ClusterTrainingRuntime torch-distributed`; None when read without a runtime.
+    pub runtime: Option<String>,
+    pub runtime_source: Option<RuntimeSource>,
+    pub ml_policy: Option<MlPolicy>,
+    /// `PET_NPROC_PER_NODE` as the torch plugin sets it, and where that comes from.
+    pub nproc: Option<(String, String)>,
+}
+
+impl TrainJobView {
+    pub fn is_suspended(&self) -> bool {
+        self.job.spec.suspend.unwrap_or(false)
+    }
+
+    pub fn is_torch(&self) -> bool {
+        self.ml_policy.as_ref().is_some_and(|m| m.torch.is_some())
+    }
+}
+
+/// Where a learner changes the pods of the runtime's job `name`: a runtime patch.
+pub fn runtime_patch_path(name: &str) -> String {
+    format!("spec.runtimePatches[].trainingRuntimeSpec.template.spec.replicatedJobs[{name}].template.spec.template.spec")
+}
+
+/// `spec.trainer`'s image, command and args (when `whole`) and env over a container.
+pub fn apply_trainer(c: &mut Value, t: &Trainer, whole: bool) {
+    if whole {
+        if let Some(i) = &t.image {
+            c["image"] = json!(i);
+        }
+        if let Some(cmd) = &t.command {
+            c["command"] = json!(cmd);
+        }
+        if let Some(a) = &t.args {
+            c["args"] = json!(a);
+        }
+    }
+    let env: Vec<Value> = t
+        .env
+        .iter()
+        .map(|e| serde_json::to_value(e).unwrap_or_default())
+        .collect();
+    upsert_env(c, &env);
+}
+
+/// Env by name: replaced where the name exists, appended otherwise (`pkg/apply/apply.go`
+/// `UpsertEnvVars`).
+pub fn upsert_env(c: &mut Value, env: &[Value]) {
+    if env.is_empty() {
+        return;
+    }
+    if !c.get("env").is_some_and(Value::is_array) {
+        c["env"] = json!([]);
+    }
+    let Some(list) = c.get_mut("env").and_then(Value::as_array_mut) else {
+        return;
+    };
+    for e in env {
+        let name = e.get("name");
+        match list.iter_mut().find(|x| x.get("name") == name) {
+            Some(slot) => *slot = e.clone(),
+            None => list.push(e.clone()),
+        }
+    }
 }

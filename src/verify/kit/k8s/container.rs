@@ -3,9 +3,9 @@
 
 use k8s_openapi::api::core::v1::Container;
 
+use crate::verify::kit::k8s::rejection::Rejection;
 use crate::verify::kit::k8s::resources;
 use crate::verify::kit::k8s::workload::PodTemplate;
-use crate::verify::kit::training::job::Rejection;
 use crate::verify::Outcome;
 
 /// Whether a container asks for some of `resource` in its limits (the only place an extended

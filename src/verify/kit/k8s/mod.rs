@@ -17,6 +17,8 @@ pub mod placement;
 pub mod pods;
 /// Kubernetes quantities with checked arithmetic (an overflow is bad input).
 pub mod quantity;
+/// What the API server or an operator's webhook refuses in a workload.
+pub mod rejection;
 /// The effective request of a pod, and the API server's rules for extended resources.
 pub mod resources;
 /// An operator's StatefulSet pods Ready.

@@ -36,10 +36,10 @@ use serde::Deserialize;
 
 use crate::observe::kinds::{self, ResourceKind};
 use crate::observe::{InputError, Obj};
-use crate::verify::kit::training::trainjob::{self, TrainJobView};
 use crate::verify::views::mpi::{self, MpiJob};
 use crate::verify::views::pytorch::{self, PyTorchJob};
 use crate::verify::views::slinky::{self, NodeSet};
+use crate::verify::views::trainer::{self, TrainJob, TrainJobView, NODE};
 use crate::verify::views::volcano::VolcanoJob;
 
 /// The workload kinds the labs grade.
@@ -247,7 +247,7 @@ impl<'a> Workload<'a> {
             WorkloadKind::VolcanoJob => volcano_job(o)?,
             WorkloadKind::MpiJob => mpi_job(o)?,
             WorkloadKind::PyTorchJob => pytorch_job(o)?,
-            WorkloadKind::TrainJob => trainjob::as_written(o)?,
+            WorkloadKind::TrainJob => train_job(o)?,
             WorkloadKind::NodeSet => nodeset(o)?,
             WorkloadKind::Deployment => {
                 let v: BuiltIn<DeploymentSpec, DeploymentStatus> = o.parse()?;
@@ -435,6 +435,37 @@ fn single(
         Some(template),
         "spec.template",
     ))
+}
+
+/// The TrainJob `o` as written, without its runtime: one `node` template holding what
+/// `spec.trainer` says. Grading reads it through kit `training::trainjob::over_runtime`; this is what a check of its
+/// status alone needs.
+fn train_job(o: &Obj) -> Result<(KindView, Vec<PodTemplate>), InputError> {
+    let job: TrainJob = o.parse()?;
+    let t = job.spec.trainer.clone().unwrap_or_default();
+    let n = t.num_nodes.unwrap_or(trainer::DEFAULT_NUM_NODES);
+    let mut container = serde_json::json!({"name": NODE});
+    trainer::apply_trainer(&mut container, &t, true);
+    let spec: PodSpec = serde_json::from_value(serde_json::json!({"containers": [container]}))
+        .map_err(|e| o.field_error("spec.trainer", e))?;
+    let view = TrainJobView {
+        job,
+        runtime: None,
+        runtime_source: None,
+        ml_policy: None,
+        nproc: None,
+    };
+    let template = PodTemplate {
+        role: NODE.to_string(),
+        replicas: n,
+        replicas_set: t.num_nodes.is_some(),
+        replicas_path: "spec.trainer.numNodes".into(),
+        spec,
+        labels: Default::default(),
+        path: trainer::runtime_patch_path(NODE),
+        container_paths: vec!["spec.trainer".into()],
+    };
+    Ok((KindView::TrainJob(Box::new(view)), vec![template]))
 }
 
 fn batch_job(o: &Obj) -> Result<Built, InputError> {

@@ -12,15 +12,14 @@ use crate::verify::kit::cmdline::{
 };
 use crate::verify::kit::cmdline::{is_megatron_entry, MegatronArgs};
 use crate::verify::kit::k8s::mounts::{config_map_file, mount_rejections};
-use crate::verify::kit::k8s::owned::{self, Owned};
-use crate::verify::kit::k8s::pods::{pod_states, running, JobEnd, PodState};
 use crate::verify::kit::k8s::quantity::Quantity;
+use crate::verify::kit::k8s::rejection::Rejection;
 use crate::verify::kit::k8s::resources::validate_pod_spec;
 pub use crate::verify::kit::k8s::workload::TRAINER_FIELD;
 use crate::verify::kit::k8s::workload::{PodTemplate, Workload, WorkloadKind};
 use crate::verify::kit::training::{parallel, trainjob};
 use crate::verify::views::pytorch;
-use crate::verify::{Advice, JudgeCtx, Judgement, Named, Outcome, Read, Reason, MISSING_HINT};
+use crate::verify::{Advice, JudgeCtx, Judgement, Named, Outcome, Read, MISSING_HINT};
 
 /// The object named `name` in the first of `reads` that lists one (a lab that accepts a
 /// PyTorchJob or a batch/v1 Job), as [`parallel::find_job`] finds it: another version is absent.
@@ -128,95 +127,6 @@ pub fn training_template<'w>(w: &'w Workload) -> Option<&'w PodTemplate> {
         .iter()
         .find(|t| t.container_paths.iter().any(|p| p == TRAINER_FIELD))
         .or_else(|| w.templates.first())
-}
-
-/// The pods a training job owns among `pods`, by uid: directly (a PyTorchJob, a Job) or, for a
-/// TrainJob, through its JobSet and the JobSet's Jobs ([`trainjob::owned_pods`]). None when the
-/// job has no uid (read from a file); Err when a read between them failed.
-pub fn owned_pods<'a>(
-    ctx: &JudgeCtx<'a>,
-    w: &Workload,
-    pods: &[&'a Obj],
-) -> Result<Option<Owned<'a>>, Unavailable> {
-    if w.trainjob().is_some() {
-        let (sets, jobs) = trainjob::chain_lists(ctx)?;
-        return Ok(trainjob::owned_pods(w.obj, &sets, &jobs, pods).ok());
-    }
-    Ok(owned::owned_by(w.obj, pods).ok())
-}
-
-/// The pods a training job owns ([`owned_pods`]), terminating ones left out, read; none for a
-/// job read from a file (it owns no pod yet). Err when a read between them failed.
-pub fn owned_states(
-    ctx: &JudgeCtx,
-    w: &Workload,
-    pods: &[&Obj],
-) -> Result<Result<Vec<PodState>, Unavailable>, InputError> {
-    Ok(match owned_pods(ctx, w, pods) {
-        Ok(Some(o)) => Ok(pod_states(&o.current)?),
-        Ok(None) => Ok(Vec::new()),
-        Err(why) => Err(why),
-    })
-}
-
-/// The kit's `pods-running` rule ([`running`]) for training job `w` with the pods of
-/// `pods_read` it owns (a TrainJob's through its JobSet); a read the source cannot answer is
-/// skipped or an error ([`Outcome::unavailable`]), never a fail.
-pub fn running_of(
-    ctx: &JudgeCtx,
-    pods_read: &Read,
-    check: &str,
-    w: &Workload,
-) -> Result<Outcome, InputError> {
-    let pods = match ctx.list(pods_read) {
-        Ok(p) => p,
-        Err(why) => return Ok(Outcome::unavailable(check, &why)),
-    };
-    Ok(match owned_states(ctx, w, &pods)? {
-        Ok(states) => with_jobs_status(
-            running(check, &JobEnd::of(w)?, &states, w.total_replicas()),
-            w,
-        ),
-        Err(why) => Outcome::unavailable(check, &why),
-    })
-}
-
-/// The kit's `pods-running` outcome for a training job `w`, completed: a TrainJob without pods yet says what its JobSet's Jobs are doing (`status.jobsStatus`, or
-/// that the controller has written none, so no JobSet was made yet): the pods a learner waits
-/// for are the Jobs' (trainer v2.3.0 `trainjob_types.go` `JobStatus`).
-pub fn with_jobs_status(o: Outcome, w: &Workload) -> Outcome {
-    let Some(tj) = w.trainjob() else { return o };
-    let no_pods = matches!(&o.reason, Some(Reason::Message(m)) if m == "no-pods");
-    if !no_pods {
-        return o;
-    }
-    let jobs = tj.job.status.jobs_summary();
-    let found = match &jobs {
-        Some(line) => format!("status.jobsStatus: {line}"),
-        None => "status.jobsStatus: — (the controller has not made the JobSet yet)".to_string(),
-    };
-    let expected = o.expected.clone().unwrap_or_default();
-    o.expected_found(expected, found)
-        .with("jobs", jobs.as_deref().unwrap_or("—"))
-}
-
-/// The first error the API server (pod validation) or, for a PyTorchJob, the training-operator's
-/// validating webhook would answer `kubectl apply` or pod creation with.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Rejection {
-    /// `<field path>: <error>` as the API server prints it (`<field>: <type>: <detail>`,
-    /// k8s.io/apimachinery `field.Error`).
-    pub text: String,
-    pub field: String,
-}
-
-impl Rejection {
-    pub fn outcome(&self, check: &str) -> Outcome {
-        Outcome::fail(check, "—", self.text.clone())
-            .hint("rejected")
-            .with("error", &self.text)
-            .with("field", &self.field)
-    }
 }
 
 /// The first thing the API server or an operator's webhook refuses in the job, in the order

@@ -27,16 +27,13 @@
 //!   local rank, `LOCAL_WORLD_SIZE` = nproc). So with one process per GPU, every TP group stays
 //!   inside one node exactly when TP ≤ GPUs per node and TP divides it.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use crate::facts::instances::GPU;
-use crate::observe::{InputError, Obj, Unavailable};
 use crate::verify::kit::cmdline::{
     command_line, invocations, FlagError, Launch, MegatronArgs, Merged, MergedState, Nnodes,
     NprocPerNode, Overrides, ParallelPlan, Precision, RemovedFlag, Setting, Torchrun,
 };
-use crate::verify::kit::k8s::owned;
-use crate::verify::kit::k8s::pods::{self, JobEnd, PodState};
 use crate::verify::kit::k8s::resources;
 use crate::verify::kit::k8s::workload::{resources_field, PodTemplate, Workload};
 use crate::verify::views::pytorch::{self, NprocPerNode as SpecNproc, PyTorchJob};
@@ -80,8 +77,7 @@ pub fn find_job<'a>(ctx: &JudgeCtx<'a>, read: &Read, name: &str, checks: &[&str]
 // ---------------------------------------------------------------------------------------------
 // What the API server (and the training-operator's validating webhook) refuses.
 
-/// The kit's one type for what the API server refuses (k8s.io/apimachinery `field.Error`).
-pub use crate::verify::kit::training::job::Rejection;
+use crate::verify::kit::k8s::rejection::Rejection;
 
 /// Everything the API server and the operator's webhook would refuse in a training job: a
 /// PyTorchJob's ([`pytorchjob_rejections`]) or a TrainJob's (kit `trainjob::rejections`).
@@ -767,128 +763,13 @@ pub fn check_tp_within_node(check: &str, d: &Degrees, nodes: &GpuNodes) -> Outco
 // ---------------------------------------------------------------------------------------------
 // How the pods ran: kit `pods` reads them and judges `pods-running` (one rule for every lab).
 
-/// The pods a job owns (by uid), terminating ones apart.
-#[derive(Debug, Clone, Default)]
-pub struct JobPods {
-    pub current: Vec<PodState>,
-    pub terminating: usize,
-}
-
-impl JobPods {
-    /// The pods `job` owns among `pods`; None when the job has no uid (read from a file).
-    pub fn of(job: &Obj, pods: &[&Obj]) -> Result<Option<JobPods>, InputError> {
-        match owned::owned_by(job, pods) {
-            Ok(owned) => JobPods::of_owned(&owned).map(Some),
-            Err(_) => Ok(None),
-        }
-    }
-
-    /// The pods of an ownership walk ([`owned::owned_by`], or a TrainJob's through its JobSet).
-    pub fn of_owned(owned: &owned::Owned) -> Result<JobPods, InputError> {
-        let mut current = pods::pod_states(&owned.current)?;
-        current.sort_by(|a, b| a.name.cmp(&b.name));
-        Ok(JobPods {
-            current,
-            terminating: owned.terminating.len(),
-        })
-    }
-}
-
-/// `pods-running`: the kit's one rule ([`pods::running`]: hints `crashed`, `stuck`,
-/// `job-failed`, `suspended`; messages `no-pods`, `pods-unschedulable`, `pods-starting`), with
-/// how the PyTorchJob says it ended ([`JobEnd::of`]). Every outcome also carries `job`.
-pub fn check_pods_running(check: &str, job_obj: &Obj, replicas: i64, pods: &JobPods) -> Outcome {
-    // The verifier built this workload from the same object before: it reads again.
-    let end = match Workload::from_obj(job_obj) {
-        Ok(Some(w)) => JobEnd::of(&w).unwrap_or(JobEnd::Open),
-        _ => JobEnd::Open,
-    };
-    pods::running(check, &end, &pods.current, replicas).with("job", job_obj.name())
-}
-
-/// The two state checks both parallelism labs grade, from the pods the job owns (a TrainJob's
-/// through its JobSet): `pods-running` ([`check_pods_running`]) and `one-pod-per-node`
-/// ([`check_one_pod_per_node`]); both unavailable in static mode or when a read failed.
-pub fn pod_checks(
-    ctx: &JudgeCtx,
-    w: &Workload,
-    pods_read: &Read,
-    replicas: i64,
-    [running, spread]: [&str; 2],
-) -> Result<[Outcome; 2], InputError> {
-    let pods = match (ctx.is_static(), ctx.list(pods_read)) {
-        (true, _) => Err(Unavailable::NeedsLiveCluster),
-        (false, Err(why)) => Err(why),
-        (false, Ok(list)) => match super::job::owned_pods(ctx, w, &list) {
-            Ok(Some(owned)) => Ok(JobPods::of_owned(&owned)?),
-            Ok(None) => Err(Unavailable::NeedsLiveCluster),
-            Err(why) => Err(why),
-        },
-    };
-    Ok(match pods {
-        Err(why) => [
-            Outcome::unavailable(running, &why),
-            Outcome::unavailable(spread, &why),
-        ],
-        Ok(p) => [
-            super::job::with_jobs_status(check_pods_running(running, w.obj, replicas, &p), w),
-            check_one_pod_per_node(spread, JobEnd::of(w)?.is_finished(), replicas, &p),
-        ],
-    })
-}
-
-/// `one-pod-per-node`: the job's pods are bound to distinct nodes.
-///
-/// Fail (default hint): evidence `node`, `pods` (the pods sharing it). Pending message
-/// `pods-unbound` (evidence `bound`, `replicas`) until every pod is bound. Skipped message
-/// `pods-gone` when the job finished and its pods were deleted.
-pub fn check_one_pod_per_node(
-    check: &str,
-    finished: bool,
-    replicas: i64,
-    pods: &JobPods,
-) -> Outcome {
-    let mut by_node: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for p in &pods.current {
-        if let Some(n) = p.node.as_deref() {
-            by_node.entry(n).or_default().push(&p.name);
-        }
-    }
-    let bound: usize = by_node.values().map(Vec::len).sum();
-    let placed = pods
-        .current
-        .iter()
-        .filter_map(|p| p.node.as_deref().map(|n| format!("{} → {n}", p.name)))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let expected = format!("{replicas} pods → {replicas} distinct nodes");
-    let ev = |o: Outcome| o.with("replicas", replicas).with("bound", bound);
-    if let Some((node, names)) = by_node.iter().find(|(_, v)| v.len() > 1) {
-        return ev(Outcome::fail(check, expected, placed)
-            .with("node", node)
-            .with("pods", names.join(", ")));
-    }
-    if pods.current.is_empty() && finished {
-        return ev(Outcome::skipped(check, Reason::Message("pods-gone".into())));
-    }
-    if (bound as i64) < replicas {
-        let found = if placed.is_empty() {
-            "spec.nodeName: —".to_string()
-        } else {
-            placed
-        };
-        return ev(
-            Outcome::pending(check, Reason::Message("pods-unbound".into()))
-                .expected_found(expected, found),
-        );
-    }
-    ev(Outcome::pass(check).expected_found(expected, placed))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::observe::Origin;
+    use crate::observe::{Obj, Origin};
+    use crate::verify::kit::training::job_pods::{
+        check_one_pod_per_node, check_pods_running, JobPods,
+    };
     use serde_json::{json, Value as Json};
 
     fn obj(v: Json) -> Obj {

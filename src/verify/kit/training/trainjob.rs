@@ -31,13 +31,13 @@ use crate::observe::kinds::{CLUSTER_TRAINING_RUNTIMES, JOBS, JOBSETS, TRAINING_R
 use crate::observe::{parse_text, InputError, Obj, Unavailable};
 use crate::quantity::Quantity;
 use crate::verify::kit::k8s::owned::{self, NoUid, Owned};
+use crate::verify::kit::k8s::rejection::Rejection;
 use crate::verify::kit::k8s::workload::{KindView, PodTemplate, Workload, WorkloadKind};
 use crate::verify::views::trainer::{
-    self, MlPolicy, RuntimeRef, TrainJob, TrainingRuntime, ANCESTOR_LABEL, ANCESTOR_TRAINER, NODE,
+    self, RuntimeRef, RuntimeSource, TrainJob, TrainJobView, TrainingRuntime, ANCESTOR_LABEL,
+    ANCESTOR_TRAINER, NODE,
 };
 use crate::verify::{JudgeCtx, Judgement, Outcome, Read, Reason};
-
-use super::job::Rejection;
 
 /// Reads every lab that accepts a TrainJob declares beside its TrainJob read: the runtimes it
 /// may name and the objects between a TrainJob and its pods.
@@ -51,42 +51,11 @@ pub static JOBS_READ: Read = Read::lab(&JOBS);
 /// them is laid over the one of that name here.
 const BUILT_IN_RUNTIMES: &str = include_str!("../../../../manifests/kind/trainer-runtimes.yaml");
 
-/// Where a TrainJob's runtime was found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RuntimeSource {
-    /// Read with the TrainJob (the cluster, a snapshot, or the learner's files).
-    Read,
-    /// Not among the learner's files: Trainer v2.3.0's own, as `setup kind` installs it.
-    BuiltIn,
-}
-
 /// The runtime a TrainJob is laid over.
 #[derive(Debug, Clone)]
 pub struct Runtime {
     pub obj: Obj,
     pub source: RuntimeSource,
-}
-
-/// What the TrainJob view keeps of its runtime and of the torch plugin's choices.
-#[derive(Debug, Clone)]
-pub struct TrainJobView {
-    pub job: TrainJob,
-    /// `ClusterTrainingRuntime torch-distributed`; None when read without a runtime.
-    pub runtime: Option<String>,
-    pub runtime_source: Option<RuntimeSource>,
-    pub ml_policy: Option<MlPolicy>,
-    /// `PET_NPROC_PER_NODE` as the torch plugin sets it, and where that comes from.
-    pub nproc: Option<(String, String)>,
-}
-
-impl TrainJobView {
-    pub fn is_suspended(&self) -> bool {
-        self.job.spec.suspend.unwrap_or(false)
-    }
-
-    pub fn is_torch(&self) -> bool {
-        self.ml_policy.as_ref().is_some_and(|m| m.torch.is_some())
-    }
 }
 
 /// A TrainJob's runtime, or the judgement when it names none the cluster (or the files) has.
@@ -172,37 +141,6 @@ pub fn find_runtime(ctx: &JudgeCtx, job: &Obj, check: &str, checks: &[&str]) -> 
 pub fn built_in_runtimes() -> Vec<Obj> {
     // The file is part of trainlab and parsed by a test; it cannot fail here.
     parse_text(BUILT_IN_RUNTIMES, "manifests/kind/trainer-runtimes.yaml").unwrap_or_default()
-}
-
-/// The TrainJob `o` as written, without its runtime: one `node` template holding what
-/// `spec.trainer` says. Grading reads it through [`over_runtime`]; this is what a check of its
-/// status alone needs.
-pub(crate) fn as_written(o: &Obj) -> Result<(KindView, Vec<PodTemplate>), InputError> {
-    let job: TrainJob = o.parse()?;
-    let t = job.spec.trainer.clone().unwrap_or_default();
-    let n = t.num_nodes.unwrap_or(trainer::DEFAULT_NUM_NODES);
-    let mut container = json!({"name": NODE});
-    apply_trainer(&mut container, &t, true)?;
-    let spec: PodSpec = serde_json::from_value(json!({"containers": [container]}))
-        .map_err(|e| o.field_error("spec.trainer", e))?;
-    let view = TrainJobView {
-        job,
-        runtime: None,
-        runtime_source: None,
-        ml_policy: None,
-        nproc: None,
-    };
-    let template = PodTemplate {
-        role: NODE.to_string(),
-        replicas: n,
-        replicas_set: t.num_nodes.is_some(),
-        replicas_path: "spec.trainer.numNodes".into(),
-        spec,
-        labels: Default::default(),
-        path: patch_path(NODE),
-        container_paths: vec!["spec.trainer".into()],
-    };
-    Ok((KindView::TrainJob(Box::new(view)), vec![template]))
 }
 
 /// The TrainJob `o` laid over `runtime` as the controller lays it: the pods it makes.
@@ -324,7 +262,7 @@ pub fn over_runtime<'a>(o: &'a Obj, runtime: &Runtime) -> Result<Workload<'a>, I
                 if is_node && (is_trainer || launcher_node) {
                     if let Some(t) = &trainer {
                         // MPI workers take the env only (`builder.go` `Trainer`).
-                        apply_trainer(c, t, is_trainer)?;
+                        trainer::apply_trainer(c, t, is_trainer);
                         if ml.is_some() {
                             merge_resources(c, t.resources_per_node.as_ref())?;
                         }
@@ -337,7 +275,7 @@ pub fn over_runtime<'a>(o: &'a Obj, runtime: &Runtime) -> Result<Workload<'a>, I
                             .or_else(|| c.get("resources").cloned())
                             .unwrap_or(json!({}));
                         let value = torch_nproc(trainer.as_ref(), &per_node, gpus_written);
-                        upsert_env(c, &pet_env(o.name(), trainer_pods, &value.0));
+                        trainer::upsert_env(c, &pet_env(o.name(), trainer_pods, &value.0));
                         nproc = Some(value);
                     }
                     container_paths.push(if is_trainer {
@@ -368,7 +306,7 @@ pub fn over_runtime<'a>(o: &'a Obj, runtime: &Runtime) -> Result<Workload<'a>, I
             replicas_path,
             spec,
             labels,
-            path: patch_path(&name),
+            path: trainer::runtime_patch_path(&name),
             container_paths,
         });
     }
@@ -385,11 +323,6 @@ pub fn over_runtime<'a>(o: &'a Obj, runtime: &Runtime) -> Result<Workload<'a>, I
         view: KindView::TrainJob(Box::new(view)),
         templates,
     })
-}
-
-/// Where a learner changes the pods of the runtime's job `name`: a runtime patch.
-fn patch_path(name: &str) -> String {
-    format!("spec.runtimePatches[].trainingRuntimeSpec.template.spec.replicatedJobs[{name}].template.spec.template.spec")
 }
 
 fn job_name(rj: &Value, i: usize) -> String {
@@ -461,49 +394,6 @@ fn pet_env(job: &str, nodes: i64, nproc: &str) -> Vec<Value> {
         json!({"name": "PET_MASTER_ADDR", "value": format!("{job}-{NODE}-0-0.{job}")}),
         json!({"name": "PET_MASTER_PORT", "value": "29500"}),
     ]
-}
-
-/// `spec.trainer`'s image, command and args (when `whole`) and env over a container.
-fn apply_trainer(c: &mut Value, t: &trainer::Trainer, whole: bool) -> Result<(), InputError> {
-    if whole {
-        if let Some(i) = &t.image {
-            c["image"] = json!(i);
-        }
-        if let Some(cmd) = &t.command {
-            c["command"] = json!(cmd);
-        }
-        if let Some(a) = &t.args {
-            c["args"] = json!(a);
-        }
-    }
-    let env: Vec<Value> = t
-        .env
-        .iter()
-        .map(|e| serde_json::to_value(e).unwrap_or_default())
-        .collect();
-    upsert_env(c, &env);
-    Ok(())
-}
-
-/// Env by name: replaced where the name exists, appended otherwise (`pkg/apply/apply.go`
-/// `UpsertEnvVars`).
-fn upsert_env(c: &mut Value, env: &[Value]) {
-    if env.is_empty() {
-        return;
-    }
-    if !c.get("env").is_some_and(Value::is_array) {
-        c["env"] = json!([]);
-    }
-    let Some(list) = c.get_mut("env").and_then(Value::as_array_mut) else {
-        return;
-    };
-    for e in env {
-        let name = e.get("name");
-        match list.iter_mut().find(|x| x.get("name") == name) {
-            Some(slot) => *slot = e.clone(),
-            None => list.push(e.clone()),
-        }
-    }
 }
 
 /// `resourcesPerNode` merged per resource key over the container's (TrainJob wins).
