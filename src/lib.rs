@@ -23,6 +23,7 @@ pub mod plan;
 pub mod profile;
 pub mod quantity;
 pub mod report;
+pub mod results;
 pub mod text;
 pub mod verify;
 

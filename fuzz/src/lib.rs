@@ -153,12 +153,12 @@ fn grade_demo(b: &LabBundle) {
         .map(|l| trainlab::report::LabReport::new(&r, l))
         .collect();
     let _ = trainlab::report::render(&reports, trainlab::report::Format::Json, false);
-    let learner = |name: &str| trainlab::grade::LearnerResult {
+    let learner = |name: &str| trainlab::results::room::LearnerResult {
         name: name.into(),
         context: None,
         results: Ok(vec![r.clone()]),
     };
-    let room = trainlab::grade::RoomResult {
+    let room = trainlab::results::room::RoomResult {
         labs: vec![b.lab.clone()],
         learners: vec![learner("alice"), learner("bob")],
         source: trainlab::observe::SourceKind::Demo,

@@ -14,12 +14,13 @@ use super::output::eprint;
 use super::{parse_param, print, Global};
 use crate::catalog::Lang;
 use crate::exit::ExitCode;
-use crate::grade::{self, Learners, Room, RoomRequest, RoomResult};
+use crate::grade::{self, Learners, Room, RoomRequest};
 use crate::plan::{Event, Listener};
 use crate::profile::Profile;
 use crate::report::html;
 use crate::report::room::{self, RoomFormat};
 use crate::report::Scoreboard;
+use crate::results::room::{room_exit_code, RoomResult};
 
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("room").required(true).args(["learners", "learners_from_namespaces", "contexts", "demo"])))]
@@ -137,7 +138,7 @@ pub fn run(g: &Global, a: &GradeArgs) -> Result<ExitCode, crate::Error> {
     let mut view = RoomScreen::new(g.lang(), a.output.into(), a.watch, a.html.clone());
     let result =
         runtime()?.block_on(grade::run(&room, a.watch.then_some(a.interval), &mut view))?;
-    let code = grade::exit_code(&result);
+    let code = room_exit_code(&result);
     if !a.watch {
         // The board holds every report; the room's results are dropped as it is made.
         let board = Scoreboard::from_room(result, g.lang());

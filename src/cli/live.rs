@@ -164,7 +164,7 @@ impl Screen {
     fn render_with(
         &self,
         results: &[LabResult],
-        server: Option<&crate::plan::dry_run::ServerVerdict>,
+        server: Option<&crate::results::check::ServerVerdict>,
     ) -> String {
         let reports: Vec<LabReport> = results
             .iter()
@@ -181,7 +181,7 @@ impl Screen {
     }
 
     /// The report of a `check`, with the server's verdict when there is one.
-    pub fn print_checked(&self, checked: &crate::plan::dry_run::Checked) {
+    pub fn print_checked(&self, checked: &crate::results::check::Checked) {
         print(&self.render_with(&checked.results, checked.server.as_ref()));
     }
 

@@ -4,10 +4,11 @@
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 
-use super::{LearnerResult, RoomProgress, RoomReads};
+use super::{RoomProgress, RoomReads};
 use crate::facts::capabilities::Capabilities;
 use crate::observe::Query;
 use crate::plan::{Event, Item, Plan};
+use crate::results::room::LearnerResult;
 use crate::verify;
 use crate::Error;
 

@@ -24,14 +24,14 @@ pub use crate::plan::learners::{
     shared_target, Template, DEFAULT_TEMPLATE,
 };
 pub use demo::LEARNERS as DEMO_LEARNERS;
-pub use read::{filter, merge, PerNamespace, RoomReads, SECRETS_WITHHELD};
+pub use read::{filter, merge, RoomReads, SECRETS_WITHHELD};
 
-use crate::catalog::{Catalog, Lab, LabBundle, Lang};
+use crate::catalog::{Catalog, LabBundle, Lang};
 use crate::cluster::{connect, gather, Conn, ConnectOpts, Discovery};
-use crate::exit::ExitCode;
 use crate::facts::{NodeFacts, Profile};
 use crate::observe::{kinds, Obj, Observed, Query, SourceKind, Unavailable};
 use crate::plan::{self, Event, Item, Listener, Plan, Repeat, Request, Source};
+use crate::results::room::{LearnerResult, RoomNote, RoomResult};
 use crate::verify::{self, LabResult, Outcome, Reason, Status, Verifier};
 use crate::Error;
 
@@ -231,48 +231,6 @@ impl<'c> Room<'c> {
             Learners::Contexts(_) => None,
             _ => Some(self.template.as_str().to_string()),
         }
-    }
-}
-
-/// One learner's graded labs, or why their cluster could not be graded at all.
-#[derive(Debug, Clone)]
-pub struct LearnerResult {
-    pub name: String,
-    pub context: Option<String>,
-    pub results: Result<Vec<LabResult>, String>,
-}
-
-/// Something the room should know about how it was read.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RoomNote {
-    /// A kind forbidden at cluster scope, read per namespace instead.
-    PerNamespace(PerNamespace),
-    /// Checks skipped because room grading reads no Secrets (`lab/check` ids).
-    SecretsWithheld { checks: Vec<String> },
-    /// `--learners-from-namespaces` found nobody (in watch mode; once, it is an error).
-    NoLearners { selector: String, template: String },
-}
-
-/// A graded room.
-#[derive(Debug, Clone)]
-pub struct RoomResult {
-    pub labs: Vec<std::sync::Arc<Lab>>,
-    pub learners: Vec<LearnerResult>,
-    pub source: SourceKind,
-    pub source_detail: String,
-    /// The namespace template (shared clusters and the demo).
-    pub template: Option<String>,
-    pub notes: Vec<RoomNote>,
-    pub graded_at: SystemTime,
-}
-
-impl RoomResult {
-    /// Every graded lab of every learner.
-    pub fn results(&self) -> impl Iterator<Item = &LabResult> {
-        self.learners
-            .iter()
-            .filter_map(|l| l.results.as_ref().ok())
-            .flatten()
     }
 }
 
@@ -604,19 +562,6 @@ pub fn withhold_secrets(r: &mut LabResult) -> Vec<String> {
         }
     }
     changed
-}
-
-/// The exit code of a graded room: it is about grading, not about the learners' scores —
-/// 3 when any learner's cluster could not be read or the environment kept a lab from being
-/// fully graded, else 0.
-pub fn exit_code(room: &RoomResult) -> ExitCode {
-    let incomplete = room.learners.iter().any(|l| l.results.is_err())
-        || room.results().any(LabResult::environment_incomplete);
-    if incomplete {
-        ExitCode::Environment
-    } else {
-        ExitCode::Ok
-    }
 }
 
 #[cfg(test)]

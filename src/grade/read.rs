@@ -15,6 +15,7 @@ use serde_json::value::RawValue;
 use crate::cluster::{compact, gather_as, gather_each, Conn, Discovery};
 use crate::observe::kinds::{self, ResourceKind};
 use crate::observe::{Obj, Observed, Origin, Query, ReadResult, Unavailable};
+use crate::results::room::PerNamespace;
 use crate::Error;
 
 /// The merged queries: one per kind, at cluster scope. When every query of a kind asks for the
@@ -69,17 +70,6 @@ pub fn withheld(q: &Query) -> Unavailable {
 
 /// The message of a withheld Secret read.
 pub const SECRETS_WITHHELD: &str = "workshop grading reads no Secrets";
-
-/// A kind that RBAC forbids at cluster scope and was read namespace by namespace instead.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PerNamespace {
-    /// `pods`, `jobs.batch`.
-    pub resource: String,
-    /// How many namespaces were read.
-    pub namespaces: usize,
-    /// The API server's refusal of the cluster-wide read.
-    pub message: String,
-}
 
 /// Listed objects' text is packed in blocks of about this many bytes. Objects packed alone
 /// shrink to about 60% of their text (LZ4 finds little to repeat inside one object); a block of

@@ -17,110 +17,13 @@
 use serde_json::Value;
 
 use super::{Event, Plan, Progress};
-use crate::catalog::{Stage, Text};
+use crate::catalog::Stage;
 use crate::cluster::dry_run::{dry_run_apply, Answer, Refusal};
 use crate::cluster::{connect, probe, ConnectOpts, Discovery};
-use crate::exit::ExitCode;
 use crate::observe::{Obj, Observed, Query, SourceKind};
+use crate::results::check::{Attached, AttachedCheck, ServerProblem, ServerRefusal, ServerVerdict};
 use crate::verify::{self, LabResult, Status};
 use crate::Error;
-
-/// What the API server said about the files.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServerVerdict {
-    /// The cluster that judged (`context kind-trainlab (https://127.0.0.1:6443)`); empty when
-    /// none could be reached.
-    pub cluster: String,
-    /// Objects sent (each once, whatever the number of labs).
-    pub sent: usize,
-    /// What the server refused, in file order.
-    pub refusals: Vec<ServerRefusal>,
-    /// What kept the dry run from judging (an object, or all of them).
-    pub problems: Vec<ServerProblem>,
-}
-
-/// One refused object and where it is reported.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServerRefusal {
-    /// `NodePool/gpu-training`.
-    pub object: String,
-    /// `nodepool.yaml, document 1`.
-    pub origin: String,
-    pub refusal: Refusal,
-    /// The labs it is reported in.
-    pub labs: Vec<Attached>,
-}
-
-/// A refusal in one lab: at these checks, or (none) on the lab itself.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Attached {
-    pub lab: String,
-    pub checks: Vec<AttachedCheck>,
-}
-
-/// A check a refusal is attached to, with what static mode had said of it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AttachedCheck {
-    pub check: String,
-    /// The check's status from the files alone (a fail keeps its own hint).
-    pub before: Status,
-}
-
-/// What kept the dry run from judging, in both languages, and the labs it concerns.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServerProblem {
-    pub text: Text,
-    pub labs: Vec<String>,
-}
-
-impl ServerVerdict {
-    /// The refusals reported in `lab`, each with the checks it is attached to there.
-    pub fn refusals_in<'a>(
-        &'a self,
-        lab: &'a str,
-    ) -> impl Iterator<Item = (&'a ServerRefusal, &'a [AttachedCheck])> + 'a {
-        self.refusals.iter().filter_map(move |r| {
-            r.labs
-                .iter()
-                .find(|a| a.lab == lab)
-                .map(|a| (r, a.checks.as_slice()))
-        })
-    }
-
-    /// The problems that concern `lab`.
-    pub fn problems_in<'a>(&'a self, lab: &'a str) -> impl Iterator<Item = &'a Text> + 'a {
-        self.problems
-            .iter()
-            .filter(move |p| p.labs.iter().any(|l| l == lab))
-            .map(|p| &p.text)
-    }
-}
-
-/// A `check` run: the graded labs and, with `--dry-run=server`, the server's verdict.
-#[derive(Debug, Clone)]
-pub struct Checked {
-    pub results: Vec<LabResult>,
-    pub server: Option<ServerVerdict>,
-}
-
-impl Checked {
-    /// [`super::exit_code`] of the results, then the server's verdict: a problem is the
-    /// environment's (3, it takes precedence), a refusal is a fail (1) even when no check holds
-    /// it.
-    pub fn exit_code(&self) -> ExitCode {
-        let graded = super::exit_code(&self.results);
-        let Some(server) = &self.server else {
-            return graded;
-        };
-        if !server.problems.is_empty() {
-            ExitCode::Environment
-        } else if !server.refusals.is_empty() && graded != ExitCode::Environment {
-            ExitCode::Failed
-        } else {
-            graded
-        }
-    }
-}
 
 /// Sends every object of the files to the cluster as a dry-run apply, judges the refusals and
 /// makes each check a refusal is attached to fail in `results` (the static round's, in plan
@@ -447,6 +350,9 @@ impl Probe {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::catalog::Text;
+    use crate::exit::ExitCode;
+    use crate::results::check::Checked;
     use serde_json::json;
 
     #[test]

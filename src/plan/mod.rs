@@ -14,11 +14,11 @@ use std::time::Duration;
 
 use crate::catalog::{Catalog, LabBundle};
 use crate::cluster::{connect, gather, gather_more, Conn, ConnectOpts, Discovery};
-use crate::exit::ExitCode;
 use crate::facts::capabilities::{self, Capabilities};
 use crate::facts::{NodeFacts, Profile};
 use crate::labs::verifier_for;
 use crate::observe::{sources, Observed, Query};
+use crate::results::check::Checked;
 use crate::verify::{self, LabResult, Status, Target, Verifier};
 use crate::Error;
 
@@ -413,9 +413,9 @@ pub async fn run(plan: &Plan<'_>, progress: &mut Progress) -> Result<Vec<LabResu
 
 /// `check`: [`run`], and with `--files … --dry-run=server` the server's verdict on the same
 /// files, read once ([`dry_run`]).
-pub async fn check(plan: &Plan<'_>, progress: &mut Progress) -> Result<dry_run::Checked, Error> {
+pub async fn check(plan: &Plan<'_>, progress: &mut Progress) -> Result<Checked, Error> {
     let (Source::Files(paths), Some(opts)) = (&plan.source, &plan.server_dry_run) else {
-        return Ok(dry_run::Checked {
+        return Ok(Checked {
             results: run(plan, progress).await?,
             server: None,
         });
@@ -424,7 +424,7 @@ pub async fn check(plan: &Plan<'_>, progress: &mut Progress) -> Result<dry_run::
     let obs = sources::files(paths)?.planned(queries.clone());
     let mut results = run_session(plan, &queries, Session::Offline(obs.clone()), progress).await?;
     let server = dry_run::server(plan, opts, &obs, &queries, &mut results, progress).await?;
-    Ok(dry_run::Checked {
+    Ok(Checked {
         results,
         server: Some(server),
     })
@@ -616,26 +616,6 @@ pub fn params_with_site(
     let mut out = site.map(|s| s.values).unwrap_or_default();
     out.extend(params.iter().map(|(k, v)| (k.clone(), v.clone())));
     Ok(out)
-}
-
-/// The process exit code of graded results: 3 when the environment kept any lab from being
-/// fully graded (an errored check, a missing capability the cluster could have), else 1 on a
-/// fail, else 4 while pending, else 0.
-pub fn exit_code(results: &[LabResult]) -> ExitCode {
-    let any = |s: Status| {
-        results
-            .iter()
-            .any(|r| r.outcomes.iter().any(|o| o.status == s))
-    };
-    if results.iter().any(LabResult::environment_incomplete) {
-        ExitCode::Environment
-    } else if any(Status::Fail) {
-        ExitCode::Failed
-    } else if any(Status::Pending) {
-        ExitCode::StillPending
-    } else {
-        ExitCode::Ok
-    }
 }
 
 #[cfg(test)]

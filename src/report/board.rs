@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::{LabRef, LabReport, SourceRef};
 use crate::catalog::Lang;
-use crate::grade::{LearnerResult, RoomNote, RoomResult};
+use crate::results::room::{LearnerResult, RoomNote, RoomResult};
 use crate::verify::{Score, Status};
 
 /// Bumped on any incompatible change to the room's JSON (`grade -o json`).
@@ -378,107 +378,5 @@ impl RoomNote {
                 "no namespace labelled {selector} matches the template {template} for the labs graded"
             ),
         }
-    }
-}
-
-#[cfg(test)]
-mod demo_room_tests {
-    use std::collections::BTreeSet;
-
-    use super::*;
-    use crate::catalog::Catalog;
-    use crate::cluster::ConnectOpts;
-    use crate::exit::ExitCode;
-    use crate::grade::{exit_code, run, Learners, Quiet, Room, RoomRequest};
-
-    fn demo_request() -> RoomRequest {
-        RoomRequest {
-            labs: Vec::new(),
-            all: false,
-            learners: Learners::Demo,
-            template: None,
-            connect: ConnectOpts::default(),
-            params: Vec::new(),
-            profile: None,
-            concurrency: 4,
-        }
-    }
-
-    /// Writes down the events of a room run, as a screen would receive them.
-    #[derive(Default)]
-    struct Recorder(Vec<String>);
-
-    impl crate::plan::Listener<crate::grade::RoomResult> for Recorder {
-        fn on(&mut self, event: crate::plan::Event<'_, crate::grade::RoomResult>) {
-            use crate::plan::Event;
-            self.0.push(match event {
-                Event::Grading { learners } => format!("grading {learners}"),
-                Event::LearnerDone(l) => format!("done {l}"),
-                Event::Graded(room) => format!("graded {}", room.learners.len()),
-                Event::Connected(_) => "connected".into(),
-                Event::Reading { .. } | Event::ReadDone => "reading".into(),
-                Event::Waiting { .. } | Event::WaitDone => "waiting".into(),
-            });
-        }
-    }
-
-    #[test]
-    fn a_room_run_tells_its_listener_each_learner_then_the_graded_room() {
-        let c = Catalog::embedded().unwrap();
-        let room = Room::resolve(&c, demo_request()).unwrap();
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        let mut rec = Recorder::default();
-        rt.block_on(run(&room, None, &mut rec)).unwrap();
-        assert_eq!(rec.0.first().map(String::as_str), Some("grading 8"));
-        assert_eq!(rec.0.last().map(String::as_str), Some("graded 8"));
-        let done: BTreeSet<&str> = rec
-            .0
-            .iter()
-            .filter_map(|e| e.strip_prefix("done "))
-            .collect();
-        assert_eq!(done.len(), 8, "{:?}", rec.0);
-        assert_eq!(rec.0.len(), 10, "{:?}", rec.0);
-    }
-
-    #[test]
-    fn the_demo_room_has_eight_learners_at_different_stages() {
-        let c = Catalog::embedded().unwrap();
-        let room = Room::resolve(&c, demo_request()).unwrap();
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        let result = rt.block_on(run(&room, None, &mut Quiet)).unwrap();
-        assert_eq!(result.learners.len(), 8);
-        let board = Scoreboard::new(&result, Lang::En);
-        let json = |b: &Scoreboard| serde_json::to_value(b).unwrap();
-        assert_eq!(
-            json(&Scoreboard::from_room(result.clone(), Lang::En)),
-            json(&board),
-            "made from the results as they are dropped, the same board"
-        );
-        let totals: BTreeSet<String> = board
-            .learners
-            .iter()
-            .map(|r| format!("{:?}", r.score.percent))
-            .collect();
-        assert!(
-            totals.len() >= 5,
-            "different stages, different totals: {totals:?}"
-        );
-        let marks: BTreeSet<&str> = board
-            .learners
-            .iter()
-            .flat_map(|r| r.cells.iter().map(|c| c.mark.as_str()))
-            .collect();
-        for m in ["done", "partial", "not-started"] {
-            assert!(marks.contains(m), "{m} in {marks:?}");
-        }
-        // Nothing in the demo room errors: it is complete state.
-        assert!(!marks.contains("error"), "{marks:?}");
-        assert_eq!(exit_code(&result), ExitCode::Ok);
     }
 }

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::LabReport;
 use crate::catalog::Lang;
-use crate::plan::dry_run::{ServerRefusal, ServerVerdict};
+use crate::results::check::{ServerRefusal, ServerVerdict};
 use crate::text::say;
 use crate::verify::Status;
 

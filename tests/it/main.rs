@@ -43,6 +43,7 @@ mod newcomer;
 mod params;
 mod quiz_tty;
 mod report_render;
+mod room_run;
 mod round_trip;
 mod setup_eks;
 mod setup_kind_live;
