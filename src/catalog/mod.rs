@@ -8,4 +8,4 @@ pub use load::{
     parse_lab, AsWritten, Catalog, LabBundle, LabError, SiteFill, Survey, UnknownLab, PROFILES,
     SITE_TOKEN,
 };
-pub use model::{Check, Choice, Choices, Lab, LabStatus, Note, Quiz, Stage, Task};
+pub use model::{lab_namespace, Check, Choice, Choices, Lab, LabStatus, Note, Quiz, Stage, Task};

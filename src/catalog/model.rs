@@ -209,3 +209,9 @@ impl Lab {
             .unwrap_or_default()
     }
 }
+
+/// The namespace a lab's objects live in unless `-n` or `--learner` names another:
+/// `trainlab-<id>`. Every command that places, finds or grades a lab's objects starts here.
+pub fn lab_namespace(lab_id: &str) -> String {
+    format!("trainlab-{lab_id}")
+}

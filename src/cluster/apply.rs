@@ -90,7 +90,7 @@ enum Refusal {
 /// lab's default namespace is renamed to the target namespace.
 pub fn label_and_place(obj: &Obj, lab_id: &str, namespace: &str) -> Value {
     let mut v = obj.value.as_ref().clone();
-    let default_ns = format!("trainlab-{lab_id}");
+    let default_ns = crate::catalog::lab_namespace(lab_id);
     if obj.kind() == "Namespace" && obj.api_version() == "v1" && obj.name() == default_ns {
         v["metadata"]["name"] = Value::String(namespace.to_string());
     }

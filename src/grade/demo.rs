@@ -140,7 +140,7 @@ fn files(b: &LabBundle, folder: &str) -> Result<Vec<Obj>, Error> {
 /// (in lab 1's file) for the TrainJobs of labs 1, 2, 10 and 11, so a lab graded without lab 1
 /// still finds its runtime, as on the cluster.
 fn demo_state(objs: &[&Obj], lab: &str) -> Vec<Obj> {
-    let ns = format!("trainlab-{lab}");
+    let ns = crate::catalog::lab_namespace(lab);
     let file = format!("-{lab}.");
     let mut state: Vec<Obj> = objs
         .iter()
@@ -210,7 +210,7 @@ fn move_to(
     prefix: &str,
     asked: &BTreeSet<(String, String)>,
 ) -> Vec<Obj> {
-    let default_ns = format!("trainlab-{lab}");
+    let default_ns = crate::catalog::lab_namespace(lab);
     let mut renames: HashMap<String, String> = HashMap::new();
     for o in objs.iter() {
         if let Some(uid) = o.uid() {

@@ -46,6 +46,16 @@ pub fn verifier_for(lab_id: &str) -> Option<&'static dyn crate::verify::Verifier
     VERIFIERS.iter().copied().find(|v| v.lab_id() == lab_id)
 }
 
+/// The error for a quiz-only lab named where a gradable one is needed: nothing to grade, what
+/// to run instead.
+pub fn quiz_only(b: &LabBundle) -> crate::Error {
+    let (n, id) = (b.lab.number, &b.lab.id);
+    crate::Error::usage(
+        format!("lab {n}（{id}）はクイズのみで、まだ採点する課題がありません。`trainlab quiz {n}` を試してください。採点できる lab は `trainlab list` で確認できます"),
+        format!("lab {n} ({id}) is quiz-only: it has no task to grade yet. Try `trainlab quiz {n}`; `trainlab list` shows the gradable labs"),
+    )
+}
+
 /// Grades a lab from an offline `Observed` with its registered verifier (tests, `lint`). The
 /// observation answers only the verifier's declared reads, as every source does in a real run.
 pub fn grade_lab(
@@ -55,13 +65,7 @@ pub fn grade_lab(
     overrides: &std::collections::BTreeMap<String, String>,
     profile: Option<Profile>,
 ) -> Result<LabResult, crate::Error> {
-    let verifier = verifier_for(&bundle.lab.id).ok_or_else(|| {
-        let (n, id) = (bundle.lab.number, &bundle.lab.id);
-        crate::Error::usage(
-            format!("lab {n}（{id}）はクイズのみで、まだ採点するものがありません。`trainlab quiz {n}` を試してください"),
-            format!("lab {n} ({id}) is quiz-only: there is nothing to grade yet; try `trainlab quiz {n}`"),
-        )
-    })?;
+    let verifier = verifier_for(&bundle.lab.id).ok_or_else(|| quiz_only(bundle))?;
     let obs = obs.clone().planned(queries(verifier, target));
     // As `plan::run` does offline: a saved kind cluster cannot have run what kind lacks.
     let wanted = capabilities::named(bundle.lab.capability_names());

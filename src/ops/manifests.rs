@@ -282,7 +282,8 @@ impl Placement {
         }
         let Some(learner) = learner else {
             return Ok(Placement {
-                namespace: namespace.map_or_else(|| format!("trainlab-{lab_id}"), str::to_string),
+                namespace: namespace
+                    .map_or_else(|| crate::catalog::lab_namespace(lab_id), str::to_string),
                 name_prefix: String::new(),
                 learner: None,
                 site: SiteValues::default(),

@@ -116,7 +116,7 @@ impl<'c> Plan<'c> {
         let params: BTreeMap<String, String> = req.params.iter().cloned().collect();
         let mut items = Vec::new();
         for b in bundles {
-            let verifier = verifier_for(&b.lab.id).ok_or_else(|| quiz_only(b))?;
+            let verifier = verifier_for(&b.lab.id).ok_or_else(|| crate::labs::quiz_only(b))?;
             let mut target = match &req.learner {
                 Some(l) => {
                     learners::check_learner(l)?;
@@ -339,14 +339,6 @@ fn check_params(bundles: &[&LabBundle], given: &[(String, String)]) -> Result<()
 
 pub use crate::labs::is_gradable;
 
-fn quiz_only(b: &LabBundle) -> Error {
-    let (n, id) = (b.lab.number, &b.lab.id);
-    Error::usage(
-        format!("lab {n}（{id}）はクイズのみで、まだ採点する課題がありません。`trainlab quiz {n}` を試してください。採点できる lab は `trainlab list` で確認できます"),
-        format!("lab {n} ({id}) is quiz-only: it has no task to grade yet. Try `trainlab quiz {n}`; `trainlab list` shows the gradable labs"),
-    )
-}
-
 /// The labs named (each once, however it is named), or every gradable lab for `--all`. A
 /// quiz-only lab named explicitly is an error that says so (nothing to grade), not an empty pass.
 pub fn select<'c>(
@@ -365,7 +357,7 @@ pub fn select<'c>(
     for k in keys {
         let b = catalog.get(k)?;
         if !is_gradable(&b.lab) {
-            return Err(quiz_only(b));
+            return Err(crate::labs::quiz_only(b));
         }
         // `check 9 volcano-gang` names one lab twice: grade it once, in first-named order.
         if !out.iter().any(|o: &&LabBundle| o.lab.id == b.lab.id) {

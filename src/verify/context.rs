@@ -27,7 +27,7 @@ impl Target {
     pub fn for_lab(lab_id: &str) -> Target {
         Target {
             context: None,
-            namespace: format!("trainlab-{lab_id}"),
+            namespace: crate::catalog::lab_namespace(lab_id),
             learner: None,
             name_prefix: String::new(),
         }

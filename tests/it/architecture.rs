@@ -8,8 +8,24 @@ use std::path::{Path, PathBuf};
 
 /// The top-level modules of `src/`, lowest first: each may use only those before it.
 const LAYERS: &[&str] = &[
-    "text", "quantity", "exit", "observe", "facts", "catalog", "error", "interrupt", "cluster",
-    "verify", "labs", "profile", "results", "report", "plan", "ops", "grade", "cli",
+    "text",
+    "quantity",
+    "exit",
+    "observe",
+    "facts",
+    "catalog",
+    "error",
+    "interrupt",
+    "cluster",
+    "verify",
+    "labs",
+    "profile",
+    "results",
+    "report",
+    "plan",
+    "ops",
+    "grade",
+    "cli",
 ];
 
 fn src() -> PathBuf {

@@ -4,6 +4,7 @@
 //! validated as a whole, reset deletes only what trainlab labelled, and environment failures are
 //! errors (exit 3), never failures.
 
+use crate::room::{cluster_base as nodes, load, root};
 use crate::support::emulator;
 use crate::support::live::{
     is_version_or_discovery as is_discovery, json_of, Cluster, Crd, CONTEXT, LAB_CRDS,
@@ -25,64 +26,6 @@ fn gradable() -> Vec<&'static str> {
 }
 
 // --- helpers ----------------------------------------------------------------------------------
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn data(rel: &str) -> PathBuf {
-    root().join("tests/data").join(rel)
-}
-
-/// The objects of every .yaml/.json file under `tests/data/<rel>` (sorted), lists flattened.
-fn load(rel: &str) -> Vec<Value> {
-    let path = data(rel);
-    let mut files = Vec::new();
-    collect_files(&path, &mut files);
-    files.sort();
-    let mut out = Vec::new();
-    for f in files {
-        let text = std::fs::read_to_string(&f).unwrap();
-        for v in serde_saphyr::from_multiple::<Value>(&text).unwrap() {
-            flatten(v, &mut out);
-        }
-    }
-    out
-}
-
-fn collect_files(path: &Path, out: &mut Vec<PathBuf>) {
-    if path.is_dir() {
-        for e in std::fs::read_dir(path).unwrap() {
-            collect_files(&e.unwrap().path(), out);
-        }
-    } else if path
-        .extension()
-        .is_some_and(|e| e == "yaml" || e == "yml" || e == "json")
-    {
-        out.push(path.to_path_buf());
-    }
-}
-
-fn flatten(v: Value, out: &mut Vec<Value>) {
-    if v.is_null() {
-        return;
-    }
-    let is_list = v["kind"].as_str().is_some_and(|k| k.ends_with("List")) && v["items"].is_array();
-    if is_list {
-        for item in v["items"].as_array().unwrap().clone() {
-            flatten(item, out);
-        }
-    } else {
-        out.push(v);
-    }
-}
-
-/// The kind nodes and the operator Deployments `setup kind` installs.
-fn nodes() -> Vec<Value> {
-    let mut seed = load("kind-nodes");
-    seed.extend(load("kind-operators"));
-    seed
-}
 
 /// Nodes plus the solution state of every gradable lab.
 fn all_solution_states() -> Vec<Value> {

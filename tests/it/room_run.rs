@@ -41,16 +41,21 @@ impl Listener<RoomResult> for Recorder {
     }
 }
 
-#[test]
-fn a_room_run_tells_its_listener_each_learner_then_the_graded_room() {
+/// Grades the demo room once, telling `listener`.
+fn run_demo_room(listener: &mut (dyn Listener<RoomResult> + 'static)) -> RoomResult {
     let c = Catalog::embedded().unwrap();
     let room = Room::resolve(&c, demo_request()).unwrap();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
+    rt.block_on(run(&room, None, listener)).unwrap()
+}
+
+#[test]
+fn a_room_run_tells_its_listener_each_learner_then_the_graded_room() {
     let mut rec = Recorder::default();
-    rt.block_on(run(&room, None, &mut rec)).unwrap();
+    run_demo_room(&mut rec);
     assert_eq!(rec.0.first().map(String::as_str), Some("grading 8"));
     assert_eq!(rec.0.last().map(String::as_str), Some("graded 8"));
     let done: BTreeSet<&str> = rec
@@ -64,13 +69,7 @@ fn a_room_run_tells_its_listener_each_learner_then_the_graded_room() {
 
 #[test]
 fn the_demo_room_has_eight_learners_at_different_stages() {
-    let c = Catalog::embedded().unwrap();
-    let room = Room::resolve(&c, demo_request()).unwrap();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let result = rt.block_on(run(&room, None, &mut Quiet)).unwrap();
+    let result = run_demo_room(&mut Quiet);
     assert_eq!(result.learners.len(), 8);
     let board = Scoreboard::new(&result, Lang::En);
     let json = |b: &Scoreboard| serde_json::to_value(b).unwrap();

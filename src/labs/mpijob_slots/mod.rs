@@ -33,9 +33,8 @@ use crate::verify::kit::k8s::workload::{PodTemplate, Workload};
 use crate::verify::kit::nodes::capacity;
 use crate::verify::kit::nodes::devices;
 use crate::verify::kit::training::parallel::flag_written;
-use crate::verify::views::mpi::{
-    self, MpiJob, COND_FAILED, COND_RUNNING, COND_SUCCEEDED, COND_SUSPENDED,
-};
+use crate::verify::views::kubeflow::{COND_FAILED, COND_RUNNING, COND_SUCCEEDED, COND_SUSPENDED};
+use crate::verify::views::mpi::{self, MpiJob};
 use crate::verify::{Advice, JudgeCtx, Judgement, Named, Outcome, Params, Read, Reason, Verifier};
 use mpi_launcher::{Found, Launch, MpiPods};
 

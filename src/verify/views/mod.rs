@@ -2,6 +2,7 @@
 //! deserialize only the fields checks need, tolerate unknown fields, and cite their upstream type.
 
 pub mod karpenter;
+pub mod kubeflow;
 pub mod mpi;
 pub mod pods;
 pub mod pytorch;

@@ -10,8 +10,9 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::PodTemplateSpec;
 use serde::Deserialize;
+
+use super::kubeflow::ReplicaSpec;
 
 // The served version is `observe::kinds` (`MPIJOBS`, `PYTORCHJOBS`), the one table.
 /// Removed from the MPI Operator in v0.4.0 ("Remove MPI Operator V1 (#492)"); still served only
@@ -28,14 +29,6 @@ pub const DEFAULT_SLOTS_PER_WORKER: i64 = 1;
 /// `mpiImplementation` when unset (`+kubebuilder:default:=OpenMPI`, types.go); the others are
 /// `Intel` and `MPICH`.
 pub const OPEN_MPI: &str = "OpenMPI";
-
-/// Condition types (types.go `JobConditionType`).
-pub const COND_CREATED: &str = "Created";
-pub const COND_RUNNING: &str = "Running";
-pub const COND_RESTARTING: &str = "Restarting";
-pub const COND_SUCCEEDED: &str = "Succeeded";
-pub const COND_SUSPENDED: &str = "Suspended";
-pub const COND_FAILED: &str = "Failed";
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -60,15 +53,6 @@ pub struct MpiJobSpec {
 pub struct RunPolicy {
     pub clean_pod_policy: Option<String>,
     pub suspend: Option<bool>,
-}
-
-/// `ReplicaSpec` (common_types.go): `replicas`, `restartPolicy`, `template`.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct ReplicaSpec {
-    pub replicas: Option<i64>,
-    pub restart_policy: Option<String>,
-    pub template: Option<PodTemplateSpec>,
 }
 
 impl MpiJob {

@@ -9,8 +9,10 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{PodSpec, PodTemplateSpec};
 use serde::Deserialize;
+
+use super::kubeflow::ReplicaSpec;
+use super::kubeflow::{COND_FAILED, COND_SUCCEEDED};
 
 use crate::observe::{InputError, Obj};
 
@@ -31,14 +33,6 @@ pub const DEFAULT_PORT: i32 = 23456;
 pub const DEFAULT_NPROC_PER_NODE: &str = "auto";
 /// `setDefaultReplicas(spec, 1)` for every replica spec (pytorch_defaults.go).
 pub const DEFAULT_REPLICAS: i64 = 1;
-
-/// Condition types (common_types.go `JobConditionType`; `Suspended` since v1.7).
-pub const COND_CREATED: &str = "Created";
-pub const COND_RUNNING: &str = "Running";
-pub const COND_RESTARTING: &str = "Restarting";
-pub const COND_SUCCEEDED: &str = "Succeeded";
-pub const COND_SUSPENDED: &str = "Suspended";
-pub const COND_FAILED: &str = "Failed";
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -139,28 +133,6 @@ pub struct SchedulingPolicy {
     pub queue: Option<String>,
     pub priority_class: Option<String>,
     pub schedule_timeout_seconds: Option<i32>,
-}
-
-/// `ReplicaSpec` (common_types.go): `replicas` (`*int32`, default 1), `template`,
-/// `restartPolicy` (default `OnFailure` for PyTorchJob).
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct ReplicaSpec {
-    pub replicas: Option<i32>,
-    pub restart_policy: Option<String>,
-    pub template: Option<PodTemplateSpec>,
-}
-
-impl ReplicaSpec {
-    /// The pod spec of the template, if any.
-    pub fn pod_spec(&self) -> Option<&PodSpec> {
-        self.template.as_ref()?.spec.as_ref()
-    }
-
-    /// `replicas`, or the defaulter's 1.
-    pub fn replicas_or_default(&self) -> i64 {
-        self.replicas.map_or(DEFAULT_REPLICAS, i64::from)
-    }
 }
 
 /// `JobStatus` (common_types.go).
@@ -290,7 +262,7 @@ mod tests {
             "Extra": null
         }}}));
         assert_eq!(j.replica_key(MASTER), Some("master"));
-        assert_eq!(j.replica(WORKER).unwrap().replicas_or_default(), 3);
+        assert_eq!(j.replica(WORKER).unwrap().replicas, Some(3));
         assert!(j.replica("Extra").is_none());
         assert_eq!(j.replica_specs().count(), 2);
     }
@@ -309,6 +281,6 @@ mod tests {
         assert_eq!(j.elastic().unwrap().rdzv_backend.as_deref(), Some("c10d"));
         assert!(j.suspended());
         assert!(j.is_finished());
-        assert!(!j.is_true(COND_RUNNING));
+        assert!(!j.is_true(crate::verify::views::kubeflow::COND_RUNNING));
     }
 }

@@ -248,8 +248,7 @@ pub enum JobEnd {
 pub fn success_condition(kind: WorkloadKind) -> Option<&'static str> {
     match kind {
         WorkloadKind::Job | WorkloadKind::TrainJob => Some("Complete"),
-        WorkloadKind::PyTorchJob => Some(views::pytorch::COND_SUCCEEDED),
-        WorkloadKind::MpiJob => Some(views::mpi::COND_SUCCEEDED),
+        WorkloadKind::PyTorchJob | WorkloadKind::MpiJob => Some(views::kubeflow::COND_SUCCEEDED),
         _ => None,
     }
 }

@@ -537,12 +537,7 @@ fn pytorch_job(o: &Obj) -> Result<Built, InputError> {
         // The path keeps the key as written (`worker`): that is where the learner's field is.
         let base = format!("spec.pytorchReplicaSpecs.{key}");
         let replicas_path = format!("{base}.replicas");
-        let n = count(
-            o,
-            &replicas_path,
-            rs.replicas.map(i64::from),
-            pytorch::DEFAULT_REPLICAS,
-        )?;
+        let n = count(o, &replicas_path, rs.replicas, pytorch::DEFAULT_REPLICAS)?;
         templates.push(from_template(
             role,
             n,
