@@ -261,14 +261,10 @@ impl Listener<RoomResult> for RoomScreen {
                 eprint(&format!("trainlab: using {describe}\n"));
             }
             Event::Reading { queries } if self.interactive => {
-                let pb = ProgressBar::new_spinner();
-                pb.set_style(
-                    ProgressStyle::with_template("{spinner} {msg}")
-                        .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-                );
-                pb.set_message(format!("reading the cluster: {queries} kind(s)…"));
-                pb.enable_steady_tick(Duration::from_millis(120));
-                self.bar = Some(pb);
+                self.bar = Some(super::progress::spinner(
+                    &format!("reading the cluster: {queries} kind(s)…"),
+                    false,
+                ));
             }
             Event::ReadDone => self.stop(),
             Event::Grading { learners } if self.interactive => {

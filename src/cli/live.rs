@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 
 use super::output::eprint;
 use super::print;
@@ -197,7 +197,7 @@ impl Listener<[LabResult]> for Screen {
         match event {
             Event::Connected(describe) => eprint(&format!("trainlab: using {describe}\n")),
             Event::Reading { .. } if self.interactive => {
-                self.spinner = Some(spinner("reading the cluster…"));
+                self.spinner = Some(super::progress::spinner("reading the cluster…", false));
             }
             Event::ReadDone | Event::WaitDone => self.stop_spinner(),
             Event::Graded(results) if self.watch => {
@@ -214,25 +214,17 @@ impl Listener<[LabResult]> for Screen {
                 elapsed,
                 limit,
             } if self.interactive => {
-                self.spinner = Some(spinner(&format!(
-                    "{pending} check(s) pending; re-checking in {}s ({}s of {}s)",
-                    pause.as_secs_f32().ceil() as u64,
-                    elapsed.as_secs(),
-                    limit.as_secs()
-                )));
+                self.spinner = Some(super::progress::spinner(
+                    &format!(
+                        "{pending} check(s) pending; re-checking in {}s ({}s of {}s)",
+                        pause.as_secs_f32().ceil() as u64,
+                        elapsed.as_secs(),
+                        limit.as_secs()
+                    ),
+                    false,
+                ));
             }
             _ => {}
         }
     }
-}
-
-fn spinner(msg: &str) -> ProgressBar {
-    let pb = ProgressBar::new_spinner();
-    pb.set_style(
-        ProgressStyle::with_template("{spinner} {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-    );
-    pb.set_message(msg.to_string());
-    pb.enable_steady_tick(Duration::from_millis(120));
-    pb
 }

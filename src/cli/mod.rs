@@ -10,6 +10,7 @@ mod lint;
 mod list;
 mod live;
 mod output;
+mod progress;
 mod quiz;
 mod rbac;
 mod reset;

@@ -4,13 +4,12 @@
 //! reports what was left.
 
 use std::io::IsTerminal;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
 
 use super::live::{connect_and_announce, parse_duration, LiveArgs};
-use super::output::eprint;
+use super::progress::Steps;
 use super::{print, Global};
 use crate::cluster::{Conn, LAB_LABEL};
 use crate::exit::ExitCode;
@@ -142,7 +141,7 @@ pub fn run(g: &Global, a: &ResetArgs) -> Result<ExitCode, crate::Error> {
         .await?;
         let mut still_terminating = false;
         if ours {
-            still_terminating = !wait_gone(&conn, &surveyed, namespace, a.wait).await?;
+            still_terminating = !wait_gone(&conn, &surveyed, namespace, a.wait, g.lang()).await?;
         } else if ns.is_some() {
             print(&format!(
                 "kept Namespace/{namespace}: it does not carry {LAB_LABEL}={id}\n"
@@ -218,75 +217,27 @@ fn confirmed(conn: &Conn, plan: &[String], survey: &Survey, frees: &str) -> bool
     super::confirm::ask(&text, crate::catalog::Lang::En)
 }
 
-/// Waits until the namespace is gone, at most `limit`; true when it is. Progress goes to
-/// stderr: a spinner on a terminal, else a line when waiting starts and every 10 s.
+/// Waits until the namespace is gone (`ops::reset::wait_gone`), drawing its steps, and says so
+/// on stdout; true when it is gone.
 async fn wait_gone(
     conn: &Conn,
     surveyed: &Surveyed,
     namespace: &str,
     limit: Duration,
+    lang: crate::catalog::Lang,
 ) -> Result<bool, crate::Error> {
-    const POLL: Duration = Duration::from_secs(1);
-    const NOTE_EVERY: Duration = Duration::from_secs(10);
-    let started = Instant::now();
-    if !reset::namespace_present(conn, surveyed, namespace).await? {
-        return Ok(true);
-    }
-    if limit.is_zero() {
-        return Ok(false);
-    }
-    let what = format!("Namespace/{namespace}");
-    let limit_text = humantime::format_duration(limit);
-    let spinner = std::io::stderr().is_terminal().then(|| {
-        let pb = ProgressBar::new_spinner();
-        pb.set_style(
-            ProgressStyle::with_template("{spinner} {msg}")
-                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-        );
-        pb.enable_steady_tick(Duration::from_millis(120));
-        pb
-    });
-    if spinner.is_none() {
-        eprint(&format!(
-            "waiting up to {limit_text} for {what} to finish terminating\n"
+    let gone = reset::wait_gone(conn, surveyed, namespace, limit, lang, &mut Steps::new()).await?;
+    if let Some(took) = gone {
+        print(&say(
+            lang,
+            format!(
+                "Namespace/{namespace} は消えました（{} 秒）\n",
+                took.as_secs()
+            ),
+            format!("Namespace/{namespace} is gone ({}s)\n", took.as_secs()),
         ));
     }
-    let mut noted = Duration::ZERO;
-    let gone = loop {
-        let elapsed = started.elapsed();
-        if elapsed >= limit {
-            break false;
-        }
-        match &spinner {
-            Some(pb) => pb.set_message(format!(
-                "{what} is terminating… {}s of {}s",
-                elapsed.as_secs(),
-                limit.as_secs()
-            )),
-            None if elapsed >= noted + NOTE_EVERY => {
-                noted = elapsed;
-                eprint(&format!(
-                    "{what} still terminating ({}s)\n",
-                    elapsed.as_secs()
-                ));
-            }
-            None => {}
-        }
-        tokio::time::sleep(POLL.min(limit - elapsed)).await;
-        if !reset::namespace_present(conn, surveyed, namespace).await? {
-            break true;
-        }
-    };
-    if let Some(pb) = spinner {
-        pb.finish_and_clear();
-    }
-    if gone {
-        print(&format!(
-            "{what} is gone ({}s)\n",
-            started.elapsed().as_secs()
-        ));
-    }
-    Ok(gone)
+    Ok(gone.is_some())
 }
 
 /// Says what is left and why, and picks the exit code: 3 when a kind could not be searched,

@@ -1,19 +1,18 @@
 //! `trainlab setup kind` — create (or reuse) the kind cluster, fake accelerator capacity on its
 //! nodes, install the pinned operators. Idempotent; every step only against `kind-<name>`.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
-use indicatif::{ProgressBar, ProgressStyle};
 
 use super::live::{parse_duration, runtime};
 use super::output::eprint;
+use super::progress::Steps;
 use super::{print, Global};
 use crate::catalog::Lang;
 use crate::exit::ExitCode;
-use crate::ops::setup::{self, KindSetup, SetupProgress};
+use crate::ops::setup::{self, KindSetup};
 use crate::ops::setup_eks::{
     self, ClusterFrom, EksPlan, EksSetup, IamState, NodeClasses, ZoneRule,
 };
@@ -766,61 +765,6 @@ pub fn dry_run_plan(
         }
     }
     Ok(s)
-}
-
-/// Progress lines: a spinner per step on a terminal, plain lines otherwise.
-struct Steps {
-    tty: bool,
-    bar: Option<ProgressBar>,
-}
-
-impl Steps {
-    fn new() -> Steps {
-        Steps {
-            tty: std::io::stderr().is_terminal(),
-            bar: None,
-        }
-    }
-}
-
-impl SetupProgress for Steps {
-    fn start(&mut self, msg: &str) {
-        if !self.tty {
-            eprint(&format!("… {msg}\n"));
-            return;
-        }
-        let pb = ProgressBar::new_spinner();
-        pb.set_style(
-            ProgressStyle::with_template("{spinner} {msg} ({elapsed})")
-                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-        );
-        pb.set_message(msg.to_string());
-        pb.enable_steady_tick(Duration::from_millis(120));
-        self.bar = Some(pb);
-    }
-
-    fn message(&mut self, text: &str) {
-        if let Some(pb) = &self.bar {
-            pb.set_message(text.to_string());
-        }
-    }
-
-    fn done(&mut self, msg: &str) {
-        match self.bar.take() {
-            Some(pb) => pb.finish_with_message(format!("✔ {msg}")),
-            None => eprint(&format!("✔ {msg}\n")),
-        }
-    }
-
-    fn failed(&mut self, msg: &str) {
-        if let Some(pb) = self.bar.take() {
-            pb.abandon_with_message(format!("✘ {msg}"));
-        }
-    }
-
-    fn note(&mut self, line: &str) {
-        eprint(&format!("{line}\n"));
-    }
 }
 
 #[cfg(test)]

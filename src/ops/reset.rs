@@ -10,6 +10,7 @@
 //! named with the prefix, not another learner's (see [`is_theirs`]).
 
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use kube::api::{Api, DynamicObject};
 use kube::discovery::ApiResource;
@@ -23,6 +24,8 @@ use crate::cluster::{
 use crate::observe::{kinds, Obj, Query, Unavailable};
 use crate::ops::capacity::Capacity;
 use crate::ops::manifests::{lab_kinds, task_objects, LabKind};
+use crate::ops::setup::{StepProgress, Steps as _};
+use crate::text::{say, Lang};
 
 /// A resolved reset: which lab, its namespace, and the learner's prefix of cluster-scoped names.
 pub struct ResetRequest<'a> {
@@ -369,6 +372,53 @@ async fn find_unlabelled(
             }
             Ok(_) => {}
             Err(e) => survey.unsearchable.push(e.to_string()),
+        }
+    }
+}
+
+/// Waits until the lab's namespace is gone, at most `limit`, polling every second; the time it
+/// took when it is gone, None when it is still terminating at the limit. The wait is one step
+/// for `progress`, with the seconds so far as its news.
+pub async fn wait_gone(
+    conn: &Conn,
+    surveyed: &Surveyed,
+    namespace: &str,
+    limit: Duration,
+    lang: Lang,
+    progress: &mut StepProgress,
+) -> Result<Option<Duration>, crate::Error> {
+    const POLL: Duration = Duration::from_secs(1);
+    let started = Instant::now();
+    if !namespace_present(conn, surveyed, namespace).await? {
+        return Ok(Some(started.elapsed()));
+    }
+    if limit.is_zero() {
+        return Ok(None);
+    }
+    let what = format!("Namespace/{namespace}");
+    let limit_text = humantime::format_duration(limit);
+    let step = say(
+        lang,
+        format!("{what} の削除が終わるのを最大 {limit_text} 待っています"),
+        format!("waiting up to {limit_text} for {what} to finish terminating"),
+    );
+    progress.start(&step);
+    loop {
+        let elapsed = started.elapsed();
+        if elapsed >= limit {
+            progress.failed(&step);
+            return Ok(None);
+        }
+        let (s, of) = (elapsed.as_secs(), limit.as_secs());
+        progress.message(&say(
+            lang,
+            format!("{what} を削除中… {s} 秒 / {of} 秒"),
+            format!("{what} is terminating… {s}s of {of}s"),
+        ));
+        tokio::time::sleep(POLL.min(limit - elapsed)).await;
+        if !namespace_present(conn, surveyed, namespace).await? {
+            progress.done(&step);
+            return Ok(Some(started.elapsed()));
         }
     }
 }

@@ -1,7 +1,7 @@
 //! `setup kind` as an operation: verify every pinned manifest, create (or reuse) the kind
 //! cluster, fake accelerator capacity on its nodes, install the pinned operators and wait for
 //! them, and install the optional helm components. Idempotent; after the cluster exists, every
-//! step runs only against `kind-<name>`. Progress is told to a [`SetupProgress`]; `cli/` draws it.
+//! step runs only against `kind-<name>`. Progress is told to a [`StepProgress`]; `cli/` draws it.
 
 use std::path::PathBuf;
 use std::process::Command as Process;
@@ -11,6 +11,7 @@ use crate::catalog::Lang;
 use crate::cluster::{connect, gather, probe, ConnectOpts, Discovery};
 use crate::facts::NodeFacts;
 use crate::observe::{kinds, parse_text, Query};
+use crate::plan::{Event, Listener};
 use crate::profile::charts::{self, Extra};
 use crate::profile::kind::{self, apply_objects, capacity_patches, patch_capacity};
 use crate::profile::pins::{fetch, Pin};
@@ -48,23 +49,40 @@ pub struct Ready {
     pub summary: String,
 }
 
-/// Hears the steps of a setup, one at a time.
-pub trait SetupProgress {
-    /// A step starts.
+/// What a command that changes the cluster tells its steps to: a listener of the run's one
+/// event stream (`plan::Event`'s step events), as `check` and `grade` tell theirs.
+pub type StepProgress = dyn Listener<()>;
+
+/// The step events, said as verbs.
+pub(crate) trait Steps {
     fn start(&mut self, what: &str);
-    /// The running step has news (how many Deployments are still awaited).
     fn message(&mut self, text: &str);
-    /// The running step ended well, said as `what`.
     fn done(&mut self, what: &str);
-    /// The running step failed (the error follows as the operation's result).
     fn failed(&mut self, what: &str);
-    /// A line outside the steps (the cluster being used).
     fn note(&mut self, line: &str);
+}
+
+impl<L: Listener<()> + ?Sized> Steps for L {
+    fn start(&mut self, what: &str) {
+        self.on(Event::StepStarted(what));
+    }
+    fn message(&mut self, text: &str) {
+        self.on(Event::StepNews(text));
+    }
+    fn done(&mut self, what: &str) {
+        self.on(Event::StepDone(what));
+    }
+    fn failed(&mut self, what: &str) {
+        self.on(Event::StepFailed(what));
+    }
+    fn note(&mut self, line: &str) {
+        self.on(Event::Note(line));
+    }
 }
 
 /// Runs one step: start, then done or failed.
 fn run_step(
-    progress: &mut dyn SetupProgress,
+    progress: &mut StepProgress,
     what: &str,
     f: impl FnOnce() -> Result<(), Error>,
 ) -> Result<(), Error> {
@@ -80,7 +98,7 @@ fn run_step(
 /// Sets the kind profile up. Every pinned file is read (or downloaded), size- and hash-checked
 /// and parsed before the first write: a mismatch, a missing `--from` file or a broken document
 /// installs nothing, so no operator is ever left half-installed.
-pub async fn kind_setup(req: &KindSetup, progress: &mut dyn SetupProgress) -> Result<Ready, Error> {
+pub async fn kind_setup(req: &KindSetup, progress: &mut StepProgress) -> Result<Ready, Error> {
     let context = req.context();
     if !req.with.is_empty() {
         helm_preflight()?;
@@ -247,7 +265,7 @@ pub(crate) async fn apply_pins<'p>(
     manifests: Vec<(&'p Pin, Vec<crate::observe::Obj>)>,
     wait_timeout: Duration,
     lang: Lang,
-    progress: &mut dyn SetupProgress,
+    progress: &mut StepProgress,
     summary: &mut String,
 ) -> Result<Vec<&'p String>, Error> {
     let mut waited: Vec<&String> = Vec::new();
@@ -299,7 +317,7 @@ pub(crate) async fn wait_rest(
     waited: &[&String],
     wait_timeout: Duration,
     lang: Lang,
-    progress: &mut dyn SetupProgress,
+    progress: &mut StepProgress,
 ) -> Result<(), Error> {
     let waits: Vec<&String> = pins
         .iter()
@@ -334,7 +352,7 @@ pub(crate) fn install_charts(
     from: Option<&std::path::Path>,
     wait_timeout: Duration,
     lang: Lang,
-    progress: &mut dyn SetupProgress,
+    progress: &mut StepProgress,
     summary: &mut String,
 ) -> Result<(), Error> {
     let timeout = humantime::format_duration(wait_timeout).to_string();
@@ -371,7 +389,7 @@ async fn wait_available(
     wait_timeout: Duration,
     lang: Lang,
     before: Option<&str>,
-    progress: &mut dyn SetupProgress,
+    progress: &mut StepProgress,
 ) -> Result<(), Error> {
     let deadline = Instant::now() + wait_timeout;
     let mut pending: Vec<&String> = deployments.to_vec();

@@ -24,7 +24,7 @@ use serde_json::Value;
 use crate::catalog::Lang;
 use crate::cluster::{connect, gather, probe, Conn, ConnectOpts, Discovery};
 use crate::observe::{kinds, Obj, Origin, Query};
-use crate::ops::setup::{self, helm_preflight, Ready, SetupProgress};
+use crate::ops::setup::{self, helm_preflight, Ready, StepProgress, Steps as _};
 use crate::profile::charts::{self, Extra};
 use crate::profile::eks::{self, ClusterFacts};
 use crate::profile::eks_components;
@@ -825,7 +825,7 @@ fn as_objs(values: &[Value], what: &str) -> Result<Vec<Obj>, Error> {
 pub async fn apply(
     req: &EksSetup,
     plan: &EksPlan,
-    progress: &mut dyn SetupProgress,
+    progress: &mut StepProgress,
 ) -> Result<(Ready, PathBuf), Error> {
     let lang = req.lang;
     if let NodeClasses::Lacking(e) = &plan.node_classes {

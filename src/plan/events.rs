@@ -1,6 +1,6 @@
-//! What a run says while it works: one typed event stream for `check` (once, `--wait`, `--watch`)
-//! and `grade` (a room, `--watch`), the way cargo-nextest's runner emits events its reporters
-//! subscribe to. Screens (spinners, progress bars, watch redraws) listen; JSON, JUnit and HTML
+//! What a run says while it works: one typed event stream for `check` (once, `--wait`, `--watch`),
+//! `grade` (a room, `--watch`) and the steps of the commands that change a cluster (`setup`,
+//! `reset`), the way cargo-nextest's runner emits events its reporters subscribe to. Screens (spinners, progress bars, watch redraws) listen; JSON, JUnit and HTML
 //! render the final result and need not listen at all ([`Quiet`]).
 
 use std::time::Duration;
@@ -29,6 +29,17 @@ pub enum Event<'a, R: ?Sized> {
     },
     /// The waiting pause ended.
     WaitDone,
+    /// A step of a command that changes the cluster starts (`setup`, `reset`): what it does.
+    StepStarted(&'a str),
+    /// The running step has news (how many Deployments are still awaited, how long a
+    /// namespace has been terminating).
+    StepNews(&'a str),
+    /// The running step ended well, said as this.
+    StepDone(&'a str),
+    /// The running step failed (the error follows as the operation's result).
+    StepFailed(&'a str),
+    /// A line outside the steps (the cluster being used).
+    Note(&'a str),
 }
 
 /// Listens to a run's events.

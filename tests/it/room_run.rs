@@ -37,6 +37,12 @@ impl Listener<RoomResult> for Recorder {
             Event::Connected(_) => "connected".into(),
             Event::Reading { .. } | Event::ReadDone => "reading".into(),
             Event::Waiting { .. } | Event::WaitDone => "waiting".into(),
+            // A room run has no steps of a command that changes the cluster.
+            Event::StepStarted(_)
+            | Event::StepNews(_)
+            | Event::StepDone(_)
+            | Event::StepFailed(_)
+            | Event::Note(_) => "step".into(),
         });
     }
 }
