@@ -547,11 +547,9 @@ async fn round(
             progress.on(Event::ReadDone);
             fresh = observed?;
             if first {
-                let nodes =
-                    NodeFacts::all(&verify::JudgeCtx::nodes_of(&fresh).unwrap_or_default())?;
-                let profile = plan.profile.or_else(|| {
-                    Profile::detect(&verify::JudgeCtx::nodes_of(&fresh).unwrap_or_default())
-                });
+                let node_objs = verify::JudgeCtx::nodes_of(&fresh).unwrap_or_default();
+                let nodes = NodeFacts::all(&node_objs)?;
+                let profile = plan.profile.or_else(|| Profile::detect(&node_objs));
                 let deployments = |q: &Query| {
                     fresh
                         .list(q)
@@ -573,6 +571,10 @@ async fn round(
         }
     };
     let params = params_with_site(&plan.params, context.as_deref(), plan.profile)?;
+    // The profile, detected once for the round's labs rather than by each lab's run.
+    let profile = plan
+        .profile
+        .or_else(|| Profile::detect(&verify::JudgeCtx::nodes_of(obs).unwrap_or_default()));
     let mut results = Vec::with_capacity(plan.items.len());
     for item in &plan.items {
         let mut target = item.target.clone();
@@ -583,7 +585,7 @@ async fn round(
             obs,
             &target,
             &params,
-            plan.profile,
+            profile,
             caps,
         )?);
     }

@@ -191,6 +191,19 @@ fn plans_usage_and_tasks_fit_the_terminal() {
 }
 
 #[test]
+fn show_5_lists_the_mpijobs_image_under_its_own_name_not_as_kinds_image() {
+    // On kind lab 5 runs busybox (its task says so); the nccl-tests image is the EKS MPIJob's.
+    let (code, out, _) = run(&["show", "5", "--profile", "kind"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("image `busybox:1.37`"), "{out}");
+    assert!(!out.contains("  - image ("), "{out}");
+    assert!(
+        out.contains("  - mpi_image (eks: public.ecr.aws/hpc-cloud/nccl-tests:"),
+        "{out}"
+    );
+}
+
+#[test]
 fn a_missing_job_names_each_kind_the_lab_accepts_in_plain_words() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("other.yaml");
