@@ -555,7 +555,14 @@ fn a_solution_line_that_cannot_be_read_or_judged_is_named() {
     };
     let mut out = Extraction::default();
     let unclosed = job(r#"["sh", "-c", "torchrun --nproc_per_node=8 'train.py"]"#);
-    workload_cases(&place, "kind", "solution/job.yaml", &unclosed, &BTreeMap::new(), &mut out);
+    workload_cases(
+        &place,
+        "kind",
+        "solution/job.yaml",
+        &unclosed,
+        &BTreeMap::new(),
+        &mut out,
+    );
     assert_eq!(out.problems.len(), 1, "{:?}", out.problems);
     let p = &out.problems[0];
     assert!(
@@ -567,7 +574,14 @@ fn a_solution_line_that_cannot_be_read_or_judged_is_named() {
 
     let mut out = Extraction::default();
     let launcher = job(r#"["deepspeed", "--num_gpus", "8", "train.py", "--lr", "1"]"#);
-    workload_cases(&place, "kind", "solution/job.yaml", &launcher, &BTreeMap::new(), &mut out);
+    workload_cases(
+        &place,
+        "kind",
+        "solution/job.yaml",
+        &launcher,
+        &BTreeMap::new(),
+        &mut out,
+    );
     assert!(out.problems.is_empty(), "{:?}", out.problems);
     assert_eq!(out.lines.len(), 1);
     assert_eq!(out.lines[0].needs, vec!["deepspeed-launcher"]);
@@ -648,10 +662,14 @@ fn every_flag_variant_pairs_the_kits_computed_verdict_with_the_real_tools() {
             }
         }
         if kit == "refuse" && v["check"].as_str().is_none() {
-            wrong.push(format!("{id}: kit refuse needs `check:` (the lab check that fails)"));
+            wrong.push(format!(
+                "{id}: kit refuse needs `check:` (the lab check that fails)"
+            ));
         }
         if kit == "advise" && v["advice"].as_str().is_none() {
-            wrong.push(format!("{id}: kit advise needs `advice:` (the advice given)"));
+            wrong.push(format!(
+                "{id}: kit advise needs `advice:` (the advice given)"
+            ));
         }
         let agrees = matches!(
             (kit, real),
@@ -678,18 +696,16 @@ fn every_flag_variant_pairs_the_kits_computed_verdict_with_the_real_tools() {
 /// named appears in that file.
 fn from_exists(root: &Path, from: &str) -> Result<(), String> {
     if let Some(kit_ref) = from.strip_prefix("kit ") {
-        let (file, symbol) = kit_ref
-            .split_once(' ')
-            .ok_or("from: kit <file> <symbol>")?;
-        let source =
-            std::fs::read_to_string(root.join(file)).map_err(|_| format!("no {file}"))?;
+        let (file, symbol) = kit_ref.split_once(' ').ok_or("from: kit <file> <symbol>")?;
+        let source = std::fs::read_to_string(root.join(file)).map_err(|_| format!("no {file}"))?;
         let mut words = symbol.split_whitespace();
         let path = words.next().ok_or("from: kit <file> <symbol>")?;
         let item = path.rsplit("::").next().unwrap();
         let defined = ["fn", "const", "static", "struct", "enum", "type"]
             .iter()
             .any(|k| {
-                source.contains(&format!("{k} {item}(")) || source.contains(&format!("{k} {item}:"))
+                source.contains(&format!("{k} {item}("))
+                    || source.contains(&format!("{k} {item}:"))
                     || source.contains(&format!("{k} {item} "))
                     || source.contains(&format!("{k} {item}<"))
             });
@@ -715,6 +731,26 @@ fn from_exists(root: &Path, from: &str) -> Result<(), String> {
             Err(format!("tests/it/{test_file}.rs has no fn {function}"))
         }
     }
+}
+
+/// The judge's own rules hold without the real tools (`tests/conformance/selftest.py`, the
+/// standard library only): a tool's own exception or argparse exit is its refusal, an exception
+/// raised in the suite's code or an attribute missing from one of its stubs is an error, and a
+/// refuse case without `message` is refused.
+#[test]
+fn the_judge_tells_the_tools_refusal_from_its_own_faults() {
+    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
+    let out = Command::new(&python)
+        .arg(conformance_dir().join("selftest.py"))
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {python} (set PYTHON): {e}"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains(" passed, 0 failed"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// The EKS token trainlab builds in-process (`cluster::eks_token`) equals the one botocore builds

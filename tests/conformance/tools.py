@@ -35,7 +35,7 @@ def step(fn, *args, **kwargs):
     exception raised in the tool's code. Which code raised it is read from the traceback: the
     innermost frame that is either the tool's (a file of an `owners` package, argparse, which
     the tool's parsers are built on, or run_clm_args.py, this folder's cited copy of run_clm.py)
-    or this suite's (tools.py, judge.py) decides. An exception raised in this suite's own code,
+    or this suite's (the other Python files of this folder) decides. An exception raised in this suite's own code,
     including the stubs given in place of a GPU, a process group or the tokenizer files, or a
     stub missing an attribute the tool asked for, is a fault of the adapter: it is not caught
     here and the judge reports it as an `error`, never as the tool's refusal."""
@@ -57,8 +57,11 @@ def step(fn, *args, **kwargs):
         raise Refused(f"{type(e).__name__}: {e}".rstrip(": ")) from None
 
 
-SUITE_FILES = {os.path.join(os.path.dirname(os.path.abspath(__file__)), f) for f in ("tools.py", "judge.py")}
-TOOL_FILES = {os.path.join(os.path.dirname(os.path.abspath(__file__)), "run_clm_args.py")}
+_HERE = os.path.dirname(os.path.realpath(__file__))
+# run_clm_args.py is the tool's (a cited copy of run_clm.py's code); every other Python file of
+# this folder is the suite's.
+TOOL_FILES = {os.path.join(_HERE, "run_clm_args.py")}
+SUITE_FILES = {os.path.join(_HERE, f) for f in os.listdir(_HERE) if f.endswith(".py")} - TOOL_FILES
 
 
 def package_dirs(names):
@@ -81,15 +84,23 @@ def frame_owner(filename, tool_dirs):
     return None
 
 
+def defined_in_suite(obj):
+    """True when `obj`, or its class, is defined in one of the suite's files (a stub)."""
+    for candidate in (obj, type(obj)):
+        module = sys.modules.get(getattr(candidate, "__module__", None) or "")
+        path = getattr(module, "__file__", None)
+        if path and os.path.realpath(path) in SUITE_FILES:
+            return True
+    return False
+
+
 def raised_by_adapter(e):
     """True when `e` is a fault of this suite: its innermost frame that is the tool's or the
     suite's is the suite's (step's own frame excluded), or no frame of the tool is on the way,
     or it is an AttributeError on one of this file's stubs (the tool asked a stub for something
     it does not give: the stub is incomplete, the command line is not at fault)."""
-    if isinstance(e, AttributeError):
-        obj = getattr(e, "obj", None)
-        if __name__ in (type(obj).__module__, getattr(obj, "__module__", None)):
-            return True
+    if isinstance(e, AttributeError) and defined_in_suite(getattr(e, "obj", None)):
+        return True
     tool_dirs = package_dirs(_owners)
     owners = []
     tb = e.__traceback__.tb_next if e.__traceback__ else None  # skip step() itself

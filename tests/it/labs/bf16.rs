@@ -345,7 +345,10 @@ fn hf_bf16_false_and_fp32_are_not_bf16() {
 fn a_removed_megatron_flag_fails_bf16_on_as_megatron_stops_on_it() {
     // validate_args: "--batch-size argument is no longer valid, use --micro-batch-size instead"
     // (tests/conformance variants.yaml mg-batch-size-removed, mg-warmup-removed).
-    for extra in [&["--bf16", "--batch-size", "8"][..], &["--bf16", "--warmup", "100"]] {
+    for extra in [
+        &["--bf16", "--batch-size", "8"][..],
+        &["--bf16", "--warmup", "100"],
+    ] {
         let r = grade(&job_args(extra));
         let o = outcome(&r, "bf16-on");
         assert_eq!(o.status, Status::Fail, "{extra:?}: {o:?}");

@@ -714,7 +714,9 @@ mod tests {
         assert!(e.to_string().contains("--micro-batch-size"), "{e}");
         // A script other than Megatron-LM's reads --bf16 as HfArgumentParser does: `false` is a
         // value, a word that is no boolean stops it.
-        assert!(facts("python train.py --output_dir o --bf16 false").bf16.is_empty());
+        assert!(facts("python train.py --output_dir o --bf16 false")
+            .bf16
+            .is_empty());
         for line in [
             "python train.py --output_dir o --bf16 maybe",
             "torchrun --nproc_per_node=1 run_clm.py --fp16 sometimes",
