@@ -153,8 +153,9 @@ def judge(case):
     else:
         ok = verdict["verdict"] == wanted
     # `message`: text the refusal must contain, so a refuse case is pinned to its reason.
+    # Compared with runs of whitespace as one space: pydantic splits its message over lines.
     if ok and expect == "refuse":
-        ok = case["message"] in verdict.get("message", "")
+        ok = " ".join(case["message"].split()) in " ".join(verdict.get("message", "").split())
     return {
         "id": case["id"],
         "origin": case.get("origin", ""),

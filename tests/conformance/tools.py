@@ -54,7 +54,12 @@ def step(fn, *args, **kwargs):
     except Exception as e:
         if raised_by_adapter(e):
             raise
-        raise Refused(f"{type(e).__name__}: {e}".rstrip(": ")) from None
+        text = f"{type(e).__name__}: {e}".rstrip(": ")
+        if not str(e):
+            # A bare `assert` (Megatron's validate_args has many) says nothing: the statement
+            # that failed is its reason, so a case can pin it.
+            text += where_raised(e)
+        raise Refused(text) from None
 
 
 _HERE = os.path.dirname(os.path.realpath(__file__))
@@ -92,6 +97,25 @@ def defined_in_suite(obj):
         if path and os.path.realpath(path) in SUITE_FILES:
             return True
     return False
+
+
+def where_raised(e):
+    """` at megatron/training/arguments.py:612: assert args.seq_length is not None`: the
+    innermost frame of the tool's code, with its source line; empty when there is none."""
+    import linecache
+
+    tool_dirs = package_dirs(_owners)
+    found = ""
+    tb = e.__traceback__
+    while tb is not None:
+        path = os.path.realpath(tb.tb_frame.f_code.co_filename)
+        if frame_owner(path, tool_dirs) == "tool" and os.path.basename(path) != "argparse.py":
+            root = next((d for d in tool_dirs if path.startswith(d)), os.path.dirname(path) + os.sep)
+            shown = os.path.join(os.path.basename(root.rstrip(os.sep)), path[len(root):])
+            source = linecache.getline(path, tb.tb_lineno).strip()
+            found = f" at {shown}:{tb.tb_lineno}: {source}"
+        tb = tb.tb_next
+    return found
 
 
 def raised_by_adapter(e):
