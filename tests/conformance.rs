@@ -733,6 +733,46 @@ fn from_exists(root: &Path, from: &str) -> Result<(), String> {
     }
 }
 
+/// Every refuse case names the text the tool's refusal must contain (`message:`), in the sample
+/// cases and in the variants, so a refusal for another reason cannot pass; judge.py refuses such
+/// a case too, this says so without the real tools.
+#[test]
+fn every_refuse_case_pins_its_message() {
+    let samples: Value = serde_json::from_str(
+        &std::fs::read_to_string(conformance_dir().join("sample-cases.json")).unwrap(),
+    )
+    .expect("sample-cases.json parses");
+    let variants: Value = serde_saphyr::from_str(
+        &std::fs::read_to_string(conformance_dir().join("variants.yaml")).unwrap(),
+    )
+    .expect("variants.yaml parses");
+    let refuse_cases = samples["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["expect"] == "refuse")
+        .chain(
+            variants["variants"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|v| v["real"] == "refuse"),
+        );
+    let mut count = 0;
+    let mut without: Vec<&str> = Vec::new();
+    for c in refuse_cases {
+        count += 1;
+        if c["message"].as_str().is_none_or(|m| m.trim().is_empty()) {
+            without.push(c["id"].as_str().unwrap_or("?"));
+        }
+    }
+    assert!(count >= 50, "{count} refuse cases");
+    assert!(
+        without.is_empty(),
+        "refuse cases without `message:`: {without:?}"
+    );
+}
+
 /// The judge's own rules hold without the real tools (`tests/conformance/selftest.py`, the
 /// standard library only): a tool's own exception or argparse exit is its refusal, an exception
 /// raised in the suite's code or an attribute missing from one of its stubs is an error, and a
