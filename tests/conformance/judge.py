@@ -131,6 +131,11 @@ def check_schema(cases):
             problems.append(f"{cid}: needs `argv` (a list of strings)")
         if c.get("expect") in ("refuse", "concept") and not c.get("why"):
             problems.append(f"{cid}: a {c.get('expect')} case needs `why`")
+        # A refusal for another reason than the case's (a missing argument the case did not
+        # mean, an adapter that changed) would pass unnoticed: every refuse case names the text
+        # the tool's refusal must contain.
+        if c.get("expect") == "refuse" and not (isinstance(c.get("message"), str) and c["message"].strip()):
+            problems.append(f"{cid}: a refuse case needs `message` (text the tool's refusal must contain)")
     return problems
 
 
@@ -148,8 +153,9 @@ def judge(case):
     else:
         ok = verdict["verdict"] == wanted
     # `message`: text the refusal must contain, so a refuse case is pinned to its reason.
-    if ok and expect == "refuse" and case.get("message"):
-        ok = case["message"] in verdict.get("message", "")
+    # Compared with runs of whitespace as one space: pydantic splits its message over lines.
+    if ok and expect == "refuse":
+        ok = " ".join(case["message"].split()) in " ".join(verdict.get("message", "").split())
     return {
         "id": case["id"],
         "origin": case.get("origin", ""),

@@ -1,12 +1,21 @@
-"""run_clm.py's own argument dataclasses, described for HfArgumentParser.
+"""A COPY of run_clm.py's own argument dataclasses, not the script the EKS answers run.
 
-run_clm.py is not in any PyPI package (not in the transformers wheel nor its sdist, checked for
-5.24.0), so its dataclasses are described here: field names, types, defaults, choices and
-__post_init__ checks as in huggingface/transformers
-examples/pytorch/language-modeling/run_clm.py at commit 00d481d18f914b55e65faa31e82321629691eadb
-(the newest copy readable here; it declares check_min_version("4.57.0.dev0")). The copy at the
-v5.24.0 tag could not be read here: a field added or renamed since would be judged wrongly.
-TrainingArguments itself is the real one from the pinned transformers.
+The EKS answers (labs 11, 12, 14) run examples/pytorch/language-modeling/run_clm.py from
+transformers' tag v5.24.0. This file describes run_clm.py's dataclasses (field names, types,
+defaults, choices, __post_init__ checks and the argument-only steps of main()) as they are at
+huggingface/transformers commit 00d481d18f914b55e65faa31e82321629691eadb, a 4.57 development
+commit (it declares check_min_version("4.57.0.dev0")). TrainingArguments itself is the real one
+from the pinned transformers 5.24.0.
+
+Why a copy, and why that commit (checked 2026-12-05):
+- the script is in no package this machine's registries serve at the pinned version: the
+  transformers 5.24.0 wheel has no examples, and its source distribution on PyPI
+  (transformers-5.24.0.tar.gz) holds only src/, tests/ and the packaging files;
+- the v5.24.0 tag could not be read here: the repository snapshot is 1.33 GB, over what this
+  machine may fetch, and the indexed copies of run_clm.py are 4.49 to 4.57 development commits,
+  00d481d18f91 the newest.
+So a field added, renamed or removed between 4.57.0.dev0 and 5.24.0 would be judged wrongly
+here. Replace this file by the v5.24.0 script's own dataclasses when they can be read.
 """
 
 from dataclasses import dataclass, field

@@ -6,34 +6,133 @@ such stop, and every value given in place of what the machine lacks, is said nex
 with the upstream file it follows. Versions: requirements.txt.
 
 A runner's `run(case, tmp)` returns {"verdict": "accept"|"refuse", "message": ..., "notes": [...]}.
-A refusal is whatever the tool's own code raises or exits non-zero with; an exception raised by
-this file's own code is not caught here and becomes the judge's "error" verdict.
+A refusal is what the tool's own code raises or exits with (step() reads the traceback to tell);
+an exception raised by this file's own code, its stubs included, is not caught and becomes the
+judge's "error" verdict.
 """
 
 import importlib
+import importlib.util
 import json
 import os
 import sys
 
 
 class Refused(Exception):
-    """The tool refused; message is its own (exception text or argparse error)."""
+    """The tool refused; message is its own (exception text or argparse error). Raised directly
+    only where this file stands in for what the tool does at run time (each such place says
+    which upstream code it follows); everything else the tool refuses comes through step()."""
+
+
+# The packages whose code counts as "the tool" for the case being judged: Adapter.run sets them
+# from the adapter's `owners` before check() runs (each case runs in a forked child of its own).
+_owners = ()
 
 
 def step(fn, *args, **kwargs):
-    """Runs one of the tool's own functions; its refusal becomes Refused."""
+    """Runs one of the tool's own functions. The tool's own refusal becomes Refused: a
+    SystemExit (argparse's `prog: error: ...`, or Megatron's exit() after printing why), or an
+    exception raised in the tool's code. Which code raised it is read from the traceback: the
+    innermost frame that is either the tool's (a file of an `owners` package, argparse, which
+    the tool's parsers are built on, or run_clm_args.py, this folder's cited copy of run_clm.py)
+    or this suite's (the other Python files of this folder) decides. An exception raised in this suite's own code,
+    including the stubs given in place of a GPU, a process group or the tokenizer files, or a
+    stub missing an attribute the tool asked for, is a fault of the adapter: it is not caught
+    here and the judge reports it as an `error`, never as the tool's refusal."""
     try:
         return fn(*args, **kwargs)
+    except Refused:
+        raise
     except SystemExit as e:
+        if raised_by_adapter(e):
+            raise
         if e.code in (0, None):
             # Megatron's validate_args calls exit() for --checkpoint-activations after printing
             # why: the program ends before training.
             raise Refused("exited before training (status 0)") from None
         raise Refused("") from None  # argparse printed `prog: error: ...`; the judge reads it
-    except Refused:
-        raise
     except Exception as e:
-        raise Refused(f"{type(e).__name__}: {e}".rstrip(": ")) from None
+        if raised_by_adapter(e):
+            raise
+        text = f"{type(e).__name__}: {e}".rstrip(": ")
+        if not str(e):
+            # A bare `assert` (Megatron's validate_args has many) says nothing: the statement
+            # that failed is its reason, so a case can pin it.
+            text += where_raised(e)
+        raise Refused(text) from None
+
+
+_HERE = os.path.dirname(os.path.realpath(__file__))
+# run_clm_args.py is the tool's (a cited copy of run_clm.py's code); every other Python file of
+# this folder is the suite's.
+TOOL_FILES = {os.path.join(_HERE, "run_clm_args.py")}
+SUITE_FILES = {os.path.join(_HERE, f) for f in os.listdir(_HERE) if f.endswith(".py")} - TOOL_FILES
+
+
+def package_dirs(names):
+    """The folders the installed packages `names` live in."""
+    dirs = []
+    for name in names:
+        spec = importlib.util.find_spec(name)
+        for d in (spec.submodule_search_locations or []) if spec else []:
+            dirs.append(os.path.realpath(d) + os.sep)
+    return dirs
+
+
+def frame_owner(filename, tool_dirs):
+    """"tool", "suite" or None (the standard library, pydantic and other shared code)."""
+    path = os.path.realpath(filename)
+    if path in SUITE_FILES:
+        return "suite"
+    if path in TOOL_FILES or os.path.basename(path) == "argparse.py" or path.startswith(tuple(tool_dirs)):
+        return "tool"
+    return None
+
+
+def defined_in_suite(obj):
+    """True when `obj`, or its class, is defined in one of the suite's files (a stub)."""
+    for candidate in (obj, type(obj)):
+        module = sys.modules.get(getattr(candidate, "__module__", None) or "")
+        path = getattr(module, "__file__", None)
+        if path and os.path.realpath(path) in SUITE_FILES:
+            return True
+    return False
+
+
+def where_raised(e):
+    """` at megatron/training/arguments.py:612: assert args.seq_length is not None`: the
+    innermost frame of the tool's code, with its source line; empty when there is none."""
+    import linecache
+
+    tool_dirs = package_dirs(_owners)
+    found = ""
+    tb = e.__traceback__
+    while tb is not None:
+        path = os.path.realpath(tb.tb_frame.f_code.co_filename)
+        if frame_owner(path, tool_dirs) == "tool" and os.path.basename(path) != "argparse.py":
+            root = next((d for d in tool_dirs if path.startswith(d)), os.path.dirname(path) + os.sep)
+            shown = os.path.join(os.path.basename(root.rstrip(os.sep)), path[len(root):])
+            source = linecache.getline(path, tb.tb_lineno).strip()
+            found = f" at {shown}:{tb.tb_lineno}: {source}"
+        tb = tb.tb_next
+    return found
+
+
+def raised_by_adapter(e):
+    """True when `e` is a fault of this suite: its innermost frame that is the tool's or the
+    suite's is the suite's (step's own frame excluded), or no frame of the tool is on the way,
+    or it is an AttributeError on one of this file's stubs (the tool asked a stub for something
+    it does not give: the stub is incomplete, the command line is not at fault)."""
+    if isinstance(e, AttributeError) and defined_in_suite(getattr(e, "obj", None)):
+        return True
+    tool_dirs = package_dirs(_owners)
+    owners = []
+    tb = e.__traceback__.tb_next if e.__traceback__ else None  # skip step() itself
+    while tb is not None:
+        owners.append(frame_owner(tb.tb_frame.f_code.co_filename, tool_dirs))
+        tb = tb.tb_next
+    decided = [o for o in owners if o is not None]
+    return not decided or decided[-1] == "suite"
 
 
 def last_error_line(text):
@@ -55,6 +154,9 @@ class Adapter:
     code on the case."""
 
     modules = ()
+    # The installed packages whose code is the tool (step() counts only their exceptions as its
+    # refusal).
+    owners = ()
     program = ""
 
     @classmethod
@@ -64,6 +166,8 @@ class Adapter:
 
     @classmethod
     def run(cls, case, tmp):
+        global _owners
+        _owners = cls.owners
         notes = []
         apply_env(case)
         sys.argv = [cls.program]
@@ -111,6 +215,7 @@ def apply_env(case):
 
 class Torchrun(Adapter):
     modules = ("torch.distributed.run",)
+    owners = ("torch",)
     program = "torchrun"
 
     @staticmethod
@@ -184,6 +289,7 @@ class Megatron(Adapter):
         "megatron.training.argument_utils",
         "megatron.training.training",
     )
+    owners = ("megatron",)
     program = "pretrain_gpt.py"
 
     @staticmethod
@@ -265,13 +371,13 @@ def guard_tokenizer_loading(notes):
             if library in ("null-text", "null-multimodal"):
                 return real.from_pretrained(tokenizer_path=tokenizer_path, metadata_path=metadata_path, **kwargs)
             if library == "megatron" and not kwargs.get("vocab_file"):
-                raise RuntimeError(
+                raise Refused(
                     f"{tokenizer_path} without --vocab-file: Megatron downloads the vocabulary at "
                     "run time (core_v0.19.0 megatron_hf_tokenizer.py _download; core_v0.12-0.16: "
                     "AssertionError on vocab_file None)"
                 )
             if library in ("huggingface", "sentencepiece", "tiktoken", "sft") and not tokenizer_path:
-                raise RuntimeError(f"the {library} tokenizer needs --tokenizer-model (got None)")
+                raise Refused(f"the {library} tokenizer needs --tokenizer-model (got None)")
             notes.append(f"tokenizer files not read here: {tokenizer_path or kwargs.get('vocab_file')}")
             return Loaded(kwargs.get("vocab_size") or 50257)
 
@@ -284,6 +390,8 @@ def guard_tokenizer_loading(notes):
 
 class HfTrainer(Adapter):
     modules = ("transformers.training_args", "transformers")
+    # With --deepspeed, DeepSpeed's config model runs under the Trainer's.
+    owners = ("transformers", "deepspeed")
     # The program is the script the case names (run_clm.py, or another: see check).
     program = "train.py"
 
@@ -336,6 +444,7 @@ class HfTrainer(Adapter):
 
 class DeepSpeedConfigTool(Adapter):
     modules = ("deepspeed.runtime.config",)
+    owners = ("deepspeed",)
 
     @staticmethod
     def check(case, tmp, notes):
@@ -424,6 +533,7 @@ def judge_hf_deepspeed(case, training_args, model_config, notes):
 
 class AccelerateLaunch(Adapter):
     modules = ("accelerate.commands.launch",)
+    owners = ("accelerate",)
     program = "accelerate"
 
     @staticmethod
@@ -447,6 +557,7 @@ class AccelerateLaunch(Adapter):
 
 class DeepSpeedLauncher(Adapter):
     modules = ("deepspeed.launcher.runner",)
+    owners = ("deepspeed",)
     program = "deepspeed"
 
     @staticmethod

@@ -342,6 +342,44 @@ fn hf_bf16_false_and_fp32_are_not_bf16() {
 }
 
 #[test]
+fn a_removed_megatron_flag_fails_bf16_on_as_megatron_stops_on_it() {
+    // validate_args: "--batch-size argument is no longer valid, use --micro-batch-size instead"
+    // (tests/conformance variants.yaml mg-batch-size-removed, mg-warmup-removed).
+    for extra in [
+        &["--bf16", "--batch-size", "8"][..],
+        &["--bf16", "--warmup", "100"],
+    ] {
+        let r = grade(&job_args(extra));
+        let o = outcome(&r, "bf16-on");
+        assert_eq!(o.status, Status::Fail, "{extra:?}: {o:?}");
+        assert_eq!(o.hint.as_deref(), Some("bad-flag"), "{extra:?}: {o:?}");
+        assert!(
+            o.found.as_deref().unwrap_or_default().contains(extra[1]),
+            "{extra:?}: {o:?}"
+        );
+    }
+}
+
+#[test]
+fn an_hf_bf16_that_is_no_boolean_fails_bf16_on_as_hf_refuses_it() {
+    // HfArgumentParser's string_to_bool: "Truthy value expected" (tests/conformance
+    // variants.yaml hf-bf16-maybe: the real parser refuses it too).
+    let r = grade(&hf_job_args(&["--bf16", "maybe"]));
+    let o = outcome(&r, "bf16-on");
+    assert_eq!(o.status, Status::Fail, "{o:?}");
+    assert_eq!(o.hint.as_deref(), Some("bad-flag"), "{o:?}");
+    assert!(
+        o.found.as_deref().unwrap_or_default().contains("maybe"),
+        "{o:?}"
+    );
+    // `false` is a value HF reads, not a stray word.
+    assert_eq!(
+        outcome(&grade(&hf_job_args(&["--bf16", "false"])), "fp16-off").status,
+        Status::Pass
+    );
+}
+
+#[test]
 fn an_unresolved_variable_fails_bf16_on_with_its_hint() {
     let r = grade(&hf_job_args(&["--bf16", "$(USE_BF16)"]));
     let o = assert_only_fails(&r, "bf16-on", Some("variable"));

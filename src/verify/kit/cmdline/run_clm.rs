@@ -2,9 +2,10 @@
 //! BF16, gradient-checkpointing, ZeRO and checkpoint labs run: what it stops on, or ignores,
 //! before it trains, read from its arguments alone.
 //!
-//! Upstream (huggingface/transformers, run_clm.py at commit 00d481d18f91, the copy the
-//! conformance suite describes in tests/conformance/run_clm_args.py; the real script judges the
-//! same lines there):
+//! Upstream (huggingface/transformers, run_clm.py at commit 00d481d18f91, a 4.57 development
+//! commit: the conformance suite judges the same lines with a copy of its dataclasses,
+//! tests/conformance/run_clm_args.py, as the v5.24.0 script the EKS answers run is in no package
+//! served here):
 //! - `HfArgumentParser` refuses a flag none of its three dataclasses has ("Some specified
 //!   arguments are not used by the HfArgumentParser"). Model-config fields are the usual slip:
 //!   run_clm.py takes them through `--config_overrides n_layer=24`, never as flags.

@@ -409,6 +409,33 @@ pub fn precision(
 ) -> Result<PrecisionFacts, FlagError> {
     if t.is_megatron() {
         MegatronArgs::strict(&t.args)?;
+        // A removed flag (`--batch-size`, `--warmup`, …) stops Megatron-LM at startup whatever
+        // the precision (megatron/training/arguments.py `validate_args`, core_v0.19.0; the
+        // conformance suite's `mg-batch-size-removed` and `mg-warmup-removed`).
+        if let Some(r) = MegatronArgs::parse(&t.args)?.removed.first() {
+            let name = r.spelling.trim_start_matches('-');
+            let value = t
+                .args
+                .flags(&[name])
+                .first()
+                .and_then(|f| f.value())
+                .unwrap_or_default()
+                .to_string();
+            return Err(FlagError::invalid(
+                &r.spelling,
+                &value,
+                format!("no such flag: Megatron-LM stops on it ({})", r.message),
+            ));
+        }
+    } else {
+        // Any other script reads `--bf16`/`--fp16` as HfArgumentParser does (bool fields get
+        // `type=string_to_bool`, `nargs="?"`: transformers `src/transformers/hf_argparser.py`),
+        // so a next word that is no boolean stops it at startup ("Truthy value expected"), as a
+        // stray positional stops an argparse `store_true` script. The conformance suite's
+        // `hf-bf16-maybe` pins it against the real parser.
+        for flag in ["bf16", "fp16"] {
+            t.args.hf_bool(&[flag], false)?;
+        }
     }
     let mut plan = ParallelPlan::from_args(&t.args)?;
     let ds = deepspeed_config(t, spec, c, config_maps)?;
@@ -589,6 +616,26 @@ mod tests {
         let c = command("accelerate launch --mixed_precision bf17 train.py");
         let t = training_command(&c).unwrap();
         assert!(precision(&t, &PodSpec::default(), &c, &[]).is_err());
+        // A removed Megatron-LM flag stops the line too.
+        let c = command("torchrun pretrain_gpt.py --bf16 --batch-size 8");
+        let t = training_command(&c).unwrap();
+        let e = precision(&t, &PodSpec::default(), &c, &[]).unwrap_err();
+        assert_eq!(e.flag(), "--batch-size");
+        assert!(e.to_string().contains("--micro-batch-size"), "{e}");
+        // A script other than Megatron-LM's reads --bf16 as HfArgumentParser does: `false` is a
+        // value, a word that is no boolean stops it.
+        assert!(facts("python train.py --output_dir o --bf16 false")
+            .bf16
+            .is_empty());
+        for line in [
+            "python train.py --output_dir o --bf16 maybe",
+            "torchrun --nproc_per_node=1 run_clm.py --fp16 sometimes",
+        ] {
+            let c = command(line);
+            let t = training_command(&c).unwrap();
+            let e = precision(&t, &PodSpec::default(), &c, &[]).unwrap_err();
+            assert!(e.to_string().contains("a boolean"), "{line}: {e}");
+        }
     }
 
     #[test]
