@@ -21,11 +21,11 @@ use crate::verify::kit::cmdline::{command_line, FlagError};
 use crate::verify::kit::k8s::placement::{self, Allowed};
 use crate::verify::kit::k8s::pods::{self, JobEnd, PodState};
 use crate::verify::kit::k8s::workload::{PodTemplate, Workload};
-use crate::verify::kit::training::job_pods;
 use crate::verify::kit::training::job::{
     self, bad_flag, find_training_job, first_rejection, main_container, no_command, precision,
     training_command, PrecisionFacts, TrainingJob,
 };
+use crate::verify::kit::training::job_pods;
 use crate::verify::kit::training::trainjob::{
     CLUSTER_RUNTIMES_READ, JOBSETS_READ, JOBS_READ, RUNTIMES_READ,
 };

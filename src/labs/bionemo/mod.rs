@@ -26,10 +26,10 @@ use crate::verify::kit::k8s::mounts::volume_kind;
 use crate::verify::kit::k8s::quantity::Quantity;
 use crate::verify::kit::k8s::resources;
 use crate::verify::kit::k8s::workload::{resources_field, PodTemplate, Workload};
-use crate::verify::kit::training::job_pods::running_of;
 use crate::verify::kit::training::job::{
     find_training_job, rejections, training_template, TrainingJob,
 };
+use crate::verify::kit::training::job_pods::running_of;
 use crate::verify::kit::training::parallel::GpuNodes;
 use crate::verify::kit::training::trainjob::{CLUSTER_RUNTIMES_READ, JOBSETS_READ, RUNTIMES_READ};
 use crate::verify::{Advice, JudgeCtx, Judgement, Outcome, Read, Reason, Verifier};

@@ -24,11 +24,11 @@ use crate::verify::kit::cmdline::{
 };
 use crate::verify::kit::k8s::mounts::{absolute, claim_names, volume_at, volume_kind};
 use crate::verify::kit::k8s::workload::PodTemplate;
-use crate::verify::kit::training::job_pods;
 use crate::verify::kit::training::job::{
     self, bad_flag, find_training_job, first_rejection, main_container, training_command,
     training_template, TrainingJob,
 };
+use crate::verify::kit::training::job_pods;
 use crate::verify::kit::training::trainjob::{CLUSTER_RUNTIMES_READ, JOBSETS_READ, RUNTIMES_READ};
 use crate::verify::{Advice, JudgeCtx, Judgement, Outcome, Read, Reason, Verifier};
 

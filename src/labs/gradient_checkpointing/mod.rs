@@ -22,11 +22,11 @@ use crate::verify::kit::k8s::pods::{pod_states, ContainerEnd, PodState};
 use crate::verify::kit::k8s::quantity::Quantity;
 use crate::verify::kit::k8s::resources;
 use crate::verify::kit::k8s::workload::{resources_field, PodTemplate};
-use crate::verify::kit::training::job_pods::owned_pods;
 use crate::verify::kit::training::job::{
-    self, bad_flag, find_training_job, main_container, no_command, rejections,
-    training_command, training_template, TrainingJob,
+    self, bad_flag, find_training_job, main_container, no_command, rejections, training_command,
+    training_template, TrainingJob,
 };
+use crate::verify::kit::training::job_pods::owned_pods;
 use crate::verify::kit::training::trainjob::{CLUSTER_RUNTIMES_READ, JOBSETS_READ, RUNTIMES_READ};
 use crate::verify::{JudgeCtx, Judgement, Outcome, Params, Read, Reason, Verifier};
 

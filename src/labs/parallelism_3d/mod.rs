@@ -20,8 +20,8 @@ use crate::facts::instances::GPU;
 use crate::observe::kinds::{PODS, PYTORCHJOBS, TRAINJOBS};
 use crate::observe::InputError;
 use crate::verify::kit::cmdline::{Merged, MergedState, Precision};
-use crate::verify::kit::training::job::{find_training_job, TrainingJob};
 use crate::verify::kit::k8s::rejection::Rejection;
+use crate::verify::kit::training::job::{find_training_job, TrainingJob};
 use crate::verify::kit::training::job_pods;
 use crate::verify::kit::training::parallel::{
     self, check_tp_within_node, Degrees, GpuNodes, JobLaunch, Launcher, Procs, Unknown, Value,

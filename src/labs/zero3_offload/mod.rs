@@ -23,10 +23,10 @@ use crate::verify::kit::k8s::mounts::{
 };
 use crate::verify::kit::k8s::resources;
 use crate::verify::kit::k8s::workload::{PodTemplate, Workload};
-use crate::verify::kit::training::job_pods;
 use crate::verify::kit::training::job::{
     self, find_training_job, main_container, training_command, TrainingJob,
 };
+use crate::verify::kit::training::job_pods;
 use crate::verify::kit::training::trainjob::{CLUSTER_RUNTIMES_READ, JOBSETS_READ, RUNTIMES_READ};
 use crate::verify::{
     Advice, JudgeCtx, Judgement, Named, Outcome, Read, Reason, Verifier, MISSING_HINT,
