@@ -71,7 +71,17 @@ pub fn run(g: &Global, a: &StartArgs) -> Result<ExitCode, crate::Error> {
     let draft = task
         .and_then(|t| t.draft.as_ref())
         .and_then(|d| b.files.get(d).map(|text| (d, text)))
-        .map(|(d, text)| manifests::prefixed_draft(text, &b.path_of(d), &place.name_prefix))
+        .map(|(d, text)| {
+            let origin = b.path_of(d);
+            let text = manifests::prefixed_draft(text, &origin, &place.name_prefix)?;
+            // On EKS the image's own torchrun runs: the kind stand-in's mount goes.
+            match profile {
+                crate::profile::Profile::Eks => {
+                    Ok(crate::ops::eks_draft::without_standin(&text, &origin)?.unwrap_or(text))
+                }
+                crate::profile::Profile::Kind => Ok::<_, crate::Error>(text),
+            }
+        })
         .transpose()?;
     let draft_path = a
         .draft

@@ -4,6 +4,7 @@
 //! arguments, asks for confirmation and prints.
 
 pub mod capacity;
+pub mod eks_draft;
 pub mod manifests;
 pub mod reset;
 pub mod setup;

@@ -323,7 +323,7 @@ fn efa_nccl_eks_answer_uses_a_published_image_waits_for_workers_and_the_sites_zo
         "eu-north-1b"
     );
     assert_eq!(
-        params_of("efa-nccl", "eks")["image"],
+        params_of("efa-nccl", "eks")["mpi_image"],
         "public.ecr.aws/hpc-cloud/nccl-tests:cuda12.8.1-efa1.43.2-ofiv1.16.3-ncclv2.27.7-1-testsv2.16.9"
     );
     // The verifier grades the concept: with or without the policy, the answer passes.
