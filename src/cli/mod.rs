@@ -2,10 +2,13 @@
 //! parses and calls [`dispatch`].
 
 mod apply;
+pub mod args;
 mod check;
 mod confirm;
 mod doctor;
+mod errors_ja;
 mod grade;
+mod help_ja;
 mod lint;
 mod list;
 mod live;
@@ -197,7 +200,11 @@ pub fn dispatch(cli: Cli) -> i32 {
 pub fn parse_param(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
         Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
-        _ => Err(format!("expected NAME=VALUE, found `{s}`")),
+        _ => Err(crate::text::say(
+            args::lang(),
+            format!("NAME=VALUE の形で書いてください。`{s}` でした"),
+            format!("expected NAME=VALUE, found `{s}`"),
+        )),
     }
 }
 
