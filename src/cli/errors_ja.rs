@@ -125,7 +125,7 @@ fn conflict(e: &clap::Error, arg: &str, sub: &str) -> String {
             "次の引数と一緒には使えません:{}",
             all.iter().map(|a| format!("\n  {a}")).collect::<String>()
         ),
-        Some(ContextValue::String(one)) => format!("'{one}' と一緒には使えません"),
+        Some(ContextValue::String(one)) => format!(" '{one}' と一緒には使えません"),
         _ => "ほかに指定した引数と一緒には使えません".to_string(),
     };
     if !arg.is_empty() {

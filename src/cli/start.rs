@@ -68,10 +68,11 @@ pub fn run(g: &Global, a: &StartArgs) -> Result<ExitCode, crate::Error> {
     let namespace = &place.namespace;
     let task = b.lab.task.as_ref();
     // In a workshop the draft names the learner's cluster-scoped objects as `grade` looks them up.
+    // Its comments in the user's language (`draft-ja/` beside `draft/`).
     let draft = task
         .and_then(|t| t.draft.as_ref())
-        .and_then(|d| b.files.get(d).map(|text| (d, text)))
-        .map(|(d, text)| manifests::prefixed_draft(text, &b.path_of(d), &place.name_prefix))
+        .and_then(|d| b.draft_in(d, lang))
+        .map(|(d, text)| manifests::prefixed_draft(text, &b.path_of(&d), &place.name_prefix))
         .transpose()?;
     let draft_path = a
         .draft
