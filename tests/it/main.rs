@@ -35,6 +35,7 @@ mod expert_static;
 mod fuzz_regressions;
 mod grade;
 mod grader_rbac;
+mod japanese;
 mod kind_profile;
 // Each lab's verifier tests: every file of tests/it/labs/ (nothing to add for a new lab).
 mod labs;
