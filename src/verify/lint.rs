@@ -66,15 +66,15 @@ pub fn lint_lab(b: &LabBundle, verifier: Option<&dyn Verifier>) -> Vec<String> {
 fn lint_draft_ja(b: &LabBundle, draft: &str) -> Vec<String> {
     let ja = draft_ja_path(draft);
     let (Some(en_text), Some(ja_text)) = (b.files.get(draft), b.files.get(&ja)) else {
-        return match b.files.contains_key(draft) {
-            true => vec![format!(
-                "{}: missing: the Japanese draft `trainlab start --lang ja` writes, the same YAML as {} with its comments in Japanese",
-                b.path_of(&ja),
-                b.path_of(draft)
-            )],
-            // lab.yaml's own validation names a draft that does not exist.
-            false => Vec::new(),
-        };
+        // A draft that does not exist is named by lab.yaml's own validation.
+        if !b.files.contains_key(draft) {
+            return Vec::new();
+        }
+        return vec![format!(
+            "{}: missing: the Japanese draft `trainlab start --lang ja` writes, the same YAML as {} with its comments in Japanese",
+            b.path_of(&ja),
+            b.path_of(draft)
+        )];
     };
     let parsed = |rel: &str, text: &str| {
         parse_text(text, &b.path_of(rel)).map(|objs| {
