@@ -57,9 +57,8 @@ pub struct CheckArgs {
     /// a repeat must repeat the same value
     #[arg(long = "param", value_name = "NAME=VALUE", value_parser = parse_param)]
     pub params: Vec<(String, String)>,
-    /// Profile whose parameters apply [default: detected from node providerIDs, else kind; with
-    /// --files, from the kube context's name as for start: EKS ARNs and *.eksctl.io → eks,
-    /// otherwise kind]
+    /// Profile whose parameters apply [default: detected from node providerIDs, else kind]; with
+    /// --files, its figures (GPU nodes, GPUs per node) stand for the cluster's
     #[arg(long, value_enum)]
     pub profile: Option<Profile>,
     /// Namespace of the lab [default: trainlab-<lab id>, or <learner>-<lab id> with --learner];
@@ -116,14 +115,6 @@ pub fn run(g: &Global, a: &CheckArgs) -> Result<ExitCode, crate::Error> {
     } else {
         Source::Live(g.live.opts())
     };
-    // Static mode has no nodes to detect a profile from. Without --profile it takes the one
-    // `start` wrote the draft for (the kube context's name, else kind), so the first path of
-    // the README, `check 9 --files gang-train.yaml`, grades the draft with that profile's facts
-    // (named in the report's header) instead of skipping what only a cluster could say.
-    let profile = match (&source, a.profile) {
-        (Source::Files(_), None) => Some(super::apply::profile_for(None, &g.live)),
-        (_, given) => given,
-    };
     let repeat = match (a.wait, a.watch) {
         (Some(d), _) => Repeat::Wait(d),
         (None, true) => Repeat::Watch(std::time::Duration::from_secs(2)),
@@ -138,7 +129,7 @@ pub fn run(g: &Global, a: &CheckArgs) -> Result<ExitCode, crate::Error> {
             namespace: a.namespace.clone(),
             learner: a.learner.clone(),
             params: a.params.clone(),
-            profile,
+            profile: a.profile,
             repeat,
             server_dry_run: (a.dry_run == Some(DryRun::Server)).then(|| g.live.opts()),
         },

@@ -47,8 +47,9 @@ Start here:
   trainlab show 9                question, task and checks of lab 9
   trainlab check --all --demo    grade the embedded demo, no cluster
   trainlab start 9 --draft-only  write the starting file gang-train.yaml
-  trainlab check 9 --files gang-train.yaml
-                                 grade your manifest before applying it
+  trainlab check 9 --files gang-train.yaml --profile kind
+                                 grade your manifest before applying it, with
+                                 kind's figures (3 GPU nodes of 8 GPUs)
   trainlab check 9 --snapshot DIR
                                  grade saved `kubectl get -o yaml` output
   trainlab start 9 ; trainlab check 9 --wait 5m ; trainlab reset 9

@@ -130,9 +130,9 @@ pub fn reason_text(
             .unwrap_or_else(|| id.clone()),
         Reason::NeedsParam(name) => {
             if ja {
-                format!("静的モードではクラスターから読めません。`--param {name}=<値>` で指定してください")
+                format!("静的モードではクラスターから読めません。`--profile kind|eks` (そのプロファイルの値) か `--param {name}=<値>` で指定してください")
             } else {
-                format!("static mode cannot read this from a cluster; supply it with `--param {name}=<value>`")
+                format!("static mode cannot read this from a cluster; supply it with `--profile kind|eks` (that profile's figures) or `--param {name}=<value>`")
             }
         }
         Reason::SecretsWithheld => {

@@ -95,16 +95,51 @@ fn lint_draft_ja(b: &LabBundle, draft: &str) -> Vec<String> {
         (Ok(en), Ok(ja_docs)) => en
             .iter()
             .zip(&ja_docs)
-            .position(|(e, j)| e != j)
-            .map(|i| {
+            .enumerate()
+            .find_map(|(i, (e, j))| Some((i, first_difference(e, j, "")?)))
+            .map(|(i, (at, e, j))| {
                 vec![format!(
-                    "{}: object {} differs from the same object of {}: expected the same YAML, with only the comments in Japanese",
+                    "{}: object {} differs from the same object of {} at `{at}`: {j} here, {e} there; expected the same YAML, with only the comments in Japanese",
                     b.path_of(&ja),
                     i + 1,
                     b.path_of(draft)
                 )]
             })
             .unwrap_or_default(),
+    }
+}
+
+/// Where two values first differ: the field path (`spec.tasks[0].replicas`) and each value as
+/// JSON. None when they are equal.
+fn first_difference(
+    a: &serde_json::Value,
+    b: &serde_json::Value,
+    at: &str,
+) -> Option<(String, String, String)> {
+    use serde_json::Value;
+    let shown = |v: Option<&Value>| v.map_or("nothing".to_string(), Value::to_string);
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            keys.into_iter().find_map(|k| {
+                let path = if at.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{at}.{k}")
+                };
+                match (x.get(k), y.get(k)) {
+                    (Some(p), Some(q)) => first_difference(p, q, &path),
+                    (p, q) => Some((path, shown(p), shown(q))),
+                }
+            })
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => x
+            .iter()
+            .zip(y)
+            .enumerate()
+            .find_map(|(i, (p, q))| first_difference(p, q, &format!("{at}[{i}]"))),
+        _ if a == b => None,
+        _ => Some((at.to_string(), a.to_string(), b.to_string())),
     }
 }
 

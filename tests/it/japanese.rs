@@ -14,7 +14,7 @@ fn trainlab(dir: &Path) -> Command {
     c.current_dir(dir)
         .env("LANG", "C.UTF-8")
         .env("NO_COLOR", "1")
-        .env("COLUMNS", "200")
+        .env("COLUMNS", "1000")
         .env_remove("LC_ALL")
         .env_remove("LC_MESSAGES")
         .env("KUBECONFIG", "/nonexistent/trainlab-test-kubeconfig")
@@ -231,7 +231,8 @@ fn lint_refuses_a_japanese_draft_whose_yaml_differs_from_the_draft() {
     assert!(
         all.contains(
             "09-volcano-gang/draft-ja/gang-train.yaml: object 1 differs from the same object of"
-        ) && all.contains("expected the same YAML, with only the comments in Japanese"),
+        ) && all.contains("at `spec.tasks[0].replicas`: 3 here, 2 there")
+            && all.contains("expected the same YAML, with only the comments in Japanese"),
         "{all}"
     );
     assert!(
@@ -363,20 +364,52 @@ fn errors_and_found_values_under_lang_ja_leave_no_english_details() {
 }
 
 #[test]
-fn the_readme_first_path_grades_the_drafts_size_without_further_flags() {
+fn the_readme_first_path_grades_the_drafts_size_and_without_profile_says_how() {
     let dir = tempfile::tempdir().unwrap();
     let (code, _, err) = run_in(dir.path(), &["start", "9", "--draft-only"]);
     assert_eq!(code, 0, "{err}");
-    // As README.md and `trainlab --help` write it: no --profile, no --param.
-    let (code, out, err) = run_in(dir.path(), &["check", "9", "--files", "gang-train.yaml"]);
+    // As README.md and `trainlab --help` write it now.
+    let (code, out, err) = run_in(
+        dir.path(),
+        &[
+            "check",
+            "9",
+            "--files",
+            "gang-train.yaml",
+            "--profile",
+            "kind",
+        ],
+    );
     assert_eq!(code, 1, "{err}");
-    assert!(out.contains("profile: kind"), "{out}");
     assert!(
         out.contains("expected: spec.tasks[0].replicas: 4 (gpu_nodes 3 + 1)"),
         "gang-size is graded with kind's 3 GPU nodes:\n{out}"
     );
-    assert!(!out.contains("skipped: static mode cannot read"), "{out}");
     // min-available-all names the size gang-size wants, not the draft's wrong 2.
     assert!(out.contains("`spec.minAvailable: 4`"), "{out}");
     assert!(!out.contains("Set `spec.minAvailable: 2`"), "{out}");
+    // Without --profile nothing stands for the cluster: the skip names both ways to give the
+    // GPU nodes, and min-available-all names no number gang-size is about to change.
+    let (_, out, _) = run_in(dir.path(), &["check", "9", "--files", "gang-train.yaml"]);
+    assert!(
+        out.contains("supply it with `--profile kind|eks` (that profile's figures) or `--param gpu_nodes=<value>`"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Set `spec.minAvailable` to the total replicas the gang-size check asks for"),
+        "{out}"
+    );
+    assert!(!out.contains("Set `spec.minAvailable: 2`"), "{out}");
+    // The way the README and the help put it.
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    assert!(
+        readme.contains("trainlab check 9 --files gang-train.yaml --profile kind"),
+        "README's first check names the profile"
+    );
+    let (_, help, _) = run(&["--help"]);
+    assert!(
+        help.contains("trainlab check 9 --files gang-train.yaml --profile kind"),
+        "{help}"
+    );
 }

@@ -255,6 +255,9 @@ fn check_min_available(gang: &Gang, gang_size: Option<i64>, j: &mut Judgement) {
             Some(size) if size != r && !gang.w.templates.is_empty() => {
                 o.hint("resize").with("expected_replicas", size)
             }
+            // The size is not known (static mode without --profile or --param): no number
+            // that gang-size may soon change.
+            None if m < r => o.hint("unsized"),
             _ if m < r => o.hint("fewer"),
             _ => o.hint("more"),
         }
