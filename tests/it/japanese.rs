@@ -266,6 +266,7 @@ const ENGLISH_DETAILS: &[&str] = &[
     "expected a Kubernetes object",
     "is not a list",
     "a whole number",
+    "per pod",
 ];
 
 #[test]
@@ -298,6 +299,23 @@ fn errors_and_found_values_under_lang_ja_leave_no_english_details() {
         .map(|(name, _)| vec!["--lang", "ja", "check", "9", "--files", name])
         .collect();
     runs.push(vec!["--lang", "ja", "check", "9", "--files", draft]);
+    // Drafts whose expected values hold the words verifiers write (`per pod`, `GPU nodes`).
+    let labs = Path::new(env!("CARGO_MANIFEST_DIR")).join("labs");
+    let tp = labs.join("01-tensor-parallelism/draft/tp-llm.yaml");
+    let neuron = labs.join("07-optimum-neuron/draft/neuron-finetune.yaml");
+    let (tp, neuron) = (tp.to_str().unwrap(), neuron.to_str().unwrap());
+    for (lab, file) in [("1", tp), ("7", neuron), ("9", draft)] {
+        runs.push(vec![
+            "--lang",
+            "ja",
+            "check",
+            lab,
+            "--files",
+            file,
+            "--profile",
+            "kind",
+        ]);
+    }
     let ckpt = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("labs/11-gradient-checkpointing/solution/ckpt-train.yaml");
     let ckpt = ckpt.to_str().unwrap();
@@ -382,7 +400,7 @@ fn the_readme_first_path_grades_the_drafts_size_and_without_profile_says_how() {
     );
     assert_eq!(code, 1, "{err}");
     assert!(
-        out.contains("expected: spec.tasks[0].replicas: 4 (gpu_nodes 3 + 1)"),
+        out.contains("expected: spec.tasks[0].replicas: 4 (3 GPU nodes + 1)"),
         "gang-size is graded with kind's 3 GPU nodes:\n{out}"
     );
     // min-available-all names the size gang-size wants, not the draft's wrong 2.

@@ -271,8 +271,7 @@ fn check_gang_size(gang: &Gang, cap: &WholeNodes) -> Outcome {
         Err(why) => return why.outcome(GANG_SIZE),
     };
     let (r, field) = (gang.replicas, gang.replicas_field());
-    // The parameter's name, not words: the expected value reads the same in every language.
-    let expected = format!("{field}: {} (gpu_nodes {n} + 1)", n + 1);
+    let expected = format!("{field}: {} ({n} GPU nodes + 1)", n + 1);
     let found = if gang.w.templates.is_empty() {
         "spec.tasks: []".to_string()
     } else {

@@ -92,7 +92,7 @@ fn the_solved_kind_cluster_passes_every_check() {
     let gang_size = outcome(&r, "gang-size");
     assert_eq!(
         gang_size.expected.as_deref(),
-        Some("spec.tasks[0].replicas: 4 (gpu_nodes 3 + 1)")
+        Some("spec.tasks[0].replicas: 4 (3 GPU nodes + 1)")
     );
     assert_eq!(
         gang_size.evidence["nodes"],
@@ -262,7 +262,7 @@ fn a_gang_more_than_one_pod_too_large_fails_gang_size() {
     let o = assert_only_fails(&r, "gang-size", None);
     assert_eq!(
         o.expected.as_deref(),
-        Some("spec.tasks[0].replicas: 4 (gpu_nodes 3 + 1)")
+        Some("spec.tasks[0].replicas: 4 (3 GPU nodes + 1)")
     );
     assert_eq!(o.found.as_deref(), Some("spec.tasks[0].replicas: 5"));
 }
@@ -396,7 +396,7 @@ fn a_gang_that_fits_blames_the_size_not_volcano() {
     );
     assert_eq!(
         outcome(&r, "gang-size").expected.as_deref(),
-        Some("spec.tasks[0].replicas: 5 (gpu_nodes 4 + 1)")
+        Some("spec.tasks[0].replicas: 5 (4 GPU nodes + 1)")
     );
 }
 
@@ -648,7 +648,7 @@ fn a_node_selector_narrows_the_whole_gpu_nodes() {
     assert_eq!(o.status, Status::Fail);
     assert_eq!(
         o.expected.as_deref(),
-        Some("spec.tasks[0].replicas: 3 (gpu_nodes 2 + 1)")
+        Some("spec.tasks[0].replicas: 3 (2 GPU nodes + 1)")
     );
 }
 
@@ -743,7 +743,7 @@ fn the_eks_solution_passes_every_spec_check_with_the_eks_cluster_s_size() {
     }
     assert_eq!(
         outcome(&r, "gang-size").expected.as_deref(),
-        Some("spec.tasks[0].replicas: 3 (gpu_nodes 2 + 1)")
+        Some("spec.tasks[0].replicas: 3 (2 GPU nodes + 1)")
     );
     for check in ["podgroup-min-member", "gang-held", "job-pending"] {
         assert_eq!(status(&r, check), Status::Skipped, "{check}");
@@ -926,7 +926,7 @@ fn two_tasks_of_whole_node_pods_are_one_gang() {
     all_spec_checks_pass(&r);
     assert_eq!(
         outcome(&r, "gang-size").expected.as_deref(),
-        Some("Σ spec.tasks[*].replicas: 4 (gpu_nodes 3 + 1)")
+        Some("Σ spec.tasks[*].replicas: 4 (3 GPU nodes + 1)")
     );
     let r = two_tasks(1, 4);
     let o = outcome(&r, "gang-size");
@@ -1027,7 +1027,7 @@ fn required_node_affinity_narrows_the_whole_gpu_nodes() {
     let o = assert_only_fails(&pinned(4), "gang-size", None);
     assert_eq!(
         o.expected.as_deref(),
-        Some("spec.tasks[0].replicas: 3 (gpu_nodes 2 + 1)")
+        Some("spec.tasks[0].replicas: 3 (2 GPU nodes + 1)")
     );
     assert_eq!(o.evidence["nodes"], "trainlab-worker, trainlab-worker2");
     assert_all_pass(&pinned(3));
@@ -1414,7 +1414,7 @@ fn a_cordoned_gpu_node_counts_only_for_pods_that_tolerate_the_cordon() {
     assert_eq!(o.status, Status::Fail);
     assert_eq!(
         o.expected.as_deref(),
-        Some("spec.tasks[0].replicas: 3 (gpu_nodes 2 + 1)")
+        Some("spec.tasks[0].replicas: 3 (2 GPU nodes + 1)")
     );
     let r = cordoned()
         .edit("Job", "gang-train", |v| {
