@@ -14,7 +14,7 @@ use std::path::Path;
 use kube::api::{Api, DynamicObject};
 use kube::discovery::ApiResource;
 
-use crate::catalog::LabBundle;
+use crate::catalog::{LabBundle, Lang};
 use crate::cluster::gather;
 use crate::cluster::{
     api_error, credentials_error, delete, is_credentials_error, labelled, with_retry, Conn,
@@ -23,12 +23,15 @@ use crate::cluster::{
 use crate::observe::{kinds, Obj, Query, Unavailable};
 use crate::ops::capacity::Capacity;
 use crate::ops::manifests::{lab_kinds, task_objects, LabKind};
+use crate::text::say;
 
 /// A resolved reset: which lab, its namespace, and the learner's prefix of cluster-scoped names.
 pub struct ResetRequest<'a> {
     pub bundle: &'a LabBundle,
     pub namespace: String,
     pub prefix: String,
+    /// The language what reset deleted is said in.
+    pub lang: Lang,
 }
 
 /// The lab namespace as reset found it.
@@ -50,10 +53,17 @@ pub struct Surveyed {
 
 impl Surveyed {
     /// What deleting would remove, one line each, the namespace first.
-    pub fn plan(&self, namespace: &str) -> Vec<String> {
-        let mut plan: Vec<String> = self.survey.labelled.iter().map(Found::shown).collect();
+    pub fn plan(&self, namespace: &str, lang: Lang) -> Vec<String> {
+        let mut plan: Vec<String> = self.survey.labelled.iter().map(|f| f.shown(lang)).collect();
         if self.namespace.is_some_and(|n| n.ours && !n.terminating) {
-            plan.insert(0, format!("Namespace/{namespace} (and everything in it)"));
+            plan.insert(
+                0,
+                say(
+                    lang,
+                    format!("Namespace/{namespace}（中のものすべて）"),
+                    format!("Namespace/{namespace} (and everything in it)"),
+                ),
+            );
         }
         plan
     }
@@ -125,7 +135,7 @@ pub async fn delete_surveyed(
     surveyed.survey.labelled.sort_by_key(|f| f.starter);
     for f in &surveyed.survey.labelled {
         delete(conn, &f.resource, f.namespace.as_deref(), &f.name).await?;
-        deleted(&f.shown());
+        deleted(&f.shown(req.lang));
     }
     if surveyed.namespace.is_some_and(|n| n.ours && !n.terminating) {
         delete(conn, &surveyed.namespace_resource, None, &req.namespace).await?;
@@ -157,10 +167,15 @@ pub struct Found {
 }
 
 impl Found {
-    pub fn shown(&self) -> String {
+    pub fn shown(&self, lang: Lang) -> String {
+        let (kind, name) = (&self.resource.kind, &self.name);
         match &self.namespace {
-            Some(ns) => format!("{}/{} in namespace {ns}", self.resource.kind, self.name),
-            None => format!("{}/{}", self.resource.kind, self.name),
+            Some(ns) => say(
+                lang,
+                format!("{kind}/{name}（名前空間 {ns}）"),
+                format!("{kind}/{name} in namespace {ns}"),
+            ),
+            None => format!("{kind}/{name}"),
         }
     }
 
