@@ -61,9 +61,9 @@ pub fn japanese(mut cmd: Command) -> Command {
     translate(cmd, "", &table, &table)
 }
 
-/// One command and, below it, its subcommands. `texts` is where the about texts of this level's
-/// subcommands are looked up: the table, or for the copies inside the `help` subcommand the same
-/// table again (they are copies of the real subcommands).
+/// One command and, below it, its subcommands. `texts` is where this command's own texts are
+/// looked up: the table, or nothing inside clap's `help` subcommand, whose children are copies
+/// of the real subcommands and take their abouts from [`copy_about`].
 fn translate(mut cmd: Command, path: &str, table: &Table, texts: &Table) -> Command {
     let empty = CommandText::default();
     let own = texts.get(path).unwrap_or(&empty);
