@@ -1,7 +1,6 @@
 // No unsafe code here either (lib.rs forbids it in the library).
 #![forbid(unsafe_code)]
 
-use clap::Parser;
 use tracing_subscriber::filter::{LevelFilter, Targets};
 use tracing_subscriber::prelude::*;
 
@@ -11,7 +10,7 @@ use tracing_subscriber::prelude::*;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
-    let cli = trainlab::cli::Cli::parse();
+    let cli = trainlab::cli::args::parse_or_exit();
     init_logging(cli.global.verbose);
     raise_open_file_limit();
     std::process::exit(trainlab::cli::dispatch(cli));

@@ -146,6 +146,29 @@ impl LabBundle {
     pub fn path_of(&self, rel: &str) -> String {
         format!("{}/{}", self.origin, rel)
     }
+
+    /// The draft `start` writes in `lang` (its path in the bundle and its text): under ja the
+    /// Japanese variant ([`draft_ja_path`]), which `lint` requires and keeps equal to the
+    /// draft apart from its comments.
+    pub fn draft_in(&self, rel: &str, lang: crate::text::Lang) -> Option<(String, &str)> {
+        let ja = draft_ja_path(rel);
+        let chosen = match lang {
+            crate::text::Lang::Ja if self.files.contains_key(&ja) => ja,
+            _ => rel.to_string(),
+        };
+        let text = self.files.get(&chosen)?;
+        Some((chosen, text.as_str()))
+    }
+}
+
+/// Where a draft's Japanese variant lives: `draft/gang-train.yaml` → `draft-ja/gang-train.yaml`
+/// (the same YAML, its comments in Japanese). A folder of its own keeps it out of everything
+/// that reads `draft/` as the learner's files.
+pub fn draft_ja_path(rel: &str) -> String {
+    match rel.split_once('/') {
+        Some((dir, rest)) => format!("{dir}-ja/{rest}"),
+        None => format!("ja/{rel}"),
+    }
 }
 
 /// The first `starter-*`/`solution-*` folder of a bundle that names no profile

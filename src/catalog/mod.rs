@@ -5,7 +5,7 @@ mod model;
 
 pub use crate::text::{echo, fill, placeholders, printable, Lang, Text, Vars};
 pub use load::{
-    parse_lab, AsWritten, Catalog, LabBundle, LabError, SiteFill, Survey, UnknownLab, PROFILES,
-    SITE_TOKEN,
+    draft_ja_path, parse_lab, AsWritten, Catalog, LabBundle, LabError, SiteFill, Survey,
+    UnknownLab, PROFILES, SITE_TOKEN,
 };
 pub use model::{lab_namespace, Check, Choice, Choices, Lab, LabStatus, Note, Quiz, Stage, Task};

@@ -57,7 +57,8 @@ pub struct CheckArgs {
     /// a repeat must repeat the same value
     #[arg(long = "param", value_name = "NAME=VALUE", value_parser = parse_param)]
     pub params: Vec<(String, String)>,
-    /// Profile whose parameters apply [default: detected from node providerIDs, else kind]
+    /// Profile whose parameters apply [default: detected from node providerIDs, else kind]; with
+    /// --files, its figures (GPU nodes, GPUs per node) stand for the cluster's
     #[arg(long, value_enum)]
     pub profile: Option<Profile>,
     /// Namespace of the lab [default: trainlab-<lab id>, or <learner>-<lab id> with --learner];

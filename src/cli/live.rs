@@ -69,8 +69,13 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     if let Ok(secs) = s.parse::<u64>() {
         return Ok(Duration::from_secs(secs));
     }
-    humantime::parse_duration(s)
-        .map_err(|e| format!("expected a duration such as 30s, 5m or 1h ({e})"))
+    humantime::parse_duration(s).map_err(|e| {
+        crate::text::say(
+            super::args::lang(),
+            format!("30s、5m、1h のような長さを書いてください ({e})"),
+            format!("expected a duration such as 30s, 5m or 1h ({e})"),
+        )
+    })
 }
 
 /// The shortest `--interval` between `--watch` rounds: each round re-reads every learner's
@@ -81,9 +86,13 @@ pub const MIN_INTERVAL: Duration = Duration::from_secs(1);
 pub fn parse_interval(s: &str) -> Result<Duration, String> {
     let d = parse_duration(s)?;
     if d < MIN_INTERVAL {
-        return Err(format!(
-            "at least {} between rounds (each round re-reads every learner's objects)",
-            humantime::format_duration(MIN_INTERVAL)
+        let min = humantime::format_duration(MIN_INTERVAL);
+        return Err(crate::text::say(
+            super::args::lang(),
+            format!(
+                "間隔は {min} 以上にしてください (毎回すべての受講者のオブジェクトを読み直します)"
+            ),
+            format!("at least {min} between rounds (each round re-reads every learner's objects)"),
         ));
     }
     Ok(d)

@@ -2,10 +2,13 @@
 //! parses and calls [`dispatch`].
 
 mod apply;
+pub mod args;
 mod check;
 mod confirm;
 mod doctor;
+mod errors_ja;
 mod grade;
+mod help_ja;
 mod lint;
 mod list;
 mod live;
@@ -45,8 +48,9 @@ Start here:
   trainlab show 9                question, task and checks of lab 9
   trainlab check --all --demo    grade the embedded demo, no cluster
   trainlab start 9 --draft-only  write the starting file gang-train.yaml
-  trainlab check 9 --files gang-train.yaml
-                                 grade your manifest before applying it
+  trainlab check 9 --files gang-train.yaml --profile kind
+                                 grade your manifest before applying it, with
+                                 kind's figures (3 GPU nodes of 8 GPUs)
   trainlab check 9 --snapshot DIR
                                  grade saved `kubectl get -o yaml` output
   trainlab start 9 ; trainlab check 9 --wait 5m ; trainlab reset 9
@@ -207,7 +211,11 @@ pub fn dispatch(cli: Cli) -> i32 {
 pub fn parse_param(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
         Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
-        _ => Err(format!("expected NAME=VALUE, found `{s}`")),
+        _ => Err(crate::text::say(
+            args::lang(),
+            format!("NAME=VALUE の形で書いてください。`{s}` でした"),
+            format!("expected NAME=VALUE, found `{s}`"),
+        )),
     }
 }
 

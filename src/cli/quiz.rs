@@ -23,7 +23,13 @@ pub struct QuizArgs {
 }
 
 fn parse_choice(s: &str) -> Result<Choice, String> {
-    Choice::parse(s).ok_or_else(|| format!("expected A, B, C or D, found `{s}`"))
+    Choice::parse(s).ok_or_else(|| {
+        crate::text::say(
+            super::args::lang(),
+            format!("A、B、C、D のどれかを書いてください。`{s}` でした"),
+            format!("expected A, B, C or D, found `{s}`"),
+        )
+    })
 }
 
 pub fn run(g: &Global, a: &QuizArgs) -> Result<ExitCode, crate::Error> {

@@ -14,7 +14,7 @@ use super::{print, Global};
 use crate::cluster::{Conn, LAB_LABEL};
 use crate::exit::ExitCode;
 use crate::ops::manifests::Placement;
-use crate::ops::reset::{self, Found, ResetRequest, Survey, Surveyed};
+use crate::ops::reset::{self, ResetRequest, Survey, Surveyed};
 use crate::text::say;
 
 const AFTER_HELP: &str = "\
@@ -78,10 +78,12 @@ pub fn run(g: &Global, a: &ResetArgs) -> Result<ExitCode, crate::Error> {
             "reset deletes objects; pass --yes to confirm when not on a terminal",
         ));
     }
+    let lang = g.lang();
     let req = ResetRequest {
         bundle: b,
         namespace: place.namespace.clone(),
         prefix,
+        lang,
     };
     let namespace = req.namespace.as_str();
     let stopped = crate::text::Text {
@@ -92,15 +94,22 @@ pub fn run(g: &Global, a: &ResetArgs) -> Result<ExitCode, crate::Error> {
         let conn = connect_and_announce(&g.live).await?;
         crate::cluster::probe(&conn).await?;
         let mut surveyed = reset::survey(&conn, &req).await?;
-        let plan = surveyed.plan(namespace);
+        let plan = surveyed.plan(namespace, lang);
         let frees = reset::frees(&conn, &req, &surveyed).await;
         let frees_text = frees
             .as_ref()
             .filter(|c| !c.is_empty())
             .map(|c| {
-                format!(
-                    "and frees the accelerated capacity its pods hold:\n  {}\n",
-                    c.lines(g.lang()).join("\n  ")
+                say(
+                    lang,
+                    format!(
+                        "その Pod が使っているアクセラレーターの容量も解放します:\n  {}\n",
+                        c.lines(lang).join("\n  ")
+                    ),
+                    format!(
+                        "and frees the accelerated capacity its pods hold:\n  {}\n",
+                        c.lines(lang).join("\n  ")
+                    ),
                 )
             })
             .unwrap_or_default();
@@ -117,34 +126,52 @@ pub fn run(g: &Global, a: &ResetArgs) -> Result<ExitCode, crate::Error> {
             return Ok(ExitCode::Ok);
         }
         if ns.is_some_and(|n| n.ours && n.terminating) {
-            print(&format!(
-                "Namespace/{namespace} is already terminating (deleted before)\n"
+            print(&say(
+                lang,
+                format!("Namespace/{namespace} はすでに終了処理中です (以前に削除済み)\n"),
+                format!("Namespace/{namespace} is already terminating (deleted before)\n"),
             ));
         }
         if plan.is_empty() && !ours {
-            print(&format!(
-                "nothing to reset: no objects labelled {LAB_LABEL}={id} in {}\n",
-                conn.describe()
+            let cluster = conn.describe();
+            print(&say(
+                lang,
+                format!("リセットするものはありません: {cluster} に {LAB_LABEL}={id} のラベルが付いたオブジェクトはありません\n"),
+                format!("nothing to reset: no objects labelled {LAB_LABEL}={id} in {cluster}\n"),
             ));
         } else if !plan.is_empty()
             && !a.yes
-            && !confirmed(&conn, &plan, &surveyed.survey, &frees_text)
+            && !confirmed(&conn, &plan, &surveyed.survey, &frees_text, lang)
         {
-            print("reset cancelled; nothing deleted\n");
+            print(&say(
+                lang,
+                "reset を取り消しました。何も削除していません\n",
+                "reset cancelled; nothing deleted\n",
+            ));
             return Ok(ExitCode::Ok);
         } else if a.yes && !frees_text.is_empty() {
-            print(&format!("reset {frees_text}"));
+            print(&say(
+                lang,
+                format!("reset: {frees_text}"),
+                format!("reset {frees_text}"),
+            ));
         }
         reset::delete_surveyed(&conn, &req, &mut surveyed, &mut |what| {
-            print(&format!("deleted {what}\n"))
+            print(&say(
+                lang,
+                format!("削除しました: {what}\n"),
+                format!("deleted {what}\n"),
+            ))
         })
         .await?;
         let mut still_terminating = false;
         if ours {
-            still_terminating = !wait_gone(&conn, &surveyed, namespace, a.wait, g.lang()).await?;
+            still_terminating = !wait_gone(&conn, &surveyed, namespace, a.wait, lang).await?;
         } else if ns.is_some() {
-            print(&format!(
-                "kept Namespace/{namespace}: it does not carry {LAB_LABEL}={id}\n"
+            print(&say(
+                lang,
+                format!("Namespace/{namespace} は残しました: {LAB_LABEL}={id} のラベルがありません\n"),
+                format!("kept Namespace/{namespace}: it does not carry {LAB_LABEL}={id}\n"),
             ));
         }
         Ok(report(
@@ -153,6 +180,7 @@ pub fn run(g: &Global, a: &ResetArgs) -> Result<ExitCode, crate::Error> {
             namespace,
             &req.prefix,
             still_terminating,
+            lang,
         ))
     })
 }
@@ -179,12 +207,11 @@ fn dry_run_text(
             format!("reset は {cluster} から次を削除します:\n  {list}\n"),
             format!("reset would delete from {cluster}:\n  {list}\n"),
         );
-        // `frees` is the capacity sentence `reset` prints (English, as its confirmation).
         t.push_str(frees);
         t
     };
     if !survey.unlabelled.is_empty() {
-        let kept: Vec<String> = survey.unlabelled.iter().map(Found::shown).collect();
+        let kept: Vec<String> = survey.unlabelled.iter().map(|f| f.shown(lang)).collect();
         let kept = kept.join("\n  ");
         text.push_str(&say(
             lang,
@@ -201,20 +228,29 @@ fn dry_run_text(
 }
 
 /// Asks on the terminal; true to go on.
-fn confirmed(conn: &Conn, plan: &[String], survey: &Survey, frees: &str) -> bool {
-    let mut text = format!(
-        "This deletes from {}:\n  {}\n{frees}",
-        conn.describe(),
-        plan.join("\n  ")
+fn confirmed(
+    conn: &Conn,
+    plan: &[String],
+    survey: &Survey,
+    frees: &str,
+    lang: crate::catalog::Lang,
+) -> bool {
+    let (cluster, list) = (conn.describe(), plan.join("\n  "));
+    let mut text = say(
+        lang,
+        format!("{cluster} から次を削除します:\n  {list}\n{frees}"),
+        format!("This deletes from {cluster}:\n  {list}\n{frees}"),
     );
     if !survey.unlabelled.is_empty() {
-        let kept: Vec<String> = survey.unlabelled.iter().map(Found::shown).collect();
-        text.push_str(&format!(
-            "and keeps (no {LAB_LABEL} label):\n  {}\n",
-            kept.join("\n  ")
+        let kept: Vec<String> = survey.unlabelled.iter().map(|f| f.shown(lang)).collect();
+        let kept = kept.join("\n  ");
+        text.push_str(&say(
+            lang,
+            format!("残すもの（{LAB_LABEL} ラベルがありません）:\n  {kept}\n"),
+            format!("and keeps (no {LAB_LABEL} label):\n  {kept}\n"),
         ));
     }
-    super::confirm::ask(&text, crate::catalog::Lang::En)
+    super::confirm::ask(&text, lang)
 }
 
 /// Waits until the namespace is gone (`ops::reset::wait_gone`), drawing its steps, and says so
@@ -231,7 +267,7 @@ async fn wait_gone(
         print(&say(
             lang,
             format!(
-                "Namespace/{namespace} は消えました（{} 秒）\n",
+                "Namespace/{namespace} はなくなりました ({} 秒)\n",
                 took.as_secs()
             ),
             format!("Namespace/{namespace} is gone ({}s)\n", took.as_secs()),
@@ -248,16 +284,21 @@ fn report(
     namespace: &str,
     prefix: &str,
     still_terminating: bool,
+    lang: crate::catalog::Lang,
 ) -> ExitCode {
     let mut out = String::new();
     if still_terminating {
-        out.push_str(&format!(
-            "Namespace/{namespace} is still terminating: `trainlab start` refuses it until it is gone; see `kubectl get namespace {namespace}`, or run reset again with a longer --wait\n"
+        out.push_str(&say(
+            lang,
+            format!("Namespace/{namespace} はまだ終了処理中です: なくなるまで `trainlab start` は断ります。`kubectl get namespace {namespace}` で確かめるか、--wait を長くして reset をもう一度実行してください\n"),
+            format!("Namespace/{namespace} is still terminating: `trainlab start` refuses it until it is gone; see `kubectl get namespace {namespace}`, or run reset again with a longer --wait\n"),
         ));
     }
     if !survey.unlabelled.is_empty() {
-        out.push_str(&format!(
-            "left on the cluster: the task names these, but they lack the {LAB_LABEL} label, so reset did not delete them; if they are yours, delete them with:\n"
+        out.push_str(&say(
+            lang,
+            format!("クラスターに残っています: 課題が名前を挙げるものですが、{LAB_LABEL} ラベルがないため reset は削除しませんでした。自分のものなら、次で削除してください:\n"),
+            format!("left on the cluster: the task names these, but they lack the {LAB_LABEL} label, so reset did not delete them; if they are yours, delete them with:\n"),
         ));
         for f in &survey.unlabelled {
             out.push_str(&format!(
@@ -267,22 +308,28 @@ fn report(
         }
     }
     if !survey.other_prefix.is_empty() {
-        let kept: Vec<String> = survey.other_prefix.iter().map(Found::shown).collect();
-        out.push_str(&format!(
-            "kept (labelled for this lab, but not yours: without your prefix {prefix}, or another learner's): {}\n",
-            kept.join(", ")
+        let kept: Vec<String> = survey.other_prefix.iter().map(|f| f.shown(lang)).collect();
+        let kept = kept.join(", ");
+        out.push_str(&say(
+            lang,
+            format!("残しました (このラボのラベルはありますが、自分のものではありません: 接頭辞 {prefix} がないか、ほかの受講者のもの): {kept}\n"),
+            format!("kept (labelled for this lab, but not yours: without your prefix {prefix}, or another learner's): {kept}\n"),
         ));
     }
     if !survey.not_served.is_empty() {
-        out.push_str(&format!(
-            "not served by this cluster, so nothing of these kinds exists: {}\n",
-            survey.not_served.join(", ")
+        let kinds = survey.not_served.join(", ");
+        out.push_str(&say(
+            lang,
+            format!("このクラスターが提供していないため、次の種類のものはありません: {kinds}\n"),
+            format!("not served by this cluster, so nothing of these kinds exists: {kinds}\n"),
         ));
     }
     if !survey.unsearchable.is_empty() {
-        out.push_str(&format!(
-            "could not be searched, so objects of these kinds may be left:\n  {}\n",
-            survey.unsearchable.join("\n  ")
+        let kinds = survey.unsearchable.join("\n  ");
+        out.push_str(&say(
+            lang,
+            format!("検索できなかったため、次の種類のオブジェクトが残っているかもしれません:\n  {kinds}\n"),
+            format!("could not be searched, so objects of these kinds may be left:\n  {kinds}\n"),
         ));
     }
     print(&out);

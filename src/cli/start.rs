@@ -68,11 +68,12 @@ pub fn run(g: &Global, a: &StartArgs) -> Result<ExitCode, crate::Error> {
     let namespace = &place.namespace;
     let task = b.lab.task.as_ref();
     // In a workshop the draft names the learner's cluster-scoped objects as `grade` looks them up.
+    // Its comments in the user's language (`draft-ja/` beside `draft/`).
     let draft = task
         .and_then(|t| t.draft.as_ref())
-        .and_then(|d| b.files.get(d).map(|text| (d, text)))
+        .and_then(|d| b.draft_in(d, lang))
         .map(|(d, text)| {
-            let origin = b.path_of(d);
+            let origin = b.path_of(&d);
             let text = manifests::prefixed_draft(text, &origin, &place.name_prefix)?;
             // On EKS the image's own torchrun runs: the kind stand-in's mount goes.
             match profile {

@@ -5,6 +5,15 @@ pub enum InputError {
     #[error("{path}: cannot read: {message}")]
     Unreadable { path: String, message: String },
 
+    /// A file that is not UTF-8 text (binary data, UTF-16, an invalid byte), said in both
+    /// languages.
+    #[error("{path}: cannot read: {en}")]
+    NotText {
+        path: String,
+        en: String,
+        ja: String,
+    },
+
     #[error("{path}:{}: document {doc}: {message}", line.map(|l| match column { Some(c) => format!("{l}:{c}"), None => l.to_string() }).unwrap_or_else(|| "?".into()))]
     Syntax {
         path: String,
@@ -32,6 +41,8 @@ pub enum InputError {
         name: String,
         value: String,
         expected: String,
+        /// `expected` in Japanese.
+        expected_ja: String,
     },
 
     /// A parameter the verifier needs that neither lab.yaml nor `--param` gives (a lab being
@@ -67,6 +78,8 @@ pub enum InputError {
     },
 }
 
+use super::object::origin_ja;
+
 impl InputError {
     /// The error in `lang`: trainlab's own words translated; what it quotes (a parser's
     /// message, a file name, a value) as it was.
@@ -77,6 +90,7 @@ impl InputError {
         match self {
             InputError::Unreadable { path, message } => format!("{path}: 読み取れません: {message}"),
             InputError::Limit { path, ja, .. } => format!("{path}: {ja}"),
+            InputError::NotText { path, ja, .. } => format!("{path}: 読み取れません: {ja}"),
             InputError::Syntax {
                 path,
                 doc,
@@ -92,19 +106,24 @@ impl InputError {
                 format!("{path}:{at}: {doc} 番目のドキュメント: {message}")
             }
             InputError::NotAnObject { origin } => format!(
-                "{origin}: Kubernetes のオブジェクト（文字列の `apiVersion` と `kind` を持つマッピング）ではありません"
+                "{}: Kubernetes のオブジェクト（文字列の `apiVersion` と `kind` を持つマッピング）ではありません",
+                origin_ja(origin)
             ),
             InputError::Field {
                 origin,
                 object,
                 field,
                 message,
-            } => format!("{origin}: {object}: フィールド `{field}`: {message}"),
+            } => format!(
+                "{}: {object}: フィールド `{field}`: {message}",
+                origin_ja(origin)
+            ),
             InputError::Param {
                 name,
                 value,
-                expected,
-            } => format!("--param {name}={value}: 期待される値は {expected} です"),
+                expected_ja,
+                ..
+            } => format!("--param {name}={value}: {expected_ja}を指定してください"),
             InputError::ParamMissing { name } => format!(
                 "lab にパラメーター `{name}` がありません（lab.yaml の `task.params.<プロファイル>.{name}`）。そこに書くか、--param {name}=値 を指定してください"
             ),
@@ -113,7 +132,9 @@ impl InputError {
                 first,
                 second,
             } => format!(
-                "{object} が異なる内容で 2 回現れます: {first} と {second}。どちらか 1 つにしてください（スナップショットは各オブジェクトを 1 回だけ保存します。自分のファイルなら、もう一方をフォルダーの外に移してください）"
+                "{object} が異なる内容で 2 回現れます: {} と {}。どちらか 1 つにしてください（スナップショットは各オブジェクトを 1 回だけ保存します。自分のファイルなら、もう一方をフォルダーの外に移してください）",
+                origin_ja(first),
+                origin_ja(second)
             ),
             InputError::NotAFile { path, what } => format!(
                 "{path}: 通常のファイルでもフォルダーでもありません（{what}）。.yaml、.yml か .json のファイルを指定してください"

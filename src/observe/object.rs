@@ -36,6 +36,41 @@ impl fmt::Display for Origin {
     }
 }
 
+/// An origin as written above (`x.yaml, document 2, item 3`, or the cluster), with the notes
+/// the parser adds after it (`src/observe/parse.rs`: Lists nested too deep, `items` not a
+/// list), in Japanese. The path is kept as it is: only trainlab's own words after its last
+/// `, document ` are translated.
+pub fn origin_ja(origin: &str) -> String {
+    if origin == "the cluster" {
+        return "クラスター".to_string();
+    }
+    let Some((path, rest)) = origin.rsplit_once(", document ") else {
+        return origin.to_string();
+    };
+    let (place, note) = match rest.split_once(" (") {
+        Some((p, n)) => (p, Some(n.trim_end_matches(')'))),
+        None => (rest, None),
+    };
+    let mut out = match place.split_once(", item ") {
+        Some((doc, item)) => {
+            format!("{path} の {doc} 番目のドキュメントの {item} 番目の要素")
+        }
+        None => format!("{path} の {place} 番目のドキュメント"),
+    };
+    match note {
+        Some("`items` is not a list") => out.push_str("（`items` がリストではありません）"),
+        Some(n) => match n
+            .strip_prefix("Lists nested more than ")
+            .and_then(|d| d.strip_suffix(" deep"))
+        {
+            Some(depth) => out.push_str(&format!("（List の入れ子が {depth} 段を超えます）")),
+            None => out.push_str(&format!(" ({n})")),
+        },
+        None => {}
+    }
+    out
+}
+
 /// `metadata` must be a mapping whose identity fields are strings: a learner's `name: 12345` or
 /// `metadata: [x]` is bad input naming the field, never an object silently graded as missing.
 fn check_metadata(value: &Value, origin: &Origin) -> Result<(), InputError> {
@@ -197,5 +232,32 @@ impl Obj {
                 message: e.into_inner().to_string(),
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod origin_tests {
+    use super::*;
+
+    #[test]
+    fn an_origin_reads_in_japanese_with_its_path_as_it_is() {
+        let at = |doc, item| Origin::File {
+            path: "a, document 9.yaml".into(),
+            doc,
+            item,
+        };
+        assert_eq!(
+            origin_ja(&at(2, None).to_string()),
+            "a, document 9.yaml の 2 番目のドキュメント"
+        );
+        assert_eq!(
+            origin_ja(&at(1, Some(3)).to_string()),
+            "a, document 9.yaml の 1 番目のドキュメントの 3 番目の要素"
+        );
+        assert_eq!(
+            origin_ja("x.yaml, document 1 (`items` is not a list)"),
+            "x.yaml の 1 番目のドキュメント（`items` がリストではありません）"
+        );
+        assert_eq!(origin_ja(&Origin::Live.to_string()), "クラスター");
     }
 }

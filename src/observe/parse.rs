@@ -357,9 +357,14 @@ impl Budget {
                     ja: format!("ファイル全体が {mib} MiB を超えます。1 つのコマンドでファイルから読む上限です（--max-input-mib で変えられます）"),
                 }
             }
-            other => InputError::Unreadable {
+            ReadError::Io(message) => InputError::Unreadable {
                 path: shown.to_string(),
-                message: other.to_string(),
+                message,
+            },
+            other => InputError::NotText {
+                path: shown.to_string(),
+                ja: other.ja(),
+                en: other.to_string(),
             },
         })?;
         self.bytes_left = self.bytes_left.saturating_sub(text.len() as u64);
@@ -414,6 +419,25 @@ pub enum ReadError {
     /// More than the bound came.
     #[error("larger than the most trainlab reads (raise it with --max-input-mib)")]
     TooLarge,
+}
+
+impl ReadError {
+    /// The reason in Japanese (the English is its `Display`).
+    fn ja(&self) -> String {
+        match self {
+            ReadError::Io(m) => m.clone(),
+            ReadError::Binary(at) => {
+                format!("バイナリーデータで、YAML でも JSON でもありません（オフセット {at} に NUL バイト）")
+            }
+            ReadError::Utf16 => "UTF-16 のテキストで、UTF-8 ではありません。UTF-8 で保存してください（PowerShell なら `Out-File -Encoding utf8`。多くのエディターは「名前を付けて保存」で文字コードを選べます）".to_string(),
+            ReadError::NotUtf8(at) => {
+                format!("UTF-8 のテキストではありません（オフセット {at} に不正なバイト）")
+            }
+            ReadError::TooLarge => {
+                "trainlab が読む上限を超えています（--max-input-mib で変えられます）".to_string()
+            }
+        }
+    }
 }
 
 /// Whether bytes that hold a NUL are UTF-16 text: a byte-order mark (FF FE, FE FF), or ASCII

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use kube::api::{Api, DynamicObject};
 use kube::discovery::ApiResource;
 
-use crate::catalog::LabBundle;
+use crate::catalog::{LabBundle, Lang};
 use crate::cluster::gather;
 use crate::cluster::{
     api_error, credentials_error, delete, is_credentials_error, labelled, with_retry, Conn,
@@ -25,13 +25,15 @@ use crate::observe::{kinds, Obj, Query, Unavailable};
 use crate::ops::capacity::Capacity;
 use crate::ops::manifests::{lab_kinds, task_objects, LabKind};
 use crate::ops::setup::{StepProgress, Steps as _};
-use crate::text::{say, Lang};
+use crate::text::say;
 
 /// A resolved reset: which lab, its namespace, and the learner's prefix of cluster-scoped names.
 pub struct ResetRequest<'a> {
     pub bundle: &'a LabBundle,
     pub namespace: String,
     pub prefix: String,
+    /// The language what reset deleted is said in.
+    pub lang: Lang,
 }
 
 /// The lab namespace as reset found it.
@@ -53,10 +55,17 @@ pub struct Surveyed {
 
 impl Surveyed {
     /// What deleting would remove, one line each, the namespace first.
-    pub fn plan(&self, namespace: &str) -> Vec<String> {
-        let mut plan: Vec<String> = self.survey.labelled.iter().map(Found::shown).collect();
+    pub fn plan(&self, namespace: &str, lang: Lang) -> Vec<String> {
+        let mut plan: Vec<String> = self.survey.labelled.iter().map(|f| f.shown(lang)).collect();
         if self.namespace.is_some_and(|n| n.ours && !n.terminating) {
-            plan.insert(0, format!("Namespace/{namespace} (and everything in it)"));
+            plan.insert(
+                0,
+                say(
+                    lang,
+                    format!("Namespace/{namespace}（中のものすべて）"),
+                    format!("Namespace/{namespace} (and everything in it)"),
+                ),
+            );
         }
         plan
     }
@@ -128,7 +137,7 @@ pub async fn delete_surveyed(
     surveyed.survey.labelled.sort_by_key(|f| f.starter);
     for f in &surveyed.survey.labelled {
         delete(conn, &f.resource, f.namespace.as_deref(), &f.name).await?;
-        deleted(&f.shown());
+        deleted(&f.shown(req.lang));
     }
     if surveyed.namespace.is_some_and(|n| n.ours && !n.terminating) {
         delete(conn, &surveyed.namespace_resource, None, &req.namespace).await?;
@@ -160,10 +169,15 @@ pub struct Found {
 }
 
 impl Found {
-    pub fn shown(&self) -> String {
+    pub fn shown(&self, lang: Lang) -> String {
+        let (kind, name) = (&self.resource.kind, &self.name);
         match &self.namespace {
-            Some(ns) => format!("{}/{} in namespace {ns}", self.resource.kind, self.name),
-            None => format!("{}/{}", self.resource.kind, self.name),
+            Some(ns) => say(
+                lang,
+                format!("{kind}/{name}（名前空間 {ns}）"),
+                format!("{kind}/{name} in namespace {ns}"),
+            ),
+            None => format!("{kind}/{name}"),
         }
     }
 
@@ -399,7 +413,7 @@ pub async fn wait_gone(
     let limit_text = humantime::format_duration(limit);
     let step = say(
         lang,
-        format!("{what} の削除が終わるのを最大 {limit_text} 待っています"),
+        format!("{what} の終了処理を最長 {limit_text} 待ちます"),
         format!("waiting up to {limit_text} for {what} to finish terminating"),
     );
     progress.start(&step);
@@ -412,7 +426,7 @@ pub async fn wait_gone(
         let (s, of) = (elapsed.as_secs(), limit.as_secs());
         progress.message(&say(
             lang,
-            format!("{what} を削除中… {s} 秒 / {of} 秒"),
+            format!("{what} の終了処理中… {s} 秒 / {of} 秒"),
             format!("{what} is terminating… {s}s of {of}s"),
         ));
         tokio::time::sleep(POLL.min(limit - elapsed)).await;

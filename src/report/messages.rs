@@ -130,9 +130,9 @@ pub fn reason_text(
             .unwrap_or_else(|| id.clone()),
         Reason::NeedsParam(name) => {
             if ja {
-                format!("静的モードではクラスターから読めません。`--param {name}=<値>` で指定してください")
+                format!("静的モードではクラスターから読めません。`--profile kind|eks` (そのプロファイルの値) か `--param {name}=<値>` で指定してください")
             } else {
-                format!("static mode cannot read this from a cluster; supply it with `--param {name}=<value>`")
+                format!("static mode cannot read this from a cluster; supply it with `--profile kind|eks` (that profile's figures) or `--param {name}=<value>`")
             }
         }
         Reason::SecretsWithheld => {
@@ -171,10 +171,15 @@ pub fn reason_text(
 /// `(= node allocatable)`), in the report's language. Only these exact phrases are replaced, so
 /// a value from the cluster (a namespace named `default`) is never touched.
 pub fn value_words(value: &str, lang: Lang) -> String {
-    const JA: [(&str, &str); 3] = [
+    const JA: [(&str, &str); 6] = [
         (" unset (default ", " 未設定 (既定値 "),
         ("— (default ", "— (既定値 "),
         ("(= node allocatable)", "(= ノードの allocatable)"),
+        // volcano_gang's gang-size: `spec.tasks[0].replicas: 4 (3 GPU nodes + 1)`.
+        (" GPU nodes + 1)", " GPU ノード + 1)"),
+        // tensor_parallelism, parallelism_3d, optimum_neuron: `nvidia.com/gpu per pod: 8`.
+        (" per pod: ", " (Pod あたり): "),
+        (" per pod", " (Pod あたり)"),
     ];
     match lang {
         Lang::En => value.to_string(),
@@ -233,6 +238,14 @@ mod value_words_tests {
         assert_eq!(
             value_words("--save_total_limit — (default None)", Lang::Ja),
             "--save_total_limit — (既定値 None)"
+        );
+        assert_eq!(
+            value_words("spec.tasks[0].replicas: 4 (3 GPU nodes + 1)", Lang::Ja),
+            "spec.tasks[0].replicas: 4 (3 GPU ノード + 1)"
+        );
+        assert_eq!(
+            value_words("nvidia.com/gpu per pod: 8 (= node allocatable)", Lang::Ja),
+            "nvidia.com/gpu (Pod あたり): 8 (= ノードの allocatable)"
         );
         assert_eq!(
             value_words("namespace default", Lang::Ja),

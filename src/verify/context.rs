@@ -93,6 +93,7 @@ impl Params {
                     name: name.to_string(),
                     value: v.to_string(),
                     expected: "a whole number".to_string(),
+                    expected_ja: "整数".to_string(),
                 }),
         }
     }
@@ -190,9 +191,10 @@ impl<'a> JudgeCtx<'a> {
         let mut elsewhere: Vec<String> = all
             .iter()
             .filter(|o| kind.matches(o.api_version(), o.kind()) && o.namespace() != Some(ns))
+            // Field paths, not words: the found value reads the same in every language.
             .map(|o| match o.namespace() {
-                Some(other) => format!("{} in namespace {other}", o.name()),
-                None => format!("{} without a namespace", o.name()),
+                Some(other) => format!("{} (metadata.namespace: {other})", o.name()),
+                None => format!("{} (metadata.namespace: —)", o.name()),
             })
             .collect();
         let mut other_kinds: Vec<String> = all

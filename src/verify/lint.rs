@@ -1,7 +1,7 @@
 //! Lab validation beyond the schema (`trainlab lint`): the verifier's check ids match lab.yaml,
 //! the solution passes static mode, the draft fails it.
 
-use crate::catalog::{LabBundle, Stage, PROFILES};
+use crate::catalog::{draft_ja_path, LabBundle, Stage, PROFILES};
 use crate::catalog::{SiteFill, SITE_TOKEN};
 use crate::facts::Profile;
 use crate::observe::{parse_text, Observed, SourceKind};
@@ -39,9 +39,17 @@ pub fn lint_lab(b: &LabBundle, verifier: Option<&dyn Verifier>) -> Vec<String> {
             problems.extend(lint_folder(b, v, profile, folder, should_pass));
         }
     }
+    if let Some(draft) = lab.task.as_ref().and_then(|t| t.draft.as_deref()) {
+        problems.extend(lint_draft_ja(b, draft));
+    }
     // `start` writes the draft as it is, for the learner to finish: a site token there would
     // reach them unfilled.
-    for (rel, text) in b.files_under("draft") {
+    let ja_folder = draft_ja_path("draft/").trim_end_matches('/').to_string();
+    for (rel, text) in b
+        .files_under("draft")
+        .into_iter()
+        .chain(b.files_under(&ja_folder))
+    {
         if text.contains(SITE_TOKEN) {
             problems.push(format!(
                 "{}: `{SITE_TOKEN}…}}` in the draft: `trainlab start` writes the draft as it is, so the learner would see the token; write a TODO for the value instead",
@@ -50,6 +58,89 @@ pub fn lint_lab(b: &LabBundle, verifier: Option<&dyn Verifier>) -> Vec<String> {
         }
     }
     problems
+}
+
+/// The Japanese draft `start --lang ja` writes: it must exist beside the draft and hold the same
+/// YAML (every document's value equal), so the two differ only in their comments and cannot
+/// drift apart.
+fn lint_draft_ja(b: &LabBundle, draft: &str) -> Vec<String> {
+    let ja = draft_ja_path(draft);
+    let (Some(en_text), Some(ja_text)) = (b.files.get(draft), b.files.get(&ja)) else {
+        // A draft that does not exist is named by lab.yaml's own validation.
+        if !b.files.contains_key(draft) {
+            return Vec::new();
+        }
+        return vec![format!(
+            "{}: missing: the Japanese draft `trainlab start --lang ja` writes, the same YAML as {} with its comments in Japanese",
+            b.path_of(&ja),
+            b.path_of(draft)
+        )];
+    };
+    let parsed = |rel: &str, text: &str| {
+        parse_text(text, &b.path_of(rel)).map(|objs| {
+            objs.into_iter()
+                .map(|o| (*o.value).clone())
+                .collect::<Vec<_>>()
+        })
+    };
+    match (parsed(draft, en_text), parsed(&ja, ja_text)) {
+        (Err(e), _) | (_, Err(e)) => vec![e.to_string()],
+        (Ok(en), Ok(ja_docs)) if en.len() != ja_docs.len() => vec![format!(
+            "{}: {} objects, expected {} as in {} (the Japanese draft differs only in its comments)",
+            b.path_of(&ja),
+            ja_docs.len(),
+            en.len(),
+            b.path_of(draft)
+        )],
+        (Ok(en), Ok(ja_docs)) => en
+            .iter()
+            .zip(&ja_docs)
+            .enumerate()
+            .find_map(|(i, (e, j))| Some((i, first_difference(e, j, "")?)))
+            .map(|(i, (at, e, j))| {
+                vec![format!(
+                    "{}: object {} differs from the same object of {} at `{at}`: {j} here, {e} there; expected the same YAML, with only the comments in Japanese",
+                    b.path_of(&ja),
+                    i + 1,
+                    b.path_of(draft)
+                )]
+            })
+            .unwrap_or_default(),
+    }
+}
+
+/// Where two values first differ: the field path (`spec.tasks[0].replicas`) and each value as
+/// JSON. None when they are equal.
+fn first_difference(
+    a: &serde_json::Value,
+    b: &serde_json::Value,
+    at: &str,
+) -> Option<(String, String, String)> {
+    use serde_json::Value;
+    let shown = |v: Option<&Value>| v.map_or("nothing".to_string(), Value::to_string);
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            keys.into_iter().find_map(|k| {
+                let path = if at.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{at}.{k}")
+                };
+                match (x.get(k), y.get(k)) {
+                    (Some(p), Some(q)) => first_difference(p, q, &path),
+                    (p, q) => Some((path, shown(p), shown(q))),
+                }
+            })
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => x
+            .iter()
+            .zip(y)
+            .enumerate()
+            .find_map(|(i, (p, q))| first_difference(p, q, &format!("{at}[{i}]"))),
+        _ if a == b => None,
+        _ => Some((at.to_string(), a.to_string(), b.to_string())),
+    }
 }
 
 /// One folder of a lab (`solution/` with the profile's overlay, or the draft) in static mode with

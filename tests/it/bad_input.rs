@@ -944,7 +944,7 @@ fn a_manifest_for_another_namespace_or_kind_says_what_was_found_instead() {
         .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
-        text.contains("found: gang-train in namespace team-a"),
+        text.contains("found: gang-train (metadata.namespace: team-a)"),
         "{text}"
     );
     // A batch/v1 Job where the Volcano Job belongs.

@@ -354,6 +354,43 @@ fn in_a_namespace_trainlab_did_not_create_reset_deletes_labelled_objects_of_ever
     assert!(c.has("Namespace", None, "team-a"));
 }
 
+/// The same reset under `--lang ja` (issue 31 §5): what it deleted, kept and left is said in
+/// Japanese, the names and the kubectl command as they are.
+#[test]
+fn reset_says_what_it_deleted_kept_and_left_in_japanese() {
+    let mut seed = nodes();
+    seed.push(namespace("team-a"));
+    seed.push(json!({
+        "apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
+        "metadata": {"name": "gang-train", "namespace": "team-a"},
+        "spec": {"minAvailable": 4, "tasks": []},
+    }));
+    seed.push(json!({
+        "apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+        "metadata": {"name": "leftover", "namespace": "team-a", "labels": {LAB_LABEL: "volcano-gang"}},
+        "spec": {"minMember": 4},
+    }));
+    let c = Cluster::new(seed, false);
+    let (code, stdout, stderr) = c.run(&["--lang", "ja", "reset", "9", "-n", "team-a", "--yes"]);
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    for said in [
+        "削除しました: PodGroup/leftover（名前空間 team-a）",
+        "Namespace/team-a は残しました: trainlab.dev/lab=volcano-gang のラベルがありません",
+        "クラスターに残っています: 課題が名前を挙げるものですが",
+        "kubectl delete jobs.batch.volcano.sh gang-train -n team-a\n",
+    ] {
+        assert!(stdout.contains(said), "{said:?}:\n{stdout}");
+    }
+    for english in [
+        "deleted ",
+        "in namespace",
+        "kept Namespace",
+        "left on the cluster",
+    ] {
+        assert!(!stdout.contains(english), "{english:?}:\n{stdout}");
+    }
+}
+
 #[test]
 fn kinds_the_cluster_does_not_serve_are_reported_and_kinds_reset_cannot_search_exit_3() {
     // No Karpenter CRDs: nothing of those kinds can exist, and reset says so.

@@ -36,6 +36,7 @@ mod fuzz_regressions;
 mod grade;
 mod grader_rbac;
 mod interrupt;
+mod japanese;
 mod kind_profile;
 // Each lab's verifier tests: every file of tests/it/labs/ (nothing to add for a new lab).
 mod labs;

@@ -336,6 +336,7 @@ fn memory_unchanged(ctx: &JudgeCtx, obj: &Obj, t: &PodTemplate) -> Result<Outcom
         name: "memory_limit".into(),
         value: raw.into(),
         expected: "a memory quantity such as 512Mi".into(),
+        expected_ja: "512Mi のようなメモリー量".into(),
     })?;
     let Some((c, path)) = main_container(t) else {
         return Ok(

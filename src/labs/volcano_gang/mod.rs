@@ -88,7 +88,7 @@ impl Verifier for VolcanoGang {
         let cap = capacity_for(ctx, &gang)?;
         let mut j = Judgement::default();
         check_scheduler(&gang, &mut j);
-        check_min_available(&gang, &mut j);
+        check_min_available(&gang, cap.count.as_ref().ok().map(|n| n + 1), &mut j);
         j.push(check_gang_size(&gang, &cap));
         j.push(check_whole_node(&gang, &cap));
         // Static mode: the framework skips the state checks (NeedsLiveCluster).
@@ -233,7 +233,10 @@ fn check_scheduler(gang: &Gang, j: &mut Judgement) {
     j.push(Outcome::pass(SCHEDULER_CHECK).expected_found(expected, found));
 }
 
-fn check_min_available(gang: &Gang, j: &mut Judgement) {
+/// `gang_size`: the replicas gang-size wants, when the number of GPU nodes is known. When the
+/// replicas are about to change too, the hint names that size, not the replicas of today, so
+/// the two hints agree on one number.
+fn check_min_available(gang: &Gang, gang_size: Option<i64>, j: &mut Judgement) {
     let ((m, written), r) = (gang.min_available, gang.replicas);
     let expected = format!("spec.minAvailable: {r}");
     let found = if written {
@@ -247,8 +250,17 @@ fn check_min_available(gang: &Gang, j: &mut Judgement) {
         }
         Outcome::pass(MIN_AVAILABLE).expected_found(expected, found)
     } else {
-        let hint = if m < r { "fewer" } else { "more" };
-        Outcome::fail(MIN_AVAILABLE, expected, found).hint(hint)
+        let o = Outcome::fail(MIN_AVAILABLE, expected, found);
+        match gang_size {
+            Some(size) if size != r && !gang.w.templates.is_empty() => {
+                o.hint("resize").with("expected_replicas", size)
+            }
+            // The size is not known (static mode without --profile or --param): no number
+            // that gang-size may soon change.
+            None if m < r => o.hint("unsized"),
+            _ if m < r => o.hint("fewer"),
+            _ => o.hint("more"),
+        }
     };
     j.push(o.with("min_available", m).with("replicas", r));
 }

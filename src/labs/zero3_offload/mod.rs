@@ -516,6 +516,7 @@ fn advise_host_memory(
         name: "model_params".into(),
         value: raw.into(),
         expected: "a parameter count such as 14M or 7.6B".into(),
+        expected_ja: "14M や 7.6B のようなパラメーター数".into(),
     })?;
     let pods = w.total_replicas().max(1) as f64;
     let need = params as f64 * per_param * job::ZERO_BUFFER_FACTOR / pods;

@@ -777,7 +777,8 @@ fn the_draft_fails_the_spec_checks() {
     assert_eq!(
         hints,
         [
-            ("min-available-all", Some("fewer")),
+            // The replicas change too (gang-size): the hint names the gang's size, 4.
+            ("min-available-all", Some("resize")),
             ("gang-size", Some("fits")),
             ("whole-node-gpus", None)
         ]
