@@ -29,6 +29,7 @@ mod doctor_eks;
 mod dry_run;
 mod eks_capacity;
 mod eks_doctor;
+mod eks_drafts;
 mod eks_token;
 mod emulator;
 mod expert_static;
