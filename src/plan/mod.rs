@@ -117,27 +117,8 @@ impl<'c> Plan<'c> {
         let mut items = Vec::new();
         for b in bundles {
             let verifier = verifier_for(&b.lab.id).ok_or_else(|| crate::labs::quiz_only(b))?;
-            let mut target = match &req.learner {
-                Some(l) => {
-                    learners::check_learner(l)?;
-                    learners::shared_target(&learners::Template::default(), l, &b.lab.id)
-                }
-                None => Target::for_lab(&b.lab.id),
-            };
-            match &req.namespace {
-                Some(ns) => {
-                    learners::check_namespace(ns, "-n")?;
-                    target.namespace = ns.clone();
-                }
-                None if req.learner.is_some() => {
-                    let learner = req.learner.as_deref().unwrap_or_default();
-                    learners::check_namespace(
-                        &target.namespace,
-                        &format!("--learner {learner}: the namespace"),
-                    )?;
-                }
-                None => {}
-            }
+            let target =
+                learners::place(&b.lab.id, req.namespace.as_deref(), req.learner.as_deref())?;
             items.push(Item {
                 bundle: b,
                 verifier,
