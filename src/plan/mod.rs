@@ -4,9 +4,9 @@
 //! queries answered from files offline — judges every lab, and with `--wait`/`--watch`
 //! observes again. `cli/` only parses and renders.
 
-pub mod dry_run;
 pub mod learners;
 pub mod rounds;
+pub mod server_verdict;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -396,7 +396,7 @@ pub async fn check(plan: &Plan<'_>, progress: &mut Progress) -> Result<Checked, 
     let queries = plan.queries();
     let obs = sources::files(paths)?.planned(queries.clone());
     let mut results = run_session(plan, &queries, Session::Offline(obs.clone()), progress).await?;
-    let server = dry_run::server(plan, opts, &obs, &queries, &mut results, progress).await?;
+    let server = server_verdict::server(plan, opts, &obs, &queries, &mut results, progress).await?;
     Ok(Checked {
         results,
         server: Some(server),

@@ -39,7 +39,7 @@ pub struct Bionemo;
 
 static JOBS_READ: Read = Read::lab(&JOBS);
 static PODS_READ: Read = Read::lab(&PODS);
-// Listed as metadata only by every live source (src/cluster/gather.rs `list_values`).
+// Listed as metadata only by every live source (src/cluster/gather.rs `list_one`).
 static SECRETS_READ: Read = Read::lab(&SECRETS);
 static TRAINJOBS_READ: Read = Read::lab(&TRAINJOBS);
 /// A batch/v1 Job or a TrainJob (with the runtimes it may name and the JobSet between it and
