@@ -41,7 +41,7 @@ pub fn apply_folders(
     folders: &[&str],
     profile: Profile,
     place: &Placement,
-    live: &LiveArgs,
+    opts: &crate::cluster::ConnectOpts,
     force: bool,
     lang: crate::catalog::Lang,
 ) -> Result<Applied, crate::Error> {
@@ -50,7 +50,7 @@ pub fn apply_folders(
         en: "stopped while applying; what was applied stays. Run the same command again to finish (applying twice gives the same result)".into(),
     };
     super::live::runtime_stopped_by_signal(lang, stopped)?.block_on(async {
-        let conn = connect_and_announce(live).await?;
+        let conn = connect_and_announce(opts).await?;
         crate::cluster::probe(&conn).await?;
         let applied = manifests::apply_folders(&conn, b, folders, profile, place, force).await?;
         if let Applied::Done(changes) = &applied {

@@ -113,7 +113,7 @@ pub fn run(g: &Global, a: &CheckArgs) -> Result<ExitCode, crate::Error> {
     } else if a.source.demo {
         Source::Demo
     } else {
-        Source::Live(g.live.opts())
+        Source::Live(g.connect_opts())
     };
     let repeat = match (a.wait, a.watch) {
         (Some(d), _) => Repeat::Wait(d),
@@ -131,7 +131,8 @@ pub fn run(g: &Global, a: &CheckArgs) -> Result<ExitCode, crate::Error> {
             params: a.params.clone(),
             profile: a.profile,
             repeat,
-            server_dry_run: (a.dry_run == Some(DryRun::Server)).then(|| g.live.opts()),
+            limits: g.limits(),
+            server_dry_run: (a.dry_run == Some(DryRun::Server)).then(|| g.connect_opts()),
         },
     )?;
     let mut view = super::live::Screen::new(g.lang(), a.output.into(), live, a.watch);

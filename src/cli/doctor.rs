@@ -41,7 +41,7 @@ pub fn run(g: &Global, a: &DoctorArgs) -> Result<ExitCode, crate::Error> {
     }
     let catalog = g.catalog()?;
     let report = runtime()?.block_on(async {
-        let conn = connect_and_announce(&g.live).await?;
+        let conn = connect_and_announce(&g.connect_opts()).await?;
         inspect(&conn, &catalog).await
     })?;
     match a.output {
@@ -237,7 +237,7 @@ fn run_eks(g: &Global, a: &DoctorArgs, name: &str) -> Result<ExitCode, crate::Er
     let lang = g.lang();
     let catalog = g.catalog()?;
     let (eks, cluster) = runtime()?.block_on(async {
-        let conn = connect_and_announce(&g.live).await;
+        let conn = connect_and_announce(&g.connect_opts()).await;
         let server = conn.as_ref().ok().map(|c| c.server.clone());
         let eks = crate::profile::eks::inspect(name, a.region.clone(), server.as_deref()).await?;
         let cluster = match conn {

@@ -129,7 +129,7 @@ pub fn run(g: &Global, a: &GradeArgs) -> Result<ExitCode, crate::Error> {
             all: a.all,
             learners,
             template: a.namespace_template.clone(),
-            connect: g.live.opts(),
+            connect: g.connect_opts(),
             params: a.params.clone(),
             profile: a.profile,
             concurrency: a.concurrency,

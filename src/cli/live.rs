@@ -51,7 +51,13 @@ pub struct LiveArgs {
 }
 
 impl LiveArgs {
-    pub fn opts(&self) -> ConnectOpts {
+    /// The connection flags, with the command's `limits` and discovery `cache_dir`
+    /// ([`super::Global::connect_opts`] is the one caller).
+    pub(super) fn opts(
+        &self,
+        limits: crate::observe::limits::Limits,
+        cache_dir: Option<PathBuf>,
+    ) -> ConnectOpts {
         ConnectOpts {
             kubeconfig: self.kubeconfig.clone(),
             context: self.context.clone(),
@@ -59,6 +65,8 @@ impl LiveArgs {
             chunk_size: self.chunk_size,
             eks_token: self.eks_token,
             exec_timeout: self.exec_timeout,
+            limits,
+            cache_dir,
         }
     }
 }
@@ -136,8 +144,8 @@ pub fn runtime_stopped_by_signal(
 }
 
 /// Connects and says once which cluster this command talks to (on stderr, so JSON stays clean).
-pub async fn connect_and_announce(live: &LiveArgs) -> Result<Conn, crate::Error> {
-    let conn = connect(&live.opts()).await?;
+pub async fn connect_and_announce(opts: &ConnectOpts) -> Result<Conn, crate::Error> {
+    let conn = connect(opts).await?;
     eprint(&format!("trainlab: using {}\n", conn.describe()));
     Ok(conn)
 }

@@ -133,6 +133,29 @@ pub enum Command {
 }
 
 impl Global {
+    /// The command's bounds on what it reads (`--max-input-mib`, `--max-objects`).
+    pub fn limits(&self) -> crate::observe::limits::Limits {
+        crate::observe::limits::Limits::new(self.max_input_mib, self.max_objects)
+    }
+
+    /// Where discovery answers are kept between commands: `--cache-dir`, else the default
+    /// folder; none with `--no-cache` or an empty `--cache-dir`.
+    pub fn cache_dir(&self) -> Option<PathBuf> {
+        if self.no_cache {
+            return None;
+        }
+        self.cache_dir
+            .clone()
+            .filter(|d| !d.as_os_str().is_empty())
+            .or_else(crate::cluster::cache::default_cache_dir)
+    }
+
+    /// How every command connects: the connection flags, the command's bounds and the
+    /// discovery cache, resolved once here and carried by the options (no process globals).
+    pub fn connect_opts(&self) -> crate::cluster::ConnectOpts {
+        self.live.opts(self.limits(), self.cache_dir())
+    }
+
     pub fn lang(&self) -> Lang {
         self.lang.unwrap_or_else(Lang::from_env)
     }
@@ -157,17 +180,6 @@ pub fn dispatch(cli: Cli) -> i32 {
         output::eprint(&said);
         return ExitCode::BadInput.code();
     }
-    crate::observe::limits::set_max_input_mib(cli.global.max_input_mib);
-    crate::observe::limits::set_max_objects(cli.global.max_objects);
-    crate::cluster::cache::set_cache_dir(if cli.global.no_cache {
-        None
-    } else {
-        cli.global
-            .cache_dir
-            .clone()
-            .filter(|d| !d.as_os_str().is_empty())
-            .or_else(crate::cluster::cache::default_cache_dir)
-    });
     let result = match &cli.command {
         Command::List(a) => list::run(&cli.global, a),
         Command::Show(a) => show::run(&cli.global, a),

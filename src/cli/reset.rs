@@ -94,7 +94,7 @@ pub fn run(g: &Global, a: &ResetArgs) -> Result<ExitCode, crate::Error> {
         en: "reset stopped in the middle; what it deleted is gone and the rest stays. Run the same reset command again to finish".into(),
     };
     super::live::runtime_stopped_by_signal(g.lang(), stopped)?.block_on(async {
-        let conn = connect_and_announce(&g.live).await?;
+        let conn = connect_and_announce(&g.connect_opts()).await?;
         crate::cluster::probe(&conn).await?;
         let mut surveyed = reset::survey(&conn, &req).await?;
         let plan = surveyed.plan(namespace, lang);

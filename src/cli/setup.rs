@@ -219,7 +219,7 @@ fn kind_setup(g: &Global, a: &KindArgs, lang: Lang) -> Result<ExitCode, Error> {
         print(&fit_plan(&plan, crate::report::human::terminal_width()));
         return Ok(ExitCode::Ok);
     }
-    let mut connect = g.live.opts();
+    let mut connect = g.connect_opts();
     connect.context = Some(context);
     let req = KindSetup {
         name: a.name.clone(),
@@ -271,7 +271,7 @@ fn eks_setup(g: &Global, a: &EksArgs, lang: Lang) -> Result<ExitCode, Error> {
         params: a.params.clone(),
         pins,
         from: a.from.clone(),
-        connect: g.live.opts(),
+        connect: g.connect_opts(),
         lang,
     };
     let stopped = crate::text::Text {

@@ -60,12 +60,13 @@ pub fn run(g: &Global, a: &SnapshotArgs) -> Result<ExitCode, crate::Error> {
         Request {
             labs: labs.to_vec(),
             all: a.all,
-            source: Source::Live(g.live.opts()),
+            source: Source::Live(g.connect_opts()),
             namespace: a.namespace.clone(),
             learner: None,
             params: Vec::new(),
             profile: None,
             repeat: Repeat::Once,
+            limits: g.limits(),
             server_dry_run: None,
         },
     )?;

@@ -109,7 +109,7 @@ pub fn run(g: &Global, a: &SolveArgs) -> Result<ExitCode, crate::Error> {
         &["starter", "solution"],
         profile,
         &place,
-        &g.live,
+        &g.connect_opts(),
         true,
         g.lang(),
     )? {

@@ -116,7 +116,15 @@ pub fn run(g: &Global, a: &StartArgs) -> Result<ExitCode, crate::Error> {
             ));
             return Ok(ExitCode::Ok);
         }
-        let applied = apply::apply_folders(b, &["starter"], profile, &place, &g.live, false, lang)?;
+        let applied = apply::apply_folders(
+            b,
+            &["starter"],
+            profile,
+            &place,
+            &g.connect_opts(),
+            false,
+            lang,
+        )?;
         if let manifests::Applied::Conflicts(fields) = applied {
             eprint(&conflict_report(&b.lab.id, &where_flags(a), &fields));
             return Ok(ExitCode::Failed);

@@ -22,7 +22,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
@@ -37,20 +36,6 @@ const FILE: &str = "resources.json";
 
 /// (kind, plural, namespaced) of each resource one group/version serves.
 pub(crate) type Served = Vec<(String, String, bool)>;
-
-static CACHE_DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
-
-/// Sets trainlab's cache folder for the rest of the process (the CLI does, once, from
-/// `--cache-dir`/`--no-cache`); `None` keeps nothing on disk. Without this call (the library used
-/// on its own, the tests' in-process clients) nothing is kept either.
-pub fn set_cache_dir(dir: Option<PathBuf>) {
-    let _ = CACHE_DIR.set(dir);
-}
-
-/// trainlab's cache folder, when one is set.
-pub fn cache_dir() -> Option<&'static Path> {
-    CACHE_DIR.get().and_then(|d| d.as_deref())
-}
 
 /// The default cache folder: `$XDG_CACHE_HOME/trainlab`, else `$HOME/.cache/trainlab`. The XDG
 /// Base Directory Specification says a relative `$XDG_CACHE_HOME` is invalid and to be ignored.

@@ -24,6 +24,11 @@ pub struct ConnectOpts {
     pub eks_token: super::EksTokenMode,
     /// Bound on the kubeconfig's exec credential plugin (zero: none).
     pub exec_timeout: Duration,
+    /// The command's bounds on what one answer and one LIST bring (`--max-input-mib`,
+    /// `--max-objects`).
+    pub limits: crate::observe::limits::Limits,
+    /// Where discovery answers are kept between commands (`--cache-dir`); None: not kept.
+    pub cache_dir: Option<PathBuf>,
 }
 
 impl Default for ConnectOpts {
@@ -35,6 +40,8 @@ impl Default for ConnectOpts {
             chunk_size: super::PAGE_SIZE,
             eks_token: super::EksTokenMode::default(),
             exec_timeout: super::exec_plugin::DEFAULT_BOUND,
+            limits: crate::observe::limits::Limits::default(),
+            cache_dir: None,
         }
     }
 }
@@ -50,6 +57,10 @@ pub struct Conn {
     pub timeout: Duration,
     /// Objects per LIST request; 0: each list in one response.
     pub chunk_size: u32,
+    /// The command's bounds ([`ConnectOpts::limits`]).
+    pub limits: crate::observe::limits::Limits,
+    /// Where discovery answers are kept ([`ConnectOpts::cache_dir`]).
+    pub cache_dir: Option<PathBuf>,
     /// The server's version, once a probe succeeded: a command probes its connection once,
     /// however many times it gathers (doctor, setup, `--wait` loops).
     pub(crate) version:
@@ -151,7 +162,7 @@ pub async fn connect(opts: &ConnectOpts) -> Result<Conn, Error> {
     config.write_timeout = timeout;
     let budget = super::bounds::Budget {
         timeout,
-        max_bytes: crate::observe::limits::max_input_bytes(),
+        max_bytes: opts.limits.max_input_bytes,
     };
     let server = config
         .cluster_url
@@ -170,6 +181,8 @@ pub async fn connect(opts: &ConnectOpts) -> Result<Conn, Error> {
         server,
         timeout: opts.request_timeout,
         chunk_size: opts.chunk_size,
+        limits: opts.limits,
+        cache_dir: opts.cache_dir.clone(),
         version: Default::default(),
     })
 }

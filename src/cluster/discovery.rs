@@ -189,9 +189,9 @@ impl Discovery {
     }
 
     /// Discovery that resolves from, and writes to, the disk cache of `conn`'s server when a
-    /// cache folder is set ([`super::cache::set_cache_dir`]); otherwise [`Discovery::new`].
+    /// cache folder is set (`ConnectOpts::cache_dir`, from `--cache-dir`); otherwise [`Discovery::new`].
     pub fn cached(conn: &Conn) -> Discovery {
-        match cache::cache_dir() {
+        match conn.cache_dir.as_deref() {
             Some(dir) => Discovery::with_disk_cache(dir, &conn.server),
             None => Discovery::new(),
         }

@@ -406,6 +406,7 @@ enum Stop {
 async fn paged<T, F, Fut>(
     lp: &ListParams,
     chunk: u32,
+    max_objects: usize,
     budget: Option<usize>,
     mut fetch: F,
     convert: impl Fn(&RawValue) -> Result<Option<T>, String>,
@@ -439,7 +440,7 @@ where
             Err(e) => return Err(Stop::Request(e)),
         };
         let (next, remaining) = convert_page(&text, &convert, &mut items)?;
-        if items.len() > crate::observe::limits::max_objects() {
+        if items.len() > max_objects {
             return Err(Stop::TooMany);
         }
         let Some(next) = next else {
@@ -694,7 +695,14 @@ async fn list_one<T>(
     // `--request-timeout` bounds one request; the same time bounds the whole LIST, every page
     // and retry of it, so a server that answers each page with a new continue token forever
     // (or drips pages) cannot hold a read longer.
-    let read = paged(&lp, conn.chunk_size, budget, fetch, convert);
+    let read = paged(
+        &lp,
+        conn.chunk_size,
+        conn.limits.max_objects,
+        budget,
+        fetch,
+        convert,
+    );
     let result = if conn.timeout.is_zero() {
         read.await
     } else {
@@ -712,7 +720,7 @@ async fn list_one<T>(
             message: format!(
                 "listing {} gave more than {} objects, the most trainlab keeps from one LIST (--max-objects; each costs memory while it is judged)",
                 q.describe(),
-                crate::observe::limits::max_objects()
+                conn.limits.max_objects
             ),
         }),
         Stop::Deadline => Failure::Unavailable(Unavailable::Failed {
@@ -882,7 +890,7 @@ mod tests {
             let text = pages[i].clone();
             async move { Ok::<String, kube::Error>(text) }
         };
-        let r = paged(&ListParams::default(), 2, budget, fetch, |raw| {
+        let r = paged(&ListParams::default(), 2, 100_000, budget, fetch, |raw| {
             Ok(Some(raw.get().len()))
         })
         .await;

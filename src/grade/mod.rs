@@ -104,6 +104,7 @@ impl<'c> Room<'c> {
                 profile: req.profile,
                 repeat: Repeat::Once,
                 server_dry_run: None,
+                limits: req.connect.limits,
             },
         )?;
         let template = match (&req.learners, &req.template) {
@@ -210,6 +211,7 @@ impl<'c> Room<'c> {
             profile: self.profile,
             repeat: Repeat::Once,
             server_dry_run: None,
+            limits: self.connect.limits,
         }
     }
 
@@ -466,11 +468,12 @@ async fn grade_cluster(room: &Room<'_>, ctx: &str) -> Result<Vec<LabResult>, Err
                 target: own_cluster_target(ctx, &b.lab.id),
             })
             .collect(),
-        source: Source::Live(opts),
         params: room.params.clone(),
         profile: room.profile,
         repeat: Repeat::Once,
         server_dry_run: None,
+        limits: opts.limits,
+        source: Source::Live(opts),
     };
     plan::run(&plan, &mut plan::Quiet).await
 }

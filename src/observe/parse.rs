@@ -5,12 +5,13 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::limits::Limits;
 use super::object::{Obj, Origin};
 use super::InputError;
 
 /// Parses every object in one file's text. `path` is only used for messages.
 pub fn parse_text(text: &str, path: &str) -> Result<Vec<Obj>, InputError> {
-    parse_marked(text, path, &mut Vec::new(), super::limits::max_objects())
+    parse_marked(text, path, &mut Vec::new(), Limits::default().max_objects)
 }
 
 /// [`parse_text`], also collecting the resources that `trainlab snapshot` Lists say they
@@ -311,38 +312,41 @@ pub fn parse_file(path: &Path) -> Result<Vec<Obj>, InputError> {
 
 /// [`parse_file`], also collecting the resources its Lists say they captured.
 pub fn parse_file_marked(path: &Path, captured: &mut Vec<String>) -> Result<Vec<Obj>, InputError> {
-    parse_file_within(path, captured, &mut Budget::new())
+    parse_file_within(path, captured, &mut Budget::default())
 }
 
 /// What the files of one command may still take: `--max-input-mib` bytes and `--max-objects`
 /// objects for all of them together, so three files of 60 MB are refused as one of 180 MB is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Budget {
+    limits: Limits,
     bytes_left: u64,
     objects_left: usize,
 }
 
 impl Default for Budget {
+    /// The default limits (what lab files and tests read within).
     fn default() -> Self {
-        Budget::new()
+        Budget::new(Limits::default())
     }
 }
 
 impl Budget {
-    /// The whole limits of this process.
-    pub fn new() -> Budget {
+    /// The whole of one command's `limits`.
+    pub fn new(limits: Limits) -> Budget {
         Budget {
-            bytes_left: super::limits::max_input_bytes(),
-            objects_left: super::limits::max_objects(),
+            limits,
+            bytes_left: limits.max_input_bytes,
+            objects_left: limits.max_objects,
         }
     }
 
     /// Text read from `shown` (a file, standard input) within what is left, which it uses up.
     pub fn read(&mut self, input: impl std::io::Read, shown: &str) -> Result<String, InputError> {
-        let first = self.bytes_left == super::limits::max_input_bytes();
+        let first = self.bytes_left == self.limits.max_input_bytes;
         let text = read_text_bounded(input, self.bytes_left).map_err(|e| match e {
             ReadError::TooLarge if first => {
-                let mib = super::limits::max_input_bytes() / (1024 * 1024);
+                let mib = self.limits.max_input_mib();
                 InputError::Limit {
                     path: shown.to_string(),
                     en: format!("larger than {mib} MiB, the most trainlab reads from one input (raise it with --max-input-mib)"),
@@ -350,7 +354,7 @@ impl Budget {
                 }
             }
             ReadError::TooLarge => {
-                let mib = super::limits::max_input_bytes() / (1024 * 1024);
+                let mib = self.limits.max_input_mib();
                 InputError::Limit {
                     path: shown.to_string(),
                     en: format!("the files together are larger than {mib} MiB, the most trainlab reads from one command's files (raise it with --max-input-mib)"),
@@ -378,7 +382,7 @@ impl Budget {
         shown: &str,
         captured: &mut Vec<String>,
     ) -> Result<Vec<Obj>, InputError> {
-        let limit = super::limits::max_objects();
+        let limit = self.limits.max_objects;
         let objs = parse_all(text, shown, captured, self.objects_left, limit)?;
         if objs.len() > self.objects_left {
             return Err(too_many_objects(shown, limit));

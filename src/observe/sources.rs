@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use include_dir::{include_dir, Dir};
 
+use super::limits::Limits;
 use super::observed::{Observed, SourceKind};
 use super::parse::{manifest_files, parse_text};
 use super::InputError;
@@ -18,10 +19,15 @@ static DEMO: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/manifests/demo");
 /// any other kind the read answers "not captured" with the command that saves it, instead of a
 /// grade built on a missing file.
 pub fn snapshot(dir: &Path) -> Result<Observed, InputError> {
+    snapshot_within(dir, Limits::default())
+}
+
+/// [`snapshot`] within a command's `limits` (`--max-input-mib`, `--max-objects`).
+pub fn snapshot_within(dir: &Path, limits: Limits) -> Result<Observed, InputError> {
     let files = manifest_files(dir)?;
     let mut captured = Vec::new();
     let mut objects = Vec::new();
-    let mut budget = super::parse::Budget::new();
+    let mut budget = super::parse::Budget::new(limits);
     for f in &files {
         objects.extend(super::parse::parse_file_within(
             f,
@@ -60,12 +66,17 @@ fn named_by_file(path: &Path) -> Vec<String> {
         .collect()
 }
 
-/// The learner's manifests (static mode): files or folders.
+/// The learner's manifests (static mode): files or folders, within the default limits.
 /// `-` stands for standard input, as in `kubectl apply -f -`.
 pub fn files(paths: &[PathBuf]) -> Result<Observed, InputError> {
+    files_within(paths, Limits::default())
+}
+
+/// [`files`] within a command's `limits` (`--max-input-mib`, `--max-objects`).
+pub fn files_within(paths: &[PathBuf], limits: Limits) -> Result<Observed, InputError> {
     let mut all = Vec::new();
     let mut from_stdin = Vec::new();
-    let mut budget = super::parse::Budget::new();
+    let mut budget = super::parse::Budget::new(limits);
     for p in paths {
         if p.as_os_str() == STDIN {
             if from_stdin.is_empty() {

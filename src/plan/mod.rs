@@ -65,8 +65,11 @@ pub struct Request {
     pub profile: Option<Profile>,
     pub repeat: Repeat,
     /// `--dry-run=server` with `--files`: also send every object to this cluster as a
-    /// server-side dry run ([`dry_run`]).
+    /// server-side dry run ([`server_verdict`]).
     pub server_dry_run: Option<ConnectOpts>,
+    /// The bounds on what the files bring (`--max-input-mib`, `--max-objects`); a live source
+    /// carries its own in its `ConnectOpts`.
+    pub limits: crate::observe::limits::Limits,
 }
 
 /// One lab to grade, for one target.
@@ -87,6 +90,7 @@ pub struct Plan<'c> {
     pub repeat: Repeat,
     /// The cluster that judges the files with a server-side dry run (only with `--files`).
     pub server_dry_run: Option<ConnectOpts>,
+    pub limits: crate::observe::limits::Limits,
 }
 
 impl<'c> Plan<'c> {
@@ -132,6 +136,7 @@ impl<'c> Plan<'c> {
             profile: req.profile,
             repeat: req.repeat,
             server_dry_run: req.server_dry_run,
+            limits: req.limits,
         })
     }
 
@@ -377,8 +382,12 @@ pub async fn run(plan: &Plan<'_>, progress: &mut Progress) -> Result<Vec<LabResu
                 capabilities: None,
             }
         }
-        Source::Snapshot(dir) => Session::Offline(sources::snapshot(dir)?.planned(queries.clone())),
-        Source::Files(paths) => Session::Offline(sources::files(paths)?.planned(queries.clone())),
+        Source::Snapshot(dir) => {
+            Session::Offline(sources::snapshot_within(dir, plan.limits)?.planned(queries.clone()))
+        }
+        Source::Files(paths) => {
+            Session::Offline(sources::files_within(paths, plan.limits)?.planned(queries.clone()))
+        }
         Source::Demo => Session::Offline(sources::demo()?.planned(queries.clone())),
     };
     run_session(plan, &queries, session, progress).await
@@ -394,7 +403,7 @@ pub async fn check(plan: &Plan<'_>, progress: &mut Progress) -> Result<Checked, 
         });
     };
     let queries = plan.queries();
-    let obs = sources::files(paths)?.planned(queries.clone());
+    let obs = sources::files_within(paths, plan.limits)?.planned(queries.clone());
     let mut results = run_session(plan, &queries, Session::Offline(obs.clone()), progress).await?;
     let server = server_verdict::server(plan, opts, &obs, &queries, &mut results, progress).await?;
     Ok(Checked {
