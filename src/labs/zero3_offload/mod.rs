@@ -13,7 +13,7 @@
 
 use serde_json::Value;
 
-use crate::observe::kinds::{CONFIGMAPS, JOBS, PODS, PYTORCHJOBS, TRAINJOBS};
+use crate::observe::kinds::{CONFIGMAPS, PODS, PYTORCHJOBS};
 use crate::observe::InputError;
 use crate::verify::kit::cmdline::{
     command_line, DsConfig, DsConfigError, Offload, OffloadDevice, ZeroStage,
@@ -25,7 +25,7 @@ use crate::verify::kit::training::job::{
     self, find_training_job, main_container, training_command, DsConfigPath, DsLeads, TrainingJob,
 };
 use crate::verify::kit::training::job_pods;
-use crate::verify::kit::training::trainjob::{CLUSTER_RUNTIMES_READ, JOBSETS_READ, RUNTIMES_READ};
+use crate::verify::kit::training::trainjob::{trainjob_reads, JOBS_READ, TRAINJOBS_READ};
 use crate::verify::{
     Advice, JudgeCtx, Judgement, Named, Outcome, Read, Reason, Verifier, MISSING_HINT,
 };
@@ -33,22 +33,12 @@ use crate::verify::{
 pub struct Zero3Offload;
 
 static PYTORCHJOBS_READ: Read = Read::lab(&PYTORCHJOBS);
-static JOBS_READ: Read = Read::lab(&JOBS);
 static PODS_READ: Read = Read::lab(&PODS);
 static CONFIGMAPS_READ: Read = Read::lab(&CONFIGMAPS);
-static TRAINJOBS_READ: Read = Read::lab(&TRAINJOBS);
 /// A PyTorchJob, a batch/v1 Job or a TrainJob (with the runtimes it may name and the JobSet
 /// between it and its Jobs).
-static READS: &[&Read] = &[
-    &PYTORCHJOBS_READ,
-    &JOBS_READ,
-    &TRAINJOBS_READ,
-    &CLUSTER_RUNTIMES_READ,
-    &RUNTIMES_READ,
-    &JOBSETS_READ,
-    &PODS_READ,
-    &CONFIGMAPS_READ,
-];
+static READS: &[&Read] =
+    trainjob_reads![jobs first, &PYTORCHJOBS_READ; &PODS_READ, &CONFIGMAPS_READ];
 
 const JOB: &str = "zero3-train";
 const CONFIG_MAP: &str = "ds-config";
