@@ -8,7 +8,7 @@
 //!   flag (argparse's rule; negative numbers such as `-1` are values).
 //! - `--` ends the options: nothing after it is looked up.
 //! - Repeated flags: the last occurrence wins; typed lookups keep the earlier raw values in
-//!   [`Setting::earlier`] ([`last_wins`](super::last_wins), the rule every reader uses).
+//!   [`Setting::earlier`] (`cmdline::last_wins`, the rule every reader uses).
 //! - A value that is a shell or Kubernetes variable reference is [`Known::Variable`], never an
 //!   error and never a number ([`Known::read`]).
 

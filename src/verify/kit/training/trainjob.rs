@@ -41,7 +41,7 @@ use crate::verify::views::trainer::{
 };
 use crate::verify::{JudgeCtx, Judgement, Outcome, Read, Reason};
 
-/// The reads of a lab that accepts a TrainJob ([`trainjob_reads`]): the TrainJob, the runtimes it
+/// The reads of a lab that accepts a TrainJob (`trainjob_reads!`): the TrainJob, the runtimes it
 /// may name and the objects between a TrainJob and its pods.
 pub static TRAINJOBS_READ: Read = Read::lab(&TRAINJOBS);
 pub static CLUSTER_RUNTIMES_READ: Read = Read::lab(&CLUSTER_TRAINING_RUNTIMES);
