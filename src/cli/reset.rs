@@ -61,16 +61,19 @@ pub fn run(g: &Global, a: &ResetArgs) -> Result<ExitCode, crate::Error> {
     let id = b.lab.id.clone();
     let place = Placement::new(&id, a.namespace.as_deref(), a.learner.as_deref())?;
     // `--learner alice` is `--name-prefix alice-` plus alice's namespace.
-    let prefix = match (&a.name_prefix, place.learner.is_some()) {
-        (Some(p), true) if *p != place.name_prefix => {
-            let (learner, prefix) = (a.learner.as_deref().unwrap_or_default(), &place.name_prefix);
+    let prefix = match (&a.name_prefix, place.target.learner.is_some()) {
+        (Some(p), true) if *p != place.target.name_prefix => {
+            let (learner, prefix) = (
+                a.learner.as_deref().unwrap_or_default(),
+                &place.target.name_prefix,
+            );
             return Err(crate::Error::usage(
                 format!("--learner {learner} ではオブジェクト名の接頭辞が {prefix} になり、--name-prefix {p} とは違います。どちらか一方を指定してください"),
                 format!("--learner {learner} names objects with the prefix {prefix}, not --name-prefix {p}; give one of them"),
             ));
         }
         (Some(p), _) => p.clone(),
-        (None, _) => place.name_prefix.clone(),
+        (None, _) => place.target.name_prefix.clone(),
     };
     if !a.yes && !a.dry_run && !std::io::stdin().is_terminal() {
         return Err(crate::Error::usage(
@@ -81,7 +84,7 @@ pub fn run(g: &Global, a: &ResetArgs) -> Result<ExitCode, crate::Error> {
     let lang = g.lang();
     let req = ResetRequest {
         bundle: b,
-        namespace: place.namespace.clone(),
+        namespace: place.target.namespace.clone(),
         prefix,
         lang,
     };

@@ -119,7 +119,7 @@ pub fn run(g: &Global, a: &SolveArgs) -> Result<ExitCode, crate::Error> {
         ));
     }
     let id = &b.lab.id;
-    let grade = match (&place.learner, place.grade_command(id), &a.namespace) {
+    let grade = match (&place.target.learner, place.grade_command(id), &a.namespace) {
         (_, Some(command), _) => format!("; grade it with `{command}`"),
         (None, None, None) => format!("; grade it with `trainlab check {id} --wait 5m`"),
         (None, None, Some(n)) => format!("; grade it with `trainlab check {id} -n {n} --wait 5m`"),

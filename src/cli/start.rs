@@ -65,7 +65,7 @@ pub fn run(g: &Global, a: &StartArgs) -> Result<ExitCode, crate::Error> {
     let place = manifests::Placement::new(&b.lab.id, a.namespace.as_deref(), a.learner.as_deref())?;
     let profile = apply::profile_for(a.profile, &g.live);
     let place = place.with_site(super::solve::resolve_site(profile, &g.live, &a.params)?);
-    let namespace = &place.namespace;
+    let namespace = &place.target.namespace;
     let task = b.lab.task.as_ref();
     // In a workshop the draft names the learner's cluster-scoped objects as `grade` looks them up.
     // Its comments in the user's language (`draft-ja/` beside `draft/`).
@@ -74,7 +74,7 @@ pub fn run(g: &Global, a: &StartArgs) -> Result<ExitCode, crate::Error> {
         .and_then(|d| b.draft_in(d, lang))
         .map(|(d, text)| {
             let origin = b.path_of(&d);
-            let text = manifests::prefixed_draft(text, &origin, &place.name_prefix)?;
+            let text = manifests::prefixed_draft(text, &origin, &place.target.name_prefix)?;
             // On EKS the image's own torchrun runs: the kind stand-in's mount goes.
             match profile {
                 crate::profile::Profile::Eks => {
@@ -133,7 +133,7 @@ pub fn run(g: &Global, a: &StartArgs) -> Result<ExitCode, crate::Error> {
         let id = &b.lab.id;
         let p = path.display();
         let next = if a.draft_only {
-            let learner = match &place.learner {
+            let learner = match &place.target.learner {
                 Some(l) => format!(" --learner {l}"),
                 None => String::new(),
             };

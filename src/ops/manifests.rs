@@ -7,6 +7,7 @@ use crate::observe::{parse_text, Obj};
 use crate::plan::learners::{self, Template};
 use crate::profile::site::SiteValues;
 use crate::profile::Profile;
+use crate::verify::Target;
 
 /// The site values fill a lab's files (`LabBundle::files_for`); a value the site lacks is the
 /// refusal `SiteValues::render` words, naming the `--param` that gives it.
@@ -147,7 +148,7 @@ pub fn task_objects(b: &LabBundle) -> Result<Vec<(String, String, String)>, crat
     Ok(out)
 }
 
-/// Applies folders of a lab into `place.namespace` as one set (validated as a whole, so a
+/// Applies folders of a lab into `place.target.namespace` as one set (validated as a whole, so a
 /// rejected object in `solution/` leaves no `starter/` object behind). The task's folders (all
 /// but `starter/`) get the learner prefix. `force` takes fields other managers own (`solve`
 /// only).
@@ -175,8 +176,8 @@ pub async fn apply_folders(
         &starter,
         &task,
         &b.lab.id,
-        &place.namespace,
-        &place.name_prefix,
+        &place.target.namespace,
+        &place.target.name_prefix,
     )
     .await?;
     let changes = apply_all(conn, &set, force).await?;
@@ -230,14 +231,14 @@ pub fn render_plan(
     let prefix = if folder == "starter" {
         ""
     } else {
-        &place.name_prefix
+        &place.target.name_prefix
     };
     let renames = learner_renames(&objs, &scopes, prefix);
     let mut s = String::new();
     for (i, o) in objs.iter().enumerate() {
-        let mut v = crate::cluster::label_and_place(o, &b.lab.id, &place.namespace);
+        let mut v = crate::cluster::label_and_place(o, &b.lab.id, &place.target.namespace);
         if !scopes[i] {
-            v["metadata"]["namespace"] = serde_json::Value::String(place.namespace.clone());
+            v["metadata"]["namespace"] = serde_json::Value::String(place.target.namespace.clone());
         }
         for r in renames.iter().filter(|r| r.object == i) {
             apply_rename(&mut v, r);
@@ -248,13 +249,12 @@ pub fn render_plan(
     Ok(s)
 }
 
-/// Where a command puts a lab: its namespace and the prefix of the task's cluster-scoped objects.
+/// Where a command puts a lab (its namespace, the learner and the prefix of the task's
+/// cluster-scoped objects: `learners::place`, the one reading of `-n` and `--learner`) and the
+/// site values its files are filled with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Placement {
-    pub namespace: String,
-    /// `alice-` with `--learner alice`, else empty.
-    pub name_prefix: String,
-    pub learner: Option<String>,
+    pub target: Target,
     /// The site values its files are filled with (`${site.KEY}`); none until
     /// [`Placement::with_site`], so a command that forgets them refuses instead of applying a
     /// placeholder.
@@ -269,39 +269,14 @@ impl Placement {
         self
     }
 
-    /// `-n` wins; `--learner NAME` puts the lab where `trainlab grade --learners NAME` looks on
-    /// a shared cluster (the default namespace template, `{learner}-{lab}`) and prefixes the
-    /// task's cluster-scoped objects with `NAME-`; else the lab's own namespace, no prefix.
+    /// [`learners::place`], without site values yet.
     pub fn new(
         lab_id: &str,
         namespace: Option<&str>,
         learner: Option<&str>,
     ) -> Result<Placement, crate::Error> {
-        if let Some(ns) = namespace {
-            learners::check_namespace(ns, "-n")?;
-        }
-        let Some(learner) = learner else {
-            return Ok(Placement {
-                namespace: namespace
-                    .map_or_else(|| crate::catalog::lab_namespace(lab_id), str::to_string),
-                name_prefix: String::new(),
-                learner: None,
-                site: SiteValues::default(),
-            });
-        };
-        learners::check_learner(learner)?;
-        let target = learners::shared_target(&Template::default(), learner, lab_id);
-        if namespace.is_none() && !learners::is_dns_label(&target.namespace) {
-            let ns = &target.namespace;
-            return Err(crate::Error::usage(
-                format!("--learner {learner}: namespace {ns} は namespace 名の上限の 63 文字より長くなります。短い受講者名を使うか、-n で namespace を指定してください"),
-                format!("--learner {learner}: the namespace {ns} is longer than the 63 characters a namespace name may have; use a shorter learner name, or give the namespace with -n"),
-            ));
-        }
         Ok(Placement {
-            namespace: namespace.map_or(target.namespace, str::to_string),
-            name_prefix: target.name_prefix,
-            learner: Some(learner.to_string()),
+            target: learners::place(lab_id, namespace, learner)?,
             site: SiteValues::default(),
         })
     }
@@ -309,16 +284,16 @@ impl Placement {
     /// The `trainlab grade` command that finds the learner's lab here: with the default
     /// namespace template, or one made from `-n` when it holds the learner's name once.
     pub fn grade_command(&self, lab_id: &str) -> Option<String> {
-        let learner = self.learner.as_deref()?;
+        let (learner, namespace) = (self.target.learner.as_deref()?, &self.target.namespace);
         let command = format!("trainlab grade {lab_id} --learners {learner}");
-        if Template::default().namespace(learner, lab_id) == self.namespace {
+        if Template::default().namespace(learner, lab_id) == *namespace {
             return Some(command);
         }
-        if self.namespace.matches(learner).count() != 1 {
+        if namespace.matches(learner).count() != 1 {
             return None;
         }
-        let template = Template::parse(&self.namespace.replace(learner, "{learner}")).ok()?;
-        (template.namespace(learner, lab_id) == self.namespace)
+        let template = Template::parse(&namespace.replace(learner, "{learner}")).ok()?;
+        (template.namespace(learner, lab_id) == *namespace)
             .then(|| format!("{command} --namespace-template {}", template.as_str()))
     }
 }

@@ -27,6 +27,11 @@ pub fn is_dns_label(s: &str) -> bool {
 /// request paths, so anything but an RFC 1123 label (`ns/../../api`, `x?y=1`, an empty name,
 /// 64 characters) is refused before any request.
 pub fn check_namespace(ns: &str, from: &str) -> Result<(), Error> {
+    check_namespace_then(ns, from, ("", ""))
+}
+
+/// [`check_namespace`], with what to do next (`ja`, `en`) after the reason.
+fn check_namespace_then(ns: &str, from: &str, next: (&str, &str)) -> Result<(), Error> {
     if is_dns_label(ns) {
         return Ok(());
     }
@@ -37,7 +42,7 @@ pub fn check_namespace(ns: &str, from: &str) -> Result<(), Error> {
         (
             format!("{} 文字あります（{LABEL_MAX} 文字まで）", ns.len()),
             format!(
-                "it has {} characters, at most {LABEL_MAX} are allowed",
+                "it has {} characters, at most {LABEL_MAX} characters are allowed",
                 ns.len()
             ),
         )
@@ -47,9 +52,10 @@ pub fn check_namespace(ns: &str, from: &str) -> Result<(), Error> {
             "a namespace name is lowercase letters, digits and `-`, starting and ending with a letter or digit".to_string(),
         )
     };
+    let (next_ja, next_en) = next;
     Err(Error::usage(
-        format!("{from} `{shown}`: namespace 名として使えません: {ja}"),
-        format!("{from} `{shown}`: not a valid namespace name: {en}"),
+        format!("{from} `{shown}`: namespace 名として使えません: {ja}{next_ja}"),
+        format!("{from} `{shown}`: not a valid namespace name: {en}{next_en}"),
     ))
 }
 
@@ -183,6 +189,42 @@ pub fn shared_target(template: &Template, learner: &str, lab_id: &str) -> Target
         learner: Some(learner.to_string()),
         name_prefix: format!("{learner}-"),
     }
+}
+
+/// Where a command puts or looks for `lab_id`'s objects, from `-n` and `--learner`, resolved
+/// once for every command (`check`, `start`, `solve`, `reset`): `-n` names the namespace;
+/// `--learner NAME` is where `trainlab grade --learners NAME` looks on a shared cluster (the
+/// default namespace template) and prefixes the task's cluster-scoped objects with `NAME-`;
+/// else the lab's own namespace, no prefix. A name that cannot be a namespace is refused,
+/// saying which flag made it.
+pub fn place(
+    lab_id: &str,
+    namespace: Option<&str>,
+    learner: Option<&str>,
+) -> Result<Target, Error> {
+    let mut target = match learner {
+        Some(l) => {
+            check_learner(l)?;
+            shared_target(&Template::default(), l, lab_id)
+        }
+        None => Target::for_lab(lab_id),
+    };
+    match (namespace, learner) {
+        (Some(ns), _) => {
+            check_namespace(ns, "-n")?;
+            target.namespace = ns.to_string();
+        }
+        (None, Some(l)) => check_namespace_then(
+            &target.namespace,
+            &format!("--learner {l}: the namespace"),
+            (
+                "。短い受講者名を使うか、-n で namespace を指定してください",
+                "; use a shorter learner name, or give the namespace with -n",
+            ),
+        )?,
+        (None, None) => {}
+    }
+    Ok(target)
 }
 
 /// Where a learner's lab lives on a cluster of their own: the lab's usual namespace, no prefix.

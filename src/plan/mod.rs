@@ -4,9 +4,9 @@
 //! queries answered from files offline — judges every lab, and with `--wait`/`--watch`
 //! observes again. `cli/` only parses and renders.
 
-pub mod dry_run;
 pub mod learners;
 pub mod rounds;
+pub mod server_verdict;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -117,27 +117,8 @@ impl<'c> Plan<'c> {
         let mut items = Vec::new();
         for b in bundles {
             let verifier = verifier_for(&b.lab.id).ok_or_else(|| crate::labs::quiz_only(b))?;
-            let mut target = match &req.learner {
-                Some(l) => {
-                    learners::check_learner(l)?;
-                    learners::shared_target(&learners::Template::default(), l, &b.lab.id)
-                }
-                None => Target::for_lab(&b.lab.id),
-            };
-            match &req.namespace {
-                Some(ns) => {
-                    learners::check_namespace(ns, "-n")?;
-                    target.namespace = ns.clone();
-                }
-                None if req.learner.is_some() => {
-                    let learner = req.learner.as_deref().unwrap_or_default();
-                    learners::check_namespace(
-                        &target.namespace,
-                        &format!("--learner {learner}: the namespace"),
-                    )?;
-                }
-                None => {}
-            }
+            let target =
+                learners::place(&b.lab.id, req.namespace.as_deref(), req.learner.as_deref())?;
             items.push(Item {
                 bundle: b,
                 verifier,
@@ -415,7 +396,7 @@ pub async fn check(plan: &Plan<'_>, progress: &mut Progress) -> Result<Checked, 
     let queries = plan.queries();
     let obs = sources::files(paths)?.planned(queries.clone());
     let mut results = run_session(plan, &queries, Session::Offline(obs.clone()), progress).await?;
-    let server = dry_run::server(plan, opts, &obs, &queries, &mut results, progress).await?;
+    let server = server_verdict::server(plan, opts, &obs, &queries, &mut results, progress).await?;
     Ok(Checked {
         results,
         server: Some(server),

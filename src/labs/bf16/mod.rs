@@ -8,7 +8,7 @@
 //! template's `nodeSelector` and required node affinity against the BF16 table
 //! ([`crate::facts::precision`]). State checks follow the PyTorchJob's uid to its pods.
 //!
-//! The precision a command asks for is the kit's (`training::precision`); `pods-running` is the
+//! The precision a command asks for is the kit's (`training::job::precision`); `pods-running` is the
 //! kit's rule (`pods::running`).
 
 use k8s_openapi::api::core::v1::{NodeSelectorTerm, PodSpec};

@@ -38,7 +38,7 @@ use env::{env_settings, EnvSetting, EnvSource};
 pub struct Bionemo;
 
 static PODS_READ: Read = Read::lab(&PODS);
-// Listed as metadata only by every live source (src/cluster/gather.rs `list_values`).
+// Listed as metadata only by every live source (src/cluster/gather.rs `list_one`).
 static SECRETS_READ: Read = Read::lab(&SECRETS);
 /// A batch/v1 Job or a TrainJob (with the runtimes it may name and the JobSet between it and
 /// its Jobs).

@@ -7,7 +7,8 @@
 //! those properties passes (2400Gi or 4800Gi, 250 or 1000 MB/s/TiB, `parallelism: 2` or an
 //! Indexed Job, the claim at any path). State checks need the driver (`fsx-csi`), so kind skips
 //! them; pods are the Job's by ownerReference uid, events an object's by `involvedObject.uid`.
-//! Driver and FSx facts, with sources, are in `facts::fsx`; API-server rules in `kit::storage`.
+//! Driver and FSx facts, with sources, are in `facts::fsx`; the storage rules only this lab
+//! needs (PVC, StorageClass, CSI) in `storage` beside it.
 
 mod storage;
 
