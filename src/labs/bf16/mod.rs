@@ -15,7 +15,7 @@ use k8s_openapi::api::core::v1::{NodeSelectorTerm, PodSpec};
 
 use crate::facts::instances::INSTANCE_TYPE_LABEL;
 use crate::facts::precision::{self, BF16_LABELS, GPU_COMPUTE_MAJOR_LABEL};
-use crate::observe::kinds::{CONFIGMAPS, PODS, PYTORCHJOBS, TRAINJOBS};
+use crate::observe::kinds::{CONFIGMAPS, PODS, PYTORCHJOBS};
 use crate::observe::{InputError, Obj};
 use crate::verify::kit::cmdline::{command_line, FlagError};
 use crate::verify::kit::k8s::placement::{self, Allowed};
@@ -26,27 +26,15 @@ use crate::verify::kit::training::job::{
     training_command, PrecisionFacts, TrainingJob,
 };
 use crate::verify::kit::training::job_pods;
-use crate::verify::kit::training::trainjob::{
-    CLUSTER_RUNTIMES_READ, JOBSETS_READ, JOBS_READ, RUNTIMES_READ,
-};
+use crate::verify::kit::training::trainjob::{trainjob_reads, TRAINJOBS_READ};
 use crate::verify::{Advice, JudgeCtx, Judgement, Outcome, Read, Reason, Verifier};
 
 pub struct Bf16;
 
 static PYTORCHJOBS_READ: Read = Read::lab(&PYTORCHJOBS);
-static TRAINJOBS_READ: Read = Read::lab(&TRAINJOBS);
 static PODS_READ: Read = Read::lab(&PODS);
 static CONFIGMAPS_READ: Read = Read::lab(&CONFIGMAPS);
-static READS: &[&Read] = &[
-    &PYTORCHJOBS_READ,
-    &TRAINJOBS_READ,
-    &CLUSTER_RUNTIMES_READ,
-    &RUNTIMES_READ,
-    &JOBSETS_READ,
-    &JOBS_READ,
-    &PODS_READ,
-    &CONFIGMAPS_READ,
-];
+static READS: &[&Read] = trainjob_reads![&PYTORCHJOBS_READ; &PODS_READ, &CONFIGMAPS_READ];
 
 const JOB: &str = "bf16-train";
 const BF16_ON: &str = "bf16-on";

@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::{Container, Volume};
 
 use crate::facts::instances::GPU;
-use crate::observe::kinds::{JOBS, PODS, SECRETS, TRAINJOBS};
+use crate::observe::kinds::{PODS, SECRETS};
 use crate::observe::{InputError, Obj};
 use crate::verify::kit::k8s::container::{asks_for, is_about_resources, no_container, pick};
 use crate::verify::kit::k8s::image::ImageRef;
@@ -31,28 +31,18 @@ use crate::verify::kit::training::job::{
 };
 use crate::verify::kit::training::job_pods::running_of;
 use crate::verify::kit::training::parallel::GpuNodes;
-use crate::verify::kit::training::trainjob::{CLUSTER_RUNTIMES_READ, JOBSETS_READ, RUNTIMES_READ};
+use crate::verify::kit::training::trainjob::{trainjob_reads, JOBS_READ, TRAINJOBS_READ};
 use crate::verify::{Advice, JudgeCtx, Judgement, Outcome, Read, Reason, Verifier};
 use env::{env_settings, EnvSetting, EnvSource};
 
 pub struct Bionemo;
 
-static JOBS_READ: Read = Read::lab(&JOBS);
 static PODS_READ: Read = Read::lab(&PODS);
 // Listed as metadata only by every live source (src/cluster/gather.rs `list_one`).
 static SECRETS_READ: Read = Read::lab(&SECRETS);
-static TRAINJOBS_READ: Read = Read::lab(&TRAINJOBS);
 /// A batch/v1 Job or a TrainJob (with the runtimes it may name and the JobSet between it and
 /// its Jobs).
-static READS: &[&Read] = &[
-    &JOBS_READ,
-    &TRAINJOBS_READ,
-    &CLUSTER_RUNTIMES_READ,
-    &RUNTIMES_READ,
-    &JOBSETS_READ,
-    &PODS_READ,
-    &SECRETS_READ,
-];
+static READS: &[&Read] = trainjob_reads![jobs first; &PODS_READ, &SECRETS_READ];
 
 const JOB: &str = "bionemo-esm2";
 const IMAGE: &str = "bionemo-image";

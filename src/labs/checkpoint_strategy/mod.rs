@@ -17,7 +17,7 @@
 
 use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 
-use crate::observe::kinds::{JOBS, PODS, PVCS, STORAGECLASSES, TRAINJOBS};
+use crate::observe::kinds::{PODS, PVCS, STORAGECLASSES};
 use crate::observe::InputError;
 use crate::verify::kit::cmdline::{
     command_line, HfTrainingArgs, Known, SaveSteps, SaveStrategy, Setting,
@@ -29,28 +29,17 @@ use crate::verify::kit::training::job::{
     training_template, TrainingJob,
 };
 use crate::verify::kit::training::job_pods;
-use crate::verify::kit::training::trainjob::{CLUSTER_RUNTIMES_READ, JOBSETS_READ, RUNTIMES_READ};
+use crate::verify::kit::training::trainjob::{trainjob_reads, JOBS_READ, TRAINJOBS_READ};
 use crate::verify::{Advice, JudgeCtx, Judgement, Outcome, Read, Reason, Verifier};
 
 pub struct CheckpointStrategy;
 
-static JOBS_READ: Read = Read::lab(&JOBS);
 static PODS_READ: Read = Read::lab(&PODS);
 static PVCS_READ: Read = Read::lab(&PVCS);
 static STORAGECLASSES_READ: Read = Read::cluster(&STORAGECLASSES);
-static TRAINJOBS_READ: Read = Read::lab(&TRAINJOBS);
 /// A batch/v1 Job or a TrainJob (with the runtimes it may name and the JobSet between it and
 /// its Jobs), the claims and their classes.
-static READS: &[&Read] = &[
-    &JOBS_READ,
-    &TRAINJOBS_READ,
-    &CLUSTER_RUNTIMES_READ,
-    &RUNTIMES_READ,
-    &JOBSETS_READ,
-    &PODS_READ,
-    &PVCS_READ,
-    &STORAGECLASSES_READ,
-];
+static READS: &[&Read] = trainjob_reads![jobs first; &PODS_READ, &PVCS_READ, &STORAGECLASSES_READ];
 
 const JOB: &str = "ckpt-llm";
 const EVERY_N: &str = "save-every-n-steps";

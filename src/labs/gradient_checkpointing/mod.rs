@@ -11,7 +11,7 @@
 //! the Job's uid to its pods and read each container's `state` and `lastState`: a restart in
 //! place (`restartPolicy: OnFailure`) hides an OOM kill in `lastState`.
 
-use crate::observe::kinds::{JOBS, PODS, TRAINJOBS};
+use crate::observe::kinds::PODS;
 use crate::observe::{InputError, Obj};
 use crate::verify::kit::cmdline::{
     command_line, Args, HfTrainingArgs, Known, MegatronArgs, MergedState, NemoArgs, ParallelPlan,
@@ -27,24 +27,15 @@ use crate::verify::kit::training::job::{
     training_template, TrainingJob,
 };
 use crate::verify::kit::training::job_pods::owned_pods;
-use crate::verify::kit::training::trainjob::{CLUSTER_RUNTIMES_READ, JOBSETS_READ, RUNTIMES_READ};
+use crate::verify::kit::training::trainjob::{trainjob_reads, JOBS_READ, TRAINJOBS_READ};
 use crate::verify::{JudgeCtx, Judgement, Outcome, Params, Read, Reason, Verifier};
 
 pub struct GradientCheckpointing;
 
-static JOBS_READ: Read = Read::lab(&JOBS);
-static TRAINJOBS_READ: Read = Read::lab(&TRAINJOBS);
 static PODS_READ: Read = Read::lab(&PODS);
 /// A batch/v1 Job or a TrainJob (with the runtimes it may name and the JobSet between it and
 /// its Jobs).
-static READS: &[&Read] = &[
-    &JOBS_READ,
-    &TRAINJOBS_READ,
-    &CLUSTER_RUNTIMES_READ,
-    &RUNTIMES_READ,
-    &JOBSETS_READ,
-    &PODS_READ,
-];
+static READS: &[&Read] = trainjob_reads![jobs first; &PODS_READ];
 
 const JOB: &str = "ckpt-train";
 const CHECKPOINTING_ON: &str = "checkpointing-on";

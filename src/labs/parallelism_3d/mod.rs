@@ -17,7 +17,7 @@
 mod activations;
 
 use crate::facts::instances::GPU;
-use crate::observe::kinds::{PODS, PYTORCHJOBS, TRAINJOBS};
+use crate::observe::kinds::{PODS, PYTORCHJOBS};
 use crate::observe::InputError;
 use crate::verify::kit::cmdline::{Merged, MergedState, Precision};
 use crate::verify::kit::k8s::rejection::Rejection;
@@ -26,25 +26,14 @@ use crate::verify::kit::training::job_pods;
 use crate::verify::kit::training::parallel::{
     self, check_tp_within_node, Degrees, GpuNodes, JobLaunch, Launcher, Procs, Unknown, Value,
 };
-use crate::verify::kit::training::trainjob::{
-    CLUSTER_RUNTIMES_READ, JOBSETS_READ, JOBS_READ, RUNTIMES_READ,
-};
+use crate::verify::kit::training::trainjob::{trainjob_reads, TRAINJOBS_READ};
 use crate::verify::{Advice, JudgeCtx, Judgement, Outcome, Params, Read, Reason, Verifier};
 
 pub struct Parallelism3d;
 
 static PYTORCHJOBS_READ: Read = Read::lab(&PYTORCHJOBS);
-static TRAINJOBS_READ: Read = Read::lab(&TRAINJOBS);
 static PODS_READ: Read = Read::lab(&PODS);
-static READS: &[&Read] = &[
-    &PYTORCHJOBS_READ,
-    &TRAINJOBS_READ,
-    &CLUSTER_RUNTIMES_READ,
-    &RUNTIMES_READ,
-    &JOBSETS_READ,
-    &JOBS_READ,
-    &PODS_READ,
-];
+static READS: &[&Read] = trainjob_reads![&PYTORCHJOBS_READ; &PODS_READ];
 
 const JOB: &str = "llm-200b";
 const THREE: &str = "three-degrees";

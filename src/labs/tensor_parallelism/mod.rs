@@ -10,7 +10,7 @@
 //! lab.yaml; this file decides and reports values.
 
 use crate::facts::instances::GPU;
-use crate::observe::kinds::{PODS, PYTORCHJOBS, TRAINJOBS};
+use crate::observe::kinds::{PODS, PYTORCHJOBS};
 use crate::observe::InputError;
 use crate::verify::kit::k8s::rejection::Rejection;
 use crate::verify::kit::training::job::{find_training_job, TrainingJob};
@@ -18,25 +18,14 @@ use crate::verify::kit::training::job_pods;
 use crate::verify::kit::training::parallel::{
     self, check_tp_within_node, Degrees, GpuNodes, JobLaunch, Launcher, Procs, RoleLaunch, Value,
 };
-use crate::verify::kit::training::trainjob::{
-    CLUSTER_RUNTIMES_READ, JOBSETS_READ, JOBS_READ, RUNTIMES_READ,
-};
+use crate::verify::kit::training::trainjob::{trainjob_reads, TRAINJOBS_READ};
 use crate::verify::{JudgeCtx, Judgement, Outcome, Read, Reason, Verifier};
 
 pub struct TensorParallelism;
 
 static PYTORCHJOBS_READ: Read = Read::lab(&PYTORCHJOBS);
-static TRAINJOBS_READ: Read = Read::lab(&TRAINJOBS);
 static PODS_READ: Read = Read::lab(&PODS);
-static READS: &[&Read] = &[
-    &PYTORCHJOBS_READ,
-    &TRAINJOBS_READ,
-    &CLUSTER_RUNTIMES_READ,
-    &RUNTIMES_READ,
-    &JOBSETS_READ,
-    &JOBS_READ,
-    &PODS_READ,
-];
+static READS: &[&Read] = trainjob_reads![&PYTORCHJOBS_READ; &PODS_READ];
 
 const JOB: &str = "tp-llm";
 const WHOLE_NODE: &str = "whole-node-gpus";

@@ -8,26 +8,24 @@
 //! ConfigMap object is still bad input). `config-mounted` follows the training command's config
 //! path (HF `--deepspeed PATH`, DeepSpeed's `--deepspeed_config PATH`, `accelerate launch
 //! --deepspeed_config_file PATH`) through the container's volume mounts to a ConfigMap key
-//! (kit `mounts`), after what the API server refuses (kit `job::first_rejection`). The state
-//! check is the kit's `pods-running` rule (`pods::running`).
+//! (kit `job::deepspeed_config_path`), after what the API server refuses (kit
+//! `job::first_rejection`). The state check is the kit's `pods-running` rule (`pods::running`).
 
 use serde_json::Value;
 
-use crate::observe::kinds::{CONFIGMAPS, JOBS, PODS, PYTORCHJOBS, TRAINJOBS};
+use crate::observe::kinds::{CONFIGMAPS, PODS, PYTORCHJOBS};
 use crate::observe::InputError;
 use crate::verify::kit::cmdline::{
-    command_line, is_var_ref, DsConfig, DsConfigError, Offload, OffloadDevice, ZeroStage,
+    command_line, DsConfig, DsConfigError, Offload, OffloadDevice, ZeroStage,
 };
-use crate::verify::kit::k8s::mounts::{
-    absolute, config_map_data, config_map_key, volume_at, volume_kind, Data,
-};
+use crate::verify::kit::k8s::mounts::{config_map_data, Data};
 use crate::verify::kit::k8s::resources;
 use crate::verify::kit::k8s::workload::{PodTemplate, Workload};
 use crate::verify::kit::training::job::{
-    self, find_training_job, main_container, training_command, TrainingJob,
+    self, find_training_job, main_container, training_command, DsConfigPath, DsLeads, TrainingJob,
 };
 use crate::verify::kit::training::job_pods;
-use crate::verify::kit::training::trainjob::{CLUSTER_RUNTIMES_READ, JOBSETS_READ, RUNTIMES_READ};
+use crate::verify::kit::training::trainjob::{trainjob_reads, JOBS_READ, TRAINJOBS_READ};
 use crate::verify::{
     Advice, JudgeCtx, Judgement, Named, Outcome, Read, Reason, Verifier, MISSING_HINT,
 };
@@ -35,22 +33,12 @@ use crate::verify::{
 pub struct Zero3Offload;
 
 static PYTORCHJOBS_READ: Read = Read::lab(&PYTORCHJOBS);
-static JOBS_READ: Read = Read::lab(&JOBS);
 static PODS_READ: Read = Read::lab(&PODS);
 static CONFIGMAPS_READ: Read = Read::lab(&CONFIGMAPS);
-static TRAINJOBS_READ: Read = Read::lab(&TRAINJOBS);
 /// A PyTorchJob, a batch/v1 Job or a TrainJob (with the runtimes it may name and the JobSet
 /// between it and its Jobs).
-static READS: &[&Read] = &[
-    &PYTORCHJOBS_READ,
-    &JOBS_READ,
-    &TRAINJOBS_READ,
-    &CLUSTER_RUNTIMES_READ,
-    &RUNTIMES_READ,
-    &JOBSETS_READ,
-    &PODS_READ,
-    &CONFIGMAPS_READ,
-];
+static READS: &[&Read] =
+    trainjob_reads![jobs first, &PYTORCHJOBS_READ; &PODS_READ, &CONFIGMAPS_READ];
 
 const JOB: &str = "zero3-train";
 const CONFIG_MAP: &str = "ds-config";
@@ -223,41 +211,49 @@ fn trace(
     launch: Option<&k8s_openapi::api::core::v1::Container>,
     data: Option<&Data>,
 ) -> Traced {
-    let Some((c, field)) = main_container(t) else {
+    let Some((c, _)) = main_container(t) else {
         return Traced::NoCommand("—".into());
     };
     let Some(training) = training_command(c).or_else(|| launch.and_then(training_command)) else {
         return Traced::NoCommand(command_line(c, 160));
     };
-    let Some((flag, value)) = job::deepspeed_config_flag(&training) else {
-        return Traced::NoFlag;
-    };
-    if is_var_ref(&value) {
-        return Traced::Variable(format!("{flag} {value}"));
-    }
-    if value.trim_start().starts_with('{') {
-        return Traced::Inline(flag);
-    }
-    let Some(path) = absolute(&value, c) else {
-        return Traced::Relative(flag, value);
-    };
-    let Some(on) = volume_at(&path, c, field, &t.spec) else {
-        return Traced::NotMounted(flag, path);
-    };
-    let Some(v) = on.volume else {
-        return Traced::OtherVolume(flag, path, on.mount.name.clone(), "—".into());
-    };
+    // Only a key of `ds-config` counts as there; the kit follows the path.
     let exists =
         |cm: &str, key: &str| cm == CONFIG_MAP && data.is_some_and(|d| d.contains_key(key));
-    match config_map_key(v, &on.inner, exists) {
-        Some((cm, Some(key))) if cm == CONFIG_MAP => {
-            let exists = data.is_some_and(|d| d.contains_key(&key));
-            Traced::ConfigMap(flag, path, key, exists)
+    let Some(DsConfigPath { flag, value, leads }) =
+        job::deepspeed_config_path(&training, c, &t.spec, exists)
+    else {
+        return Traced::NoFlag;
+    };
+    match leads {
+        DsLeads::Variable => Traced::Variable(format!("{flag} {value}")),
+        DsLeads::Inline => Traced::Inline(flag),
+        DsLeads::Relative => Traced::Relative(flag, value),
+        DsLeads::NotMounted { path } => Traced::NotMounted(flag, path),
+        DsLeads::NoVolume { path, mount } => Traced::OtherVolume(flag, path, mount, "—".into()),
+        DsLeads::OtherVolume { path, volume, kind } => {
+            Traced::OtherVolume(flag, path, volume, kind.to_string())
         }
-        // `items` list no file at that path.
-        Some((cm, None)) if cm == CONFIG_MAP => Traced::ConfigMap(flag, path, on.inner, false),
-        Some((cm, _)) => Traced::OtherVolume(flag, path, v.name.clone(), format!("configMap {cm}")),
-        None => Traced::OtherVolume(flag, path, v.name.clone(), volume_kind(v).to_string()),
+        DsLeads::ConfigMap {
+            path,
+            config_map,
+            key,
+            inner,
+            ..
+        } if config_map == CONFIG_MAP => match key {
+            Some(key) => {
+                let exists = data.is_some_and(|d| d.contains_key(&key));
+                Traced::ConfigMap(flag, path, key, exists)
+            }
+            // `items` list no file at that path.
+            None => Traced::ConfigMap(flag, path, inner, false),
+        },
+        DsLeads::ConfigMap {
+            path,
+            volume,
+            config_map,
+            ..
+        } => Traced::OtherVolume(flag, path, volume, format!("configMap {config_map}")),
     }
 }
 

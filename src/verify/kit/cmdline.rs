@@ -68,6 +68,19 @@ impl<T> Known<T> {
     pub fn is_variable(&self) -> bool {
         matches!(self, Known::Variable(_))
     }
+
+    /// The literal-or-variable split, one rule for every reader of a written value (flags,
+    /// overrides, mpirun options, `PET_*` variables, host slots): text holding a variable
+    /// reference ([`is_var_ref`]) is [`Known::Variable`] as written; any other text is a literal
+    /// that `parse` reads. None when the literal does not parse (the caller's error names where
+    /// it was written).
+    pub fn read(raw: &str, parse: impl FnOnce(&str) -> Option<T>) -> Option<Known<T>> {
+        if is_var_ref(raw) {
+            Some(Known::Variable(raw.to_string()))
+        } else {
+            parse(raw).map(Known::Value)
+        }
+    }
 }
 
 /// One setting found on a command line (or in a config), with where it came from so hints can
@@ -102,6 +115,24 @@ impl<T> Setting<T> {
         }
     }
 
+    /// The setting `raw` written at `source` ([`Known::read`]); a literal `parse` refuses is
+    /// [`FlagError::Invalid`] naming `source`, `raw` and `expected`.
+    pub(crate) fn read(
+        source: &str,
+        raw: &str,
+        expected: &str,
+        parse: impl FnOnce(&str) -> Option<T>,
+    ) -> Result<Setting<T>, FlagError> {
+        let value =
+            Known::read(raw, parse).ok_or_else(|| FlagError::invalid(source, raw, expected))?;
+        Ok(Setting {
+            value,
+            source: source.to_string(),
+            raw: Some(raw.to_string()),
+            earlier: Vec::new(),
+        })
+    }
+
     pub(crate) fn map<U>(self, f: impl FnOnce(T) -> U) -> Setting<U> {
         Setting {
             value: match self.value {
@@ -113,6 +144,24 @@ impl<T> Setting<T> {
             earlier: self.earlier,
         }
     }
+}
+
+/// A repeated flag, option or override: the last occurrence wins, and the raw values it
+/// overrides are kept, in order, in its [`Setting::earlier`] (a bare switch as an empty string).
+/// One rule for every reader that meets a setting twice: argparse stores each occurrence in turn
+/// (cpython `Lib/argparse.py` `_StoreAction.__call__`, `setattr` on every occurrence), Open MPI
+/// v4.1.8 overwrites its variable on each (`opal/util/cmd_line.h` `ocl_variable_dest`), Hydra
+/// applies overrides in order (v1.3.2 `config_loader_impl.py` `_apply_overrides_to_config`).
+/// `current` is what was read so far (None before the first occurrence); `next` is written after
+/// it.
+pub(crate) fn last_wins<T>(current: &mut Option<Setting<T>>, mut next: Setting<T>) {
+    if let Some(prev) = current.take() {
+        let mut earlier = prev.earlier;
+        earlier.push(prev.raw.unwrap_or_default());
+        earlier.append(&mut next.earlier);
+        next.earlier = earlier;
+    }
+    *current = Some(next);
 }
 
 /// A flag or override whose value the tool would reject.
@@ -191,6 +240,47 @@ mod tests {
             "--tensor-model-parallel-size=eight: expected an integer"
         );
         assert_eq!(e.flag(), "--tensor-model-parallel-size");
+    }
+
+    #[test]
+    fn a_value_is_a_variable_reference_or_a_literal_the_parser_reads() {
+        let int = |s: &str| s.parse::<i64>().ok();
+        assert_eq!(Known::read("8", int), Some(Known::Value(8)));
+        assert_eq!(Known::read("eight", int), None);
+        for v in ["$NP", "${NP:-8}", "$(NP)", "`nproc`", "ppr$X"] {
+            assert_eq!(Known::read(v, int), Some(Known::Variable(v.into())), "{v}");
+        }
+        // The parser never sees a variable, whatever it would make of it.
+        assert_eq!(
+            Known::read("$NP", |_| -> Option<i64> { panic!("parsed") }),
+            Some(Known::Variable("$NP".into()))
+        );
+        let e = Setting::read("-np", "four", "an integer", int).unwrap_err();
+        assert_eq!(e, FlagError::invalid("-np", "four", "an integer"));
+        let s = Setting::read("PET_NNODES", "2", "an integer", int).unwrap();
+        assert_eq!(
+            (s.known(), s.as_written()),
+            (Some(&2), "PET_NNODES=2".into())
+        );
+    }
+
+    #[test]
+    fn the_last_occurrence_wins_and_keeps_what_it_overrides() {
+        let written = |raw: Option<&str>| Setting {
+            value: Known::Value(raw.unwrap_or("on").to_string()),
+            source: "--x".into(),
+            raw: raw.map(str::to_string),
+            earlier: vec![],
+        };
+        let mut current = None;
+        last_wins(&mut current, written(Some("1")));
+        assert_eq!(current.as_ref().unwrap().earlier, Vec::<String>::new());
+        last_wins(&mut current, written(None));
+        last_wins(&mut current, written(Some("3")));
+        let s = current.unwrap();
+        assert_eq!(s.known().map(String::as_str), Some("3"));
+        // A bare switch is recorded as an empty string.
+        assert_eq!(s.earlier, vec!["1".to_string(), String::new()]);
     }
 
     #[test]

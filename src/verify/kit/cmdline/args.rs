@@ -7,12 +7,12 @@
 //! - `--x=1` and `--x 1` are the same; a value is the next word unless that word is itself a
 //!   flag (argparse's rule; negative numbers such as `-1` are values).
 //! - `--` ends the options: nothing after it is looked up.
-//! - Repeated flags: the last occurrence wins (argparse stores each in turn); typed lookups keep
-//!   the earlier raw values in [`Setting::earlier`].
+//! - Repeated flags: the last occurrence wins; typed lookups keep the earlier raw values in
+//!   [`Setting::earlier`] (`cmdline::last_wins`, the rule every reader uses).
 //! - A value that is a shell or Kubernetes variable reference is [`Known::Variable`], never an
-//!   error and never a number.
+//!   error and never a number ([`Known::read`]).
 
-use super::{FlagError, Known, Setting};
+use super::{last_wins, FlagError, Known, Setting};
 
 /// An argv to look flags up in. Cheap to build; lookups scan the words.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -124,25 +124,8 @@ impl Args {
                     flag: flag.spelling.to_string(),
                 });
             };
-            let value = if is_var_ref(raw) {
-                Known::Variable(raw.to_string())
-            } else {
-                match parse(raw) {
-                    Some(v) => Known::Value(v),
-                    None => return Err(FlagError::invalid(flag.spelling, raw, expected)),
-                }
-            };
-            let mut earlier = Vec::new();
-            if let Some(prev) = setting.take() {
-                earlier = prev.earlier;
-                earlier.push(prev.raw.unwrap_or_default());
-            }
-            setting = Some(Setting {
-                value,
-                source: flag.spelling.to_string(),
-                raw: Some(raw.to_string()),
-                earlier,
-            });
+            let next = Setting::read(flag.spelling, raw, expected, &parse)?;
+            last_wins(&mut setting, next);
         }
         Ok(setting)
     }
@@ -186,12 +169,17 @@ impl Args {
                 "no value (the flag is a switch)",
             ));
         }
-        Ok(flags.last().map(|f| Setting {
-            value: Known::Value(true),
-            source: f.spelling.to_string(),
-            raw: None,
-            earlier: vec![String::new(); flags.len().saturating_sub(1)],
-        }))
+        let mut setting = None;
+        for f in flags {
+            let next = Setting {
+                value: Known::Value(true),
+                source: f.spelling.to_string(),
+                raw: None,
+                earlier: Vec::new(),
+            };
+            last_wins(&mut setting, next);
+        }
+        Ok(setting)
     }
 
     /// A boolean field of `HfArgumentParser` (transformers `hf_argparser.py`: bool fields get
@@ -253,16 +241,13 @@ impl Args {
                 let candidate = match (flag.inline, flag.next) {
                     (Some(v), _) => Some(v),
                     (None, Some(next)) if strict_next => Some(next),
-                    (None, Some(next)) if string_to_bool(next).is_some() || is_var_ref(next) => {
-                        Some(next)
-                    }
+                    (None, Some(next)) if Known::read(next, string_to_bool).is_some() => Some(next),
                     _ => None,
                 };
                 match candidate {
                     None => (Known::Value(true), None),
-                    Some(v) if is_var_ref(v) => (Known::Variable(v.to_string()), Some(v)),
-                    Some(v) => match string_to_bool(v) {
-                        Some(b) => (Known::Value(b), Some(v)),
+                    Some(v) => match Known::read(v, string_to_bool) {
+                        Some(value) => (value, Some(v)),
                         None => {
                             return Err(FlagError::invalid(
                                 flag.spelling,
@@ -273,17 +258,13 @@ impl Args {
                     },
                 }
             };
-            let mut earlier = Vec::new();
-            if let Some(prev) = setting.take() {
-                earlier = prev.earlier;
-                earlier.push(prev.raw.unwrap_or_default());
-            }
-            setting = Some(Setting {
+            let next = Setting {
                 value,
                 source: flag.spelling.to_string(),
                 raw: raw.map(str::to_string),
-                earlier,
-            });
+                earlier: Vec::new(),
+            };
+            last_wins(&mut setting, next);
         }
         Ok(setting)
     }

@@ -5,7 +5,7 @@
 
 use super::args::{parse_float, parse_int, Args};
 use super::ds_config::{DsConfig, DsValue};
-use super::{FlagError, Known, Setting};
+use super::{last_wins, FlagError, Known, Setting};
 
 // ---------------------------------------------------------------------------------------------
 // Megatron-LM
@@ -331,25 +331,7 @@ impl Overrides {
                 setting = None;
                 continue;
             };
-            let value = if super::is_var_ref(raw) {
-                Known::Variable(raw.clone())
-            } else {
-                match parse(raw) {
-                    Some(v) => Known::Value(v),
-                    None => return Err(FlagError::invalid(&source, raw, expected)),
-                }
-            };
-            let mut earlier = Vec::new();
-            if let Some(prev) = setting.take() {
-                earlier = prev.earlier;
-                earlier.push(prev.raw.unwrap_or_default());
-            }
-            setting = Some(Setting {
-                value,
-                source,
-                raw: Some(raw.clone()),
-                earlier,
-            });
+            last_wins(&mut setting, Setting::read(&source, raw, expected, &parse)?);
         }
         Ok(setting)
     }
@@ -723,17 +705,10 @@ pub fn deepspeed_config_arg(a: &Args) -> Option<Setting<String>> {
         .flags(&["deepspeed", "deepspeed_config"])
         .into_iter()
         .rfind(|f| f.value().is_some())?;
-    let raw = flag.value()?.to_string();
-    Some(Setting {
-        value: if super::is_var_ref(&raw) {
-            Known::Variable(raw.clone())
-        } else {
-            Known::Value(raw.clone())
-        },
-        source: flag.spelling.to_string(),
-        raw: Some(raw),
-        earlier: Vec::new(),
+    Setting::read(flag.spelling, flag.value()?, "a path", |s| {
+        Some(s.to_string())
     })
+    .ok()
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use super::args::{normalize, parse_int, split_flag, Args};
 use super::mpi::Mpirun;
-use super::{basename, FlagError, Known, Setting};
+use super::{basename, FlagError, Setting};
 
 /// The program of an argv, recognised.
 #[derive(Debug, Clone, PartialEq)]
@@ -314,20 +314,7 @@ impl Torchrun {
         let Some(raw) = self.env.get(&var) else {
             return Ok(None);
         };
-        let value = if super::is_var_ref(raw) {
-            Known::Variable(raw.clone())
-        } else {
-            match parse(raw) {
-                Some(v) => Known::Value(v),
-                None => return Err(FlagError::invalid(&var, raw, expected)),
-            }
-        };
-        Ok(Some(Setting {
-            value,
-            source: var,
-            raw: Some(raw.clone()),
-            earlier: Vec::new(),
-        }))
+        Setting::read(&var, raw, expected, parse).map(Some)
     }
 
     /// `--nnodes N|MIN:MAX` (default `1:1` when unset). Other forms are torchrun's

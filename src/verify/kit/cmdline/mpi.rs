@@ -12,7 +12,7 @@
 //! `match_arg`): not modelled.
 
 use super::args::{parse_int, split_flag};
-use super::{basename, FlagError, Known, Setting};
+use super::{basename, last_wins, FlagError, Known, Setting};
 
 /// Program names that start MPI jobs (Open MPI `mpirun`/`mpiexec`/`orterun`/`prterun`; MPICH and
 /// Intel MPI Hydra `mpiexec`/`mpiexec.hydra`). Install names: open-mpi/ompi v4.1.8 links
@@ -243,19 +243,12 @@ impl Mpirun {
         let Some(n) = ppr_per_node(&raw) else {
             return Ok(direct);
         };
-        let value = if super::is_var_ref(n) {
-            Known::Variable(n.to_string())
-        } else {
-            match parse_int(n) {
-                Some(v) => Known::Value(v),
-                None => {
-                    return Err(FlagError::invalid(
-                        &o.spelling,
-                        &raw,
-                        "ppr:N:node with an integer N",
-                    ))
-                }
-            }
+        let Some(value) = Known::read(n, parse_int) else {
+            return Err(FlagError::invalid(
+                &o.spelling,
+                &raw,
+                "ppr:N:node with an integer N",
+            ));
         };
         Ok(Some(Setting {
             value,
@@ -283,15 +276,8 @@ impl Mpirun {
                     });
                     continue;
                 };
-                let slots = if super::is_var_ref(slots) {
-                    Known::Variable(slots.to_string())
-                } else {
-                    match parse_int(slots) {
-                        Some(n) => Known::Value(n),
-                        None => {
-                            return Err(FlagError::invalid(&o.spelling, h, "host or host:slots"))
-                        }
-                    }
+                let Some(slots) = Known::read(slots, parse_int) else {
+                    return Err(FlagError::invalid(&o.spelling, h, "host or host:slots"));
                 };
                 out.push(HostSpec {
                     host: host.to_string(),
@@ -443,25 +429,8 @@ impl Mpirun {
                     flag: o.spelling.clone(),
                 });
             };
-            let value = if super::is_var_ref(raw) {
-                Known::Variable(raw.clone())
-            } else {
-                match parse_int(raw) {
-                    Some(v) => Known::Value(v),
-                    None => return Err(FlagError::invalid(&o.spelling, raw, "an integer")),
-                }
-            };
-            let mut earlier = Vec::new();
-            if let Some(prev) = setting.take() {
-                earlier = prev.earlier;
-                earlier.push(prev.raw.unwrap_or_default());
-            }
-            setting = Some(Setting {
-                value,
-                source: o.spelling.clone(),
-                raw: Some(raw.clone()),
-                earlier,
-            });
+            let next = Setting::read(&o.spelling, raw, "an integer", parse_int)?;
+            last_wins(&mut setting, next);
         }
         Ok(setting)
     }

@@ -364,7 +364,11 @@ fn volcano_end(w: &Workload, who: &str) -> JobEnd {
 }
 
 /// `pods-running`: every pod of a job Running or Succeeded, or the job complete. One rule for
-/// every lab, in this order:
+/// every lab but `efa-nccl` (lab 5), whose rule grades each rank (`src/labs/efa_nccl`
+/// `pods_running`, from the same [`PodState::standing`]) with other outcomes that its lab.yaml
+/// and tests pin: the job's failure before any pod, a Failed pod being replaced `pending`
+/// (`retrying`), a pod that fits no node a fail (`unschedulable`), a waiting container
+/// `container-waiting` with the container named. In this order:
 ///
 /// 1. the job says it completed: pass;
 /// 2. a container crashed ([`PodState::crash`]) or a pod failed by itself (`Failed` with a

@@ -11,7 +11,9 @@ use crate::verify::kit::cmdline::{
     Launch, Offload, OffloadDevice, Overrides, ParallelPlan, Precision, Setting,
 };
 use crate::verify::kit::cmdline::{is_megatron_entry, MegatronArgs};
-use crate::verify::kit::k8s::mounts::{config_map_file, mount_rejections};
+use crate::verify::kit::k8s::mounts::{
+    absolute, config_map_key, mount_rejections, volume_at, volume_kind,
+};
 use crate::verify::kit::k8s::quantity::Quantity;
 use crate::verify::kit::k8s::rejection::Rejection;
 use crate::verify::kit::k8s::resources::validate_pod_spec;
@@ -284,6 +286,103 @@ pub fn deepspeed_config_flag(t: &Training) -> Option<(String, String)> {
     })
 }
 
+/// Where a training command's DeepSpeed config path leads ([`deepspeed_config_path`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DsConfigPath {
+    /// The flag as written: `--deepspeed`, `--deepspeed_config`, `--deepspeed_config_file`.
+    pub flag: String,
+    /// Its value as written.
+    pub value: String,
+    pub leads: DsLeads,
+}
+
+/// What a DeepSpeed config path leads to in the pod.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DsLeads {
+    /// A variable reference ([`is_var_ref`]): the manifests do not show the file.
+    Variable,
+    /// Inline JSON (`--deepspeed '{…}'`).
+    Inline,
+    /// A relative path and no `workingDir` (the image's working directory is not in the
+    /// manifest).
+    Relative,
+    /// An absolute path on no mount: the container's own filesystem.
+    NotMounted { path: String },
+    /// Under a mount that names no volume of the pod (the API server refuses it).
+    NoVolume { path: String, mount: String },
+    /// On a volume that shows no ConfigMap: its name and source kind (`emptyDir`).
+    OtherVolume {
+        path: String,
+        volume: String,
+        kind: &'static str,
+    },
+    /// On a `configMap` or `projected` volume: the ConfigMap and the key the file comes from;
+    /// `key` is None when the volume's `items` list no file at `inner`, the path inside the
+    /// volume. The key may still be missing from the ConfigMap: the caller's `exists` decides.
+    ConfigMap {
+        path: String,
+        volume: String,
+        config_map: String,
+        key: Option<String>,
+        inner: String,
+    },
+}
+
+/// The one rule for where the DeepSpeed config a training command names comes from: the flag
+/// ([`deepspeed_config_flag`]), then a variable, inline JSON, or a path (relative ones from the
+/// container's `workingDir`) followed through the container's volume mounts (kit `mounts`: the
+/// deepest mount, its `subPath`) to the ConfigMap key it shows (core/v1
+/// `ConfigMapVolumeSource.items`, `ConfigMapProjection`; of several sources, one where
+/// `exists(config_map, key)` wins). None: the command names no config.
+pub fn deepspeed_config_path(
+    t: &Training,
+    c: &Container,
+    spec: &PodSpec,
+    exists: impl Fn(&str, &str) -> bool,
+) -> Option<DsConfigPath> {
+    let (flag, value) = deepspeed_config_flag(t)?;
+    let leads = if is_var_ref(&value) {
+        DsLeads::Variable
+    } else if value.trim_start().starts_with('{') {
+        DsLeads::Inline
+    } else {
+        match absolute(&value, c) {
+            None => DsLeads::Relative,
+            Some(path) => config_path_leads(path, c, spec, exists),
+        }
+    };
+    Some(DsConfigPath { flag, value, leads })
+}
+
+fn config_path_leads(
+    path: String,
+    c: &Container,
+    spec: &PodSpec,
+    exists: impl Fn(&str, &str) -> bool,
+) -> DsLeads {
+    let Some(on) = volume_at(&path, c, "", spec) else {
+        return DsLeads::NotMounted { path };
+    };
+    let Some(v) = on.volume else {
+        let mount = on.mount.name.clone();
+        return DsLeads::NoVolume { path, mount };
+    };
+    match config_map_key(v, &on.inner, exists) {
+        Some((config_map, key)) => DsLeads::ConfigMap {
+            path,
+            volume: v.name.clone(),
+            config_map,
+            key,
+            inner: on.inner,
+        },
+        None => DsLeads::OtherVolume {
+            path,
+            volume: v.name.clone(),
+            kind: volume_kind(v),
+        },
+    }
+}
+
 /// Where a DeepSpeed config came from, read.
 pub enum DsFound {
     None,
@@ -297,24 +396,24 @@ pub enum DsFound {
     },
 }
 
-/// The DeepSpeed config the training command is given: inline JSON (`--deepspeed '{…}'`), or a
-/// file under a ConfigMap volume of the pod (a `subPath` mount, or a directory mount with or
-/// without `items`: core/v1 `ConfigMapVolumeSource`, `VolumeMount.subPath`). A config the tool
-/// cannot parse is a [`FlagError`] on its flag.
+/// The DeepSpeed config the training command is given ([`deepspeed_config_path`]), read: inline
+/// JSON (`--deepspeed '{…}'`), or a file of one of `config_maps` under a ConfigMap volume of the
+/// pod. A config the tool cannot parse is a [`FlagError`] on its flag.
 pub fn deepspeed_config(
     t: &Training,
     spec: &PodSpec,
     c: &Container,
     config_maps: &[&Obj],
 ) -> Result<DsFound, FlagError> {
-    let Some((flag, value)) = deepspeed_config_flag(t) else {
+    let text = |cm: &str, key: &str| {
+        let o = config_maps.iter().find(|o| o.name() == cm)?;
+        o.value["data"][key].as_str().map(str::to_string)
+    };
+    let Some(DsConfigPath { flag, value, leads }) =
+        deepspeed_config_path(t, c, spec, |cm, key| text(cm, key).is_some())
+    else {
         return Ok(DsFound::None);
     };
-    if is_var_ref(&value) {
-        return Ok(DsFound::Unseen {
-            origin: format!("{flag} {value}"),
-        });
-    }
     let parse = |text: &str, origin: String| {
         DsConfig::parse(text)
             .map(|config| DsFound::Read { origin, config })
@@ -324,12 +423,25 @@ pub fn deepspeed_config(
                 expected: e.to_string(),
             })
     };
-    if value.trim_start().starts_with('{') {
-        return parse(&value, flag.clone());
-    }
-    match config_map_file(&value, spec, c, config_maps) {
+    let file = match &leads {
+        DsLeads::Variable => {
+            return Ok(DsFound::Unseen {
+                origin: format!("{flag} {value}"),
+            })
+        }
+        DsLeads::Inline => return parse(&value, flag.clone()),
+        DsLeads::ConfigMap {
+            config_map,
+            key: Some(key),
+            ..
+        } => text(config_map, key).map(|t| (config_map, key, t)),
+        _ => None,
+    };
+    match file {
         Some((cm, key, text)) => parse(&text, format!("{value} (ConfigMap {cm}, key {key})")),
-        None => Ok(DsFound::Unseen { origin: value }),
+        None => Ok(DsFound::Unseen {
+            origin: value.clone(),
+        }),
     }
 }
 
@@ -595,6 +707,83 @@ mod tests {
             DsFound::Unseen { origin } => assert_eq!(origin, "--deepspeed $DS"),
             _ => panic!("expected unseen"),
         }
+    }
+
+    #[test]
+    fn a_deepspeed_config_path_is_followed_through_the_mounts_to_a_config_map_key() {
+        let spec: PodSpec = serde_json::from_value(json!({"containers": [], "volumes": [
+            {"name": "ds", "configMap": {"name": "ds-config"}},
+            {"name": "listed", "configMap": {"name": "ds-config",
+                "items": [{"key": "zero3.json", "path": "renamed.json"}]}},
+            {"name": "scratch", "emptyDir": {}}]}))
+        .unwrap();
+        let leads = |words: &str, working_dir: Option<&str>| {
+            let mut c = command(words);
+            c.working_dir = working_dir.map(str::to_string);
+            c.volume_mounts = serde_json::from_value(json!([
+                {"name": "ds", "mountPath": "/cfg"},
+                {"name": "listed", "mountPath": "/listed"},
+                {"name": "scratch", "mountPath": "/scratch"},
+                {"name": "gone", "mountPath": "/gone"}]))
+            .unwrap();
+            let t = training_command(&c).unwrap();
+            deepspeed_config_path(&t, &c, &spec, |cm, k| {
+                cm == "ds-config" && k == "zero3.json"
+            })
+            .map(|p| p.leads)
+        };
+        let cm = |key: Option<&str>, volume: &str, inner: &str| {
+            Some(DsLeads::ConfigMap {
+                path: format!("/{}/{inner}", if volume == "ds" { "cfg" } else { volume }),
+                volume: volume.into(),
+                config_map: "ds-config".into(),
+                key: key.map(str::to_string),
+                inner: inner.into(),
+            })
+        };
+        let run = |rest: &str| format!("python train.py --deepspeed {rest}");
+        assert_eq!(leads("python train.py", None), None);
+        assert_eq!(leads(&run("$DS"), None), Some(DsLeads::Variable));
+        assert_eq!(
+            leads(&run("{\"zero_optimization\":{}}"), None),
+            Some(DsLeads::Inline)
+        );
+        assert_eq!(leads(&run("ds.json"), None), Some(DsLeads::Relative));
+        let path = |p: &str| p.to_string();
+        assert_eq!(
+            leads(&run("/etc/ds.json"), None),
+            Some(DsLeads::NotMounted {
+                path: path("/etc/ds.json")
+            })
+        );
+        assert_eq!(
+            leads(&run("/gone/ds.json"), None),
+            Some(DsLeads::NoVolume {
+                path: path("/gone/ds.json"),
+                mount: "gone".into()
+            })
+        );
+        assert_eq!(
+            leads(&run("/scratch/ds.json"), None),
+            Some(DsLeads::OtherVolume {
+                path: path("/scratch/ds.json"),
+                volume: "scratch".into(),
+                kind: "emptyDir"
+            })
+        );
+        // A relative path from the working directory; `items` rename a key's file.
+        assert_eq!(
+            leads(&run("zero3.json"), Some("/cfg")),
+            cm(Some("zero3.json"), "ds", "zero3.json")
+        );
+        assert_eq!(
+            leads(&run("/listed/renamed.json"), None),
+            cm(Some("zero3.json"), "listed", "renamed.json")
+        );
+        assert_eq!(
+            leads(&run("/listed/zero3.json"), None),
+            cm(None, "listed", "zero3.json")
+        );
     }
 
     #[test]

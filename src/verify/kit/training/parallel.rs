@@ -31,7 +31,7 @@ use std::collections::BTreeSet;
 
 use crate::facts::instances::GPU;
 use crate::verify::kit::cmdline::{
-    command_line, invocations, FlagError, Launch, MegatronArgs, Merged, MergedState, Nnodes,
+    command_line, invocations, FlagError, Known, Launch, MegatronArgs, Merged, MergedState, Nnodes,
     NprocPerNode, Overrides, ParallelPlan, Precision, RemovedFlag, Setting, Torchrun,
 };
 use crate::verify::kit::k8s::resources;
@@ -468,10 +468,9 @@ fn operator_nproc(w: &Workload, gpus: i64) -> Nproc {
 fn pytorch_nproc(job: &PyTorchJob, gpus: i64) -> Nproc {
     match job.nproc_per_node() {
         Some(SpecNproc::Text(s)) => Nproc {
-            procs: if crate::verify::kit::cmdline::is_var_ref(s) {
-                Procs::Variable
-            } else {
-                resolve_nproc(&text_value(s), gpus)
+            procs: match Known::read(s, |t| Some(text_value(t))) {
+                Some(Known::Value(v)) => resolve_nproc(&v, gpus),
+                _ => Procs::Variable,
             },
             written: format!("spec.nprocPerNode: \"{s}\""),
         },

@@ -27,7 +27,9 @@ use std::collections::BTreeSet;
 use k8s_openapi::api::core::v1::PodSpec;
 use serde_json::{json, Map, Value};
 
-use crate::observe::kinds::{CLUSTER_TRAINING_RUNTIMES, JOBS, JOBSETS, TRAINING_RUNTIMES};
+use crate::observe::kinds::{
+    CLUSTER_TRAINING_RUNTIMES, JOBS, JOBSETS, TRAINING_RUNTIMES, TRAINJOBS,
+};
 use crate::observe::{parse_text, InputError, Obj, Unavailable};
 use crate::quantity::Quantity;
 use crate::verify::kit::k8s::owned::{self, NoUid, Owned};
@@ -39,12 +41,51 @@ use crate::verify::views::trainer::{
 };
 use crate::verify::{JudgeCtx, Judgement, Outcome, Read, Reason};
 
-/// Reads every lab that accepts a TrainJob declares beside its TrainJob read: the runtimes it
+/// The reads of a lab that accepts a TrainJob (`trainjob_reads!`): the TrainJob, the runtimes it
 /// may name and the objects between a TrainJob and its pods.
+pub static TRAINJOBS_READ: Read = Read::lab(&TRAINJOBS);
 pub static CLUSTER_RUNTIMES_READ: Read = Read::lab(&CLUSTER_TRAINING_RUNTIMES);
 pub static RUNTIMES_READ: Read = Read::lab(&TRAINING_RUNTIMES);
 pub static JOBSETS_READ: Read = Read::lab(&JOBSETS);
 pub static JOBS_READ: Read = Read::lab(&JOBS);
+
+/// A lab's `READS` when it accepts a TrainJob, with the TrainJob read set declared once, here:
+/// the lab's own reads before the `;`, then [`TRAINJOBS_READ`], [`CLUSTER_RUNTIMES_READ`],
+/// [`RUNTIMES_READ`], [`JOBSETS_READ`] and [`JOBS_READ`], then the lab's reads after the `;`.
+/// A lab that grades a batch/v1 Job of its own writes `jobs first`, which puts [`JOBS_READ`]
+/// right after its reads before the `;` instead (READS is the order the lab's queries are made
+/// in):
+///
+/// ```ignore
+/// static READS: &[&Read] = trainjob_reads![&PYTORCHJOBS_READ; &PODS_READ];
+/// static READS: &[&Read] = trainjob_reads![jobs first, &PYTORCHJOBS_READ; &PODS_READ];
+/// ```
+macro_rules! trainjob_reads {
+    (@set [$($before:expr),*] [$($jobs:expr)?] [$($after:expr),*]) => {
+        &[
+            $($before,)*
+            $($jobs,)?
+            &$crate::verify::kit::training::trainjob::TRAINJOBS_READ,
+            &$crate::verify::kit::training::trainjob::CLUSTER_RUNTIMES_READ,
+            &$crate::verify::kit::training::trainjob::RUNTIMES_READ,
+            &$crate::verify::kit::training::trainjob::JOBSETS_READ,
+            $($after),*
+        ]
+    };
+    (jobs first $(, $before:expr)* ; $($after:expr),* $(,)?) => {
+        $crate::verify::kit::training::trainjob::trainjob_reads!(@set
+            [$($before),*]
+            [&$crate::verify::kit::training::trainjob::JOBS_READ]
+            [$($after),*])
+    };
+    ($($before:expr),* ; $($after:expr),* $(,)?) => {
+        $crate::verify::kit::training::trainjob::trainjob_reads!(@set
+            [$($before),*]
+            []
+            [&$crate::verify::kit::training::trainjob::JOBS_READ $(, $after)*])
+    };
+}
+pub(crate) use trainjob_reads;
 
 /// The runtimes `setup kind` installs (Trainer v2.3.0's `torch-distributed` and
 /// `deepspeed-distributed`): a TrainJob read from files whose ClusterTrainingRuntime is not among
@@ -608,6 +649,33 @@ mod tests {
             json!({"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
                    "metadata": {"name": "tj", "namespace": "ns", "uid": "u"}, "spec": spec}),
         )
+    }
+
+    #[test]
+    fn a_lab_declares_the_trainjob_reads_around_its_own() {
+        static PODS_READ: Read = Read::lab(&crate::observe::kinds::PODS);
+        static NODES_READ: Read = Read::cluster(&crate::observe::kinds::NODES);
+        let kinds = |reads: &[&Read]| reads.iter().map(|r| r.kind.kind).collect::<Vec<_>>();
+        let set = [
+            "TrainJob",
+            "ClusterTrainingRuntime",
+            "TrainingRuntime",
+            "JobSet",
+        ];
+        let after: &[&Read] = trainjob_reads![&PODS_READ; &NODES_READ];
+        assert_eq!(
+            kinds(after),
+            [&["Pod"][..], &set, &["Job", "Node"]].concat()
+        );
+        let first: &[&Read] = trainjob_reads![jobs first, &PODS_READ; &NODES_READ];
+        assert_eq!(
+            kinds(first),
+            [&["Pod", "Job"][..], &set, &["Node"]].concat()
+        );
+        let alone: &[&Read] = trainjob_reads![jobs first;];
+        assert_eq!(kinds(alone), [&["Job"][..], &set].concat());
+        // The same statics the kit's own lookups use.
+        assert!(std::ptr::eq(first[1], &JOBS_READ));
     }
 
     #[test]
