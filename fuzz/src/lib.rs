@@ -16,10 +16,11 @@ use std::sync::OnceLock;
 
 use k8s_openapi::api::core::v1::{Container, EnvVar};
 use serde_json::{json, Value};
-use trainlab::catalog::{Catalog, LabBundle, Lang};
+use trainlab::catalog::{Catalog, LabBundle};
 use trainlab::observe::{sources, InputError, Obj, Observed, Query};
 use trainlab::profile::Profile;
 use trainlab::quantity::{Quantity, MAX_UNITS};
+use trainlab::text::Lang;
 use trainlab::verify::kit::cmdline::{self as cl, Args, DsConfig, Launch, Mpirun, ShellVar};
 use trainlab::verify::{self, Status, Target};
 

@@ -3,7 +3,7 @@
 mod load;
 mod model;
 
-pub use crate::text::{echo, fill, placeholders, printable, Lang, Text, Vars};
+pub use crate::text::{echo, fill, placeholders, printable, Text, Vars};
 pub use load::{
     draft_ja_path, parse_lab, AsWritten, Catalog, LabBundle, LabError, SiteFill, Survey,
     UnknownLab, PROFILES, SITE_TOKEN,

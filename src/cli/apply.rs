@@ -43,7 +43,7 @@ pub fn apply_folders(
     place: &Placement,
     opts: &crate::cluster::ConnectOpts,
     force: bool,
-    lang: crate::catalog::Lang,
+    lang: crate::text::Lang,
 ) -> Result<Applied, crate::Error> {
     let stopped = crate::text::Text {
         ja: "適用の途中で止めました。適用済みのものはそのまま残ります。同じコマンドをもう一度実行すると最後まで適用します（何度適用しても同じ結果です）".into(),

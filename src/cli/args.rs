@@ -11,7 +11,7 @@ use clap::error::ErrorKind;
 use clap::{CommandFactory, FromArgMatches};
 
 use super::Cli;
-use crate::catalog::Lang;
+use crate::text::Lang;
 
 static LANG: OnceLock<Lang> = OnceLock::new();
 

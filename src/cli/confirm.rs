@@ -4,9 +4,9 @@
 use std::io::{BufRead, IsTerminal};
 
 use super::output::eprint;
-use crate::catalog::Lang;
 use crate::ops::capacity::Capacity;
 use crate::text::say;
+use crate::text::Lang;
 
 /// Prints `text` and a `[y/N]` question on stderr and reads the answer; true to go on.
 pub fn ask(text: &str, lang: Lang) -> bool {

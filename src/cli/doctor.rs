@@ -5,12 +5,12 @@ use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 
 use super::live::{connect_and_announce, runtime};
 use super::{print, Global};
-use crate::catalog::Lang;
 use crate::exit::ExitCode;
 use crate::facts::Profile;
 use crate::profile::doctor::{inspect, DoctorReport, LabRow, Runs};
 use crate::profile::eks::EksReport;
 use crate::text::say;
+use crate::text::Lang;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum DoctorFormat {

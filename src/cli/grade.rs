@@ -12,7 +12,6 @@ use indicatif::{ProgressBar, ProgressStyle};
 use super::live::runtime;
 use super::output::eprint;
 use super::{parse_param, print, Global};
-use crate::catalog::Lang;
 use crate::exit::ExitCode;
 use crate::grade::{self, Learners, Room, RoomRequest};
 use crate::plan::{Event, Listener};
@@ -21,6 +20,7 @@ use crate::report::html;
 use crate::report::room::{self, RoomFormat};
 use crate::report::Scoreboard;
 use crate::results::room::{room_exit_code, RoomResult};
+use crate::text::Lang;
 
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("room").required(true).args(["learners", "learners_from_namespaces", "contexts", "demo"])))]

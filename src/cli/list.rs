@@ -51,7 +51,7 @@ pub fn run(g: &Global, a: &ListArgs) -> Result<ExitCode, crate::Error> {
     ok()
 }
 
-pub fn render(catalog: &Catalog, format: ListFormat, lang: crate::catalog::Lang) -> String {
+pub fn render(catalog: &Catalog, format: ListFormat, lang: crate::text::Lang) -> String {
     let entries: Vec<Entry> = catalog
         .labs
         .iter()
@@ -84,7 +84,7 @@ const MIN_TITLE_WIDTH: usize = 24;
 
 /// The labs as a table whose titles wrap at word boundaries (Japanese between characters), or,
 /// when the terminal is too narrow for a title column, one entry per lab with its title under it.
-fn table(entries: &[Entry], lang: crate::catalog::Lang, width: Option<usize>) -> String {
+fn table(entries: &[Entry], lang: crate::text::Lang, width: Option<usize>) -> String {
     use crate::report::fit::wrap_hanging;
     let gradable = |e: &Entry| {
         if e.gradable {

@@ -126,7 +126,7 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, crate::Error> {
 /// polls it). Nothing is rolled back: each such command is idempotent, and `stopped` says to
 /// run it again.
 pub fn runtime_stopped_by_signal(
-    lang: crate::catalog::Lang,
+    lang: crate::text::Lang,
     stopped: crate::text::Text,
 ) -> Result<tokio::runtime::Runtime, crate::Error> {
     let rt = runtime()?;
@@ -153,7 +153,7 @@ pub async fn connect_and_announce(opts: &ConnectOpts) -> Result<Conn, crate::Err
 /// Renders a grading run in the terminal: spinners while reading and waiting (human output on a
 /// terminal only), redraws in watch mode, the report at the end.
 pub struct Screen {
-    lang: crate::catalog::Lang,
+    lang: crate::text::Lang,
     format: Format,
     interactive: bool,
     watch: bool,
@@ -162,7 +162,7 @@ pub struct Screen {
 }
 
 impl Screen {
-    pub fn new(lang: crate::catalog::Lang, format: Format, live: bool, watch: bool) -> Screen {
+    pub fn new(lang: crate::text::Lang, format: Format, live: bool, watch: bool) -> Screen {
         let human = format == Format::Human;
         Screen {
             lang,

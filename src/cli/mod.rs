@@ -27,8 +27,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::catalog::{Catalog, Lang};
+use crate::catalog::Catalog;
 use crate::exit::{ExitCode, EXIT_CODES_HELP};
+use crate::text::Lang;
 
 pub use output::print;
 
@@ -200,8 +201,8 @@ pub fn dispatch(cli: Cli) -> i32 {
         Err(e) => {
             let lang = cli.global.lang();
             let label = match lang {
-                crate::catalog::Lang::Ja => "エラー",
-                crate::catalog::Lang::En => "error",
+                crate::text::Lang::Ja => "エラー",
+                crate::text::Lang::En => "error",
             };
             output::eprint(&format!("{label}: {}\n", e.in_lang(lang)));
             e.exit_code().code()

@@ -8,9 +8,10 @@ use clap::Args;
 use crate::report::fit::wrap_prose;
 
 use super::{print, Global};
-use crate::catalog::{Choice, Lab, Lang};
+use crate::catalog::{Choice, Lab};
 use crate::exit::ExitCode;
 use crate::report::ui;
+use crate::text::Lang;
 
 #[derive(Debug, Args)]
 pub struct QuizArgs {

@@ -194,7 +194,7 @@ fn dry_run_text(
     plan: &[String],
     survey: &Survey,
     frees: &str,
-    lang: crate::catalog::Lang,
+    lang: crate::text::Lang,
 ) -> String {
     let cluster = conn.describe();
     let mut text = if plan.is_empty() {
@@ -236,7 +236,7 @@ fn confirmed(
     plan: &[String],
     survey: &Survey,
     frees: &str,
-    lang: crate::catalog::Lang,
+    lang: crate::text::Lang,
 ) -> bool {
     let (cluster, list) = (conn.describe(), plan.join("\n  "));
     let mut text = say(
@@ -263,7 +263,7 @@ async fn wait_gone(
     surveyed: &Surveyed,
     namespace: &str,
     limit: Duration,
-    lang: crate::catalog::Lang,
+    lang: crate::text::Lang,
 ) -> Result<bool, crate::Error> {
     let gone = reset::wait_gone(conn, surveyed, namespace, limit, lang, &mut Steps::new()).await?;
     if let Some(took) = gone {
@@ -287,7 +287,7 @@ fn report(
     namespace: &str,
     prefix: &str,
     still_terminating: bool,
-    lang: crate::catalog::Lang,
+    lang: crate::text::Lang,
 ) -> ExitCode {
     let mut out = String::new();
     if still_terminating {

@@ -10,7 +10,6 @@ use super::live::{parse_duration, runtime};
 use super::output::eprint;
 use super::progress::Steps;
 use super::{print, Global};
-use crate::catalog::Lang;
 use crate::exit::ExitCode;
 use crate::ops::setup::{self, KindSetup};
 use crate::ops::setup_eks::{
@@ -22,6 +21,7 @@ use crate::profile::kind::{self, KindConfig};
 use crate::profile::pins::{default_pins, fetch, load_pins, Pin, Source};
 use crate::profile::site;
 use crate::text::say;
+use crate::text::Lang;
 use crate::Error;
 
 #[derive(Debug, Args)]

@@ -5,10 +5,11 @@ use std::fmt::Write;
 use clap::Args;
 
 use super::{ok, print, Global};
-use crate::catalog::{Choice, LabBundle, Lang, Stage};
+use crate::catalog::{Choice, LabBundle, Stage};
 use crate::exit::ExitCode;
 use crate::profile::Profile;
 use crate::report::ui;
+use crate::text::Lang;
 
 #[derive(Debug, Args)]
 pub struct ShowArgs {

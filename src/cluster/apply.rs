@@ -14,8 +14,8 @@ use serde_json::Value;
 use super::discovery::Discovery;
 use super::retry::{api_error, credentials_error, is_credentials_error, with_retry};
 use super::Conn;
-use crate::catalog::Lang;
 use crate::observe::Obj;
+use crate::text::Lang;
 use crate::Error;
 
 pub const FIELD_MANAGER: &str = "trainlab";

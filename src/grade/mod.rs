@@ -26,12 +26,13 @@ pub use crate::plan::learners::{
 pub use demo::LEARNERS as DEMO_LEARNERS;
 pub use read::{filter, merge, RoomReads, SECRETS_WITHHELD};
 
-use crate::catalog::{Catalog, LabBundle, Lang};
+use crate::catalog::{Catalog, LabBundle};
 use crate::cluster::{connect, gather, Conn, ConnectOpts, Discovery};
 use crate::facts::{NodeFacts, Profile};
 use crate::observe::{kinds, Obj, Observed, Query, SourceKind, Unavailable};
 use crate::plan::{self, Event, Item, Listener, Plan, Repeat, Request, Source};
 use crate::results::room::{LearnerResult, RoomNote, RoomResult};
+use crate::text::Lang;
 use crate::verify::{self, LabResult, Outcome, Reason, Status, Verifier};
 use crate::Error;
 

@@ -8,10 +8,10 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{Pod, PodSpec};
 
-use crate::catalog::Lang;
 use crate::facts::instances::{self, EFA, GPU, INSTANCE_TYPE_LABEL, NEURON, NEURONCORE};
 use crate::observe::Obj;
 use crate::text::say;
+use crate::text::Lang;
 use crate::verify::kit::k8s::placement::{allowed_values, Allowed};
 use crate::verify::kit::k8s::resources::pod_count;
 use crate::verify::kit::k8s::workload::Workload;

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use kube::api::{Api, DynamicObject};
 use kube::discovery::ApiResource;
 
-use crate::catalog::{LabBundle, Lang};
+use crate::catalog::LabBundle;
 use crate::cluster::gather;
 use crate::cluster::{
     api_error, credentials_error, delete, is_credentials_error, labelled, with_retry, Conn,
@@ -26,6 +26,7 @@ use crate::ops::capacity::Capacity;
 use crate::ops::manifests::{lab_kinds, task_objects, LabKind};
 use crate::ops::setup::{StepProgress, Steps as _};
 use crate::text::say;
+use crate::text::Lang;
 
 /// A resolved reset: which lab, its namespace, and the learner's prefix of cluster-scoped names.
 pub struct ResetRequest<'a> {
@@ -83,7 +84,7 @@ pub async fn survey(conn: &Conn, req: &ResetRequest<'_>) -> Result<Surveyed, cra
         .await
         .map_err(|e| {
             crate::Error::environment(
-                crate::facts::unavailable::unavailable_text(&e, crate::catalog::Lang::Ja),
+                crate::facts::unavailable::unavailable_text(&e, crate::text::Lang::Ja),
                 e.to_string(),
             )
         })?;

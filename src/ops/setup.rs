@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use std::process::Command as Process;
 use std::time::{Duration, Instant};
 
-use crate::catalog::Lang;
 use crate::cluster::{connect, gather, probe, ConnectOpts, Discovery};
 use crate::facts::NodeFacts;
 use crate::observe::{kinds, parse_text, Query};
@@ -17,6 +16,7 @@ use crate::profile::kind::{self, apply_objects, capacity_patches, patch_capacity
 use crate::profile::pins::{fetch, Pin};
 use crate::profile::Profile;
 use crate::text::say;
+use crate::text::Lang;
 use crate::Error;
 
 /// A resolved `setup kind` (the config read and parsed, the pins loaded, the context checked).

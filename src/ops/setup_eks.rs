@@ -21,7 +21,6 @@ use std::time::Duration;
 use kube::config::Kubeconfig;
 use serde_json::Value;
 
-use crate::catalog::Lang;
 use crate::cluster::{connect, gather, probe, Conn, ConnectOpts, Discovery};
 use crate::observe::{kinds, Obj, Origin, Query};
 use crate::ops::setup::{self, helm_preflight, Ready, StepProgress, Steps as _};
@@ -34,6 +33,7 @@ use crate::profile::pins::Pin;
 use crate::profile::site::{self, Site};
 use crate::profile::Profile;
 use crate::text::say;
+use crate::text::Lang;
 use crate::Error;
 
 use crate::profile::eks_components::{GPU_NODE_CLASS, NEURON_NODE_CLASS};

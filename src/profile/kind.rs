@@ -7,11 +7,11 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::instances::{self, EFA, GPU, INSTANCE_TYPE_LABEL, NEURON, NEURONCORE};
-use crate::catalog::Lang;
 use crate::cluster::{Conn, Discovery, FIELD_MANAGER};
 use crate::facts::unavailable::unavailable_text;
 use crate::facts::NodeFacts;
 use crate::observe::{parse_text, Obj};
+use crate::text::Lang;
 use crate::Error;
 
 /// The repository's kind-config.yaml, embedded.

@@ -5,8 +5,8 @@
 use serde::Serialize;
 
 use super::{LabRef, LabReport, SourceRef};
-use crate::catalog::Lang;
 use crate::results::room::{LearnerResult, RoomNote, RoomResult};
+use crate::text::Lang;
 use crate::verify::{Score, Status};
 
 /// Bumped on any incompatible change to the room's JSON (`grade -o json`).

@@ -2,7 +2,7 @@
 //! HTML page): kept apart so that none of those views imports another.
 
 use super::Mark;
-use crate::catalog::Lang;
+use crate::text::Lang;
 use crate::verify::Score;
 
 /// A word of the room's outputs in `lang`.

@@ -14,7 +14,7 @@ use serde::Serialize;
 use super::cells::{cell_text, percent};
 use super::ui;
 use super::{Mark, Scoreboard};
-use crate::catalog::Lang;
+use crate::text::Lang;
 use crate::verify::Status;
 
 /// A word of the page: the shared table's `page-…` words, and the room's `most-failed`.

@@ -42,7 +42,7 @@ impl Palette {
         st.apply_to(m).to_string()
     }
 
-    fn word(&self, status: Status, lang: crate::catalog::Lang) -> String {
+    fn word(&self, status: Status, lang: crate::text::Lang) -> String {
         let w = ui(status.as_str(), lang);
         let st = match status {
             Status::Pass => &self.pass,

@@ -1,8 +1,9 @@
 //! Framework texts in both languages: outcome reasons and the labels of the human report. Lab
 //! specific texts live in lab.yaml; these are the few the framework itself says.
 
-use crate::catalog::{Lab, Lang};
+use crate::catalog::Lab;
 use crate::facts::unavailable::unavailable_text;
+use crate::text::Lang;
 use crate::verify::Reason;
 
 /// What an unknown key shows: visible, never a silent `?`.
@@ -219,7 +220,7 @@ mod value_words_tests {
             &crate::verify::Reason::SecretsWithheld,
             lab,
             &Default::default(),
-            crate::catalog::Lang::Ja,
+            crate::text::Lang::Ja,
         );
         assert!(
             ja.starts_with("ワークショップの採点は Secret を読みません"),
@@ -230,7 +231,7 @@ mod value_words_tests {
     #[test]
     fn value_words_are_said_in_japanese_and_names_are_left_alone() {
         use super::value_words;
-        use crate::catalog::Lang;
+        use crate::text::Lang;
         assert_eq!(
             value_words("TP unset (default 1)", Lang::Ja),
             "TP 未設定 (既定値 1)"
@@ -261,7 +262,7 @@ mod value_words_tests {
     #[test]
     fn every_ui_key_used_in_the_source_has_its_words() {
         use super::{ui, KEY_MISSING};
-        use crate::catalog::Lang;
+        use crate::text::Lang;
         fn walk(dir: &std::path::Path, keys: &mut Vec<String>) {
             for e in std::fs::read_dir(dir).unwrap().flatten() {
                 let p = e.path();

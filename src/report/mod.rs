@@ -17,7 +17,8 @@ pub mod server;
 
 use serde::Serialize;
 
-use crate::catalog::{Lang, Stage};
+use crate::catalog::Stage;
+use crate::text::Lang;
 use crate::verify::{LabResult, Score, Status, Target};
 
 pub use board::{Cell, CheckRef, Column, Failing, Mark, Row, Scoreboard, ROOM_SCHEMA_VERSION};

@@ -5,7 +5,7 @@ use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
 use super::cells::{percent, t};
 use super::{Mark, Scoreboard};
-use crate::catalog::Lang;
+use crate::text::Lang;
 use crate::verify::Score;
 
 /// Output formats of `grade`.

@@ -6,9 +6,9 @@
 use serde::Serialize;
 
 use super::LabReport;
-use crate::catalog::Lang;
 use crate::results::check::{ServerRefusal, ServerVerdict};
 use crate::text::say;
+use crate::text::Lang;
 use crate::verify::Status;
 
 /// The `server_dry_run` object of a lab report.

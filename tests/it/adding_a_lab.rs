@@ -10,10 +10,11 @@ use std::path::{Path, PathBuf};
 mod hello_gpu;
 
 use hello_gpu::HelloGpu;
-use trainlab::catalog::{Catalog, Lang};
+use trainlab::catalog::Catalog;
 use trainlab::observe::{kinds, sources, InputError, Observed, SourceKind};
 use trainlab::profile::Profile;
 use trainlab::report::LabReport;
+use trainlab::text::Lang;
 use trainlab::verify::{
     lint_lab, queries, run, JudgeCtx, Judgement, LabResult, Outcome, Read, Status, Target, Verifier,
 };

@@ -5,10 +5,11 @@
 
 use std::process::Command;
 
-use trainlab::catalog::{Catalog, Lang};
+use trainlab::catalog::Catalog;
 use trainlab::ops::eks_draft::without_standin;
 use trainlab::ops::manifests::objects;
 use trainlab::profile::Profile;
+use trainlab::text::Lang;
 
 use crate::support::test_site::test_site;
 

@@ -1,10 +1,11 @@
 //! Rendering a graded lab: human text (ja/en, with and without colour), JSON (schema version 1)
 //! and JUnit XML, from a hand-built `LabResult` holding one outcome of every status.
 
-use trainlab::catalog::{parse_lab, Lab, Lang};
+use trainlab::catalog::{parse_lab, Lab};
 use trainlab::observe::{SourceKind, Unavailable};
 use trainlab::profile::Profile;
 use trainlab::report::{self, Format, LabReport};
+use trainlab::text::Lang;
 use trainlab::verify::{Advice, LabResult, Outcome, Reason, Status, Target};
 
 const LAB_YAML: &str = r#"

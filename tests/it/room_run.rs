@@ -3,13 +3,14 @@
 //! results and imports no engine).
 use std::collections::BTreeSet;
 
-use trainlab::catalog::{Catalog, Lang};
+use trainlab::catalog::Catalog;
 use trainlab::cluster::ConnectOpts;
 use trainlab::exit::ExitCode;
 use trainlab::grade::{run, Learners, Quiet, Room, RoomRequest};
 use trainlab::plan::{Event, Listener};
 use trainlab::report::Scoreboard;
 use trainlab::results::room::{room_exit_code as exit_code, RoomResult};
+use trainlab::text::Lang;
 
 fn demo_request() -> RoomRequest {
     RoomRequest {

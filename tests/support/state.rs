@@ -7,11 +7,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use trainlab::catalog::Catalog;
-use trainlab::catalog::Lang;
 use trainlab::labs::grade_lab;
 use trainlab::observe::{parse_file, Obj, Observed, SourceKind};
 use trainlab::profile::Profile;
 use trainlab::report::LabReport;
+use trainlab::text::Lang;
 use trainlab::verify::{LabResult, Outcome, Reason, Status, Target};
 
 /// `tests/data/<rel>`
@@ -233,7 +233,7 @@ pub fn assert_only_fails(
         "{check} carries expected and found: {o:?}"
     );
     // The rendered hint must exist in both languages (lab.yaml has the text).
-    for lang in [trainlab::catalog::Lang::Ja, trainlab::catalog::Lang::En] {
+    for lang in [trainlab::text::Lang::Ja, trainlab::text::Lang::En] {
         let rep = trainlab::report::LabReport::new(r, lang);
         let h = rep
             .outcomes

@@ -7,9 +7,9 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 use support::state::*;
-use trainlab::catalog::Lang;
 use trainlab::observe::{manifest_files, parse_file};
 use trainlab::report::LabReport;
+use trainlab::text::Lang;
 use trainlab::verify::{LabResult, Reason, Status};
 
 const LAB: &str = "bf16";

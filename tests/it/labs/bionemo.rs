@@ -462,7 +462,7 @@ fn a_literal_key_fails_with_the_reason_and_never_echoes_the_key() {
     assert_eq!(key.hint.as_deref(), Some("literal"));
     assert_eq!(key.evidence["variable"], "NGC_CLI_API_KEY");
     assert_eq!(key.evidence["container"], "bionemo");
-    for lang in [trainlab::catalog::Lang::Ja, trainlab::catalog::Lang::En] {
+    for lang in [trainlab::text::Lang::Ja, trainlab::text::Lang::En] {
         let rendered = format!("{:?}", trainlab::report::LabReport::new(&r, lang).outcomes);
         assert!(!rendered.contains("CANARY"), "{rendered}");
     }

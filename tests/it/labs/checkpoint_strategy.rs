@@ -6,9 +6,10 @@ use crate::support;
 
 use serde_json::{json, Value};
 use support::state::*;
-use trainlab::catalog::{Catalog, Lang};
+use trainlab::catalog::Catalog;
 use trainlab::observe::Obj;
 use trainlab::report::LabReport;
+use trainlab::text::Lang;
 use trainlab::verify::kit::cmdline::Args;
 use trainlab::verify::{LabResult, Status};
 

@@ -7,9 +7,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde_json::{json, Value};
-use trainlab::catalog::{Catalog, Lang};
+use trainlab::catalog::Catalog;
 use trainlab::labs::grade_lab;
 use trainlab::observe::{manifest_files, parse_file, Obj, Observed, SourceKind, Unavailable};
+use trainlab::text::Lang;
 use trainlab::verify::{LabResult, Outcome, Reason, Status, Target};
 
 const LAB: &str = "efa-nccl";

@@ -11,10 +11,11 @@ use std::process::Command;
 use serde_json::{json, Value};
 use support::emulator::Emulator;
 use support::state::*;
-use trainlab::catalog::{Catalog, Lang};
+use trainlab::catalog::Catalog;
 use trainlab::labs::grade_lab;
 use trainlab::observe::{manifest_files, parse_file};
 use trainlab::report::{Format, LabReport};
+use trainlab::text::Lang;
 use trainlab::verify::{LabResult, Outcome, Reason, Status, Target};
 
 const LAB: &str = "fsx-lustre";

@@ -7,9 +7,9 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 use support::state::*;
-use trainlab::catalog::Lang;
 use trainlab::observe::{manifest_files, parse_file, Obj};
 use trainlab::report::LabReport;
+use trainlab::text::Lang;
 use trainlab::verify::kit::cmdline::Args;
 use trainlab::verify::kit::k8s::workload::Workload;
 use trainlab::verify::kit::training::job::{main_container, training_command};

@@ -9,12 +9,13 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 use support::state::*;
-use trainlab::catalog::{Catalog, Lang};
+use trainlab::catalog::Catalog;
 use trainlab::facts::capabilities::{self, Capabilities, Detected};
 use trainlab::labs::grade_lab;
 use trainlab::labs::verifier_for;
 use trainlab::observe::{manifest_files, parse_file, Observed, SourceKind, Unavailable};
 use trainlab::profile::Profile;
+use trainlab::text::Lang;
 use trainlab::verify::{queries, run, LabResult, Outcome, Reason, Status, Target};
 
 const LAB: &str = "karpenter-single-az";

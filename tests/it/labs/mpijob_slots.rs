@@ -8,11 +8,12 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 use support::state::*;
-use trainlab::catalog::{Catalog, Lang};
+use trainlab::catalog::Catalog;
 use trainlab::labs::grade_lab;
 use trainlab::observe::{manifest_files, parse_file, parse_text, Obj, Observed, SourceKind};
 use trainlab::profile::Profile;
 use trainlab::report::LabReport;
+use trainlab::text::Lang;
 use trainlab::verify::{LabResult, Status, Target};
 
 const LAB: &str = "mpijob-slots";

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 use support::emulator::Emulator;
 use support::state::*;
-use trainlab::catalog::Lang;
+use trainlab::text::Lang;
 use trainlab::verify::{LabResult, Reason, Status};
 
 const LAB: &str = "slinky-nodeset";

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 use support::emulator::Emulator;
 use support::state::*;
-use trainlab::catalog::Lang;
 use trainlab::report::LabReport;
+use trainlab::text::Lang;
 use trainlab::verify::{LabResult, Status};
 
 const LAB: &str = "slurm-accounting";

@@ -5,8 +5,9 @@ use crate::support;
 
 use serde_json::{json, Value};
 use support::state::*;
-use trainlab::catalog::{placeholders, Lang};
+use trainlab::catalog::placeholders;
 use trainlab::report::LabReport;
+use trainlab::text::Lang;
 use trainlab::verify::{Reason, Status};
 
 const LAB: &str = "tensor-parallelism";

@@ -8,11 +8,12 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 use support::state::*;
-use trainlab::catalog::{Catalog, Lang};
+use trainlab::catalog::Catalog;
 use trainlab::labs::grade_lab;
 use trainlab::observe::{manifest_files, parse_file, parse_text, Obj};
 use trainlab::profile::Profile;
 use trainlab::report::{Format, LabReport};
+use trainlab::text::Lang;
 use trainlab::verify::{LabResult, Reason, Status, Target};
 
 const LAB: &str = "volcano-gang";

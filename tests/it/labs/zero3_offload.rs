@@ -6,8 +6,8 @@ use crate::support;
 
 use serde_json::{json, Value};
 use support::state::*;
-use trainlab::catalog::Lang;
 use trainlab::report::LabReport;
+use trainlab::text::Lang;
 use trainlab::verify::kit::cmdline::Args;
 use trainlab::verify::{LabResult, Status};
 
