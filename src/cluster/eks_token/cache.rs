@@ -9,10 +9,11 @@ use aws_config::meta::region::ProvideRegion;
 use aws_credential_types::provider::{ProvideCredentials, SharedCredentialsProvider};
 use http::HeaderValue;
 
-use super::credentials::error_chain;
+use super::credentials::{error_chain, provider_for};
 use super::error::EksTokenError;
 use super::exec::{EksExec, KeepExec};
-use super::presign::{sts_host, token_at};
+use super::presign::token_at;
+use super::sts::sts_host;
 
 /// How long EKS accepts a token after its `X-Amz-Date` (token.go `presignedURLExpiration`).
 pub const TOKEN_LIFETIME: Duration = Duration::from_secs(15 * 60);
@@ -53,8 +54,8 @@ static SLOTS: LazyLock<Mutex<Slots>> = LazyLock::new(Default::default);
 
 /// Builds and caches the tokens of one recognized exec.
 pub struct TokenSource {
-    pub(super) exec: EksExec,
-    pub(super) region: String,
+    exec: EksExec,
+    region: String,
     slot: Arc<Slot>,
 }
 
@@ -117,7 +118,7 @@ impl TokenSource {
         let provider = self
             .slot
             .credentials
-            .get_or_init(|| self.credentials_provider())
+            .get_or_init(|| provider_for(&self.exec, &self.region))
             .await;
         let credentials =
             provider

@@ -4,43 +4,41 @@
 use aws_config::BehaviorVersion;
 use aws_credential_types::provider::{ProvideCredentials, SharedCredentialsProvider};
 
-use super::cache::TokenSource;
+use super::exec::EksExec;
 
-impl TokenSource {
-    /// aws-config's default chain with the exec's profile and region; the role assumed on top
-    /// when one is named, as both plugins do.
-    pub(super) async fn credentials_provider(&self) -> SharedCredentialsProvider {
-        let region = aws_config::Region::new(self.region.clone());
-        let mut loader = aws_config::defaults(BehaviorVersion::latest()).region(region.clone());
-        if let Some(profile) = &self.exec.profile {
-            loader = loader.profile_name(&profile.name);
-            if profile.from_flag {
-                // botocore drops the environment's keys for an explicit `--profile`.
-                loader = loader.credentials_provider(
-                    aws_config::profile::ProfileFileCredentialsProvider::builder()
-                        .profile_name(&profile.name)
-                        .build(),
-                );
-            }
+/// aws-config's default chain with the exec's profile and `region`; the role assumed on top
+/// when one is named, as both plugins do.
+pub(super) async fn provider_for(exec: &EksExec, region: &str) -> SharedCredentialsProvider {
+    let region = aws_config::Region::new(region.to_string());
+    let mut loader = aws_config::defaults(BehaviorVersion::latest()).region(region.clone());
+    if let Some(profile) = &exec.profile {
+        loader = loader.profile_name(&profile.name);
+        if profile.from_flag {
+            // botocore drops the environment's keys for an explicit `--profile`.
+            loader = loader.credentials_provider(
+                aws_config::profile::ProfileFileCredentialsProvider::builder()
+                    .profile_name(&profile.name)
+                    .build(),
+            );
         }
-        let sdk = loader.load().await;
-        let base = sdk
-            .credentials_provider()
-            .unwrap_or_else(|| SharedCredentialsProvider::new(NoCredentials));
-        let Some(role) = &self.exec.role_arn else {
-            return base;
-        };
-        let mut assume = aws_config::sts::AssumeRoleProvider::builder(role)
-            .region(region)
-            .configure(&sdk);
-        if let Some(name) = &self.exec.session_name {
-            assume = assume.session_name(name);
-        }
-        if let Some(id) = &self.exec.external_id {
-            assume = assume.external_id(id);
-        }
-        SharedCredentialsProvider::new(assume.build().await)
     }
+    let sdk = loader.load().await;
+    let base = sdk
+        .credentials_provider()
+        .unwrap_or_else(|| SharedCredentialsProvider::new(NoCredentials));
+    let Some(role) = &exec.role_arn else {
+        return base;
+    };
+    let mut assume = aws_config::sts::AssumeRoleProvider::builder(role)
+        .region(region)
+        .configure(&sdk);
+    if let Some(name) = &exec.session_name {
+        assume = assume.session_name(name);
+    }
+    if let Some(id) = &exec.external_id {
+        assume = assume.external_id(id);
+    }
+    SharedCredentialsProvider::new(assume.build().await)
 }
 
 /// Stands in when aws-config has no provider at all (it always has one with its defaults).

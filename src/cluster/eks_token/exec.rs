@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use kube::config::ExecConfig;
 
-use super::presign::sts_host;
+use super::sts::sts_host;
 
 /// The AWS CLI's session name when it assumes `--role-arn` (get_token.py `_get_role_credentials`).
 pub const AWS_CLI_SESSION_NAME: &str = "EKSGetTokenAuth";

@@ -29,8 +29,8 @@
 //! module understands completely. Anything else (another plugin, `--endpoint-url`, an unknown
 //! option or environment variable) keeps running as the exec, through kube's own loader.
 //!
-//! One file per job: `exec` (which execs are recognized), `presign` (the SigV4-presigned STS
-//! URL and the token), `cache` (the process's tokens and when they are replaced), `credentials`
+//! One file per job: `exec` (which execs are recognized), `sts` (the regional STS host), `presign` (the
+//! SigV4-presigned STS URL and the token), `cache` (the process's tokens and when they are replaced), `credentials`
 //! (aws-config's chain for an exec), `error`, and `auth` (taking over a kubeconfig's exec and
 //! setting each request's token).
 
@@ -40,11 +40,11 @@ mod credentials;
 mod error;
 mod exec;
 mod presign;
+mod sts;
 
 pub use auth::{is_token_error, take_over, EksAuth, EksTokenMode};
 pub use cache::{refresh_at, TokenSource, REFRESH_BEFORE, TOKEN_LIFETIME};
 pub use error::EksTokenError;
 pub use exec::{recognize, EksExec, KeepExec, Plugin, Profile, AWS_CLI_SESSION_NAME};
-pub use presign::{
-    presigned_url, sts_host, token_at, CLUSTER_ID_HEADER, PRESIGN_EXPIRES, TOKEN_PREFIX,
-};
+pub use presign::{presigned_url, token_at, CLUSTER_ID_HEADER, PRESIGN_EXPIRES, TOKEN_PREFIX};
+pub use sts::sts_host;

@@ -11,6 +11,7 @@ use aws_sigv4::sign::v4;
 use base64::Engine as _;
 
 use super::error::EksTokenError;
+use super::sts::sts_host;
 
 /// What a token starts with (get_token.py `TOKEN_PREFIX`, token.go `v1Prefix`).
 pub const TOKEN_PREFIX: &str = "k8s-aws-v1.";
@@ -19,34 +20,6 @@ pub const CLUSTER_ID_HEADER: &str = "x-k8s-aws-id";
 /// `X-Amz-Expires` of the presigned URL (get_token.py `URL_TIMEOUT`, token.go
 /// `requestPresignParam`): STS ignores it for this purpose; the verifier does not.
 pub const PRESIGN_EXPIRES: Duration = Duration::from_secs(60);
-
-/// The regional STS host of `region`, by its partition's domain (aws-iam-authenticator
-/// `pkg/endpoints/partitions.go` `GetSTSPartitionDomain`, the region patterns of the SDKs'
-/// `partitions.json`); `None` for what is no region name (it goes into a URL).
-pub fn sts_host(region: &str) -> Option<String> {
-    let valid = !region.is_empty()
-        && region.len() <= 63
-        && region
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        && !region.starts_with('-')
-        && !region.ends_with('-');
-    if !valid {
-        return None;
-    }
-    let domain = [
-        ("cn-", "amazonaws.com.cn"),
-        ("us-isob-", "sc2s.sgov.gov"),
-        ("us-isof-", "csp.hci.ic.gov"),
-        ("us-iso-", "c2s.ic.gov"),
-        ("eu-isoe-", "cloud.adc-e.uk"),
-        ("eusc-", "amazonaws.eu"),
-    ]
-    .iter()
-    .find(|(prefix, _)| region.starts_with(prefix))
-    .map_or("amazonaws.com", |(_, domain)| domain);
-    Some(format!("sts.{region}.{domain}"))
-}
 
 /// The presigned STS `GetCallerIdentity` URL a token carries, signed at `at`.
 ///
@@ -133,29 +106,6 @@ pub fn token_at(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sts_hosts_follow_the_partition() {
-        assert_eq!(
-            sts_host("us-west-2").as_deref(),
-            Some("sts.us-west-2.amazonaws.com")
-        );
-        assert_eq!(
-            sts_host("cn-north-1").as_deref(),
-            Some("sts.cn-north-1.amazonaws.com.cn")
-        );
-        assert_eq!(
-            sts_host("us-gov-west-1").as_deref(),
-            Some("sts.us-gov-west-1.amazonaws.com")
-        );
-        assert_eq!(
-            sts_host("us-isob-east-1").as_deref(),
-            Some("sts.us-isob-east-1.sc2s.sgov.gov")
-        );
-        for bad in ["", "US-WEST-2", "us-west-2.evil.com", "a/b", "-x", "x-"] {
-            assert_eq!(sts_host(bad), None, "{bad}");
-        }
-    }
 
     fn fixed_credentials(token: Option<&str>) -> Credentials {
         Credentials::new(
