@@ -60,5 +60,8 @@ mod watch;
 mod writes;
 
 pub use control::Emulator;
+// A bench that includes this module (`#[path]`) may use only part of its API.
+#[allow(unused_imports)]
 pub use faults::Fault;
+#[allow(unused_imports)]
 pub use request::Recorded;
