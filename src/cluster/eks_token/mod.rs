@@ -29,10 +29,10 @@
 //! module understands completely. Anything else (another plugin, `--endpoint-url`, an unknown
 //! option or environment variable) keeps running as the exec, through kube's own loader.
 //!
-//! One file per job: `exec` (which execs are recognized), `sts` (the regional STS host), `presign` (the
-//! SigV4-presigned STS URL and the token), `cache` (the process's tokens and when they are replaced), `credentials`
-//! (aws-config's chain for an exec), `error`, and `auth` (taking over a kubeconfig's exec and
-//! setting each request's token).
+//! One file per job: `exec` (which execs are recognized), `sts` (the regional STS host), `presign`
+//! (the SigV4-presigned STS URL and the token), `cache` (the process's tokens and when they are
+//! replaced), `credentials` (aws-config's chain for an exec), `error`, and `auth` (taking over a
+//! kubeconfig's exec and setting each request's token).
 
 mod auth;
 mod cache;
