@@ -22,7 +22,7 @@
 //! in-process rows. Credentials are fixed keys in the environment: neither path makes a network
 //! call (without a role, get-token only presigns). Not a test: nothing here fails a build.
 
-#[path = "../tests/support/emulator.rs"]
+#[path = "../tests/support/emulator/mod.rs"]
 mod emulator;
 
 use std::path::{Path, PathBuf};

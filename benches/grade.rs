@@ -1,5 +1,5 @@
 //! Wall time, requests and the request timeline of grading against a local API server (the
-//! emulator of tests/support/emulator.rs, over plain HTTP and over TLS as a real API server
+//! emulator of tests/support/emulator/, over plain HTTP and over TLS as a real API server
 //! speaks, answering each request after LATENCY_MS, as a real server over a network does).
 //!
 //! Runs the built `trainlab` binary the way a learner does (`check efa-nccl`, `check --all`)
@@ -27,7 +27,7 @@
 //! cache lives in a temporary folder: "warm" runs find the answers of the warm-up run there,
 //! "cold" runs pass `--no-cache` (an older build ignores both: it has no cache).
 
-#[path = "../tests/support/emulator.rs"]
+#[path = "../tests/support/emulator/mod.rs"]
 mod emulator;
 #[path = "../tests/support/live.rs"]
 #[allow(dead_code)] // the bench uses the CRD groups only

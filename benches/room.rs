@@ -1,5 +1,5 @@
 //! Workshop rooms: requests sent, wall time and peak RSS of `trainlab grade` against the API
-//! emulator of tests/support/emulator.rs with a per-request latency (as a real API server has):
+//! emulator of tests/support/emulator/ with a per-request latency (as a real API server has):
 //! one shared cluster with 100 and 1,000 learners × every gradable lab (and 1 learner × 1 lab),
 //! and 100 clusters, one per learner, through `--contexts`.
 //!
@@ -18,7 +18,7 @@
 //! thread of this process, so its work shares the machine with trainlab's. Not a test: nothing
 //! here fails a build on a slow machine; the goals are printed beside.
 
-#[path = "../tests/support/emulator.rs"]
+#[path = "../tests/support/emulator/mod.rs"]
 mod emulator;
 #[path = "../tests/support/live.rs"]
 #[allow(dead_code)] // the bench uses the CRD groups and the discovery paths only

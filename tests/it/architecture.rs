@@ -249,7 +249,8 @@ fn kit_units() -> BTreeMap<String, Vec<PathBuf>> {
             [top] if top == "cmdline" => "cmdline".to_string(),
             [top, ..] if top == "cmdline" => "cmdline".to_string(),
             [_, m] if m == "mod" => continue,
-            [group, module] => format!("{group}::{module}"),
+            // A module that is a folder (`training/parallel/`) is one unit, as `cmdline` is.
+            [group, module, ..] => format!("{group}::{module}"),
             other => panic!("unexpected kit file {other:?}"),
         };
         units.entry(unit).or_default().push(file);

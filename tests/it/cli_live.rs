@@ -1,4 +1,4 @@
-//! The real binary against a live cluster: the Kubernetes API emulator (tests/support/emulator.rs)
+//! The real binary against a live cluster: the Kubernetes API emulator (tests/support/emulator/)
 //! seeded with saved states. Pins what `check`, `solve`, `start`, `reset` and `doctor` send and
 //! what they make of the answers: grading is read-only and cheap, applying is server-side apply
 //! validated as a whole, reset deletes only what trainlab labelled, and environment failures are

@@ -1,5 +1,5 @@
 //! What `start`, `solve` and `reset` write, against the Kubernetes API emulator
-//! (tests/support/emulator.rs), with the learner's own writes sent the way kubectl sends them:
+//! (tests/support/emulator/), with the learner's own writes sent the way kubectl sends them:
 //! - reset finds what the learner applied from a draft by its `trainlab.dev/lab` label, lists an
 //!   object the task names that lacks the label with the `kubectl delete` for it (exit 1), reports
 //!   kinds it cannot search (exit 3) or the cluster does not serve;

@@ -1,4 +1,4 @@
-//! `trainlab grade` against the Kubernetes API emulator (tests/support/emulator.rs): a shared
+//! `trainlab grade` against the Kubernetes API emulator (tests/support/emulator/): a shared
 //! cluster costs one LIST per kind plus discovery whatever the number of learners, grades each
 //! learner exactly as `check` grades one, falls back per namespace where RBAC forbids a
 //! cluster-wide read, finds learners from labelled namespaces; one cluster per learner keeps

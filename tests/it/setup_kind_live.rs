@@ -1,5 +1,5 @@
 //! `trainlab setup kind --skip-create` end to end without Docker: the real binary against the
-//! Kubernetes API emulator (tests/support/emulator.rs) seeded with kind-shaped nodes
+//! Kubernetes API emulator (tests/support/emulator/) seeded with kind-shaped nodes
 //! (`kind://` providerIDs, the kind-config.yaml labels) behind a kubeconfig context
 //! `kind-trainlab`. Pins what setup sends (asserted from the recorded requests): one JSON patch
 //! of node status per worker with exactly the instance table's capacities, server-side apply of

@@ -1,0 +1,167 @@
+//! Faults injected per path prefix: which ones a request meets, and the `Status` they answer.
+
+use std::time::Duration;
+
+use serde_json::{json, Map, Value};
+
+use super::request::Request;
+use super::server::Reply;
+use super::status::failure;
+use super::store::Inner;
+
+/// A fault injected before normal handling (see [`Emulator::fault`]).
+#[derive(Clone, Debug)]
+pub enum Fault {
+    /// Answer with a real-shaped `Status` error of this code and message.
+    Status(u16, String),
+    /// One code per matching request, in order: a 2xx/3xx code lets that request through, any
+    /// other code answers with a `Status` error. Once the list is used up, requests pass.
+    Sequence(Vec<u16>),
+    /// Wait this long, then go on (other faults still apply, then normal handling).
+    Latency(Duration),
+    /// Close the connection without answering: the client sees a connection error.
+    Down,
+    /// Hold each matching request until this many have arrived (all of them in flight at
+    /// once), then let them through; later ones pass. A client that waits for one answer before
+    /// sending the next request never gets one (its request timeout ends it): so a test can
+    /// prove requests were sent concurrently without measuring time.
+    Gate(usize),
+}
+
+pub(super) struct FaultRule {
+    pub(super) method: Option<String>,
+    pub(super) prefix: String,
+    pub(super) dry_run_only: bool,
+    pub(super) fault: Fault,
+    /// How many entries of a `Sequence` were consumed, or requests arrived at a `Gate`.
+    pub(super) used: usize,
+    /// A `Gate`'s switch (opened when enough requests arrived).
+    pub(super) gate: Option<tokio::sync::watch::Sender<bool>>,
+}
+
+impl FaultRule {
+    pub(super) fn matches(&self, req: &Request) -> bool {
+        self.method
+            .as_deref()
+            .is_none_or(|m| m == req.method.as_str())
+            && req.path.starts_with(&self.prefix)
+            && (!self.dry_run_only || req.dry_run())
+    }
+}
+
+pub(super) enum FaultAction {
+    Sleep(Duration),
+    /// Held until the gate opens.
+    Wait(tokio::sync::watch::Receiver<bool>),
+    Fail(u16, String),
+    Drop,
+}
+
+/// A `Status` error for an injected fault, with details taken from the path like the real one.
+pub(super) fn fault_status(code: u16, message: &str, path: &str) -> Reply {
+    failure(code, reason_for(code), message, details_from_path(path))
+}
+
+fn reason_for(code: u16) -> &'static str {
+    match code {
+        400 => "BadRequest",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "NotFound",
+        405 => "MethodNotAllowed",
+        406 => "NotAcceptable",
+        409 => "Conflict",
+        410 => "Expired",
+        413 => "RequestEntityTooLarge",
+        415 => "UnsupportedMediaType",
+        422 => "Invalid",
+        429 => "TooManyRequests",
+        500 => "InternalError",
+        503 => "ServiceUnavailable",
+        504 => "Timeout",
+        _ => "",
+    }
+}
+
+/// The message kube-apiserver uses for a bare error of this code.
+fn default_message(code: u16) -> String {
+    match code {
+        401 => "Unauthorized".into(),
+        403 => "forbidden: emulated fault".into(),
+        404 => "the server could not find the requested resource".into(),
+        409 => "the object has been modified; please apply your changes to the latest version and try again".into(),
+        429 => "the server has received too many requests and has asked us to try again later".into(),
+        500 => "Internal error occurred: emulated fault".into(),
+        503 => "the server is currently unable to handle the request".into(),
+        504 => "the server was unable to return a response in the time allotted".into(),
+        _ => format!("emulated fault ({code})"),
+    }
+}
+
+/// `{name, group, kind: plural}` from a resource path, as errors about a resource carry.
+fn details_from_path(path: &str) -> Value {
+    let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    let (group, rest) = match segs.as_slice() {
+        ["api", _, rest @ ..] => ("", rest),
+        ["apis", group, _, rest @ ..] => (*group, rest),
+        _ => return json!({}),
+    };
+    let rest = match rest {
+        ["namespaces", _, tail @ ..] if !tail.is_empty() => tail,
+        other => other,
+    };
+    let mut details = Map::new();
+    if let Some(name) = rest.get(1) {
+        details.insert("name".into(), json!(name));
+    }
+    if !group.is_empty() {
+        details.insert("group".into(), json!(group));
+    }
+    if let Some(plural) = rest.first() {
+        details.insert("kind".into(), json!(plural));
+    }
+    Value::Object(details)
+}
+
+impl Inner {
+    pub(super) fn record_and_match_faults(&mut self, req: &Request) -> (u64, Vec<FaultAction>) {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.requests
+            .push(req.recorded(seq, self.started.elapsed()));
+        let mut actions = Vec::new();
+        for rule in self.faults.iter_mut().filter(|rule| rule.matches(req)) {
+            match &rule.fault {
+                Fault::Latency(delay) => actions.push(FaultAction::Sleep(*delay)),
+                Fault::Gate(needed) => {
+                    rule.used += 1;
+                    if let Some(gate) = &rule.gate {
+                        if rule.used >= *needed {
+                            gate.send_replace(true);
+                        }
+                        actions.push(FaultAction::Wait(gate.subscribe()));
+                    }
+                }
+                Fault::Status(code, message) => {
+                    actions.push(FaultAction::Fail(*code, message.clone()));
+                    break;
+                }
+                Fault::Down => {
+                    actions.push(FaultAction::Drop);
+                    break;
+                }
+                Fault::Sequence(codes) => {
+                    let Some(&code) = codes.get(rule.used) else {
+                        continue;
+                    };
+                    rule.used += 1;
+                    if code >= 400 {
+                        actions.push(FaultAction::Fail(code, default_message(code)));
+                        break;
+                    }
+                }
+            }
+        }
+        (seq, actions)
+    }
+}

@@ -1,0 +1,128 @@
+//! Watches: the initial events, resuming from a resourceVersion, and the streaming body.
+
+use std::io;
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use serde_json::{json, Value};
+use tokio::sync::{broadcast, mpsc};
+
+use super::reads::{present, Filter};
+use super::request::Request;
+use super::resources::Resource;
+use super::routing::Target;
+use super::server::{Outcome, Reply};
+use super::store::{Change, Inner};
+
+/// What a watch sends first, and what it keeps listening to.
+pub(super) struct WatchStart {
+    pub(super) initial: Vec<Value>,
+    pub(super) changes: broadcast::Receiver<Change>,
+    pub(super) filter: Filter,
+    pub(super) resource: Resource,
+    pub(super) timeout: Option<Duration>,
+}
+
+fn watch_event(kind: &str, object: Value) -> Value {
+    json!({"type": kind, "object": object})
+}
+
+impl Inner {
+    /// WATCH: without a resourceVersion (or "0"), synthetic ADDED events for the current
+    /// objects; with one, the stored changes after it; with `sendInitialEvents=true`, ADDED
+    /// events then a BOOKMARK marking their end. Then live changes until the client leaves or
+    /// `timeoutSeconds` passes. The snapshot and the subscription are taken under one lock, so
+    /// no change is missed or sent twice.
+    pub(super) fn watch(&mut self, req: &Request, t: &Target) -> Outcome {
+        let filter = Filter::from_request(req, t)?;
+        let r = &t.resource;
+        let since = req
+            .query
+            .get("resourceVersion")
+            .filter(|rv| !rv.is_empty() && *rv != "0");
+        let initial_events = req.query.flag("sendInitialEvents");
+        let mut initial: Vec<Value> = match since.and_then(|rv| rv.parse::<u64>().ok()) {
+            Some(rv) if !initial_events => self
+                .history
+                .iter()
+                .filter(|c| c.rv > rv && filter.matches(&c.key, &c.object))
+                .map(|c| watch_event(c.kind, present(r, &c.object)))
+                .collect(),
+            _ if since.is_some() && !initial_events => Vec::new(),
+            _ => self
+                .selected(&filter)
+                .iter()
+                .map(|(_, o)| watch_event("ADDED", present(r, o)))
+                .collect(),
+        };
+        if initial_events {
+            let bookmark = json!({
+                "apiVersion": r.api_version(),
+                "kind": r.kind,
+                "metadata": {
+                    "resourceVersion": self.rv.to_string(),
+                    "annotations": {"k8s.io/initial-events-end": "true"},
+                },
+            });
+            initial.push(watch_event("BOOKMARK", bookmark));
+        }
+        let timeout = req
+            .query
+            .get("timeoutSeconds")
+            .and_then(|s| s.parse::<u64>().ok())
+            .map(Duration::from_secs);
+        Ok(Reply::Watch(Box::new(WatchStart {
+            initial,
+            changes: self.changes.subscribe(),
+            filter,
+            resource: r.clone(),
+            timeout,
+        })))
+    }
+}
+
+/// The streaming body of a watch: one JSON event per line, fed by a task that stops when the
+/// client disconnects (the body, hence the channel, is dropped) or the timeout passes.
+pub(super) fn watch_body(start: WatchStart) -> Body {
+    let (tx, rx) = mpsc::channel::<Bytes>(64);
+    tokio::spawn(pump_watch(start, tx));
+    let stream = futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv()
+            .await
+            .map(|line| (Ok::<Bytes, io::Error>(line), rx))
+    });
+    Body::from_stream(stream)
+}
+
+async fn pump_watch(start: WatchStart, tx: mpsc::Sender<Bytes>) {
+    let line = |event: &Value| Bytes::from(format!("{event}\n"));
+    for event in &start.initial {
+        if tx.send(line(event)).await.is_err() {
+            return;
+        }
+    }
+    let deadline = async {
+        match start.timeout {
+            Some(t) => tokio::time::sleep(t).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(deadline);
+    let mut changes = start.changes;
+    loop {
+        tokio::select! {
+            _ = &mut deadline => return,
+            _ = tx.closed() => return,
+            change = changes.recv() => match change {
+                Ok(c) if start.filter.matches(&c.key, &c.object) => {
+                    let event = watch_event(c.kind, present(&start.resource, &c.object));
+                    if tx.send(line(&event)).await.is_err() {
+                        return;
+                    }
+                }
+                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                Err(broadcast::error::RecvError::Closed) => return,
+            },
+        }
+    }
+}
