@@ -4,9 +4,9 @@
 use super::live::{connect_and_announce, LiveArgs};
 use super::print;
 use crate::catalog::LabBundle;
+use crate::facts::Profile;
 use crate::ops::capacity::Capacity;
 use crate::ops::manifests::{self, Applied, Placement};
-use crate::profile::Profile;
 
 /// The profile whose starter and solution `start`/`solve` apply: the flag, else the one the kube
 /// context's name suggests (read from the kubeconfig file, no request), else kind.

@@ -7,8 +7,8 @@ use clap::Args;
 
 use super::{parse_param, Global};
 use crate::exit::ExitCode;
+use crate::facts::Profile;
 use crate::plan::{self, Plan, Repeat, Request, Source};
-use crate::profile::Profile;
 
 #[derive(Debug, Args)]
 #[command(after_help = "\

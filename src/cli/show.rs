@@ -7,7 +7,7 @@ use clap::Args;
 use super::{ok, print, Global};
 use crate::catalog::{Choice, LabBundle, Stage};
 use crate::exit::ExitCode;
-use crate::profile::Profile;
+use crate::facts::Profile;
 use crate::report::ui;
 use crate::text::Lang;
 

@@ -7,9 +7,9 @@ use super::live::LiveArgs;
 use super::output::eprint;
 use super::{apply, confirm, print, Global};
 use crate::exit::ExitCode;
+use crate::facts::Profile;
 use crate::ops::manifests;
 use crate::profile::site::SiteValues;
-use crate::profile::Profile;
 use crate::text::say;
 
 #[derive(Debug, Args)]

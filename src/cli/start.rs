@@ -43,7 +43,7 @@ pub struct StartArgs {
     /// Which starter: `kind` or `eks` (a lab may ship `starter-eks/`) [default: from the kube
     /// context's name: kind-* → kind, EKS ARNs and *.eksctl.io → eks; otherwise kind]
     #[arg(long, value_enum)]
-    pub profile: Option<crate::profile::Profile>,
+    pub profile: Option<crate::facts::Profile>,
     /// Only write the draft (no cluster needed): to read the starting file, or to work offline
     /// with `check LAB --files`
     #[arg(long)]
@@ -77,10 +77,10 @@ pub fn run(g: &Global, a: &StartArgs) -> Result<ExitCode, crate::Error> {
             let text = manifests::prefixed_draft(text, &origin, &place.target.name_prefix)?;
             // On EKS the image's own torchrun runs: the kind stand-in's mount goes.
             match profile {
-                crate::profile::Profile::Eks => {
+                crate::facts::Profile::Eks => {
                     Ok(crate::ops::eks_draft::without_standin(&text, &origin)?.unwrap_or(text))
                 }
-                crate::profile::Profile::Kind => Ok::<_, crate::Error>(text),
+                crate::facts::Profile::Kind => Ok::<_, crate::Error>(text),
             }
         })
         .transpose()?;

@@ -3,10 +3,10 @@
 
 use crate::catalog::{LabBundle, SiteFill, PROFILES};
 use crate::cluster::{apply_all, apply_rename, learner_renames, prepare, Change, Conn, Discovery};
+use crate::facts::Profile;
 use crate::observe::{parse_text, Obj};
 use crate::plan::learners::{self, Template};
 use crate::profile::site::SiteValues;
-use crate::profile::Profile;
 use crate::verify::Target;
 
 /// The site values fill a lab's files (`LabBundle::files_for`); a value the site lacks is the

@@ -9,12 +9,12 @@ use std::time::{Duration, Instant};
 
 use crate::cluster::{connect, gather, probe, ConnectOpts, Discovery};
 use crate::facts::NodeFacts;
+use crate::facts::Profile;
 use crate::observe::{kinds, parse_text, Query};
 use crate::plan::{Event, Listener};
 use crate::profile::charts::{self, Extra};
 use crate::profile::kind::{self, apply_objects, capacity_patches, patch_capacity};
 use crate::profile::pins::{fetch, Pin};
-use crate::profile::Profile;
 use crate::text::say;
 use crate::text::Lang;
 use crate::Error;

@@ -22,6 +22,7 @@ use kube::config::Kubeconfig;
 use serde_json::Value;
 
 use crate::cluster::{connect, gather, probe, Conn, ConnectOpts, Discovery};
+use crate::facts::Profile;
 use crate::observe::{kinds, Obj, Origin, Query};
 use crate::ops::setup::{self, helm_preflight, Ready, StepProgress, Steps as _};
 use crate::profile::charts::{self, Extra};
@@ -31,7 +32,6 @@ use crate::profile::instances::{self, GPU, NEURON, ZONE_LABEL};
 use crate::profile::kind::apply_objects;
 use crate::profile::pins::Pin;
 use crate::profile::site::{self, Site};
-use crate::profile::Profile;
 use crate::text::say;
 use crate::text::Lang;
 use crate::Error;

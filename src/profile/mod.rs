@@ -12,4 +12,3 @@ pub mod pins;
 pub mod site;
 
 pub use crate::facts::capabilities;
-pub use crate::facts::Profile;

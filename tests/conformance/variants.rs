@@ -15,9 +15,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 use trainlab::catalog::{Catalog, LabBundle};
+use trainlab::facts::Profile;
 use trainlab::labs::grade_lab;
 use trainlab::observe::{parse_text, Obj, Observed, SourceKind};
-use trainlab::profile::Profile;
 use trainlab::verify::{Status, Target};
 
 /// The profile the variants are graded on: kind's solutions are what `standin_diff.py` runs too.

@@ -11,8 +11,8 @@ mod hello_gpu;
 
 use hello_gpu::HelloGpu;
 use trainlab::catalog::Catalog;
+use trainlab::facts::Profile;
 use trainlab::observe::{kinds, sources, InputError, Observed, SourceKind};
-use trainlab::profile::Profile;
 use trainlab::report::LabReport;
 use trainlab::text::Lang;
 use trainlab::verify::{

@@ -6,9 +6,9 @@
 use std::process::Command;
 
 use trainlab::catalog::Catalog;
+use trainlab::facts::Profile;
 use trainlab::ops::eks_draft::without_standin;
 use trainlab::ops::manifests::objects;
-use trainlab::profile::Profile;
 use trainlab::text::Lang;
 
 use crate::support::test_site::test_site;

@@ -2,8 +2,8 @@
 //! and JUnit XML, from a hand-built `LabResult` holding one outcome of every status.
 
 use trainlab::catalog::{parse_lab, Lab};
+use trainlab::facts::Profile;
 use trainlab::observe::{SourceKind, Unavailable};
-use trainlab::profile::Profile;
 use trainlab::report::{self, Format, LabReport};
 use trainlab::text::Lang;
 use trainlab::verify::{Advice, LabResult, Outcome, Reason, Status, Target};

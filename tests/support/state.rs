@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use trainlab::catalog::Catalog;
+use trainlab::facts::Profile;
 use trainlab::labs::grade_lab;
 use trainlab::observe::{parse_file, Obj, Observed, SourceKind};
-use trainlab::profile::Profile;
 use trainlab::report::LabReport;
 use trainlab::text::Lang;
 use trainlab::verify::{LabResult, Outcome, Reason, Status, Target};

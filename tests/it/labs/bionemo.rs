@@ -226,7 +226,7 @@ fn a_pinned_bionemo_image_passes_on_every_profile_and_nightly_is_advised() {
         let r = image(solved(), img).grade(LAB);
         assert_all_pass(&r);
         let r = image(solved().add(EKS_NODE), img).grade(LAB);
-        assert_eq!(r.profile, Some(trainlab::profile::Profile::Eks));
+        assert_eq!(r.profile, Some(trainlab::facts::Profile::Eks));
         assert_all_pass(&r);
     }
     let r = image(solved(), "nvcr.io/nvidia/clara/bionemo-framework:nightly").grade(LAB);
@@ -548,7 +548,7 @@ fn the_eks_solution_is_the_real_container_and_passes_the_spec_checks() {
         &eks.observed(),
         &trainlab::verify::Target::for_lab(LAB),
         &std::collections::BTreeMap::new(),
-        Some(trainlab::profile::Profile::Eks),
+        Some(trainlab::facts::Profile::Eks),
     )
     .unwrap();
     for c in SPEC_CHECKS {

@@ -81,7 +81,7 @@ fn grade_eks_solution(lab_dir: &str) -> LabResult {
         &obs,
         &Target::for_lab(LAB),
         &BTreeMap::new(),
-        Some(trainlab::profile::Profile::Eks),
+        Some(trainlab::facts::Profile::Eks),
     )
     .expect("grading succeeds")
 }

@@ -504,7 +504,7 @@ fn the_eks_answer_is_kinds_with_the_sites_ids() {
         &s.observed(),
         &Target::for_lab(LAB),
         &BTreeMap::new(),
-        Some(trainlab::profile::Profile::Eks),
+        Some(trainlab::facts::Profile::Eks),
     )
     .unwrap();
     assert_all_pass(&spec_only(&r));
@@ -609,7 +609,7 @@ fn ids_given_for_the_cluster_must_be_the_ones_used() {
         &lab_files("solution").observed(),
         &Target::for_lab(LAB),
         &BTreeMap::new(),
-        Some(trainlab::profile::Profile::Eks),
+        Some(trainlab::facts::Profile::Eks),
     )
     .unwrap();
     assert_eq!(outcome(&r, "network-params").status, Status::Pass);

@@ -11,10 +11,10 @@ use serde_json::{json, Value};
 use support::state::*;
 use trainlab::catalog::Catalog;
 use trainlab::facts::capabilities::{self, Capabilities, Detected};
+use trainlab::facts::Profile;
 use trainlab::labs::grade_lab;
 use trainlab::labs::verifier_for;
 use trainlab::observe::{manifest_files, parse_file, Observed, SourceKind, Unavailable};
-use trainlab::profile::Profile;
 use trainlab::text::Lang;
 use trainlab::verify::{queries, run, LabResult, Outcome, Reason, Status, Target};
 
@@ -263,7 +263,7 @@ fn the_verifier_itself_does_not_guess_the_controller_is_missing() {
 #[test]
 fn on_eks_the_solution_passes_every_check() {
     let r = eks_solved().graded();
-    assert_eq!(r.profile, Some(trainlab::profile::Profile::Eks));
+    assert_eq!(r.profile, Some(trainlab::facts::Profile::Eks));
     assert_all_pass(&r);
     assert!(r.advice.is_empty(), "{:?}", r.advice);
     let claims = outcome(&r, "nodeclaims-in-zone");

@@ -9,9 +9,9 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 use support::state::*;
 use trainlab::catalog::Catalog;
+use trainlab::facts::Profile;
 use trainlab::labs::grade_lab;
 use trainlab::observe::{parse_text, Obj};
-use trainlab::profile::Profile;
 use trainlab::verify::{LabResult, Reason, Status, Target};
 
 const LAB: &str = "optimum-neuron";
@@ -540,7 +540,7 @@ fn the_neuron_training_containers_pass_on_every_profile() {
         assert_all_pass(&r);
         let r = edit_job(solved().add(EKS_NODE), move |v| container(v)["image"] = json!(img))
             .grade(LAB);
-        assert_eq!(r.profile, Some(trainlab::profile::Profile::Eks));
+        assert_eq!(r.profile, Some(trainlab::facts::Profile::Eks));
         assert_all_pass(&r);
     }
 }

@@ -46,7 +46,7 @@ fn grade_eks(state: &State) -> LabResult {
         &state.observed(),
         &trainlab::verify::Target::for_lab(LAB),
         &std::collections::BTreeMap::new(),
-        Some(trainlab::profile::Profile::Eks),
+        Some(trainlab::facts::Profile::Eks),
     )
     .unwrap()
 }
