@@ -164,6 +164,19 @@ impl<'a> JudgeCtx<'a> {
         } else {
             others.join(", ")
         };
+        self.missing(checks, kind, name, expected, found)
+    }
+
+    /// Every check in `checks` fails once with the `missing` hint: `name` of `kind` is not
+    /// there as `expected`, and `found` says what is instead.
+    pub fn missing(
+        &self,
+        checks: &[&str],
+        kind: &crate::observe::kinds::ResourceKind,
+        name: &str,
+        expected: String,
+        found: String,
+    ) -> Named<'a> {
         let ns = self.target.namespace.clone();
         Named::Absent(Judgement::every(checks, |c| {
             Outcome::fail(c, expected.clone(), found.clone())

@@ -1,6 +1,6 @@
 //! A training job by name, absent when written in a version the API server does not serve.
 
-use crate::verify::{JudgeCtx, Judgement, Named, Outcome, Read, MISSING_HINT};
+use crate::verify::{JudgeCtx, Named, Read};
 
 /// The object named `name` of `read`, as [`JudgeCtx::named`] finds it; an object of the read's
 /// group and kind in another `apiVersion` is absent too: the API server serves only the version
@@ -17,17 +17,5 @@ pub fn find_job<'a>(ctx: &JudgeCtx<'a>, read: &Read, name: &str, checks: &[&str]
     }
     let expected = format!("{} {} {name}", kind.api_version(), kind.kind);
     let written = format!("{} {} {name}", o.api_version(), o.kind());
-    let ns = ctx.target.namespace.clone();
-    Named::Absent(Judgement::every(checks, |c| {
-        Outcome::fail(c, expected.clone(), written.clone())
-            .hint(MISSING_HINT)
-            .with("name", name)
-            .with("kind", kind.kind)
-            .with("api_version", kind.api_version())
-            .with(
-                "accepted",
-                format!("`{}` {}", kind.api_version(), kind.kind),
-            )
-            .with("namespace", &ns)
-    }))
+    ctx.missing(checks, kind, name, expected, written)
 }
