@@ -8,7 +8,7 @@ use clap::Args;
 use super::{parse_param, Global};
 use crate::exit::ExitCode;
 use crate::facts::Profile;
-use crate::plan::{self, Plan, Repeat, Request, Source};
+use crate::plan::{self, Output, Plan, Repeat, Request, RunOptions, Source};
 
 #[derive(Debug, Args)]
 #[command(after_help = "\
@@ -105,40 +105,46 @@ pub enum DryRun {
 
 pub fn run(g: &Global, a: &CheckArgs) -> Result<ExitCode, crate::Error> {
     let catalog = g.catalog()?;
-    let live = a.source.snapshot.is_none() && a.source.files.is_empty() && !a.source.demo;
-    let source = if let Some(dir) = &a.source.snapshot {
-        Source::Snapshot(dir.clone())
-    } else if !a.source.files.is_empty() {
-        Source::Files(a.source.files.clone())
-    } else if a.source.demo {
-        Source::Demo
-    } else {
-        Source::Live(g.connect_opts())
-    };
-    let repeat = match (a.wait, a.watch) {
-        (Some(d), _) => Repeat::Wait(d),
-        (None, true) => Repeat::Watch(std::time::Duration::from_secs(2)),
-        (None, false) => Repeat::Once,
-    };
-    let plan = Plan::resolve(
-        &catalog,
+    let plan = Plan::resolve(&catalog, a.request(g))?;
+    let mut screen = super::live::Screen::new(&plan.options);
+    super::live::runtime()?.block_on(plan::check(&plan, &mut screen))
+}
+
+impl CheckArgs {
+    /// The command line as the library's request: every flag, the global ones included,
+    /// resolved here once and moved into the plan.
+    fn request(&self, g: &Global) -> Request {
+        let source = if let Some(dir) = &self.source.snapshot {
+            Source::Snapshot(dir.clone())
+        } else if !self.source.files.is_empty() {
+            Source::Files(self.source.files.clone())
+        } else if self.source.demo {
+            Source::Demo
+        } else {
+            Source::Live(g.connect_opts())
+        };
+        let repeat = match (self.wait, self.watch) {
+            (Some(d), _) => Repeat::Wait(d),
+            (None, true) => Repeat::Watch(std::time::Duration::from_secs(2)),
+            (None, false) => Repeat::Once,
+        };
         Request {
-            labs: a.labs.clone(),
-            all: a.all,
-            source,
-            namespace: a.namespace.clone(),
-            learner: a.learner.clone(),
-            params: a.params.clone(),
-            profile: a.profile,
-            repeat,
-            limits: g.limits(),
-            server_dry_run: (a.dry_run == Some(DryRun::Server)).then(|| g.connect_opts()),
-        },
-    )?;
-    let mut view = super::live::Screen::new(g.lang(), a.output.into(), live, a.watch);
-    let checked = super::live::runtime()?.block_on(plan::check(&plan, &mut view))?;
-    if !a.watch {
-        view.print_checked(&checked);
+            labs: self.labs.clone(),
+            all: self.all,
+            namespace: self.namespace.clone(),
+            learner: self.learner.clone(),
+            params: self.params.clone(),
+            options: RunOptions {
+                source,
+                profile: self.profile,
+                repeat,
+                server_dry_run: (self.dry_run == Some(DryRun::Server)).then(|| g.connect_opts()),
+                limits: g.limits(),
+                output: Output {
+                    format: self.output.into(),
+                    lang: g.lang(),
+                },
+            },
+        }
     }
-    Ok(checked.exit_code())
 }

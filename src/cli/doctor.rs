@@ -375,6 +375,8 @@ mod tests {
             provider_id: Some("kind://docker/trainlab/trainlab-worker".into()),
             allocatable: BTreeMap::from([("nvidia.com/gpu".to_string(), 8)]),
             capacity: BTreeMap::from([("nvidia.com/gpu".to_string(), 8)]),
+            allocatable_exact: BTreeMap::new(),
+            created: None,
             labels: BTreeMap::new(),
             taints: Vec::new(),
             unschedulable: false,

@@ -14,12 +14,12 @@ use super::output::eprint;
 use super::{parse_param, print, Global};
 use crate::exit::ExitCode;
 use crate::facts::Profile;
-use crate::grade::{self, Learners, Room, RoomRequest};
+use crate::grade::{self, Learners, Room, RoomOutput, RoomRequest};
 use crate::plan::{Event, Listener};
 use crate::report::html;
 use crate::report::room::{self, RoomFormat};
 use crate::report::Scoreboard;
-use crate::results::room::{room_exit_code, RoomResult};
+use crate::results::room::RoomResult;
 use crate::text::Lang;
 
 #[derive(Debug, Args)]
@@ -113,12 +113,6 @@ pub fn run(g: &Global, a: &GradeArgs) -> Result<ExitCode, crate::Error> {
     } else {
         Learners::Named(grade::parse_learners(&a.learners)?)
     };
-    if a.watch && RoomFormat::from(a.output) != RoomFormat::Table {
-        return Err(crate::Error::usage(
-            "--watch は表を描き直します（--html も書き直します）。-o json、junit、csv は文書を 1 つ出力するだけなので、--watch か -o を外してください",
-            "--watch redraws the table (and rewrites --html); -o json, junit and csv print one document: drop --watch or -o",
-        ));
-    }
     if let Some(p) = &a.html {
         check_writable(p)?;
     }
@@ -133,34 +127,21 @@ pub fn run(g: &Global, a: &GradeArgs) -> Result<ExitCode, crate::Error> {
             params: a.params.clone(),
             profile: a.profile,
             concurrency: a.concurrency,
+            watch: a.watch.then_some(a.interval),
+            output: RoomOutput {
+                format: a.output.into(),
+                lang: g.lang(),
+                html: a.html.clone(),
+            },
         },
     )?;
-    let mut view = RoomScreen::new(g.lang(), a.output.into(), a.watch, a.html.clone());
-    let result =
-        runtime()?.block_on(grade::run(&room, a.watch.then_some(a.interval), &mut view))?;
-    let code = room_exit_code(&result);
-    if !a.watch {
-        // The board holds every report; the room's results are dropped as it is made.
-        let board = Scoreboard::from_room(result, g.lang());
-        if RoomFormat::from(a.output) == RoomFormat::Json {
-            // Streamed: a room's document is megabytes, never held whole as a string.
-            let out = std::io::BufWriter::new(std::io::stdout().lock());
-            if let Err(e) = room::write_json(&board, out) {
-                super::output::stdout_failed(&e);
-            }
-        } else {
-            print(&room::render(
-                &board,
-                a.output.into(),
-                width(a.output.into()),
-            ));
-        }
-        if let Some(p) = &a.html {
-            write_html(p, &board)?;
-            eprint(&wrote(p, g.lang()));
-        }
+    let mut screen = RoomScreen::new(&room);
+    let code = runtime()?.block_on(grade::run(&room, &mut screen))?;
+    // A page that could not be written is bad input (the folder was checked before grading).
+    match screen.failed.take() {
+        Some(e) => Err(e),
+        None => Ok(code),
     }
-    Ok(code)
 }
 
 /// The page's folder must exist before grading starts, not after.
@@ -217,31 +198,31 @@ fn width(format: RoomFormat) -> Option<usize> {
         .flatten()
 }
 
-/// The terminal side of a room run: a progress bar on stderr (a terminal only), and in watch
-/// mode the table redrawn and the page rewritten each round.
+/// Every rendering of a room run, as a listener: a progress bar on stderr (a terminal only); in
+/// watch mode the table redrawn and the page rewritten each round; the room's table or
+/// document (and the page) when the run is finished.
 struct RoomScreen {
-    lang: Lang,
-    format: RoomFormat,
+    output: RoomOutput,
     watch: bool,
-    html: Option<PathBuf>,
     interactive: bool,
     bar: Option<ProgressBar>,
     drawn_lines: usize,
     /// Whether `wrote FILE` was said (once per run).
     html_announced: bool,
+    /// The final page could not be written: the command's error.
+    failed: Option<crate::Error>,
 }
 
 impl RoomScreen {
-    fn new(lang: Lang, format: RoomFormat, watch: bool, html: Option<PathBuf>) -> RoomScreen {
+    fn new(room: &Room<'_>) -> RoomScreen {
         RoomScreen {
-            lang,
-            format,
-            watch,
-            html,
+            output: room.output.clone(),
+            watch: room.watch.is_some(),
             interactive: std::io::stderr().is_terminal(),
             bar: None,
             drawn_lines: 0,
             html_announced: false,
+            failed: None,
         }
     }
 
@@ -257,7 +238,9 @@ impl Listener<RoomResult> for RoomScreen {
         match event {
             // Machine output stays alone on a log that merges both streams (`kubectl logs` of
             // the grader Job): the cluster is named there only when a person watches.
-            Event::Connected(describe) if self.interactive || self.format == RoomFormat::Table => {
+            Event::Connected(describe)
+                if self.interactive || self.output.format == RoomFormat::Table =>
+            {
                 eprint(&format!("trainlab: using {describe}\n"));
             }
             Event::Reading { queries } if self.interactive => {
@@ -285,6 +268,33 @@ impl Listener<RoomResult> for RoomScreen {
             _ => {}
         }
     }
+
+    /// The room's report. In watch mode the last round is already drawn; otherwise the board
+    /// is made from the room as it is handed over, each learner's results dropped as soon as
+    /// their row is made (a room of a thousand learners never holds both whole).
+    fn finished(&mut self, result: RoomResult) {
+        self.stop();
+        if self.watch {
+            return;
+        }
+        let board = Scoreboard::from_room(result, self.output.lang);
+        let format = self.output.format;
+        if format == RoomFormat::Json {
+            // Streamed: a room's document is megabytes, never held whole as a string.
+            let out = std::io::BufWriter::new(std::io::stdout().lock());
+            if let Err(e) = room::write_json(&board, out) {
+                super::output::stdout_failed(&e);
+            }
+        } else {
+            print(&room::render(&board, format, width(format)));
+        }
+        if let Some(p) = &self.output.html {
+            match write_html(p, &board) {
+                Ok(()) => eprint(&wrote(p, self.output.lang)),
+                Err(e) => self.failed = Some(e),
+            }
+        }
+    }
 }
 
 impl RoomScreen {
@@ -293,21 +303,22 @@ impl RoomScreen {
         if !self.watch {
             return;
         }
-        let board = Scoreboard::new(result, self.lang);
+        let (lang, format) = (self.output.lang, self.output.format);
+        let board = Scoreboard::new(result, lang);
         if self.drawn_lines > 0 && std::io::stdout().is_terminal() {
             let _ = console::Term::stdout().clear_last_lines(self.drawn_lines);
         }
-        let text = room::render(&board, self.format, width(self.format));
+        let text = room::render(&board, format, width(format));
         print(&text);
         self.drawn_lines = text.lines().count();
-        if let Some(p) = &self.html {
+        if let Some(p) = &self.output.html {
             // A failed rewrite keeps the last page and says why; the next round tries again.
             // The first page written is announced; later rounds rewrite it quietly.
             match write_html(p, &board) {
-                Err(e) => eprint(&format!("trainlab: {}\n", e.in_lang(self.lang))),
+                Err(e) => eprint(&format!("trainlab: {}\n", e.in_lang(lang))),
                 Ok(()) if !self.html_announced => {
                     self.html_announced = true;
-                    eprint(&wrote(p, self.lang));
+                    eprint(&wrote(p, lang));
                 }
                 Ok(()) => {}
             }

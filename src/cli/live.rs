@@ -12,8 +12,9 @@ use super::output::eprint;
 use super::print;
 use crate::cluster::{connect, Conn, ConnectOpts};
 use crate::plan::{Event, Listener};
+use crate::plan::{Output, RunOptions};
 use crate::report::{self, Format, LabReport};
-use crate::verify::LabResult;
+use crate::results::check::Checked;
 
 #[derive(Debug, Args, Clone)]
 pub struct LiveArgs {
@@ -151,10 +152,10 @@ pub async fn connect_and_announce(opts: &ConnectOpts) -> Result<Conn, crate::Err
 }
 
 /// Renders a grading run in the terminal: spinners while reading and waiting (human output on a
-/// terminal only), redraws in watch mode, the report at the end.
+/// terminal only), redraws in watch mode, the report when the run is finished: every report of
+/// `check` is drawn here, from the events.
 pub struct Screen {
-    lang: crate::text::Lang,
-    format: Format,
+    output: Output,
     interactive: bool,
     watch: bool,
     spinner: Option<ProgressBar>,
@@ -162,44 +163,32 @@ pub struct Screen {
 }
 
 impl Screen {
-    pub fn new(lang: crate::text::Lang, format: Format, live: bool, watch: bool) -> Screen {
-        let human = format == Format::Human;
+    /// The screen a run's options ask for.
+    pub fn new(options: &RunOptions) -> Screen {
+        let human = options.output.format == Format::Human;
         Screen {
-            lang,
-            format,
-            interactive: live && human && std::io::stderr().is_terminal(),
-            watch,
+            output: options.output,
+            interactive: options.is_live() && human && std::io::stderr().is_terminal(),
+            watch: options.is_watch(),
             spinner: None,
             drawn_lines: 0,
         }
     }
 
-    fn render(&self, results: &[LabResult]) -> String {
-        self.render_with(results, None)
-    }
-
-    fn render_with(
-        &self,
-        results: &[LabResult],
-        server: Option<&crate::results::check::ServerVerdict>,
-    ) -> String {
-        let reports: Vec<LabReport> = results
+    fn render(&self, checked: &Checked) -> String {
+        let reports: Vec<LabReport> = checked
+            .results
             .iter()
             .map(|r| {
-                let report = LabReport::new(r, self.lang);
-                match server {
+                let report = LabReport::new(r, self.output.lang);
+                match &checked.server {
                     Some(s) => report.with_server(s),
                     None => report,
                 }
             })
             .collect();
-        let color = self.format == Format::Human && report::color_enabled();
-        report::render(&reports, self.format, color)
-    }
-
-    /// The report of a `check`, with the server's verdict when there is one.
-    pub fn print_checked(&self, checked: &crate::results::check::Checked) {
-        print(&self.render_with(&checked.results, checked.server.as_ref()));
+        let color = self.output.format == Format::Human && report::color_enabled();
+        report::render(&reports, self.output.format, color)
     }
 
     fn stop_spinner(&mut self) {
@@ -209,19 +198,19 @@ impl Screen {
     }
 }
 
-impl Listener<[LabResult]> for Screen {
-    fn on(&mut self, event: Event<'_, [LabResult]>) {
+impl Listener<Checked> for Screen {
+    fn on(&mut self, event: Event<'_, Checked>) {
         match event {
             Event::Connected(describe) => eprint(&format!("trainlab: using {describe}\n")),
             Event::Reading { .. } if self.interactive => {
                 self.spinner = Some(super::progress::spinner("reading the cluster…", false));
             }
             Event::ReadDone | Event::WaitDone => self.stop_spinner(),
-            Event::Graded(results) if self.watch => {
+            Event::Graded(checked) if self.watch => {
                 if self.drawn_lines > 0 && std::io::stdout().is_terminal() {
                     let _ = console::Term::stdout().clear_last_lines(self.drawn_lines);
                 }
-                let text = self.render(results);
+                let text = self.render(checked);
                 print(&text);
                 self.drawn_lines = text.lines().count();
             }
@@ -242,6 +231,14 @@ impl Listener<[LabResult]> for Screen {
                 ));
             }
             _ => {}
+        }
+    }
+
+    /// The report: in watch mode the last round is already on the screen.
+    fn finished(&mut self, checked: Checked) {
+        self.stop_spinner();
+        if !self.watch {
+            print(&self.render(&checked));
         }
     }
 }

@@ -10,7 +10,7 @@ use super::live::{runtime, Screen};
 use super::{print, Global};
 use crate::exit::ExitCode;
 use crate::observe::save;
-use crate::plan::{self, Plan, Repeat, Request, Source};
+use crate::plan::{self, Output, Plan, Repeat, Request, RunOptions, Source};
 use crate::report::Format;
 
 #[derive(Debug, Args)]
@@ -60,17 +60,23 @@ pub fn run(g: &Global, a: &SnapshotArgs) -> Result<ExitCode, crate::Error> {
         Request {
             labs: labs.to_vec(),
             all: a.all,
-            source: Source::Live(g.connect_opts()),
             namespace: a.namespace.clone(),
             learner: None,
             params: Vec::new(),
-            profile: None,
-            repeat: Repeat::Once,
-            limits: g.limits(),
-            server_dry_run: None,
+            options: RunOptions {
+                source: Source::Live(g.connect_opts()),
+                profile: None,
+                repeat: Repeat::Once,
+                server_dry_run: None,
+                limits: g.limits(),
+                output: Output {
+                    format: Format::Human,
+                    lang: g.lang(),
+                },
+            },
         },
     )?;
-    let mut screen = Screen::new(g.lang(), Format::Human, true, false);
+    let mut screen = Screen::new(&plan.options);
     let answers = runtime()?.block_on(plan::capture(&plan, &mut screen))?;
     std::fs::create_dir_all(&dir).map_err(|e| {
         let d = dir.display();

@@ -12,5 +12,5 @@ mod profile;
 pub mod site;
 pub mod unavailable;
 
-pub use nodes::NodeFacts;
+pub use nodes::{ClusterNodes, NodeFacts};
 pub use profile::Profile;

@@ -105,7 +105,8 @@ fn batch(
         .filter(|q| seen.insert(q.clone()))
         .collect();
     let obs = reads.observed(&queries);
-    let params = crate::plan::params_with_site(&plan.params, Some(context), plan.profile)?;
+    let nodes = crate::facts::ClusterNodes::of(&obs);
+    let params = crate::plan::params_with_site(&plan.params, Some(context), plan.options.profile)?;
     let mut out = Vec::with_capacity(names.len());
     for (l, mine) in names.iter().zip(items.chunks(per)) {
         let mut results = Vec::with_capacity(mine.len());
@@ -116,9 +117,10 @@ fn batch(
                 item.bundle,
                 item.verifier,
                 &obs,
+                &nodes,
                 &target,
                 &params,
-                plan.profile,
+                plan.options.profile,
                 Some(caps),
             )?);
         }

@@ -28,9 +28,11 @@ pub use read::{filter, merge, RoomReads, SECRETS_WITHHELD};
 
 use crate::catalog::{Catalog, LabBundle};
 use crate::cluster::{connect, gather, Conn, ConnectOpts, Discovery};
+use crate::exit::ExitCode;
 use crate::facts::{NodeFacts, Profile};
 use crate::observe::{kinds, Obj, Observed, Query, SourceKind, Unavailable};
-use crate::plan::{self, Event, Item, Listener, Plan, Repeat, Request, Source};
+use crate::plan::{self, Event, Item, Listener, Plan, Repeat, Request, RunOptions, Source};
+use crate::results::room::room_exit_code;
 use crate::results::room::{LearnerResult, RoomNote, RoomResult};
 use crate::text::Lang;
 use crate::verify::{self, LabResult, Outcome, Reason, Status, Verifier};
@@ -73,6 +75,19 @@ pub struct RoomRequest {
     pub profile: Option<Profile>,
     /// Clusters graded at once with `--contexts`.
     pub concurrency: usize,
+    /// `--watch`: re-grade every this long until Ctrl-C.
+    pub watch: Option<Duration>,
+    pub output: RoomOutput,
+}
+
+/// How a room is shown: resolved with the room, so the run and its reporters take it from the
+/// one [`Room`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RoomOutput {
+    pub format: crate::report::room::RoomFormat,
+    pub lang: Lang,
+    /// `--html`: the scoreboard page is also written here.
+    pub html: Option<std::path::PathBuf>,
 }
 
 /// A validated room.
@@ -85,6 +100,8 @@ pub struct Room<'c> {
     pub params: BTreeMap<String, String>,
     pub profile: Option<Profile>,
     pub concurrency: usize,
+    pub watch: Option<Duration>,
+    pub output: RoomOutput,
 }
 
 impl<'c> Room<'c> {
@@ -98,16 +115,24 @@ impl<'c> Room<'c> {
             Request {
                 labs: if all { Vec::new() } else { req.labs.clone() },
                 all,
-                source: Source::Demo,
                 namespace: None,
                 learner: None,
                 params: req.params.clone(),
-                profile: req.profile,
-                repeat: Repeat::Once,
-                server_dry_run: None,
-                limits: req.connect.limits,
+                options: RunOptions::once(Source::Demo, req.profile, req.connect.limits),
             },
         )?;
+        if req.watch.is_some() && req.learners == Learners::Demo {
+            return Err(Error::usage(
+                "--watch はクラスターを読み直しますが、デモの教室は変わりません。--watch を外してください",
+                "--watch re-reads clusters; the demo room never changes: drop --watch",
+            ));
+        }
+        if req.watch.is_some() && req.output.format != crate::report::room::RoomFormat::Table {
+            return Err(Error::usage(
+                "--watch は表を描き直します（--html も書き直します）。-o json、junit、csv は文書を 1 つ出力するだけなので、--watch か -o を外してください",
+                "--watch redraws the table (and rewrites --html); -o json, junit and csv print one document: drop --watch or -o",
+            ));
+        }
         let template = match (&req.learners, &req.template) {
             (Learners::Contexts(_), Some(_)) => {
                 return Err(Error::usage(
@@ -189,6 +214,8 @@ impl<'c> Room<'c> {
             params: plan.params,
             profile: req.profile,
             concurrency: req.concurrency,
+            watch: req.watch,
+            output: req.output,
         })
     }
 
@@ -207,12 +234,8 @@ impl<'c> Room<'c> {
             .collect();
         Plan {
             items,
-            source,
             params: self.params.clone(),
-            profile: self.profile,
-            repeat: Repeat::Once,
-            server_dry_run: None,
-            limits: self.connect.limits,
+            options: RunOptions::once(source, self.profile, self.connect.limits),
         }
     }
 
@@ -247,18 +270,9 @@ enum Session {
     Demo,
 }
 
-/// Grades the room once, or (`watch`) every interval until Ctrl-C; returns the last round.
-pub async fn run(
-    room: &Room<'_>,
-    watch: Option<Duration>,
-    progress: &mut RoomProgress,
-) -> Result<RoomResult, Error> {
-    if watch.is_some() && room.learners == Learners::Demo {
-        return Err(Error::usage(
-            "--watch はクラスターを読み直しますが、デモの教室は変わりません。--watch を外してください",
-            "--watch re-reads clusters; the demo room never changes: drop --watch",
-        ));
-    }
+/// Grades the room once, or (`--watch`) every interval until Ctrl-C. The last round goes to the
+/// listener's [`Listener::finished`], where the room is reported; the exit code is returned.
+pub async fn run(room: &Room<'_>, progress: &mut RoomProgress) -> Result<ExitCode, Error> {
     let session = match &room.learners {
         Learners::Named(_) | Learners::FromNamespaces(_) => {
             let conn = connect(&room.connect).await?;
@@ -269,14 +283,17 @@ pub async fn run(
         Learners::Contexts(_) => Session::Contexts,
         Learners::Demo => Session::Demo,
     };
-    let repeat = watch.map_or(Repeat::Once, Repeat::Watch);
+    let repeat = room.watch.map_or(Repeat::Once, Repeat::Watch);
     let mut rounds = RoomRounds {
         room,
         session: &session,
-        watching: watch.is_some(),
+        watching: room.watch.is_some(),
         progress,
     };
-    crate::plan::rounds::run_rounds(&mut rounds, repeat).await
+    let last = crate::plan::rounds::run_rounds(&mut rounds, repeat).await?;
+    let code = room_exit_code(&last);
+    progress.finished(last);
+    Ok(code)
 }
 
 /// `grade`'s rounds: the whole room, observed and judged together (the same loop as `check`).
@@ -459,6 +476,7 @@ async fn contexts_round(room: &Room<'_>, progress: &mut RoomProgress) -> RoomRes
 async fn grade_cluster(room: &Room<'_>, ctx: &str) -> Result<Vec<LabResult>, Error> {
     let mut opts = room.connect.clone();
     opts.context = Some(ctx.to_string());
+    let limits = opts.limits;
     let plan = Plan {
         items: room
             .labs
@@ -470,11 +488,7 @@ async fn grade_cluster(room: &Room<'_>, ctx: &str) -> Result<Vec<LabResult>, Err
             })
             .collect(),
         params: room.params.clone(),
-        profile: room.profile,
-        repeat: Repeat::Once,
-        server_dry_run: None,
-        limits: opts.limits,
-        source: Source::Live(opts),
+        options: RunOptions::once(Source::Live(opts), room.profile, limits),
     };
     plan::run(&plan, &mut plan::Quiet).await
 }
@@ -486,6 +500,7 @@ fn demo_round(room: &Room<'_>, progress: &mut RoomProgress) -> Result<RoomResult
     let plan = room.shared_plan(&learners, Source::Demo);
     let obs: Observed = demo::observed(&bundles)?.planned(plan.queries());
     let caps = plan.offline_capabilities(&obs);
+    let nodes = crate::facts::ClusterNodes::of(&obs);
     progress.on(Event::Grading {
         learners: learners.len(),
     });
@@ -498,9 +513,10 @@ fn demo_round(room: &Room<'_>, progress: &mut RoomProgress) -> Result<RoomResult
                 item.bundle,
                 item.verifier,
                 &obs,
+                &nodes,
                 &item.target,
                 &plan.params,
-                plan.profile,
+                plan.options.profile,
                 caps.as_ref(),
             )?);
         }
@@ -586,6 +602,12 @@ mod tests {
             params: Vec::new(),
             profile: None,
             concurrency: 4,
+            watch: None,
+            output: RoomOutput {
+                format: crate::report::room::RoomFormat::Table,
+                lang: Lang::En,
+                html: None,
+            },
         }
     }
 

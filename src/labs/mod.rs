@@ -74,6 +74,7 @@ pub fn grade_lab(
         bundle,
         verifier,
         &obs,
+        &crate::facts::ClusterNodes::of(&obs),
         target,
         overrides,
         profile,

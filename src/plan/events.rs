@@ -1,13 +1,15 @@
 //! What a run says while it works: one typed event stream for `check` (once, `--wait`, `--watch`),
 //! `grade` (a room, `--watch`) and the steps of the commands that change a cluster (`setup`,
-//! `reset`), the way cargo-nextest's runner emits events its reporters subscribe to. Screens (spinners, progress bars, watch redraws) listen; JSON, JUnit and HTML
-//! render the final result and need not listen at all ([`Quiet`]).
+//! `reset`), the way cargo-nextest's runner emits events its reporters subscribe to. There is one
+//! render path: whatever shows a run (spinners, progress bars, watch redraws, and the final
+//! report in every format) is a [`Listener`]; the run hands its final result to
+//! [`Listener::finished`] and returns only the exit code.
 
 use std::time::Duration;
 
-/// One thing that happened in a run; `R` is what a graded round holds (a check's
-/// `[LabResult]`, a room's `RoomResult`).
-pub enum Event<'a, R: ?Sized> {
+/// One thing that happened in a run; `R` is what a graded round holds (a check's `Checked`, a
+/// room's `RoomResult`).
+pub enum Event<'a, R> {
     /// Connected to a cluster (once): its context and server.
     Connected(&'a str),
     /// A round of observation starts: `queries` merged reads.
@@ -43,13 +45,18 @@ pub enum Event<'a, R: ?Sized> {
 }
 
 /// Listens to a run's events.
-pub trait Listener<R: ?Sized> {
+pub trait Listener<R> {
     fn on(&mut self, event: Event<'_, R>);
+
+    /// The run is over and this is what it produced, handed over whole: a reporter renders it
+    /// here (in watch mode it already drew each round at [`Event::Graded`]); a room's reporter
+    /// may drop each learner's results as their row is made. Progress-only listeners ignore it.
+    fn finished(&mut self, _result: R) {}
 }
 
 /// A [`Listener`] that shows nothing (tests, machine output).
 pub struct Quiet;
 
-impl<R: ?Sized> Listener<R> for Quiet {
+impl<R> Listener<R> for Quiet {
     fn on(&mut self, _: Event<'_, R>) {}
 }

@@ -14,8 +14,9 @@ use std::time::Duration;
 
 use crate::catalog::{Catalog, LabBundle};
 use crate::cluster::{connect, gather, gather_more, Conn, ConnectOpts, Discovery};
+use crate::exit::ExitCode;
 use crate::facts::capabilities::{self, Capabilities};
-use crate::facts::{NodeFacts, Profile};
+use crate::facts::{ClusterNodes, Profile};
 use crate::labs::verifier_for;
 use crate::observe::{sources, Observed, Query};
 use crate::results::check::Checked;
@@ -51,17 +52,13 @@ pub enum Repeat {
     Watch(Duration),
 }
 
-/// What the user asked for, before validation.
+/// How a run reads and is shown: resolved once from the command line before any work
+/// (ripgrep's `HiArgs`), moved whole from the [`Request`] into the [`Plan`], where the run and
+/// its reporters both take it from (nothing is copied field by field, nothing bypasses the
+/// plan).
 #[derive(Debug, Clone)]
-pub struct Request {
-    pub labs: Vec<String>,
-    pub all: bool,
+pub struct RunOptions {
     pub source: Source,
-    pub namespace: Option<String>,
-    /// A workshop learner: each lab's namespace from grade's default template, and the
-    /// learner's prefix on the task's cluster-scoped names (`-n` still names the namespace).
-    pub learner: Option<String>,
-    pub params: Vec<(String, String)>,
     pub profile: Option<Profile>,
     pub repeat: Repeat,
     /// `--dry-run=server` with `--files`: also send every object to this cluster as a
@@ -70,6 +67,60 @@ pub struct Request {
     /// The bounds on what the files bring (`--max-input-mib`, `--max-objects`); a live source
     /// carries its own in its `ConnectOpts`.
     pub limits: crate::observe::limits::Limits,
+    /// How the listeners show the run.
+    pub output: Output,
+}
+
+/// How a run is shown: the report's format and language.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Output {
+    pub format: crate::report::Format,
+    pub lang: crate::text::Lang,
+}
+
+impl RunOptions {
+    /// Options for a plan graded once inside another run (a room's learners and clusters):
+    /// what it reads and with which bounds; the room reports its results itself.
+    pub fn once(
+        source: Source,
+        profile: Option<Profile>,
+        limits: crate::observe::limits::Limits,
+    ) -> RunOptions {
+        RunOptions {
+            source,
+            profile,
+            repeat: Repeat::Once,
+            server_dry_run: None,
+            limits,
+            output: Output {
+                format: crate::report::Format::Human,
+                lang: crate::text::Lang::En,
+            },
+        }
+    }
+
+    /// Whether the run reads a cluster (spinners, `--wait` and `--watch` are for those).
+    pub fn is_live(&self) -> bool {
+        self.source.is_live()
+    }
+
+    /// Whether each round is drawn as it is graded (`--watch`).
+    pub fn is_watch(&self) -> bool {
+        matches!(self.repeat, Repeat::Watch(_))
+    }
+}
+
+/// What the user asked for, before validation: which labs, where, and the run's options.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub labs: Vec<String>,
+    pub all: bool,
+    pub namespace: Option<String>,
+    /// A workshop learner: each lab's namespace from grade's default template, and the
+    /// learner's prefix on the task's cluster-scoped names (`-n` still names the namespace).
+    pub learner: Option<String>,
+    pub params: Vec<(String, String)>,
+    pub options: RunOptions,
 }
 
 /// One lab to grade, for one target.
@@ -82,15 +133,10 @@ pub struct Item<'c> {
 /// A validated grading run.
 pub struct Plan<'c> {
     pub items: Vec<Item<'c>>,
-    pub source: Source,
     /// `--param` values. In static mode an explicit `--profile` also supplies the facts a
     /// cluster would (`verify::Params::given`).
     pub params: BTreeMap<String, String>,
-    pub profile: Option<Profile>,
-    pub repeat: Repeat,
-    /// The cluster that judges the files with a server-side dry run (only with `--files`).
-    pub server_dry_run: Option<ConnectOpts>,
-    pub limits: crate::observe::limits::Limits,
+    pub options: RunOptions,
 }
 
 impl<'c> Plan<'c> {
@@ -104,20 +150,21 @@ impl<'c> Plan<'c> {
                 "-n/--namespace needs exactly one lab",
             ));
         }
-        if req.server_dry_run.is_some() && !matches!(req.source, Source::Files(_)) {
+        let options = req.options;
+        if options.server_dry_run.is_some() && !matches!(options.source, Source::Files(_)) {
             return Err(Error::usage(
                 "--dry-run=server は --files のマニフェストを API サーバーに送って検証します。--files と一緒に指定してください",
                 "--dry-run=server sends the manifests of --files to the API server; give it with --files",
             ));
         }
-        if !req.source.is_live() && req.repeat != Repeat::Once {
+        if !options.is_live() && options.repeat != Repeat::Once {
             return Err(Error::usage(
                 "--wait と --watch はライブクラスターを採点します。--snapshot/--files/--demo を外してください",
                 "--wait and --watch grade a live cluster; drop --snapshot/--files/--demo",
             ));
         }
         check_params(&bundles, &req.params)?;
-        let params: BTreeMap<String, String> = req.params.iter().cloned().collect();
+        let params: BTreeMap<String, String> = req.params.into_iter().collect();
         let mut items = Vec::new();
         for b in bundles {
             let verifier = verifier_for(&b.lab.id).ok_or_else(|| crate::labs::quiz_only(b))?;
@@ -131,12 +178,8 @@ impl<'c> Plan<'c> {
         }
         Ok(Plan {
             items,
-            source: req.source,
             params,
-            profile: req.profile,
-            repeat: req.repeat,
-            server_dry_run: req.server_dry_run,
-            limits: req.limits,
+            options,
         })
     }
 
@@ -158,7 +201,7 @@ impl<'c> Plan<'c> {
     /// What an offline observation gates, as a run does: on the kind profile, the capabilities
     /// kind cannot provide; nothing for static mode or other profiles.
     pub fn offline_capabilities(&self, obs: &Observed) -> Option<Capabilities> {
-        verify::offline_gate(obs, self.profile, &self.capabilities())
+        verify::offline_gate(obs, self.options.profile, &self.capabilities())
     }
 
     /// The capabilities any graded check names.
@@ -356,8 +399,9 @@ pub fn select<'c>(
 pub mod events;
 pub use events::{Event, Listener, Quiet};
 
-/// What `check` listens with: its rounds hold the labs' results.
-pub type Progress = dyn Listener<[LabResult]>;
+/// What `check` listens with: each round is a [`Checked`] (the server's verdict, which only
+/// `--files … --dry-run=server` has, joins the final one).
+pub type Progress = dyn Listener<Checked>;
 
 enum Session {
     Offline(Observed),
@@ -369,10 +413,11 @@ enum Session {
 }
 
 /// Runs a plan to its end: once, until nothing is pending (or the wait runs out), or until
-/// Ctrl-C in watch mode. Returns the last round's results.
+/// Ctrl-C in watch mode. Returns the last round's results; the listener heard every round
+/// (`grade` uses it per cluster, and reports the room itself).
 pub async fn run(plan: &Plan<'_>, progress: &mut Progress) -> Result<Vec<LabResult>, Error> {
     let queries = plan.queries();
-    let session = match &plan.source {
+    let session = match &plan.options.source {
         Source::Live(opts) => {
             let conn = connect(opts).await?;
             progress.on(Event::Connected(&conn.describe()));
@@ -382,28 +427,37 @@ pub async fn run(plan: &Plan<'_>, progress: &mut Progress) -> Result<Vec<LabResu
                 capabilities: None,
             }
         }
-        Source::Snapshot(dir) => {
-            Session::Offline(sources::snapshot_within(dir, plan.limits)?.planned(queries.clone()))
-        }
-        Source::Files(paths) => {
-            Session::Offline(sources::files_within(paths, plan.limits)?.planned(queries.clone()))
-        }
+        Source::Snapshot(dir) => Session::Offline(
+            sources::snapshot_within(dir, plan.options.limits)?.planned(queries.clone()),
+        ),
+        Source::Files(paths) => Session::Offline(
+            sources::files_within(paths, plan.options.limits)?.planned(queries.clone()),
+        ),
         Source::Demo => Session::Offline(sources::demo()?.planned(queries.clone())),
     };
     run_session(plan, &queries, session, progress).await
 }
 
 /// `check`: [`run`], and with `--files … --dry-run=server` the server's verdict on the same
-/// files, read once ([`dry_run`]).
-pub async fn check(plan: &Plan<'_>, progress: &mut Progress) -> Result<Checked, Error> {
-    let (Source::Files(paths), Some(opts)) = (&plan.source, &plan.server_dry_run) else {
+/// files, read once ([`server_verdict`]). The final [`Checked`] goes to the listener's
+/// [`Listener::finished`], the one place a report is rendered; the exit code is returned.
+pub async fn check(plan: &Plan<'_>, progress: &mut Progress) -> Result<ExitCode, Error> {
+    let checked = checked(plan, progress).await?;
+    let code = checked.exit_code();
+    progress.finished(checked);
+    Ok(code)
+}
+
+async fn checked(plan: &Plan<'_>, progress: &mut Progress) -> Result<Checked, Error> {
+    let (Source::Files(paths), Some(opts)) = (&plan.options.source, &plan.options.server_dry_run)
+    else {
         return Ok(Checked {
             results: run(plan, progress).await?,
             server: None,
         });
     };
     let queries = plan.queries();
-    let obs = sources::files_within(paths, plan.limits)?.planned(queries.clone());
+    let obs = sources::files_within(paths, plan.options.limits)?.planned(queries.clone());
     let mut results = run_session(plan, &queries, Session::Offline(obs.clone()), progress).await?;
     let server = server_verdict::server(plan, opts, &obs, &queries, &mut results, progress).await?;
     Ok(Checked {
@@ -424,7 +478,8 @@ async fn run_session(
         session: &mut session,
         progress,
     };
-    rounds::run_rounds(&mut rounds, plan.repeat).await
+    let last = rounds::run_rounds(&mut rounds, plan.options.repeat).await?;
+    Ok(last.results)
 }
 
 /// `check`'s rounds: every planned lab, observed and judged together.
@@ -436,18 +491,26 @@ struct CheckRounds<'r, 'p> {
 }
 
 impl rounds::Rounds for CheckRounds<'_, '_> {
-    type Graded = Vec<LabResult>;
+    type Graded = Checked;
 
-    async fn round(&mut self) -> Result<Vec<LabResult>, Error> {
-        round(self.plan, self.queries, self.session, self.progress).await
+    async fn round(&mut self) -> Result<Checked, Error> {
+        let results = round(self.plan, self.queries, self.session, self.progress).await?;
+        Ok(Checked {
+            results,
+            server: None,
+        })
     }
 
-    fn pending(results: &Vec<LabResult>) -> usize {
-        results.iter().map(|r| r.count(Status::Pending)).sum()
+    fn pending(checked: &Checked) -> usize {
+        checked
+            .results
+            .iter()
+            .map(|r| r.count(Status::Pending))
+            .sum()
     }
 
-    fn graded(&mut self, results: &Vec<LabResult>) {
-        self.progress.on(Event::Graded(results));
+    fn graded(&mut self, checked: &Checked) {
+        self.progress.on(Event::Graded(checked));
     }
 
     fn waiting(&mut self, pending: usize, pause: Duration, elapsed: Duration, limit: Duration) {
@@ -470,7 +533,7 @@ pub async fn capture(
     plan: &Plan<'_>,
     progress: &mut Progress,
 ) -> Result<Vec<(Query, crate::observe::ReadResult)>, Error> {
-    let Source::Live(opts) = &plan.source else {
+    let Source::Live(opts) = &plan.options.source else {
         return Err(Error::usage(
             "snapshot はライブクラスターを読み取ります。--snapshot/--files/--demo は指定できません",
             "snapshot reads a live cluster; it takes no --snapshot/--files/--demo",
@@ -500,10 +563,11 @@ async fn round(
         Session::Offline(_) => None,
     };
     let offline_caps;
-    let (obs, caps) = match session {
+    // The nodes are decoded once per round, for capability detection and every lab.
+    let (obs, nodes, caps) = match session {
         Session::Offline(obs) => {
             offline_caps = plan.offline_capabilities(obs);
-            (&*obs, offline_caps.as_ref())
+            (&*obs, ClusterNodes::of(obs), offline_caps.as_ref())
         }
         Session::Live {
             conn,
@@ -536,10 +600,13 @@ async fn round(
                 .map(|(observed, ())| observed);
             progress.on(Event::ReadDone);
             fresh = observed?;
+            let nodes = ClusterNodes::of(&fresh);
             if first {
-                let node_objs = verify::JudgeCtx::nodes_of(&fresh).unwrap_or_default();
-                let nodes = NodeFacts::all(&node_objs)?;
-                let profile = plan.profile.or_else(|| Profile::detect(&node_objs));
+                let profile = plan.options.profile.or_else(|| nodes.profile());
+                let facts = match nodes.facts()? {
+                    Ok(f) => f,
+                    Err(_) => &[],
+                };
                 let deployments = |q: &Query| {
                     fresh
                         .list(q)
@@ -550,21 +617,19 @@ async fn round(
                         conn,
                         discovery,
                         &wanted,
-                        &nodes,
+                        facts,
                         profile,
                         &deployments,
                     )
                     .await,
                 );
             }
-            (&fresh, capabilities.as_ref())
+            (&fresh, nodes, capabilities.as_ref())
         }
     };
-    let params = params_with_site(&plan.params, context.as_deref(), plan.profile)?;
+    let params = params_with_site(&plan.params, context.as_deref(), plan.options.profile)?;
     // The profile, detected once for the round's labs rather than by each lab's run.
-    let profile = plan
-        .profile
-        .or_else(|| Profile::detect(&verify::JudgeCtx::nodes_of(obs).unwrap_or_default()));
+    let profile = plan.options.profile.or_else(|| nodes.profile());
     let mut results = Vec::with_capacity(plan.items.len());
     for item in &plan.items {
         let mut target = item.target.clone();
@@ -573,6 +638,7 @@ async fn round(
             item.bundle,
             item.verifier,
             obs,
+            &nodes,
             &target,
             &params,
             profile,

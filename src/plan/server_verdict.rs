@@ -172,9 +172,10 @@ fn attribute(
                 item.bundle,
                 item.verifier,
                 probe,
+                &crate::facts::ClusterNodes::of(probe),
                 &item.target,
                 &plan.params,
-                plan.profile,
+                plan.options.profile,
                 None,
             ) else {
                 return Vec::new();

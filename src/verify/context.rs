@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use super::{Judgement, Outcome, Read};
 use crate::catalog::Lab;
-use crate::facts::Profile;
+use crate::facts::{ClusterNodes, NodeFacts, Profile};
 use crate::observe::{InputError, Obj, Observed, SourceKind, Unavailable};
 
 /// Where one learner's lab lives.
@@ -107,8 +107,8 @@ pub struct JudgeCtx<'a> {
     pub params: &'a Params,
     pub source: SourceKind,
     pub profile: Profile,
-    /// The cluster's nodes (empty in static mode or when nodes could not be read).
-    pub nodes: Vec<&'a Obj>,
+    /// The cluster's nodes, decoded once for the whole round ([`JudgeCtx::node_facts`]).
+    pub(crate) nodes: &'a ClusterNodes<'a>,
     pub(crate) obs: &'a Observed,
     /// The verifier's declared reads: `list` refuses any other.
     pub(crate) declared: &'static [&'static Read],
@@ -229,8 +229,14 @@ impl<'a> JudgeCtx<'a> {
     }
 
     /// Nodes as the framework read them (for verifiers that need the error too).
-    pub fn nodes_read(&self) -> Result<Vec<&'a Obj>, Unavailable> {
-        Self::nodes_of(self.obs)
+    pub fn nodes_read(&self) -> Result<&'a [&'a Obj], Unavailable> {
+        self.nodes.objs().map_err(Unavailable::clone)
+    }
+
+    /// The nodes' facts, decoded once per round for every lab (`Err` inside: why the nodes
+    /// could not be read; a node that does not decode is bad input).
+    pub fn node_facts(&self) -> Result<Result<&'a [NodeFacts], &'a Unavailable>, InputError> {
+        self.nodes.facts()
     }
 
     /// Nodes from any `Observed` (the framework always plans this read).

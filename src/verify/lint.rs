@@ -199,7 +199,8 @@ fn lint_folder(
         (Default::default(), Profile::parse(profile))
     };
     let obs = obs.planned(super::queries(v, &target));
-    match super::run(b, v, &obs, &target, &params, as_profile, None) {
+    let nodes = crate::facts::ClusterNodes::of(&obs);
+    match super::run(b, v, &obs, &nodes, &target, &params, as_profile, None) {
         Err(e) => problems.push(format!("{}/{shown} ({profile}): {e}", b.origin)),
         Ok(r) => {
             let spec: Vec<_> = r

@@ -5,7 +5,7 @@
 
 use crate::catalog::{LabBundle, Stage, SITE_TOKEN};
 use crate::facts::capabilities::{self, Capabilities, Capability};
-use crate::facts::Profile;
+use crate::facts::{ClusterNodes, Profile};
 use crate::observe::{Observed, Query, SourceKind, Unavailable};
 
 use super::{Advice, JudgeCtx, Outcome, Params, Reason, Status, Target, Verifier};
@@ -146,19 +146,21 @@ fn params_for(
     }
 }
 
-/// Grades one lab. `profile` overrides detection from the nodes.
+/// Grades one lab. `profile` overrides detection from the nodes; `nodes` are `obs`'s, decoded
+/// once for every lab the round judges (`ClusterNodes::of(obs)`).
+#[allow(clippy::too_many_arguments)]
 pub fn run(
     bundle: &LabBundle,
     verifier: &dyn Verifier,
     obs: &Observed,
+    nodes: &ClusterNodes<'_>,
     target: &Target,
     overrides: &std::collections::BTreeMap<String, String>,
     profile: Option<Profile>,
     capabilities: Option<&Capabilities>,
 ) -> Result<LabResult, crate::Error> {
     let lab = &bundle.lab;
-    let nodes = JudgeCtx::nodes_of(obs).unwrap_or_default();
-    let profile = profile.or_else(|| Profile::detect(&nodes));
+    let profile = profile.or_else(|| nodes.profile());
     let params = params_for(bundle, profile, overrides, obs.source.is_static());
     let ctx = JudgeCtx {
         lab,

@@ -36,6 +36,7 @@ fn grade(verifier: &dyn Verifier, obs: Observed) -> LabResult {
         b,
         verifier,
         &obs,
+        &trainlab::facts::ClusterNodes::of(&obs),
         &target,
         &BTreeMap::new(),
         Some(Profile::Kind),

@@ -330,3 +330,135 @@ fn the_path_reader_expands_groups_and_skips_longer_names() {
         ["Error::usage", "catalog::Lang", "text"]
     );
 }
+
+/// The module path of a source file (`src/plan/mod.rs` is `plan`, `src/plan/rounds.rs` is
+/// `plan::rounds`; `lib.rs` is the crate).
+fn module_of(file: &Path) -> Vec<String> {
+    let rel = file.strip_prefix(src()).unwrap().with_extension("");
+    let mut parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if matches!(
+        parts.last().map(String::as_str),
+        Some("mod" | "lib" | "main")
+    ) {
+        parts.pop();
+    }
+    parts
+}
+
+/// The file that defines the longest module prefix of `path`, if any.
+fn file_of(path: &[String]) -> Option<PathBuf> {
+    (1..=path.len()).rev().find_map(|n| {
+        let base = path[..n].iter().fold(src(), |p, s| p.join(s));
+        [base.with_extension("rs"), base.join("mod.rs")]
+            .into_iter()
+            .find(|f| f.is_file())
+    })
+}
+
+/// The files a source file imports: every `crate::` path and every `super::` path (resolved
+/// from the file's own module), each to the file that defines it.
+fn imported_files(file: &Path) -> BTreeSet<PathBuf> {
+    let text = production_code(file);
+    let me = module_of(file);
+    let mut out = BTreeSet::new();
+    for p in paths_after(&text, "crate::") {
+        let segs: Vec<String> = p.split("::").map(str::to_string).collect();
+        out.extend(file_of(&segs));
+    }
+    // `super::super::x`: counted once, from the first `super::` of the chain.
+    let mut rest = text.as_str();
+    while let Some(i) = rest.find("super::") {
+        let before = rest[..i].chars().next_back();
+        rest = &rest[i..];
+        if before.is_some_and(|c| is_ident(c) || c == ':') {
+            rest = &rest["super::".len()..];
+            continue;
+        }
+        let mut base = me.clone();
+        while let Some(more) = rest.strip_prefix("super::") {
+            base.pop();
+            rest = more;
+        }
+        for p in expand(rest, String::new()) {
+            let mut segs = base.clone();
+            segs.extend(p.split("::").filter(|s| !s.is_empty()).map(str::to_string));
+            out.extend(file_of(&segs));
+        }
+    }
+    out.remove(file);
+    out
+}
+
+#[test]
+fn no_two_files_import_each_other_in_a_loop() {
+    let files = rust_files(&src());
+    let graph: BTreeMap<PathBuf, BTreeSet<PathBuf>> = files
+        .iter()
+        .map(|f| (f.clone(), imported_files(f)))
+        .collect();
+    // A depth-first walk: a file met again while it is still on the path closes a loop.
+    fn walk(
+        f: &PathBuf,
+        graph: &BTreeMap<PathBuf, BTreeSet<PathBuf>>,
+        path: &mut Vec<PathBuf>,
+        done: &mut BTreeSet<PathBuf>,
+        loops: &mut Vec<String>,
+    ) {
+        if let Some(i) = path.iter().position(|p| p == f) {
+            let names: Vec<String> = path[i..]
+                .iter()
+                .chain(std::iter::once(f))
+                .map(|p| p.strip_prefix(src()).unwrap().display().to_string())
+                .collect();
+            loops.push(names.join(" → "));
+            return;
+        }
+        if !done.insert(f.clone()) {
+            return;
+        }
+        path.push(f.clone());
+        for next in graph.get(f).into_iter().flatten() {
+            walk(next, graph, path, done, loops);
+        }
+        path.pop();
+    }
+    let (mut done, mut loops) = (BTreeSet::new(), Vec::new());
+    for f in graph.keys() {
+        walk(f, &graph, &mut Vec::new(), &mut done, &mut loops);
+    }
+    assert!(
+        loops.is_empty(),
+        "files that import each other:\n{}",
+        loops.join("\n")
+    );
+    // The reader sees imports: a lab's use of a kit file, and a kit file's `super::` group.
+    let bf16 = src().join("labs/bf16/mod.rs");
+    let uses = &graph[&bf16];
+    assert!(
+        uses.contains(&src().join("verify/kit/training/job_pods.rs")),
+        "{uses:?}"
+    );
+    let job = &graph[&src().join("verify/kit/training/job.rs")];
+    assert!(
+        job.contains(&src().join("verify/kit/training/trainjob.rs")),
+        "{job:?}"
+    );
+}
+
+#[test]
+fn no_lab_or_kit_rule_decodes_a_node_itself() {
+    // `facts::ClusterNodes` decodes a round's nodes once for every lab (`JudgeCtx::node_facts`).
+    let mut offenders = Vec::new();
+    for dir in ["verify", "labs"] {
+        for f in rust_files(&src().join(dir)) {
+            let text = production_code(&f);
+            if text.contains("NodeFacts::from_obj") || text.contains("NodeFacts::all") {
+                offenders.push(f.strip_prefix(src()).unwrap().display().to_string());
+            }
+        }
+    }
+    assert!(offenders.is_empty(), "{offenders:?}");
+}

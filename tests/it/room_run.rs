@@ -6,8 +6,9 @@ use std::collections::BTreeSet;
 use trainlab::catalog::Catalog;
 use trainlab::cluster::ConnectOpts;
 use trainlab::exit::ExitCode;
-use trainlab::grade::{run, Learners, Quiet, Room, RoomRequest};
+use trainlab::grade::{run, Learners, Quiet, Room, RoomOutput, RoomRequest};
 use trainlab::plan::{Event, Listener};
+use trainlab::report::room::RoomFormat;
 use trainlab::report::Scoreboard;
 use trainlab::results::room::{room_exit_code as exit_code, RoomResult};
 use trainlab::text::Lang;
@@ -22,6 +23,28 @@ fn demo_request() -> RoomRequest {
         params: Vec::new(),
         profile: None,
         concurrency: 4,
+        watch: None,
+        output: RoomOutput {
+            format: RoomFormat::Table,
+            lang: Lang::En,
+            html: None,
+        },
+    }
+}
+
+/// Passes the events on to `inner` and keeps the room the run hands over when it is finished.
+struct Keep<L> {
+    inner: L,
+    finished: Option<RoomResult>,
+}
+
+impl<L: Listener<RoomResult>> Listener<RoomResult> for Keep<L> {
+    fn on(&mut self, event: Event<'_, RoomResult>) {
+        self.inner.on(event);
+    }
+
+    fn finished(&mut self, room: RoomResult) {
+        self.finished = Some(room);
     }
 }
 
@@ -49,20 +72,33 @@ impl Listener<RoomResult> for Recorder {
 }
 
 /// Grades the demo room once, telling `listener`.
-fn run_demo_room(listener: &mut (dyn Listener<RoomResult> + 'static)) -> RoomResult {
+fn run_demo_room<L: Listener<RoomResult> + 'static>(listener: L) -> (RoomResult, L) {
     let c = Catalog::embedded().unwrap();
     let room = Room::resolve(&c, demo_request()).unwrap();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    rt.block_on(run(&room, None, listener)).unwrap()
+    let mut keep = Keep {
+        inner: listener,
+        finished: None,
+    };
+    let code = rt.block_on(run(&room, &mut keep)).unwrap();
+    let room = keep
+        .finished
+        .take()
+        .expect("the run hands its room to the listener");
+    assert_eq!(
+        code,
+        exit_code(&room),
+        "the run returns the room's exit code"
+    );
+    (room, keep.inner)
 }
 
 #[test]
 fn a_room_run_tells_its_listener_each_learner_then_the_graded_room() {
-    let mut rec = Recorder::default();
-    run_demo_room(&mut rec);
+    let (_, rec) = run_demo_room(Recorder::default());
     assert_eq!(rec.0.first().map(String::as_str), Some("grading 8"));
     assert_eq!(rec.0.last().map(String::as_str), Some("graded 8"));
     let done: BTreeSet<&str> = rec
@@ -76,7 +112,7 @@ fn a_room_run_tells_its_listener_each_learner_then_the_graded_room() {
 
 #[test]
 fn the_demo_room_has_eight_learners_at_different_stages() {
-    let result = run_demo_room(&mut Quiet);
+    let (result, _) = run_demo_room(Quiet);
     assert_eq!(result.learners.len(), 8);
     let board = Scoreboard::new(&result, Lang::En);
     let json = |b: &Scoreboard| serde_json::to_value(b).unwrap();

@@ -38,7 +38,7 @@ use crate::verify::kit::k8s::placement::{self, Allowed};
 use crate::verify::kit::k8s::pods::{self, JobEnd, Standing};
 use crate::verify::kit::k8s::workload::{PodTemplate, Workload, WorkloadKind};
 use crate::verify::kit::nodes::devices::{self, PerType};
-use crate::verify::kit::nodes::spread::{self, NodeView, OneZone, Zones};
+use crate::verify::kit::nodes::spread::{self, OneZone, Zones};
 use crate::verify::kit::nodes::zones::{self, Confined};
 use crate::verify::{
     Advice, JudgeCtx, Judgement, Named, Outcome, Params, Read, Reason, Status, Verifier,
@@ -131,7 +131,7 @@ struct Lab<'a> {
     configmaps: Result<Vec<&'a Obj>, Unavailable>,
     /// The NCCL pods that are not terminating, one per rank.
     pods: Result<Vec<RankPod>, Unavailable>,
-    nodes: Result<Vec<NodeView>, Unavailable>,
+    nodes: Result<&'a [NodeFacts], Unavailable>,
     /// The NodePools that could be read and parsed, by name (none without Karpenter's CRDs).
     /// Read, not parsed: kit `zones::confined` parses only the pools the pods select.
     pools: Vec<&'a Obj>,
@@ -139,7 +139,7 @@ struct Lab<'a> {
 }
 
 /// The node pairs of the state checks, or the outcome that stands in for them.
-type Bound<'l> = Result<Vec<(&'l RankPod, &'l NodeView)>, Box<Outcome>>;
+type Bound<'l> = Result<Vec<(&'l RankPod, &'l NodeFacts)>, Box<Outcome>>;
 
 impl<'a> Lab<'a> {
     fn read(ctx: &JudgeCtx<'a>, obj: &'a Obj) -> Result<Lab<'a>, InputError> {
@@ -157,10 +157,7 @@ impl<'a> Lab<'a> {
             Err(u) => Err(u),
             Ok(all) => Ok(ranks::rank_pods(&wl, &all)?),
         };
-        let nodes = match ctx.nodes_read() {
-            Err(u) => Err(u),
-            Ok(objs) => Ok(NodeView::all(&objs)?),
-        };
+        let nodes = ctx.node_facts()?.map_err(Unavailable::clone);
         // Context, not the lab's object: a pool that does not parse is lab 15's to report.
         let pools = ctx.list(&NODEPOOLS_READ).unwrap_or_default();
         Ok(Lab {
@@ -240,7 +237,7 @@ impl<'a> Lab<'a> {
             (Ok(p), Ok(n)) => spread::on_nodes(p, n),
             _ => Vec::new(),
         };
-        let bound: Vec<_> = on.iter().map(|(_, n)| &n.facts).collect();
+        let bound: Vec<_> = on.iter().map(|(_, n)| *n).collect();
         devices::judged_types(self.tpl(), &bound, ctx.params.get("instance_type"))
     }
 
@@ -478,7 +475,7 @@ impl<'a> Lab<'a> {
     /// `zones::confined`, over the pools and nodes that could be read).
     fn confined(&self) -> Confined {
         let nodes: Vec<&NodeFacts> = match &self.nodes {
-            Ok(n) => n.iter().map(|v| &v.facts).collect(),
+            Ok(n) => n.iter().collect(),
             Err(_) => Vec::new(),
         };
         zones::confined(&self.tpl().spec, &self.pools, &nodes)

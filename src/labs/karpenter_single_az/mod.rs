@@ -206,7 +206,7 @@ fn zone_exists(zone: &Result<Vec<Pin>, ZoneProblem>, ctx: &JudgeCtx) -> Outcome 
         Err(why) => return Outcome::unavailable(ZONE_EXISTS, &why),
     };
     // Both a zone name and an AZ ID pinned: the nodes show whether they are the same AZ.
-    if let (Some(ids), [name, id]) = (zones::name_and_id_disagree(pins, &nodes), &pins[..]) {
+    if let (Some(ids), [name, id]) = (zones::name_and_id_disagree(pins, nodes), &pins[..]) {
         let node_ids = list(ids.iter().map(String::as_str));
         return Outcome::fail(ZONE_EXISTS, format!("{}: {node_ids}", id.key), id.text())
             .hint("mismatch")
@@ -217,7 +217,7 @@ fn zone_exists(zone: &Result<Vec<Pin>, ZoneProblem>, ctx: &JudgeCtx) -> Outcome 
     // A fail decides, then a pass (an AZ ID kind nodes lack does not hide a checked name).
     let all: Vec<Outcome> = pins
         .iter()
-        .map(|p| pin_exists(p, &nodes, ctx.profile))
+        .map(|p| pin_exists(p, nodes, ctx.profile))
         .collect();
     let by = |s: Status| all.iter().find(|o| o.status == s);
     let o = by(Status::Fail).or(by(Status::Pass)).or(all.first());

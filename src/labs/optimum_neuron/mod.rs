@@ -17,7 +17,6 @@ mod python;
 mod script;
 
 use crate::facts::instances::{INSTANCE_TYPE_LABEL, NEURON, NEURONCORE};
-use crate::facts::NodeFacts;
 use crate::observe::kinds::{CONFIGMAPS, JOBS, PODS};
 use crate::observe::{InputError, Obj, Unavailable};
 use crate::verify::kit::cmdline::{command_line, HfTrainingArgs, Known, Launch};
@@ -498,9 +497,9 @@ fn tp_unset(uses: &Uses) -> Outcome {
 /// `pod-on-trainium`: the Job's pods are bound to Trainium nodes (by the node's labels: kit
 /// `neuron::is_trainium_node`).
 fn on_trainium(ctx: &JudgeCtx, end: &JobEnd, pods: &[PodState]) -> Result<Outcome, InputError> {
-    let nodes = match ctx.nodes_read() {
+    let nodes = match ctx.node_facts()? {
         Ok(n) => n,
-        Err(why) => return Ok(Outcome::unavailable(ON_TRAINIUM, &why)),
+        Err(why) => return Ok(Outcome::unavailable(ON_TRAINIUM, why)),
     };
     let expected = format!("{INSTANCE_TYPE_LABEL}: trn*");
     if pods.is_empty() {
@@ -520,9 +519,8 @@ fn on_trainium(ctx: &JudgeCtx, end: &JobEnd, pods: &[PodState]) -> Result<Outcom
         };
         let labels = nodes
             .iter()
-            .find(|n| n.name() == node)
-            .map(|n| NodeFacts::from_obj(n).map(|f| f.labels))
-            .transpose()?
+            .find(|n| &n.name == node)
+            .map(|n| n.labels.clone())
             .unwrap_or_default();
         let kind = labels
             .get(INSTANCE_TYPE_LABEL)

@@ -204,13 +204,15 @@ impl NeuronNodes {
                 None => Err(NodesUnknown::Param),
             }));
         }
-        let nodes = match ctx.nodes_read() {
+        let nodes = match ctx.node_facts()? {
             Ok(n) => n,
-            Err(why) => return Ok(NeuronNodes(Err(NodesUnknown::Unavailable(why)))),
+            Err(why) => {
+                return Ok(NeuronNodes(Err(NodesUnknown::Unavailable(why.clone()))));
+            }
         };
         Ok(NeuronNodes::from_usable(&placement::usable_nodes(
-            spec, &nodes,
-        )?))
+            spec, nodes,
+        )))
     }
 
     /// From instance types: every type is in the table (those without Neuron devices drop
@@ -542,6 +544,8 @@ mod tests {
             provider_id: None,
             allocatable: BTreeMap::from([(NEURON.into(), neuron), (NEURONCORE.into(), cores)]),
             capacity: BTreeMap::new(),
+            allocatable_exact: BTreeMap::new(),
+            created: None,
             labels: BTreeMap::new(),
             taints: Vec::new(),
             unschedulable: false,

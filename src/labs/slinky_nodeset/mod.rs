@@ -241,11 +241,11 @@ impl GpuType {
         let nodes = if ctx.is_static() {
             None
         } else {
-            match ctx.nodes_read() {
-                Ok(n) => Some(NodeFacts::all(&n)?),
+            match ctx.node_facts()? {
+                Ok(n) => Some(n.to_vec()),
                 Err(_) if count.is_some() || per.is_some() => None,
                 Err(why) => {
-                    let o = Box::new(Outcome::unavailable("", &why));
+                    let o = Box::new(Outcome::unavailable("", why));
                     return Ok(GpuType {
                         instance_type,
                         nodes: Err(o.clone()),

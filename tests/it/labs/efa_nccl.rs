@@ -1445,6 +1445,7 @@ fn grade_live(objects: &[Obj], mpijobs: trainlab::observe::ReadResult) -> LabRes
         bundle,
         verifier,
         &obs,
+        &trainlab::facts::ClusterNodes::of(&obs),
         &target,
         &BTreeMap::new(),
         None,

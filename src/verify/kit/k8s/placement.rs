@@ -134,16 +134,13 @@ pub fn refusals(spec: &PodSpec, node: &impl NodeInfo) -> Vec<Refusal> {
 /// the one rule behind "the accelerator nodes a pod may use" (GPU nodes, Trainium nodes).
 pub fn usable_nodes(
     spec: &PodSpec,
-    nodes: &[&crate::observe::Obj],
-) -> Result<Vec<crate::facts::NodeFacts>, crate::observe::InputError> {
-    let mut usable = Vec::new();
-    for o in nodes {
-        let facts = crate::facts::NodeFacts::from_obj(o)?;
-        if may_use(spec, &facts) {
-            usable.push(facts);
-        }
-    }
-    Ok(usable)
+    nodes: &[crate::facts::NodeFacts],
+) -> Vec<crate::facts::NodeFacts> {
+    nodes
+        .iter()
+        .filter(|n| may_use(spec, *n))
+        .cloned()
+        .collect()
 }
 
 /// Whether the pod may be placed on the node (resources aside).

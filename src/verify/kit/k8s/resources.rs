@@ -8,7 +8,7 @@
 //! - Per pod: [`pod_requests`] / [`pod_request`], the rule of `PodRequests` and
 //!   `AggregateContainerRequests` (k8s.io/component-helpers `resource/helpers.go`) that
 //!   kube-scheduler filters nodes with.
-//! - Fit on a node: [`shortfalls`] against [`node_allocatable`], the `NodeResourcesFit` filter's
+//! - Fit on a node: [`shortfalls`] against a node's allocatable (`NodeFacts::allocatable_exact`), the `NodeResourcesFit` filter's
 //!   comparison (kubernetes `pkg/scheduler/framework/plugins/noderesources/fit.go`,
 //!   `fitsRequest`: a request above allocatable minus what is already requested is
 //!   "Insufficient <resource>").
@@ -20,7 +20,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use k8s_openapi::api::core::v1::{Container, Node, PodSpec};
+use k8s_openapi::api::core::v1::{Container, PodSpec};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
 
 use crate::verify::kit::k8s::quantity::{Quantity, QuantityError};
@@ -255,22 +255,6 @@ impl Shortfall {
     pub fn reason(&self) -> String {
         format!("Insufficient {}", self.resource)
     }
-}
-
-/// `status.allocatable` of a node, every quantity read (an unreadable one is an error).
-pub fn node_allocatable(node: &Node) -> Result<BTreeMap<String, Quantity>, QuantityError> {
-    let mut out = BTreeMap::new();
-    let list = node.status.as_ref().and_then(|s| s.allocatable.as_ref());
-    for (name, q) in list.into_iter().flatten() {
-        let v = Quantity::parse(&q.0).map_err(|e| {
-            e.at(format!(
-                "node {}: status.allocatable[{name}]",
-                node.metadata.name.as_deref().unwrap_or_default()
-            ))
-        })?;
-        out.insert(name.clone(), v);
-    }
-    Ok(out)
 }
 
 /// The resources whose request exceeds what is available (`fitsRequest`): a resource the node
@@ -682,11 +666,16 @@ mod tests {
 
     #[test]
     fn shortfalls_against_a_node() {
-        let node: Node = serde_json::from_value(serde_json::json!({
+        let node = crate::observe::Obj::new(
+            serde_json::json!({"apiVersion": "v1", "kind": "Node",
             "metadata": {"name": "p5"},
-            "status": {"allocatable": {GPU: "8", "cpu": "191450m", "memory": "2047Gi"}}}))
+            "status": {"allocatable": {GPU: "8", "cpu": "191450m", "memory": "2047Gi"}}}),
+            crate::observe::Origin::Live,
+        )
         .unwrap();
-        let alloc = node_allocatable(&node).unwrap();
+        let alloc = crate::facts::NodeFacts::from_obj(&node)
+            .unwrap()
+            .allocatable_exact;
         let s = spec(serde_json::json!({"containers": [
             {"name": "a", "resources": {"limits": {GPU: "16", EFA: "0", "cpu": "96"}}}]}));
         let short = shortfalls(&pod_requests(&s).unwrap(), &alloc);
@@ -701,13 +690,6 @@ mod tests {
             shortfalls(&pod_requests(&efa).unwrap(), &alloc)[0].reason(),
             "Insufficient vpc.amazonaws.com/efa"
         );
-        let bad: Node = serde_json::from_value(serde_json::json!({
-            "metadata": {"name": "n"}, "status": {"allocatable": {GPU: "eight"}}}))
-        .unwrap();
-        assert!(node_allocatable(&bad)
-            .unwrap_err()
-            .to_string()
-            .starts_with("node n: status.allocatable[nvidia.com/gpu]"));
     }
 
     fn rules(v: &[Violation]) -> Vec<Rule> {

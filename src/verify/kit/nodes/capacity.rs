@@ -101,21 +101,19 @@ impl GpuNodes {
             }
             return Ok(from_params());
         }
-        let nodes = match ctx.nodes_read() {
+        let nodes = match ctx.node_facts()? {
             Ok(n) => n,
             Err(_) if per.is_some() => return Ok(from_params()),
             Err(why) => {
                 return Ok(GpuNodes {
                     gpus_per_node: Err(Unknown::Unavailable(why.clone())),
-                    nodes: Err(Unknown::Unavailable(why)),
+                    nodes: Err(Unknown::Unavailable(why.clone())),
                     names: Vec::new(),
                     gpu_memory_mib: None,
                 })
             }
         };
-        Ok(GpuNodes::from_usable(&placement::usable_nodes(
-            spec, &nodes,
-        )?))
+        Ok(GpuNodes::from_usable(&placement::usable_nodes(spec, nodes)))
     }
 
     /// The facts from the nodes a template may use.
@@ -310,10 +308,6 @@ pub struct WholeNodes {
     pub names: Vec<String>,
 }
 
-fn created(o: &Obj) -> Option<&str> {
-    o.value["metadata"]["creationTimestamp"].as_str()
-}
-
 impl WholeNodes {
     fn unknown(why: Unknown) -> WholeNodes {
         WholeNodes {
@@ -344,35 +338,30 @@ impl WholeNodes {
         if ctx.is_static() {
             return Ok(from_params());
         }
-        match ctx.nodes_read() {
-            Ok(nodes) => WholeNodes::of(&nodes, members, since),
+        match ctx.node_facts()? {
+            Ok(nodes) => Ok(WholeNodes::of(nodes, members, since)),
             Err(_) if count.value.is_some() => Ok(from_params()),
-            Err(why) => Ok(WholeNodes::unknown(Unknown::Unavailable(why))),
+            Err(why) => Ok(WholeNodes::unknown(Unknown::Unavailable(why.clone()))),
         }
     }
 
     /// From the nodes. `since`: when the gang was created (RFC 3339 in the API's fixed UTC form,
     /// `2026-12-01T09:00:00Z`, which sorts as text).
-    pub fn of(
-        nodes: &[&Obj],
-        members: &[Member],
-        since: Option<&str>,
-    ) -> Result<WholeNodes, InputError> {
+    pub fn of(nodes: &[NodeFacts], members: &[Member], since: Option<&str>) -> WholeNodes {
         // Each node some member may use, with those members.
         let mut usable = Vec::new();
-        for o in nodes {
-            let n = NodeFacts::from_obj(o)?;
+        for n in nodes {
             let who: Vec<&Member> = members
                 .iter()
-                .filter(|m| placement::may_use(m.spec, &n))
+                .filter(|m| placement::may_use(m.spec, n))
                 .collect();
             if !who.is_empty() {
-                usable.push((created(o), n, who));
+                usable.push((n.created.as_deref(), n, who));
             }
         }
         let p = usable.iter().map(|(_, n, _)| n.allocatable(GPU)).max();
         let Some(p) = p.filter(|p| *p > 0) else {
-            return Ok(WholeNodes::unknown(Unknown::NoGpus));
+            return WholeNodes::unknown(Unknown::NoGpus);
         };
         let whole: Vec<_> = usable
             .iter()
@@ -385,12 +374,12 @@ impl WholeNodes {
             .iter()
             .filter(|(at, _, _)| matches!((*at, since), (Some(n), Some(j)) if n > j))
             .count();
-        Ok(WholeNodes {
+        WholeNodes {
             per_node: Ok(p),
             count: Ok(whole.len() as i64),
             added_after: added as i64,
             names: whole.iter().map(|(_, n, _)| n.name.clone()).collect(),
-        })
+        }
     }
 }
 
@@ -408,6 +397,8 @@ mod tests {
             provider_id: None,
             allocatable: [(GPU.to_string(), gpus)].into_iter().collect(),
             capacity: BTreeMap::new(),
+            allocatable_exact: BTreeMap::new(),
+            created: None,
             labels: labels
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -522,7 +513,7 @@ mod tests {
             node_obj("g6", 4, "2026-01-01T00:00:00Z"),
             node_obj("p5-c", 8, "2026-03-01T00:00:00Z"),
         );
-        let nodes = [&a, &b, &small, &late];
+        let nodes = NodeFacts::all(&[&a, &b, &small, &late]).unwrap();
         let empty = spec(json!({}));
         let m = |gpus, one_per_node| Member {
             spec: &empty,
@@ -530,18 +521,19 @@ mod tests {
             one_per_node,
         };
         let since = Some("2026-02-01T00:00:00Z");
-        let w = WholeNodes::of(&nodes, &[m(8, false)], since).unwrap();
+        let w = WholeNodes::of(&nodes, &[m(8, false)], since);
         assert_eq!((w.per_node, w.count, w.added_after), (Ok(8), Ok(3), 1));
         assert_eq!(w.names, ["p5-a", "p5-b", "p5-c"]);
         // One GPU each, one pod per node: every GPU node holds one, the 4-GPU node too.
-        let w = WholeNodes::of(&nodes, &[m(1, true)], None).unwrap();
+        let w = WholeNodes::of(&nodes, &[m(1, true)], None);
         assert_eq!(w.count, Ok(4));
         // Half a node: not whole-node pods, so the count is of the biggest nodes only.
         assert_eq!(m(4, false).whole_node_need(8), None);
-        let w = WholeNodes::of(&nodes, &[m(4, false)], None).unwrap();
+        let w = WholeNodes::of(&nodes, &[m(4, false)], None);
         assert_eq!(w.count, Ok(3));
         let cpu = node_obj("cpu", 0, "2026-01-01T00:00:00Z");
-        let w = WholeNodes::of(&[&cpu], &[m(8, false)], None).unwrap();
+        let cpu = NodeFacts::from_obj(&cpu).unwrap();
+        let w = WholeNodes::of(&[cpu], &[m(8, false)], None);
         assert_eq!(w.count, Err(Unknown::NoGpus));
     }
 }

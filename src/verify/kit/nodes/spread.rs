@@ -5,11 +5,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::core::v1::{Node, PodAffinityTerm, PodSpec};
+use k8s_openapi::api::core::v1::{PodAffinityTerm, PodSpec};
 
 use crate::facts::instances::{self, EFA, GPU, NEURON, NEURONCORE};
 use crate::facts::{NodeFacts, Profile};
-use crate::observe::{InputError, Obj};
 use crate::verify::kit::k8s::placement::{self, Allowed};
 use crate::verify::kit::k8s::pods::PodState;
 use crate::verify::kit::k8s::quantity::Quantity;
@@ -17,26 +16,6 @@ use crate::verify::kit::k8s::resources;
 use crate::verify::kit::k8s::selector::{Selector, SelectorError};
 use crate::verify::kit::nodes::zones::ZONE_KEYS;
 use crate::verify::{Outcome, Reason};
-
-/// A node with every allocatable quantity read (fractions too, for the scheduler's fit).
-#[derive(Debug, Clone)]
-pub struct NodeView {
-    pub facts: NodeFacts,
-    pub allocatable: BTreeMap<String, Quantity>,
-}
-
-impl NodeView {
-    pub fn all(objs: &[&Obj]) -> Result<Vec<NodeView>, InputError> {
-        let one = |o: &&Obj| -> Result<NodeView, InputError> {
-            let node: Node = o.parse()?;
-            let allocatable = resources::node_allocatable(&node)
-                .map_err(|e| o.field_error("status.allocatable", e))?;
-            let facts = NodeFacts::from_obj(o)?;
-            Ok(NodeView { facts, allocatable })
-        };
-        objs.iter().map(one).collect()
-    }
-}
 
 /// What the placement rules read of a pod: its name and the node it was bound to.
 pub trait Placed {
@@ -89,11 +68,11 @@ impl Gate {
 /// The pods bound to a node the cluster lists, with that node.
 pub fn on_nodes<'p, 'n, P: Placed>(
     pods: &'p [P],
-    nodes: &'n [NodeView],
-) -> Vec<(&'p P, &'n NodeView)> {
+    nodes: &'n [NodeFacts],
+) -> Vec<(&'p P, &'n NodeFacts)> {
     let node = |p: &P| {
         let name = p.bound_to();
-        nodes.iter().find(|n| name == Some(n.facts.name.as_str()))
+        nodes.iter().find(|n| name == Some(n.name.as_str()))
     };
     pods.iter().filter_map(|p| Some((p, node(p)?))).collect()
 }
@@ -102,10 +81,10 @@ pub fn on_nodes<'p, 'n, P: Placed>(
 /// else why not. `finished`: the workload completed, so missing pods were cleaned up.
 pub fn bound<'p, 'n, P: Placed>(
     pods: &'p [P],
-    nodes: &'n [NodeView],
+    nodes: &'n [NodeFacts],
     expected: usize,
     finished: bool,
-) -> Result<Vec<(&'p P, &'n NodeView)>, Gate> {
+) -> Result<Vec<(&'p P, &'n NodeFacts)>, Gate> {
     let unbound: Vec<String> = pods
         .iter()
         .filter(|p| p.bound_to().is_none())
@@ -134,17 +113,17 @@ pub fn bound<'p, 'n, P: Placed>(
 /// Pods whose node's allocatable `resource` is below what they ask (at least 1), as
 /// `pod → node: resource have < want`, and the largest count asked (at least 1).
 pub fn short_of<P: Placed>(
-    bound: &[(&P, &NodeView)],
+    bound: &[(&P, &NodeFacts)],
     resource: &str,
     asks: impl Fn(&P) -> i64,
 ) -> (i64, Vec<String>) {
     let mut bad = Vec::new();
     let mut most = 1;
     for (p, n) in bound {
-        let (have, want) = (n.facts.allocatable(resource), asks(p).max(1));
+        let (have, want) = (n.allocatable(resource), asks(p).max(1));
         most = most.max(want);
         if have < want {
-            let (pod, node) = (p.pod_name(), &n.facts.name);
+            let (pod, node) = (p.pod_name(), &n.name);
             bad.push(format!("{pod} → {node}: {resource} {have} < {want}"));
         }
     }
@@ -162,14 +141,14 @@ pub enum Zones {
     Unlabelled(String),
 }
 
-pub fn zones<P: Placed>(bound: &[(&P, &NodeView)]) -> Zones {
+pub fn zones<P: Placed>(bound: &[(&P, &NodeFacts)]) -> Zones {
     let mut seen = BTreeSet::new();
     let mut placed = Vec::new();
     for (p, n) in bound {
-        let Some(z) = &n.facts.zone else {
-            return Zones::Unlabelled(n.facts.name.clone());
+        let Some(z) = &n.zone else {
+            return Zones::Unlabelled(n.name.clone());
         };
-        placed.push(format!("{} → {} ({z})", p.pod_name(), n.facts.name));
+        placed.push(format!("{} → {} ({z})", p.pod_name(), n.name));
         seen.insert(z.clone());
     }
     match seen.len() {
@@ -184,12 +163,12 @@ pub fn zones<P: Placed>(bound: &[(&P, &NodeView)]) -> Zones {
 pub fn fits_nowhere(
     spec: &PodSpec,
     requests: &BTreeMap<String, Quantity>,
-    nodes: &[NodeView],
+    nodes: &[NodeFacts],
     profile: Profile,
 ) -> bool {
-    let fits = |n: &NodeView| {
-        placement::may_use(spec, &n.facts)
-            && resources::shortfalls(requests, &n.allocatable).is_empty()
+    let fits = |n: &NodeFacts| {
+        placement::may_use(spec, n)
+            && resources::shortfalls(requests, &n.allocatable_exact).is_empty()
     };
     if nodes.iter().any(fits) {
         return false;
@@ -328,6 +307,7 @@ pub fn in_namespace(t: &PodAffinityTerm, namespace: &str) -> Result<bool, Select
 mod tests {
     use super::*;
     use crate::facts::instances::ZONE_LABEL;
+    use crate::observe::Obj;
     use crate::verify::kit::k8s::pods::pod_states;
     use crate::verify::kit::nodes::zones::ZONE_ID_LABEL;
     use serde_json::{json, Value};
@@ -359,8 +339,8 @@ mod tests {
         serde_json::from_value(v).unwrap()
     }
 
-    fn nodes(objs: &[Obj]) -> Vec<NodeView> {
-        NodeView::all(&objs.iter().collect::<Vec<_>>()).unwrap()
+    fn nodes(objs: &[Obj]) -> Vec<NodeFacts> {
+        NodeFacts::all(&objs.iter().collect::<Vec<_>>()).unwrap()
     }
 
     #[test]
