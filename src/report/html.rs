@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use super::cells::{cell_text, percent};
 use super::ui;
+use super::board::{Cell, Row};
 use super::{Mark, Scoreboard};
 use crate::text::Lang;
 use crate::verify::Status;
@@ -26,7 +27,7 @@ fn t(key: &str, lang: Lang) -> &'static str {
 }
 
 /// HTML-escapes text for element content and attribute values.
-fn esc(s: &str) -> String {
+pub(super) fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -107,6 +108,115 @@ struct OutcomeData<'a> {
     reason: Option<&'a str>,
 }
 
+/// What the detail panel shows of one cell.
+fn cell_data<'a>(r: &'a Row, c: &'a Cell, lang: Lang) -> CellData<'a> {
+    let rep = c.report.as_ref();
+    CellData {
+        id: &c.id,
+        learner: &r.learner,
+        lab: &c.lab,
+        mark: c.mark.as_str(),
+        mark_label: c.mark.label(lang),
+        score: c.score.and_then(|s| {
+            s.percent
+                .map(|p| format!("{}/{} ({}%)", s.passed_weight, s.counted_weight, percent(p)))
+        }),
+        namespace: rep.map(|r| r.target.namespace.as_str()),
+        error: r.error.as_deref(),
+        outcomes: rep
+            .map(|r| {
+                r.outcomes
+                    .iter()
+                    .map(|o| OutcomeData {
+                        check: &o.check,
+                        status: o.status,
+                        title: &o.title,
+                        hint: o.hint.as_deref(),
+                        expected: o.expected.as_deref(),
+                        found: o.found.as_deref(),
+                        reason: o.reason.as_deref(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+        advice: rep
+            .map(|r| r.advice.iter().map(|a| a.text.as_str()).collect())
+            .unwrap_or_default(),
+    }
+}
+
+/// One learner's row as the heatmap shows it: what the static page writes as HTML and what a
+/// served page's script sets (attributes and text only) when the row changes.
+#[derive(Serialize)]
+pub struct RowView<'a> {
+    pub learner: &'a str,
+    /// The total's sort value (-1: not graded) and text.
+    pub total_value: String,
+    pub total_text: String,
+    pub cells: Vec<CellView<'a>>,
+}
+
+/// One cell of a [`RowView`], with the detail panel's data.
+#[derive(Serialize)]
+pub struct CellView<'a> {
+    pub id: &'a str,
+    pub lab: &'a str,
+    pub mark: &'static str,
+    /// The sort value: the percent, -1 when not graded.
+    pub value: String,
+    pub colour: &'static str,
+    /// The mark in words (the cell's tooltip).
+    pub title: &'static str,
+    pub text: String,
+    detail: CellData<'a>,
+}
+
+/// The view of one learner's row.
+pub fn row_view<'a>(board: &'a Scoreboard, r: &'a Row) -> RowView<'a> {
+    let lang = board.lang;
+    let total = r.score.percent;
+    RowView {
+        learner: &r.learner,
+        total_value: total
+            .map(|p| p.to_string())
+            .unwrap_or_else(|| "-1".into()),
+        total_text: total
+            .map(|p| format!("{}%", percent(p)))
+            .unwrap_or_else(|| "–".into()),
+        cells: r
+            .cells
+            .iter()
+            .map(|c| CellView {
+                id: &c.id,
+                lab: &c.lab,
+                mark: c.mark.as_str(),
+                value: c
+                    .score
+                    .and_then(|s| s.percent)
+                    .map(|p| p.to_string())
+                    .unwrap_or_else(|| "-1".into()),
+                colour: colour(c.mark),
+                title: c.mark.label(lang),
+                text: cell_text(c.mark, c.score.as_ref()),
+                detail: cell_data(r, c, lang),
+            })
+            .collect(),
+    }
+}
+
+/// The room's score as the page's header says it.
+pub fn room_score(board: &Scoreboard) -> String {
+    match board.score.percent {
+        Some(p) => format!(
+            "{}/{} ({}%)",
+            board.score.passed_weight,
+            board.score.counted_weight,
+            percent(p)
+        ),
+        None => ui("not-graded", board.lang).to_string(),
+    }
+}
+
 fn data(board: &Scoreboard) -> Data<'_> {
     let lang = board.lang;
     let statuses = [
@@ -116,45 +226,11 @@ fn data(board: &Scoreboard) -> Data<'_> {
         Status::Skipped,
         Status::Error,
     ];
-    let mut cells = Vec::new();
-    for r in &board.learners {
-        for c in &r.cells {
-            let rep = c.report.as_ref();
-            cells.push(CellData {
-                id: &c.id,
-                learner: &r.learner,
-                lab: &c.lab,
-                mark: c.mark.as_str(),
-                mark_label: c.mark.label(lang),
-                score: c.score.and_then(|s| {
-                    s.percent.map(|p| {
-                        format!("{}/{} ({}%)", s.passed_weight, s.counted_weight, percent(p))
-                    })
-                }),
-                namespace: rep.map(|r| r.target.namespace.as_str()),
-                error: r.error.as_deref(),
-                outcomes: rep
-                    .map(|r| {
-                        r.outcomes
-                            .iter()
-                            .map(|o| OutcomeData {
-                                check: &o.check,
-                                status: o.status,
-                                title: &o.title,
-                                hint: o.hint.as_deref(),
-                                expected: o.expected.as_deref(),
-                                found: o.found.as_deref(),
-                                reason: o.reason.as_deref(),
-                            })
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-                advice: rep
-                    .map(|r| r.advice.iter().map(|a| a.text.as_str()).collect())
-                    .unwrap_or_default(),
-            });
-        }
-    }
+    let cells = board
+        .learners
+        .iter()
+        .flat_map(|r| r.cells.iter().map(move |c| cell_data(r, c, lang)))
+        .collect();
     Data {
         ui: Ui {
             expected: ui("expected", lang),
@@ -181,7 +257,7 @@ fn data(board: &Scoreboard) -> Data<'_> {
 
 /// The JSON for a `<script type="application/json">` block: `<` only ever appears inside JSON
 /// strings, where `\u003c` means the same, so no `</script>` or `<!--` can end the block.
-fn script_json<T: Serialize>(v: &T) -> String {
+pub(super) fn script_json<T: Serialize>(v: &T) -> String {
     serde_json::to_string(v)
         .unwrap_or_else(|_| "{}".into())
         .replace('<', "\\u003c")
@@ -189,27 +265,44 @@ fn script_json<T: Serialize>(v: &T) -> String {
 
 /// The whole page.
 pub fn render(board: &Scoreboard) -> String {
+    render_page(board, None)
+}
+
+/// What a served page adds to the file's page: where its updates come from, and its script.
+pub struct Live<'a> {
+    /// The Server-Sent Events URL (relative, with the token's query when there is one).
+    pub events: &'a str,
+    /// Links to the room document and a learner's detail carry this query (`?token=…`, or
+    /// empty).
+    pub query: &'a str,
+}
+
+/// The page `grade --serve` serves: the file's page, allowed to connect back to its own
+/// server for updates, with a status line and the script that applies them.
+pub fn render_live(board: &Scoreboard, live: &Live<'_>) -> String {
+    render_page(board, Some(live))
+}
+
+fn render_page(board: &Scoreboard, live: Option<&Live<'_>>) -> String {
     let lang = board.lang;
+    // A served page may open one connection: back to the server that served it.
+    let connect = if live.is_some() {
+        "; connect-src 'self'"
+    } else {
+        ""
+    };
     let mut h = String::with_capacity(64 * 1024);
     let _ = write!(
         h,
         "<!DOCTYPE html>\n<html lang=\"{}\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:{connect}\">\n\
          <title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
         lang.code(),
         esc(t("title", lang))
     );
     let _ = writeln!(h, "<header><h1>{}</h1>", esc(t("title", lang)));
-    let room_score = match board.score.percent {
-        Some(p) => format!(
-            "{}/{} ({}%)",
-            board.score.passed_weight,
-            board.score.counted_weight,
-            percent(p)
-        ),
-        None => ui("not-graded", lang).to_string(),
-    };
+    let room_score = room_score(board);
     let _ = writeln!(
         h,
         "<p class=\"meta\"><span>{}: <b id=\"room-score\">{}</b></span> <span>{}: {} ({})</span> <span>{}: <time>{}</time></span></p>",
@@ -221,6 +314,9 @@ pub fn render(board: &Scoreboard) -> String {
         esc(t("graded-at", lang)),
         esc(&board.graded_at)
     );
+    if let Some(live) = live {
+        super::live_page::status_line(&mut h, board, live);
+    }
     let _ = writeln!(h, "<p class=\"help\">{}</p></header>", esc(t("help", lang)));
 
     // The heatmap.
@@ -248,36 +344,33 @@ pub fn render(board: &Scoreboard) -> String {
         esc(t("total", lang))
     );
     for r in &board.learners {
+        let v = row_view(board, r);
         let _ = write!(
             h,
             "<tr data-learner=\"{}\"><th scope=\"row\" data-value=\"{}\">{}</th>",
             esc(&r.id),
-            esc(&r.learner),
-            esc(&r.learner)
+            esc(v.learner),
+            esc(v.learner)
         );
-        for c in &r.cells {
-            let pct = c.score.and_then(|s| s.percent);
+        for c in &v.cells {
             let _ = write!(
                 h,
                 "<td class=\"cell m-{}\" data-cell=\"{}\" data-lab=\"{}\" data-value=\"{}\" data-mark=\"{}\" style=\"background:{}\" tabindex=\"0\" role=\"button\" title=\"{}\">{}</td>",
-                c.mark.as_str(),
-                esc(&c.id),
-                esc(&c.lab),
-                pct.map(|p| p.to_string()).unwrap_or_else(|| "-1".into()),
-                c.mark.as_str(),
-                colour(c.mark),
-                esc(c.mark.label(lang)),
-                esc(&cell_text(c.mark, c.score.as_ref()))
+                c.mark,
+                esc(c.id),
+                esc(c.lab),
+                c.value,
+                c.mark,
+                c.colour,
+                esc(c.title),
+                esc(&c.text)
             );
         }
-        let total = r.score.percent;
         let _ = writeln!(
             h,
             "<td class=\"total\" data-value=\"{}\">{}</td></tr>",
-            total.map(|p| p.to_string()).unwrap_or_else(|| "-1".into()),
-            total
-                .map(|p| format!("{}%", percent(p)))
-                .unwrap_or_else(|| "–".into())
+            v.total_value,
+            esc(&v.total_text)
         );
     }
     h.push_str("</tbody></table></div>\n");
@@ -366,7 +459,11 @@ pub fn render(board: &Scoreboard) -> String {
         "<script type=\"application/json\" id=\"room-data\">{}</script>",
         script_json(&data(board))
     );
-    let _ = writeln!(h, "<script>{JS}</script>\n</body>\n</html>");
+    let _ = writeln!(h, "<script>{JS}</script>");
+    if let Some(live) = live {
+        super::live_page::script(&mut h, live, lang);
+    }
+    h.push_str("</body>\n</html>\n");
     h
 }
 
@@ -640,6 +737,13 @@ const JS: &str = r#"
     detail.hidden = true;
     table.querySelectorAll("td.selected").forEach(function (td) { td.classList.remove("selected"); });
   });
+  // A served page's updates (report/live_page.rs): a cell's new detail, shown again when open.
+  window.trainlabBoard = {
+    update: function (c) {
+      cells.set(c.id, c);
+      if (!detail.hidden && detail.dataset.cell === c.id) show(c.id);
+    }
+  };
 })();
 "#;
 

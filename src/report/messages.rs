@@ -96,6 +96,22 @@ pub fn ui(key: &str, lang: Lang) -> &'static str {
         "page-reason" => ("理由", "reason"),
         "page-close" => ("閉じる", "Close"),
         "page-sort" => ("並べ替え", "Sort by"),
+        // The served page's status line (`grade --serve`).
+        "live-following" => ("ライブ: クラスターの変更を追跡中", "Live: following the cluster"),
+        "live-confirmed" => ("クラスターで最後に確認", "last confirmed by the cluster"),
+        "live-lost" => (
+            "trainlab への接続が切れました。再接続しています…（表示は最後に受け取った内容です）",
+            "connection to trainlab lost; reconnecting… (the board shows what last arrived)",
+        ),
+        "live-cluster-lost" => (
+            "クラスターへの接続が切れました。再接続しています",
+            "connection to the cluster lost; reconnecting",
+        ),
+        "live-ended" => (
+            "trainlab は終了しました。この表示は最後の状態です",
+            "trainlab has stopped; this is the last board it sent",
+        ),
+        "live-room-json" => ("教室の JSON", "room JSON"),
         // The room's table (`grade`) and the page.
         "room-learner" => ("受講者", "learner"),
         "room-total" => ("合計", "total"),

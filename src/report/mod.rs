@@ -12,6 +12,7 @@ pub mod csv;
 pub mod fit;
 pub mod heatmap;
 pub mod html;
+mod live_page;
 pub mod room;
 pub mod server;
 
