@@ -298,7 +298,7 @@ mod tests {
              --bf16 --gradient_checkpointing --deepspeed /config/ds_zero3.json --output_dir /fsx/out \
              --save_strategy steps --save_steps 500 --save_total_limit 3",
         );
-        let entry = crate::verify::kit::cmdline::Launch::training_entry(&argv).unwrap();
+        let entry = crate::verify::kit::cmdline::LauncherCommand::training_entry(&argv).unwrap();
         assert!(entry.script.ends_with("run_clm.py"));
         let h = HfTrainingArgs::from_argv(&entry.args).unwrap();
         assert_eq!(

@@ -225,7 +225,7 @@ mod tests {
              model.num_attention_heads=16 model.activations_checkpoint_granularity=selective \
              +model.data.data_prefix=[1.0,/fsx/data/gpt_text_document] exp_manager.exp_dir=/fsx/results",
         );
-        let entry = crate::verify::kit::cmdline::Launch::training_entry(&argv).unwrap();
+        let entry = crate::verify::kit::cmdline::LauncherCommand::training_entry(&argv).unwrap();
         assert!(entry.script.ends_with("megatron_gpt_pretraining.py"));
         let n = NemoArgs::from_argv(&entry.args).unwrap();
         assert_eq!(

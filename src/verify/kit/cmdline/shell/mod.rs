@@ -40,7 +40,6 @@ mod wrappers;
 
 pub use container_env::{container_env, EnvLookup};
 pub use error::{ShellError, ShellProblem};
-pub(crate) use expand::expand_k8s;
 pub use interpret::MAX_SHELL_DEPTH;
 pub use invocation::{command_line, Invocation};
 pub use split::{invocations, split_script};

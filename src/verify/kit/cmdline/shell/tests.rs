@@ -638,7 +638,7 @@ fn random_scripts_never_panic_and_stay_bounded() {
         if let Ok(invs) = split_script(&s, "fuzz", &vars) {
             for inv in &invs {
                 assert!(inv.depth <= MAX_SHELL_DEPTH, "{s:?}");
-                let _ = super::super::Launch::chain(&inv.expanded);
+                let _ = super::super::LauncherCommand::chain(&inv.expanded);
                 let _ = super::super::Mpirun::find(&inv.expanded);
                 let a = super::super::Args::new(inv.expanded.iter().cloned());
                 let _ = super::super::ParallelPlan::from_args(&a);
