@@ -216,7 +216,9 @@ fn mpirun<'s>(check: &str, expected: &str, s: &'s Spec) -> Result<&'s Found, Box
         Some(LauncherMpirun::Found(f)) => return Ok(f),
         None => (s.absent(mpi::LAUNCHER), "no-mpirun"),
         Some(LauncherMpirun::Shell(e)) => (mpi_launcher::shell_error_at(e), "shell"),
-        Some(LauncherMpirun::NoContainer) => (format!("{LAUNCHER_CONTAINERS}: {UNSET}"), "no-mpirun"),
+        Some(LauncherMpirun::NoContainer) => {
+            (format!("{LAUNCHER_CONTAINERS}: {UNSET}"), "no-mpirun")
+        }
         Some(LauncherMpirun::NoMpirun(command)) => (or_unset(command.clone()), "no-mpirun"),
     };
     let o = Outcome::fail(check, format!("mpirun {expected}"), found);
@@ -453,7 +455,8 @@ fn advise(j: &mut Judgement, s: &Spec, params: &Params) -> Result<(), InputError
         advise_ssh_env(j, f, params);
     }
     // Open MPI's mpirun refuses to run as root unless allowed (`mpi_launcher`).
-    let (true, Some(LauncherMpirun::Found(f)), Some(t)) = (s.job.is_open_mpi(), &s.launch, s.launcher)
+    let (true, Some(LauncherMpirun::Found(f)), Some(t)) =
+        (s.job.is_open_mpi(), &s.launch, s.launcher)
     else {
         return Ok(());
     };

@@ -57,7 +57,9 @@ pub fn runs(
             text: text.cloned().unwrap_or_default(),
         };
         let script = match (last, last.entry()) {
-            (LauncherCommand::Python(p), _) if p.code.is_some() => Some(read("python -c", p.code.as_ref())),
+            (LauncherCommand::Python(p), _) if p.code.is_some() => {
+                Some(read("python -c", p.code.as_ref()))
+            }
             (_, Some(e)) if e.script == "-" => Some(read("-", inv.heredoc.as_ref())),
             (_, Some(e)) if !e.module => {
                 let path = resolve_in(&e.script, inv.cwd.as_deref(), c);

@@ -34,8 +34,8 @@ pub struct TrainingEntry {
     pub args: Vec<String>,
 }
 
-/// How many launchers deep [`LauncherCommand::chain`] follows (`mpirun` → `python -m torch.distributed.run`
-/// → script is two).
+/// How many launchers deep [`LauncherCommand::chain`] follows (`mpirun` → `python -m
+/// torch.distributed.run` → script is two).
 const MAX_CHAIN: usize = 8;
 
 impl LauncherCommand {
