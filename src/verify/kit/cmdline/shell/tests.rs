@@ -1,7 +1,7 @@
 //! The whole path from a container's `command` + `args`, or a script, to the invocations it
 //! runs: splitting, quoting, variables, wrappers, nested shells, and odd input that must not panic.
 
-use super::expand::expand_word;
+use super::expand::{expand_k8s, expand_word};
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::Container;
