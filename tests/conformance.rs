@@ -19,7 +19,9 @@ use std::process::Command;
 use serde_json::{json, Value};
 use trainlab::catalog::{Catalog, LabBundle, PROFILES};
 use trainlab::observe::{parse_text, Obj};
-use trainlab::verify::kit::cmdline::{invocations, Launch, Nnodes, NprocPerNode, Torchrun};
+use trainlab::verify::kit::cmdline::{
+    invocations, LauncherCommand, Nnodes, NprocPerNode, Torchrun,
+};
 use trainlab::verify::kit::k8s::workload::Workload;
 
 /// One command line or config for the real tools, in judge.py's case schema
@@ -214,19 +216,19 @@ impl Place {
 
 /// The tools a launcher chain needs judged: each launcher the judge has an adapter for, and the
 /// script's parser when [`script_tool`] knows it.
-fn tools_needed(chain: &[Launch]) -> Vec<&'static str> {
+fn tools_needed(chain: &[LauncherCommand]) -> Vec<&'static str> {
     let mut needs: Vec<&'static str> = chain
         .iter()
         .filter_map(|l| match l {
-            Launch::Torchrun(_) => Some("torchrun"),
-            Launch::DeepSpeed(_) => Some("deepspeed-launcher"),
-            Launch::Accelerate(_) => Some("accelerate-launch"),
+            LauncherCommand::Torchrun(_) => Some("torchrun"),
+            LauncherCommand::DeepSpeed(_) => Some("deepspeed-launcher"),
+            LauncherCommand::Accelerate(_) => Some("accelerate-launch"),
             _ => None,
         })
         .collect();
     if let Some((tool, _)) = chain
         .last()
-        .and_then(Launch::entry)
+        .and_then(LauncherCommand::entry)
         .and_then(|e| script_tool(&e.script, &e.args))
     {
         needs.push(tool);
@@ -292,14 +294,14 @@ fn workload_cases(
                 inv.line
             );
             let id = format!("{}/{profile}/{}/{}/{}", b.lab, t.role, c.name, inv.line);
-            let chain = Launch::chain(&inv.expanded);
+            let chain = LauncherCommand::chain(&inv.expanded);
             let needs = tools_needed(&chain);
             if needs.is_empty() {
                 continue;
             }
             let mut judged = Vec::new();
             let torchrun = chain.iter().find_map(|l| match l {
-                Launch::Torchrun(t) => Some(
+                LauncherCommand::Torchrun(t) => Some(
                     t.clone().with_env(
                         inv.environment()
                             .iter()
@@ -328,7 +330,7 @@ fn workload_cases(
                 ));
                 judged.push("torchrun");
             }
-            if let Some(entry) = chain.last().and_then(Launch::entry) {
+            if let Some(entry) = chain.last().and_then(LauncherCommand::entry) {
                 if let Some((tool, script)) = script_tool(&entry.script, &entry.args) {
                     out.cases.push(case(
                         format!("{id}/{tool}"),

@@ -21,7 +21,9 @@ use trainlab::facts::Profile;
 use trainlab::observe::{sources, InputError, Obj, Observed, Query};
 use trainlab::quantity::{Quantity, MAX_UNITS};
 use trainlab::text::Lang;
-use trainlab::verify::kit::cmdline::{self as cl, Args, DsConfig, Launch, Mpirun, ShellVar};
+use trainlab::verify::kit::cmdline::{
+    self as cl, Args, DsConfig, LauncherCommand, Mpirun, ShellVar,
+};
 use trainlab::verify::{self, Status, Target};
 
 /// What the parser made of an input.
@@ -575,13 +577,13 @@ fn read_argv(words: &[String]) {
     });
 
     // Launchers, outermost first, each with the accessors verifiers call.
-    let chain = Launch::chain(words);
+    let chain = LauncherCommand::chain(words);
     assert!(chain.len() <= 8, "launcher chain of {}", chain.len());
-    let _ = Launch::training_entry(words);
+    let _ = LauncherCommand::training_entry(words);
     for l in &chain {
         let _ = l.entry();
         match l {
-            Launch::Torchrun(t) => {
+            LauncherCommand::Torchrun(t) => {
                 let t = t
                     .clone()
                     .with_env([("PET_NNODES", "2"), ("PET_NPROC_PER_NODE", "gpu")]);
@@ -604,8 +606,8 @@ fn read_argv(words: &[String]) {
                     }
                 }
             }
-            Launch::Mpi(m) => read_mpirun(m),
-            Launch::DeepSpeed(d) => {
+            LauncherCommand::Mpi(m) => read_mpirun(m),
+            LauncherCommand::DeepSpeed(d) => {
                 let _ = (
                     d.num_gpus(),
                     d.num_nodes(),
@@ -613,15 +615,15 @@ fn read_argv(words: &[String]) {
                     d.multinode_launcher(),
                 );
             }
-            Launch::Accelerate(x) => {
+            LauncherCommand::Accelerate(x) => {
                 let _ = (x.num_processes(), x.num_machines(), x.machine_rank());
                 let _ = (x.mixed_precision(), x.config_file(), x.uses_deepspeed());
                 let _ = x.deepspeed_config_file();
             }
-            Launch::OptimumCli(o) => {
+            LauncherCommand::OptimumCli(o) => {
                 let _ = (o.is_neuron(), o.tensor_parallel_size());
             }
-            Launch::Python(_) => {}
+            LauncherCommand::Python(_) => {}
         }
     }
     if let Some(m) = Mpirun::find(words) {
@@ -629,7 +631,7 @@ fn read_argv(words: &[String]) {
     }
 
     // The frameworks, on the script's arguments and on the whole argv.
-    let script_args = Launch::training_entry(words).map(|e| e.args);
+    let script_args = LauncherCommand::training_entry(words).map(|e| e.args);
     for argv in [Some(words.to_vec()), script_args].into_iter().flatten() {
         if let Ok(m) = cl::MegatronArgs::from_argv(&argv) {
             let _ = (m.is_empty(), m.effective_recompute());

@@ -119,7 +119,7 @@ impl Verifier for Bf16 {
                 return Ok(j);
             }
         };
-        let states = match job_pods::owned_states(ctx, &job, &pods)? {
+        let states = match job_pods::training_job_pod_states(ctx, &job, &pods)? {
             Ok(states) => states,
             Err(why) => {
                 j.push(ev(Outcome::unavailable(ON_BF16_NODES, &why)));

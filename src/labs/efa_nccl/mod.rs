@@ -12,9 +12,10 @@
 //!   `FI_PROVIDER` filter without `efa`, `NCCL_NET` forcing NCCL's own `Socket`/`IB`) in what the
 //!   ranks see (`rank_env`): the container's env or its command line (`export
 //!   FI_PROVIDER=efa`, as the quiz writes it); in an MPIJob only what mpirun exports.
-//! - `single-zone` accepts any one-zone arrangement: the pods' own (kit `spread::one_zone`), or
-//!   a NodePool or node group kept to one zone that they select (kit `zones::confined`, over the
-//!   NodePools read cluster-wide as lab 15 reads them; static mode sees only those in the files).
+//! - `single-zone` accepts any one-zone arrangement: the pods' own (kit
+//!   `spread::template_keeps_one_zone`), or a NodePool or node group kept to one zone that they
+//!   select (kit `zones::confined`, over the NodePools read cluster-wide as lab 15 reads them;
+//!   static mode sees only those in the files).
 //! - State checks follow the pods by ownerReference uid (`ranks`): the Job's pods, or the
 //!   MPIJob's Workers (the Launcher's pod belongs to its own Job). An unschedulable pod fails
 //!   `pods-running` only when its own constraints keep it off every node (kit
@@ -414,7 +415,7 @@ impl<'a> Lab<'a> {
         let t = self.tpl();
         let labels = ranks::pod_labels(&self.wl, t);
         let at = t.field("affinity.podAffinity");
-        let how = spread::one_zone(&t.spec, &labels, &self.namespace)
+        let how = spread::template_keeps_one_zone(&t.spec, &labels, &self.namespace)
             .map_err(|e| self.wl.obj.field_error(&at, e))?;
         if matches!(how, OneZone::Pinned(_) | OneZone::PodAffinity) {
             return Ok(match how {

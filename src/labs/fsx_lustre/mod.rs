@@ -481,7 +481,7 @@ fn pods_running(
         Ok(p) => p,
         Err(why) => return Ok(Outcome::unavailable(RUNNING, &why)),
     };
-    let states = pods::owned_states(w.obj, &pods)?;
+    let states = pods::directly_owned_states(w.obj, &pods)?;
     let mut o = pods::running(RUNNING, &JobEnd::of(w)?, &states, n)
         .with("job", JOB)
         .with("namespace", &ctx.target.namespace);

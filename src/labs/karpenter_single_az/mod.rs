@@ -2,9 +2,9 @@
 //! on-demand, EFA-capable GPU instances in exactly one Availability Zone.
 //!
 //! The concept graded is "the pool's requirements leave exactly one AZ". Karpenter intersects
-//! requirements key by key, as the kit's `zones::one_zone` does, so every arrangement that leaves
-//! one zone passes: `In [a]`, `In [a, b]` with `NotIn [b]`, two `In` lists meeting in one zone,
-//! or the AZ ID on `topology.k8s.aws/zone-id` (kit `zones`, with its upstream).
+//! requirements key by key, as the kit's `zones::pinned_zone` does, so every arrangement that
+//! leaves one zone passes: `In [a]`, `In [a, b]` with `NotIn [b]`, two `In` lists meeting in one
+//! zone, or the AZ ID on `topology.k8s.aws/zone-id` (kit `zones`, with its upstream).
 //!
 //! Spec checks read the NodePool as written; `zone-exists` also reads the nodes, so static mode
 //! skips it. State checks read what the controller wrote; where the controller is absent (kind,
@@ -124,7 +124,7 @@ impl Verifier for KarpenterSingleAz {
         let pool = NodePool::from_obj(obj)?;
         let conds = conditions::from_object(&obj.value)
             .map_err(|e| obj.field_error("status.conditions", e))?;
-        let zone = zones::one_zone(&pool.selector_requirements());
+        let zone = zones::pinned_zone(&pool.selector_requirements());
 
         let mut j = Judgement::default();
         j.push(zone_single(obj, &pool, &zone));

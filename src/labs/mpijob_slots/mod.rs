@@ -36,7 +36,7 @@ use crate::verify::kit::training::parallel::flag_written;
 use crate::verify::views::kubeflow::{COND_FAILED, COND_RUNNING, COND_SUCCEEDED, COND_SUSPENDED};
 use crate::verify::views::mpi::{self, MpiJob};
 use crate::verify::{Advice, JudgeCtx, Judgement, Named, Outcome, Params, Read, Reason, Verifier};
-use mpi_launcher::{Found, Launch, MpiPods};
+use mpi_launcher::{Found, LauncherMpirun, MpiPods};
 
 pub struct MpijobSlots;
 
@@ -131,7 +131,7 @@ struct Spec<'a> {
     /// Ranks each host should run: one per worker GPU (slotsPerWorker when workers ask for none).
     per_host: i64,
     /// What the Launcher runs (`mpi_launcher`); None without a Launcher.
-    launch: Option<Launch>,
+    launch: Option<LauncherMpirun>,
 }
 
 impl<'a> Spec<'a> {
@@ -213,11 +213,13 @@ fn refused(check: &str, s: &Spec, t: &PodTemplate) -> Option<Outcome> {
 /// The mpirun the Launcher runs, or the fail of `check` that says why there is none.
 fn mpirun<'s>(check: &str, expected: &str, s: &'s Spec) -> Result<&'s Found, Box<Outcome>> {
     let (found, hint) = match &s.launch {
-        Some(Launch::Found(f)) => return Ok(f),
+        Some(LauncherMpirun::Found(f)) => return Ok(f),
         None => (s.absent(mpi::LAUNCHER), "no-mpirun"),
-        Some(Launch::Shell(e)) => (mpi_launcher::shell_error_at(e), "shell"),
-        Some(Launch::NoContainer) => (format!("{LAUNCHER_CONTAINERS}: {UNSET}"), "no-mpirun"),
-        Some(Launch::NoMpirun(command)) => (or_unset(command.clone()), "no-mpirun"),
+        Some(LauncherMpirun::Shell(e)) => (mpi_launcher::shell_error_at(e), "shell"),
+        Some(LauncherMpirun::NoContainer) => {
+            (format!("{LAUNCHER_CONTAINERS}: {UNSET}"), "no-mpirun")
+        }
+        Some(LauncherMpirun::NoMpirun(command)) => (or_unset(command.clone()), "no-mpirun"),
     };
     let o = Outcome::fail(check, format!("mpirun {expected}"), found);
     Err(Box::new(o.hint(hint)))
@@ -449,11 +451,12 @@ fn advise(j: &mut Judgement, s: &Spec, params: &Params) -> Result<(), InputError
     if let (false, Some(g)) = (s.as_worker, s.launcher_gpus.filter(|g| *g > 0)) {
         j.advise(Advice::new("launcher-gpu").with("gpus", g));
     }
-    if let (true, Some(Launch::Found(f))) = (s.job.is_open_mpi(), &s.launch) {
+    if let (true, Some(LauncherMpirun::Found(f))) = (s.job.is_open_mpi(), &s.launch) {
         advise_ssh_env(j, f, params);
     }
     // Open MPI's mpirun refuses to run as root unless allowed (`mpi_launcher`).
-    let (true, Some(Launch::Found(f)), Some(t)) = (s.job.is_open_mpi(), &s.launch, s.launcher)
+    let (true, Some(LauncherMpirun::Found(f)), Some(t)) =
+        (s.job.is_open_mpi(), &s.launch, s.launcher)
     else {
         return Ok(());
     };

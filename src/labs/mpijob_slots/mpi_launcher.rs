@@ -25,9 +25,9 @@ use crate::verify::kit::k8s::owned;
 use crate::verify::kit::k8s::workload::PodTemplate;
 use crate::verify::views::pods::PodFacts;
 
-/// What a launcher template runs.
+/// The mpirun an MPIJob's launcher template runs, or why there is none.
 #[derive(Debug, Clone)]
-pub enum Launch {
+pub enum LauncherMpirun {
     /// No container at all.
     NoContainer,
     /// No container runs mpirun: the first container's command line as written.
@@ -48,12 +48,12 @@ pub struct Found {
 /// The mpirun a launcher template runs: the first with a process count (`-np`, `-N`, …), else
 /// the first one. A trainlab choice, no upstream rule: launcher scripts often run a probe such as
 /// `mpirun hostname` first, and the run that sets a count is the job being graded.
-pub fn find(t: &PodTemplate) -> Launch {
+pub fn find(t: &PodTemplate) -> LauncherMpirun {
     let mut found: Vec<Found> = Vec::new();
     for c in &t.spec.containers {
         let invocations = match cmdline::invocations(c) {
             Ok(i) => i,
-            Err(e) => return Launch::Shell(e),
+            Err(e) => return LauncherMpirun::Shell(e),
         };
         for invocation in invocations {
             if let Some(mpirun) = Mpirun::find(&invocation.expanded) {
@@ -70,10 +70,10 @@ pub fn find(t: &PodTemplate) -> Launch {
         |f: &Found| f.mpirun.np_raw().is_some() || !matches!(f.mpirun.per_node(), Ok(None));
     let pick = found.iter().position(counted);
     match pick.or((!found.is_empty()).then_some(0)) {
-        Some(i) => Launch::Found(Box::new(found.swap_remove(i))),
+        Some(i) => LauncherMpirun::Found(Box::new(found.swap_remove(i))),
         None => match t.spec.containers.first() {
-            Some(c) => Launch::NoMpirun(cmdline::command_line(c, 160)),
-            None => Launch::NoContainer,
+            Some(c) => LauncherMpirun::NoMpirun(cmdline::command_line(c, 160)),
+            None => LauncherMpirun::NoContainer,
         },
     }
 }
@@ -295,7 +295,7 @@ mod tests {
 
     fn found(container: Value) -> Found {
         match find(&template(json!({"containers": [container]}))) {
-            Launch::Found(f) => *f,
+            LauncherMpirun::Found(f) => *f,
             other => panic!("no mpirun: {other:?}"),
         }
     }
@@ -321,19 +321,19 @@ mod tests {
     fn the_mpirun_with_a_count_is_the_one_judged_through_shells() {
         let t = template(json!({"containers": [
             {"name": "a", "command": ["sh", "-c", "mpirun hostname && mpirun -np 16 /pi"]}]}));
-        let Launch::Found(f) = find(&t) else {
+        let LauncherMpirun::Found(f) = find(&t) else {
             panic!("no mpirun")
         };
         assert_eq!(f.mpirun.np_raw(), Some("16"));
         let t = template(json!({"containers": [{"name": "a", "command": ["sleep", "1"]}]}));
-        assert!(matches!(find(&t), Launch::NoMpirun(c) if c == "sleep 1"));
+        assert!(matches!(find(&t), LauncherMpirun::NoMpirun(c) if c == "sleep 1"));
         assert!(matches!(
             find(&template(json!({"containers": []}))),
-            Launch::NoContainer
+            LauncherMpirun::NoContainer
         ));
         let t =
             template(json!({"containers": [{"name": "a", "command": ["sh", "-c", "echo 'x"]}]}));
-        let Launch::Shell(e) = find(&t) else {
+        let LauncherMpirun::Shell(e) = find(&t) else {
             panic!("split")
         };
         assert_eq!(shell_error_at(&e), "a: 1: '");

@@ -19,10 +19,10 @@ mod script;
 use crate::facts::instances::{INSTANCE_TYPE_LABEL, NEURON, NEURONCORE};
 use crate::observe::kinds::{CONFIGMAPS, JOBS, PODS};
 use crate::observe::{InputError, Obj, Unavailable};
-use crate::verify::kit::cmdline::{command_line, HfTrainingArgs, Known, Launch};
+use crate::verify::kit::cmdline::{command_line, HfTrainingArgs, Known, LauncherCommand};
 use crate::verify::kit::k8s::container::{asks_for, no_container, pick};
 use crate::verify::kit::k8s::image::ImageRef;
-use crate::verify::kit::k8s::pods::{owned_states, running, JobEnd, PodState};
+use crate::verify::kit::k8s::pods::{directly_owned_states, running, JobEnd, PodState};
 use crate::verify::kit::k8s::workload::{PodTemplate, Workload};
 use crate::verify::kit::training::job::{rejections, training_command};
 use crate::verify::kit::training::parallel::find_job;
@@ -127,7 +127,7 @@ impl Verifier for OptimumNeuron {
                 return Ok(j);
             }
         };
-        let states = owned_states(obj, &pods)?;
+        let states = directly_owned_states(obj, &pods)?;
         let end = JobEnd::of(&w)?;
         j.push(ev(on_trainium(ctx, &end, &states)?));
         j.push(ev(running(RUNNING, &end, &states, w.total_replicas())));
@@ -290,7 +290,7 @@ impl Uses {
         let mut verdict: Option<Uses> = None;
         for run in runs {
             let cli = run.launchers.iter().find_map(|l| match l {
-                Launch::OptimumCli(o) if o.is_neuron() => Some(o),
+                LauncherCommand::OptimumCli(o) if o.is_neuron() => Some(o),
                 _ => None,
             });
             if let Some(o) = cli {

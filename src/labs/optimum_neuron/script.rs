@@ -8,7 +8,7 @@
 use k8s_openapi::api::core::v1::{Container, PodSpec};
 
 use crate::observe::{Obj, Unavailable};
-use crate::verify::kit::cmdline::{invocations, Invocation, Launch, ShellError};
+use crate::verify::kit::cmdline::{invocations, Invocation, LauncherCommand, ShellError};
 use crate::verify::kit::k8s::mounts::{absolute, clean, config_map_at, config_map_file};
 
 /// What one command's script is, as far as the manifests show.
@@ -32,7 +32,7 @@ pub enum Script {
 #[derive(Debug, Clone)]
 pub struct Run {
     /// The launchers, outermost first (`torchrun`, `python`, `optimum-cli`, …).
-    pub launchers: Vec<Launch>,
+    pub launchers: Vec<LauncherCommand>,
     /// The script the last launcher runs; None for a module (`python -m`), or a launcher with
     /// no script of its own (`optimum-cli`).
     pub script: Option<Script>,
@@ -47,7 +47,7 @@ pub fn runs(
 ) -> Result<Vec<Run>, ShellError> {
     let mut out = Vec::new();
     for inv in invocations(c)? {
-        let launchers = Launch::chain(&inv.expanded);
+        let launchers = LauncherCommand::chain(&inv.expanded);
         let Some(last) = launchers.last() else {
             continue;
         };
@@ -57,7 +57,9 @@ pub fn runs(
             text: text.cloned().unwrap_or_default(),
         };
         let script = match (last, last.entry()) {
-            (Launch::Python(p), _) if p.code.is_some() => Some(read("python -c", p.code.as_ref())),
+            (LauncherCommand::Python(p), _) if p.code.is_some() => {
+                Some(read("python -c", p.code.as_ref()))
+            }
             (_, Some(e)) if e.script == "-" => Some(read("-", inv.heredoc.as_ref())),
             (_, Some(e)) if !e.module => {
                 let path = resolve_in(&e.script, inv.cwd.as_deref(), c);
@@ -309,7 +311,7 @@ mod tests {
                 None,
             ]
         );
-        assert!(matches!(runs[2].launchers[0], Launch::Torchrun(_)));
+        assert!(matches!(runs[2].launchers[0], LauncherCommand::Torchrun(_)));
     }
 
     #[test]

@@ -24,7 +24,7 @@ use crate::verify::kit::k8s::rejection::Rejection;
 use crate::verify::kit::training::job::{find_training_job, TrainingJob};
 use crate::verify::kit::training::job_pods;
 use crate::verify::kit::training::parallel::{
-    self, check_tp_within_node, Degrees, GpuNodes, JobLaunch, Launcher, Procs, Unknown, Value,
+    self, check_tp_within_node, Degrees, GpuNodes, JobLaunch, PodStart, Procs, Unknown, Value,
 };
 use crate::verify::kit::training::trainjob::{trainjob_reads, TRAINJOBS_READ};
 use crate::verify::{Advice, JudgeCtx, Judgement, Outcome, Params, Read, Reason, Verifier};
@@ -288,16 +288,16 @@ fn check_match_world(
                 .with("gpus", gpus));
         }
         let (procs, written) = match &r.launcher {
-            Launcher::Torchrun { nproc, .. } => (
+            PodStart::Torchrun { nproc, .. } => (
                 match nproc.procs {
                     Procs::Count(c) => Some(c),
                     _ => None,
                 },
                 nproc.written.clone(),
             ),
-            Launcher::Python => (Some(1), "python".to_string()),
-            Launcher::Nothing => (None, r.command.clone()),
-            Launcher::Broken(written) => (None, written.clone()),
+            PodStart::Python => (Some(1), "python".to_string()),
+            PodStart::Nothing => (None, r.command.clone()),
+            PodStart::Broken(written) => (None, written.clone()),
         };
         if procs != Some(per) {
             let found = format!("{}: {written}", r.role);

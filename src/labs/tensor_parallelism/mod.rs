@@ -16,7 +16,7 @@ use crate::verify::kit::k8s::rejection::Rejection;
 use crate::verify::kit::training::job::{find_training_job, TrainingJob};
 use crate::verify::kit::training::job_pods;
 use crate::verify::kit::training::parallel::{
-    self, check_tp_within_node, Degrees, GpuNodes, JobLaunch, Launcher, Procs, RoleLaunch, Value,
+    self, check_tp_within_node, Degrees, GpuNodes, JobLaunch, PodStart, Procs, RoleLaunch, Value,
 };
 use crate::verify::kit::training::trainjob::{trainjob_reads, TRAINJOBS_READ};
 use crate::verify::{JudgeCtx, Judgement, Outcome, Read, Reason, Verifier};
@@ -190,21 +190,21 @@ fn check_nproc(launch: &JobLaunch) -> Outcome {
         };
         let gpus = r.gpus.unwrap_or(0);
         match &r.launcher {
-            Launcher::Nothing => {
+            PodStart::Nothing => {
                 return fail(format!("{}: {}", r.role, r.command), Some("no-launcher"))
             }
-            Launcher::Broken(written) => {
+            PodStart::Broken(written) => {
                 return fail(format!("{}: {written}", r.role), Some("broken"))
                     .with("written", written)
             }
-            Launcher::Python if gpus != 1 => {
+            PodStart::Python if gpus != 1 => {
                 return fail(
                     format!("{}: python, nproc 1, {}", r.role, gpus_text(r)),
                     Some("no-torchrun"),
                 )
             }
-            Launcher::Python => {}
-            Launcher::Torchrun { nproc, .. } => {
+            PodStart::Python => {}
+            PodStart::Torchrun { nproc, .. } => {
                 let o = |found: String, hint: Option<&str>| {
                     fail(found, hint).with("nproc_written", &nproc.written)
                 };
@@ -244,7 +244,7 @@ fn check_nproc(launch: &JobLaunch) -> Outcome {
     }
     let found = per_role(launch, |r| {
         let how = match &r.launcher {
-            Launcher::Torchrun { nproc, .. } => nproc.written.clone(),
+            PodStart::Torchrun { nproc, .. } => nproc.written.clone(),
             _ => "python".to_string(),
         };
         format!("nproc {} ({how}), {}", r.procs().unwrap_or(0), gpus_text(r))

@@ -37,8 +37,8 @@ pub use frameworks::{
     RecomputeGranularity, RecomputeMethod, RemovedFlag, SaveSteps, SaveStrategy,
 };
 pub use launch::{
-    AccelerateLaunch, DeepSpeedLaunch, Launch, Nnodes, NprocPerNode, OptimumCli, PythonRun,
-    Torchrun, TorchrunEntry, TrainingEntry,
+    AccelerateLaunch, DeepSpeedLaunch, LauncherCommand, Nnodes, NprocPerNode, OptimumCli,
+    PythonRun, Torchrun, TorchrunEntry, TrainingEntry,
 };
 pub use mpi::{EnvExport, HostSpec, MpiOption, Mpirun, MPI_LAUNCHERS};
 pub use shell::{

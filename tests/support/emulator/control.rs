@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use tokio::sync::oneshot;
 
 use super::faults::{Fault, FaultRule};
-use super::request::Recorded;
+use super::recorded::Recorded;
 use super::resources::Resource;
 use super::seed::{manifest_files, parse_manifest};
 use super::server::serve_until_stopped;

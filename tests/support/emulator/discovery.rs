@@ -3,8 +3,8 @@
 
 use serde_json::{json, Value};
 
+use super::reply::Reply;
 use super::resources::{group_version, Resource, STATUS_VERBS};
-use super::server::Reply;
 use super::status::path_not_found;
 use super::store::Inner;
 

@@ -4,8 +4,8 @@ use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 
+use super::reply::Reply;
 use super::request::Request;
-use super::server::Reply;
 use super::status::failure;
 use super::store::Inner;
 

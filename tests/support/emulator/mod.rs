@@ -32,21 +32,27 @@
 //!   enforced, and CRDs made with [`Emulator::serve_crd`] have no schema at all.
 //!
 //! One file per job: `control` (the handle a test holds), `server` and `listener` (HTTP and
-//! its connections), `request` (what is recorded), `faults`, `routing`, `resources` and
-//! `discovery`, `store` (objects and resourceVersions), `reads` (get, LIST paging, selectors
-//! via `selectors`), `watch`, `writes`, `patch`, `ownership` (server-side apply's field
-//! managers), `schema` (CRD validation), `status` (errors), `seed` (manifest files), `ids`.
+//! its connections), `request` (a request as handlers read it), `recorded` (what is recorded),
+//! `reply` (what a handler answers), `faults`, `routing`, `resources` and `discovery`, `store`
+//! (objects and resourceVersions), `meta` (an object's metadata), `reads` (get, LIST paging),
+//! `filter` (what a list or watch selects, with `selectors`), `watch`, `writes`, `patch`,
+//! `ownership` (server-side apply's field managers), `schema` (CRD validation), `status`
+//! (errors), `seed` (manifest files), `ids`.
 
 #![allow(dead_code)]
 
 mod control;
 mod discovery;
 mod faults;
+mod filter;
 mod ids;
 mod listener;
+mod meta;
 mod ownership;
 mod patch;
 mod reads;
+mod recorded;
+mod reply;
 mod request;
 mod resources;
 mod routing;
@@ -64,4 +70,4 @@ pub use control::Emulator;
 #[allow(unused_imports)]
 pub use faults::Fault;
 #[allow(unused_imports)]
-pub use request::Recorded;
+pub use recorded::Recorded;

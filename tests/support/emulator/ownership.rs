@@ -23,11 +23,11 @@ use std::collections::BTreeSet;
 use serde_json::{json, Value};
 
 use super::ids::now_rfc3339;
+use super::meta::metadata_mut;
+use super::reply::Reply;
 use super::request::Request;
 use super::routing::Target;
-use super::server::Reply;
 use super::status::failure;
-use super::writes::metadata_mut;
 
 /// A field: object keys from the root, e.g. `["spec", "replicas"]`.
 type FieldPath = Vec<String>;

@@ -2,26 +2,17 @@
 
 use serde_json::{json, Value};
 
+use super::filter::Filter;
+use super::reply::{Outcome, Reply};
 use super::request::Request;
 use super::resources::Resource;
 use super::routing::Target;
-use super::selectors::{
-    parse_field_selector, parse_label_selector, FieldRequirement, LabelRequirement,
-};
-use super::server::{Outcome, Reply};
+use super::selectors::{parse_field_selector, parse_label_selector};
 use super::status::{bad_request, not_found};
 use super::store::{Inner, Key};
 
-/// Which objects a list, watch or deletecollection selects.
-#[derive(Clone)]
-pub(super) struct Filter {
-    pub(super) group: String,
-    pub(super) kind: String,
-    pub(super) namespace: Option<String>,
-    pub(super) labels: Vec<LabelRequirement>,
-    pub(super) fields: Vec<FieldRequirement>,
-}
-
+/// The filter a list, watch or deletecollection request asks for (its `labelSelector` and
+/// `fieldSelector`), or the API server's 400 when a selector does not parse.
 impl Filter {
     pub(super) fn from_request(req: &Request, t: &Target) -> Result<Filter, Reply> {
         let labels = parse_label_selector(req.query.get("labelSelector").unwrap_or(""))
@@ -35,20 +26,6 @@ impl Filter {
             labels,
             fields,
         })
-    }
-
-    pub(super) fn matches(&self, key: &Key, obj: &Value) -> bool {
-        key.group == self.group
-            && key.kind == self.kind
-            && self
-                .namespace
-                .as_ref()
-                .is_none_or(|ns| *ns == key.namespace)
-            && self
-                .labels
-                .iter()
-                .all(|l| l.matches(&obj["metadata"]["labels"]))
-            && self.fields.iter().all(|f| f.matches(obj))
     }
 }
 

@@ -1,5 +1,5 @@
-//! A request as the emulator records it for tests (`Recorded`) and as handlers read it
-//! (`Request`, its decoded `Query`).
+//! A request as handlers read it (`Request`, its decoded `Query`), and its record
+//! ([`Recorded`]) as the server keeps it.
 
 use std::time::Duration;
 
@@ -7,38 +7,7 @@ use axum::body::Bytes;
 use axum::http::Method;
 use serde_json::Value;
 
-use super::store::Inner;
-
-/// One request as the emulator received it, in arrival order.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Recorded {
-    pub method: String,
-    /// The path without the query string, as sent (not percent-decoded).
-    pub path: String,
-    /// The raw query string ("" when absent).
-    pub query: String,
-    pub content_type: Option<String>,
-    pub body: String,
-    /// Every header, names lower-cased, in the order received.
-    pub headers: Vec<(String, String)>,
-    /// When the request arrived, since the emulator started.
-    pub received: Duration,
-    /// When its answer was handed to the connection (headers sent), since the emulator started;
-    /// `None` while it is being answered or when the connection was dropped.
-    pub answered: Option<Duration>,
-    /// Arrival order, unique for this emulator.
-    pub seq: u64,
-}
-
-impl Recorded {
-    /// The first value of a header (name in any case).
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-}
+use super::recorded::Recorded;
 
 /// A request as handlers see it.
 pub(super) struct Request {
@@ -160,14 +129,4 @@ pub(super) fn percent_decode(text: &str, plus_is_space: bool) -> String {
         i += 1;
     }
     String::from_utf8_lossy(&out).into_owned()
-}
-
-impl Inner {
-    /// Notes when request `seq` was answered.
-    pub(super) fn answered(&mut self, seq: u64) {
-        let at = self.started.elapsed();
-        if let Some(r) = self.requests.iter_mut().rev().find(|r| r.seq == seq) {
-            r.answered = Some(at);
-        }
-    }
 }

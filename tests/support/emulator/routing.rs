@@ -3,9 +3,9 @@
 use axum::http::Method;
 
 use super::discovery::version_info;
+use super::reply::{Outcome, Reply};
 use super::request::{percent_decode, Request};
 use super::resources::Resource;
-use super::server::{Outcome, Reply};
 use super::status::{method_not_allowed, path_not_found};
 use super::store::{Inner, Key};
 

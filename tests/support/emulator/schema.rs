@@ -32,12 +32,12 @@
 
 use serde_json::{json, Map, Value};
 
+use super::meta::meta_str;
+use super::reply::Reply;
 use super::request::Request;
 use super::resources::Resource;
-use super::server::Reply;
 use super::status::{bad_request, failure};
 use super::store::Inner;
-use super::writes::meta_str;
 
 /// The keys of an object schema's value that the schema does not declare, as server-side apply's
 /// typed conversion names them (`.spec.foo`, `.spec.tasks[0].bar`).

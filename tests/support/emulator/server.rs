@@ -1,5 +1,5 @@
-//! The HTTP server: its own thread's runtime, the one handler (record, apply faults, answer)
-//! and the replies handlers return.
+//! The HTTP server: its own thread's runtime and the one handler (record, apply faults, answer),
+//! which turns a handler's [`Reply`] into HTTP.
 
 use std::future::IntoFuture;
 use std::sync::atomic::Ordering;
@@ -10,15 +10,15 @@ use axum::extract::{ConnectInfo, DefaultBodyLimit, State};
 use axum::http::{header, HeaderMap, Method, StatusCode, Uri};
 use axum::response::Response;
 use axum::Router;
-use serde_json::Value;
 use tokio::sync::oneshot;
 
 use super::control::lock;
 use super::faults::{fault_status, FaultAction};
 use super::listener::{Conn, KillableListener};
+use super::reply::Reply;
 use super::request::{Query, Request};
 use super::store::Inner;
-use super::watch::{watch_body, WatchStart};
+use super::watch::watch_body;
 
 /// Runs the HTTP server until `stopped` fires. Dropping the runtime afterwards cancels every
 /// connection task, open watches included, so stopping never waits for clients.
@@ -103,21 +103,6 @@ async fn handle(
     let reply = lock(&shared).serve(&req);
     answer(into_response(reply))
 }
-
-/// What a request handler decided, turned into HTTP by [`into_response`].
-pub(super) enum Reply {
-    Json(u16, Value),
-    /// JSON with another media type (aggregated discovery names its group, version and kind).
-    JsonAs(u16, &'static str, Value),
-    /// JSON already written as text.
-    Raw(u16, String),
-    Text(u16, &'static str),
-    /// Boxed: it is far larger than an answer, which every handler returns.
-    Watch(Box<WatchStart>),
-}
-
-/// Handlers return `Err` for an early error answer, so `?` reads like the server's validation.
-pub(super) type Outcome = Result<Reply, Reply>;
 
 fn into_response(reply: Reply) -> Response {
     let (code, content_type, body) = match reply {

@@ -2,8 +2,8 @@
 
 use serde_json::{json, Value};
 
+use super::reply::Reply;
 use super::resources::Resource;
-use super::server::Reply;
 
 /// A `Status` failure exactly as kube-apiserver encodes it.
 pub(super) fn failure(

@@ -9,9 +9,9 @@ use tokio::sync::broadcast;
 
 use super::faults::FaultRule;
 use super::ids::{new_uid, now_rfc3339};
-use super::request::Recorded;
+use super::meta::metadata_mut;
+use super::recorded::Recorded;
 use super::resources::{builtin_resources, resources_of_crd, Resource};
-use super::writes::metadata_mut;
 
 /// Identity of a stored object. The version is not part of it: one object is served under
 /// every version of its group, as the API server converts between versions.
@@ -267,5 +267,15 @@ impl Inner {
                 namespace: String::new(),
                 name: namespace.into(),
             })
+    }
+}
+
+impl Inner {
+    /// Notes when request `seq` was answered.
+    pub(super) fn answered(&mut self, seq: u64) {
+        let at = self.started.elapsed();
+        if let Some(r) = self.requests.iter_mut().rev().find(|r| r.seq == seq) {
+            r.answered = Some(at);
+        }
     }
 }

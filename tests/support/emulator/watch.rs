@@ -7,11 +7,12 @@ use axum::body::{Body, Bytes};
 use serde_json::{json, Value};
 use tokio::sync::{broadcast, mpsc};
 
-use super::reads::{present, Filter};
+use super::filter::Filter;
+use super::reads::present;
+use super::reply::{Outcome, Reply};
 use super::request::Request;
 use super::resources::Resource;
 use super::routing::Target;
-use super::server::{Outcome, Reply};
 use super::store::{Change, Inner};
 
 /// What a watch sends first, and what it keeps listening to.

@@ -1,34 +1,23 @@
 //! Writes: create, replace, patch, server-side apply, delete (with cascades), `dryRun=All`.
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
+use super::filter::Filter;
 use super::ids::{new_uid, now_rfc3339, random_suffix};
+use super::meta::{meta_str, metadata_mut};
 use super::ownership::{owners_after_apply, owners_after_update, set_owners, Owner};
 use super::patch::{apply_json_patch, apply_merge, merge_patch};
-use super::reads::{list_document, list_item, present, Filter};
+use super::reads::{list_document, list_item, present};
+use super::reply::{Outcome, Reply};
 use super::request::Request;
 use super::resources::Resource;
 use super::routing::Target;
 use super::schema::{typed_patch_error, undeclared_in_object};
-use super::server::{Outcome, Reply};
 use super::status::{
     already_exists, bad_request, conflict, failure, invalid, namespace_is_terminating,
     namespace_not_found, not_found,
 };
 use super::store::{Inner, Key};
-
-pub(super) fn metadata_mut(obj: &mut Value) -> &mut Map<String, Value> {
-    if !obj["metadata"].is_object() {
-        obj["metadata"] = json!({});
-    }
-    obj["metadata"]
-        .as_object_mut()
-        .expect("metadata is an object")
-}
-
-pub(super) fn meta_str<'a>(obj: &'a Value, field: &str) -> Option<&'a str> {
-    obj["metadata"][field].as_str().filter(|s| !s.is_empty())
-}
 
 /// A request body: JSON, or YAML (apply bodies may be either). It must be one object.
 fn parse_body(body: &[u8]) -> Result<Value, Reply> {

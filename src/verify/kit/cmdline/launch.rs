@@ -12,9 +12,10 @@ use super::args::{normalize, parse_int, split_flag, Args};
 use super::mpi::Mpirun;
 use super::{basename, FlagError, Setting};
 
-/// The program of an argv, recognised.
+/// The launcher program an argv runs (`torchrun`, `mpirun`, `deepspeed`, …), recognised with
+/// its options, not yet followed to the training script ([`LauncherCommand::chain`] does).
 #[derive(Debug, Clone, PartialEq)]
-pub enum Launch {
+pub enum LauncherCommand {
     Torchrun(Torchrun),
     Mpi(Mpirun),
     DeepSpeed(DeepSpeedLaunch),
@@ -33,26 +34,26 @@ pub struct TrainingEntry {
     pub args: Vec<String>,
 }
 
-/// How many launchers deep [`Launch::chain`] follows (`mpirun` → `python -m torch.distributed.run`
-/// → script is two).
+/// How many launchers deep [`LauncherCommand::chain`] follows (`mpirun` → `python -m
+/// torch.distributed.run` → script is two).
 const MAX_CHAIN: usize = 8;
 
-impl Launch {
+impl LauncherCommand {
     /// Recognises the launcher an argv runs; None for any other program.
-    pub fn parse(argv: &[String]) -> Option<Launch> {
+    pub fn parse(argv: &[String]) -> Option<LauncherCommand> {
         let first = argv.first()?;
         let name = basename(first);
         if let Some(m) = Mpirun::parse(argv) {
-            return Some(Launch::Mpi(m));
+            return Some(LauncherCommand::Mpi(m));
         }
         match name {
-            "torchrun" => Torchrun::parse(argv).map(Launch::Torchrun),
-            "deepspeed" => DeepSpeedLaunch::parse(argv).map(Launch::DeepSpeed),
-            "accelerate" => AccelerateLaunch::parse(argv).map(Launch::Accelerate),
-            "optimum-cli" => OptimumCli::parse(argv).map(Launch::OptimumCli),
+            "torchrun" => Torchrun::parse(argv).map(LauncherCommand::Torchrun),
+            "deepspeed" => DeepSpeedLaunch::parse(argv).map(LauncherCommand::DeepSpeed),
+            "accelerate" => AccelerateLaunch::parse(argv).map(LauncherCommand::Accelerate),
+            "optimum-cli" => OptimumCli::parse(argv).map(LauncherCommand::OptimumCli),
             _ if is_python(name) => match Torchrun::parse(argv) {
-                Some(t) => Some(Launch::Torchrun(t)),
-                None => PythonRun::parse(argv).map(Launch::Python),
+                Some(t) => Some(LauncherCommand::Torchrun(t)),
+                None => PythonRun::parse(argv).map(LauncherCommand::Python),
             },
             _ => None,
         }
@@ -60,11 +61,11 @@ impl Launch {
 
     /// The launchers an argv goes through, outermost first (`mpirun … python train.py` → Mpi,
     /// Python). Bounded: at most 8 levels.
-    pub fn chain(argv: &[String]) -> Vec<Launch> {
+    pub fn chain(argv: &[String]) -> Vec<LauncherCommand> {
         let mut out = Vec::new();
         let mut current: Vec<String> = argv.to_vec();
         while out.len() < MAX_CHAIN {
-            let Some(launch) = Launch::parse(&current) else {
+            let Some(launch) = LauncherCommand::parse(&current) else {
                 break;
             };
             let inner = launch.inner_program();
@@ -79,22 +80,24 @@ impl Launch {
 
     /// The training script an argv finally runs, through any launchers.
     pub fn training_entry(argv: &[String]) -> Option<TrainingEntry> {
-        Launch::chain(argv).last().and_then(Launch::entry)
+        LauncherCommand::chain(argv)
+            .last()
+            .and_then(LauncherCommand::entry)
     }
 
     /// This launcher's own script and arguments (None for `mpirun`, whose program is another
     /// command, and for `optimum-cli`).
     pub fn entry(&self) -> Option<TrainingEntry> {
         let (script, module, args) = match self {
-            Launch::Torchrun(t) => (t.script.clone()?, t.module, t.script_args.clone()),
-            Launch::DeepSpeed(d) => (d.script.clone()?, d.module, d.script_args.clone()),
-            Launch::Accelerate(a) => (a.script.clone()?, a.module, a.script_args.clone()),
-            Launch::Python(p) => match (&p.module, &p.script) {
+            LauncherCommand::Torchrun(t) => (t.script.clone()?, t.module, t.script_args.clone()),
+            LauncherCommand::DeepSpeed(d) => (d.script.clone()?, d.module, d.script_args.clone()),
+            LauncherCommand::Accelerate(a) => (a.script.clone()?, a.module, a.script_args.clone()),
+            LauncherCommand::Python(p) => match (&p.module, &p.script) {
                 (Some(m), _) => (m.clone(), true, p.args.clone()),
                 (None, Some(s)) => (s.clone(), false, p.args.clone()),
                 (None, None) => return None,
             },
-            Launch::Mpi(_) | Launch::OptimumCli(_) => return None,
+            LauncherCommand::Mpi(_) | LauncherCommand::OptimumCli(_) => return None,
         };
         Some(TrainingEntry {
             script,
@@ -114,10 +117,10 @@ impl Launch {
             })
         };
         match self {
-            Launch::Mpi(m) => Some(m.program.clone()),
-            Launch::Torchrun(t) if t.no_python => with_args(&t.script, &t.script_args),
-            Launch::DeepSpeed(d) if d.no_python => with_args(&d.script, &d.script_args),
-            Launch::Accelerate(a) if a.no_python => with_args(&a.script, &a.script_args),
+            LauncherCommand::Mpi(m) => Some(m.program.clone()),
+            LauncherCommand::Torchrun(t) if t.no_python => with_args(&t.script, &t.script_args),
+            LauncherCommand::DeepSpeed(d) if d.no_python => with_args(&d.script, &d.script_args),
+            LauncherCommand::Accelerate(a) if a.no_python => with_args(&a.script, &a.script_args),
             _ => None,
         }
     }
@@ -917,7 +920,7 @@ mod tests {
     #[test]
     fn deepspeed_launcher() {
         let argv = words("deepspeed --num_gpus 8 --num_nodes 2 -H /job/hostfile --launcher openmpi train.py --deepspeed ds.json --bf16");
-        let Some(Launch::DeepSpeed(d)) = Launch::parse(&argv) else {
+        let Some(LauncherCommand::DeepSpeed(d)) = LauncherCommand::parse(&argv) else {
             panic!("deepspeed")
         };
         assert_eq!(d.num_gpus().unwrap().unwrap().known(), Some(&8));
@@ -937,7 +940,7 @@ mod tests {
     #[test]
     fn accelerate_launch() {
         let argv = words("accelerate launch --multi_gpu --num_processes 16 --num-machines 2 --machine_rank 0 --mixed_precision bf16 --use_deepspeed --deepspeed_config_file ds.json run_clm.py --output_dir /out");
-        let Some(Launch::Accelerate(a)) = Launch::parse(&argv) else {
+        let Some(LauncherCommand::Accelerate(a)) = LauncherCommand::parse(&argv) else {
             panic!("accelerate")
         };
         assert_eq!(a.num_processes().unwrap().unwrap().known(), Some(&16));
@@ -963,7 +966,7 @@ mod tests {
 
     #[test]
     fn optimum_cli_neuron() {
-        let Some(Launch::OptimumCli(o)) = Launch::parse(&words(
+        let Some(LauncherCommand::OptimumCli(o)) = LauncherCommand::parse(&words(
             "optimum-cli neuron consolidate /ckpt /out -f safetensors",
         )) else {
             panic!("optimum-cli")
@@ -986,24 +989,27 @@ mod tests {
     #[test]
     fn chains_end_in_the_training_script() {
         let argv = words("mpirun -np 16 python -m torch.distributed.run --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 8");
-        let chain = Launch::chain(&argv);
+        let chain = LauncherCommand::chain(&argv);
         assert_eq!(chain.len(), 2);
-        assert!(matches!(chain[0], Launch::Mpi(_)));
-        assert!(matches!(chain[1], Launch::Torchrun(_)));
-        let entry = Launch::training_entry(&argv).unwrap();
+        assert!(matches!(chain[0], LauncherCommand::Mpi(_)));
+        assert!(matches!(chain[1], LauncherCommand::Torchrun(_)));
+        let entry = LauncherCommand::training_entry(&argv).unwrap();
         assert_eq!(entry.script, "pretrain_gpt.py");
         assert_eq!(entry.args, words("--tensor-model-parallel-size 8"));
-        let entry = Launch::training_entry(&words("mpirun -n 2 python3 train.py --bf16")).unwrap();
+        let entry =
+            LauncherCommand::training_entry(&words("mpirun -n 2 python3 train.py --bf16")).unwrap();
         assert_eq!((entry.script.as_str(), entry.module), ("train.py", false));
-        let entry = Launch::training_entry(&words("python -m my.trainer --x")).unwrap();
+        let entry = LauncherCommand::training_entry(&words("python -m my.trainer --x")).unwrap();
         assert_eq!((entry.script.as_str(), entry.module), ("my.trainer", true));
         // An MPI program that is no launcher: no training script.
         assert_eq!(
-            Launch::training_entry(&words("mpirun -np 2 /opt/nccl-tests/build/all_reduce_perf")),
+            LauncherCommand::training_entry(&words(
+                "mpirun -np 2 /opt/nccl-tests/build/all_reduce_perf"
+            )),
             None
         );
-        assert!(Launch::parse(&words("echo hi")).is_none());
-        assert!(Launch::chain(&[]).is_empty());
+        assert!(LauncherCommand::parse(&words("echo hi")).is_none());
+        assert!(LauncherCommand::chain(&[]).is_empty());
     }
 
     #[test]

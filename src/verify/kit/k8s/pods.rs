@@ -215,7 +215,7 @@ pub const BACK_OFF: &str = "CrashLoopBackOff";
 /// The pods `job` owns among `pods` (by ownerReference uid, terminating ones left out), read.
 /// A job without a uid was never created by an API server (a manifest, the demo room's
 /// "applied" objects): it owns no pod yet.
-pub fn owned_states(job: &Obj, pods: &[&Obj]) -> Result<Vec<PodState>, InputError> {
+pub fn directly_owned_states(job: &Obj, pods: &[&Obj]) -> Result<Vec<PodState>, InputError> {
     match owned::owned_by(job, pods) {
         Ok(o) => pod_states(&o.current),
         Err(NoUid::NotFromACluster) => Ok(Vec::new()),
@@ -853,7 +853,7 @@ mod tests {
         let mine = running_pod("mine");
         let mut other = running_pod("other");
         other.value_mut()["metadata"]["ownerReferences"][0]["uid"] = json!("u-2");
-        let s = owned_states(&job, &[&mine, &other]).unwrap();
+        let s = directly_owned_states(&job, &[&mine, &other]).unwrap();
         assert_eq!(
             s.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(),
             ["mine"]
@@ -864,6 +864,8 @@ mod tests {
             .as_object_mut()
             .unwrap()
             .remove("uid");
-        assert!(owned_states(&manifest, &[&mine]).unwrap().is_empty());
+        assert!(directly_owned_states(&manifest, &[&mine])
+            .unwrap()
+            .is_empty());
     }
 }

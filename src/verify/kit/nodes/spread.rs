@@ -216,7 +216,7 @@ pub enum OneZone {
 /// The template's answer to "are both pods in one zone?" before any pod exists. `own`: the
 /// labels its pods will carry; `namespace`: theirs. Either zone key counts (kit
 /// `zones::ZONE_KEYS`: the zone name or the AZ ID).
-pub fn one_zone(
+pub fn template_keeps_one_zone(
     spec: &PodSpec,
     own: &BTreeMap<String, String>,
     namespace: &str,
@@ -415,7 +415,7 @@ mod tests {
     #[test]
     fn one_zone_by_selector_zone_id_or_own_pod_affinity() {
         let own = BTreeMap::from([("app".to_string(), "nccl".to_string())]);
-        let one = |v: Value| one_zone(&spec(v), &own, "ns").unwrap();
+        let one = |v: Value| template_keeps_one_zone(&spec(v), &own, "ns").unwrap();
         assert_eq!(
             one(json!({"containers": [], "nodeSelector": {ZONE_LABEL: "a"}})),
             OneZone::Pinned("a".into())

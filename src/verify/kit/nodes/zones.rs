@@ -71,7 +71,7 @@ pub enum ZoneProblem {
 
 /// The one zone `reqs` (ANDed, as Karpenter and a node selector term combine them) leave: one
 /// pin per zone key that is left with one value (both when both are pinned).
-pub fn one_zone(reqs: &[NodeSelectorRequirement]) -> Result<Vec<Pin>, ZoneProblem> {
+pub fn pinned_zone(reqs: &[NodeSelectorRequirement]) -> Result<Vec<Pin>, ZoneProblem> {
     let (mut pins, mut several) = (Vec::new(), None);
     for key in ZONE_KEYS {
         match allowed_by_requirements(reqs, key) {
@@ -200,7 +200,7 @@ pub enum Confined {
 
 /// Whether `spec`'s node selection on [`NODEPOOL_LABEL`] or a [`NODE_GROUP_LABELS`] key keeps
 /// its pods in one zone: every selected NodePool's requirements pin the same one zone (kit
-/// [`one_zone`]); else (a pool not among `pools`, a node group) every node carrying the
+/// [`pinned_zone`]); else (a pool not among `pools`, a node group) every node carrying the
 /// selection sits in one zone. `pools` are the NodePools read, parsed only when selected (a
 /// room's cluster-wide list holds every learner's pools: parsing them all for each learner cost
 /// a second per thousand learners); one that does not parse counts as not read. `nodes` are the
@@ -235,7 +235,7 @@ pub fn confined(spec: &PodSpec, pools: &[&Obj], nodes: &[&NodeFacts]) -> Confine
 fn pools_zone(pools: &[&NodePool], by: String) -> Confined {
     let mut zones: BTreeSet<String> = BTreeSet::new();
     for pool in pools {
-        match one_zone(&pool.selector_requirements()) {
+        match pinned_zone(&pool.selector_requirements()) {
             Ok(pins) => {
                 let pin = pins
                     .iter()
@@ -333,28 +333,37 @@ mod tests {
             ],
         ];
         for reqs in cases {
-            assert_eq!(one_zone(&reqs), Ok(vec![pin(ZONE_LABEL, a)]), "{reqs:?}");
+            assert_eq!(pinned_zone(&reqs), Ok(vec![pin(ZONE_LABEL, a)]), "{reqs:?}");
         }
         let by_id = [req(ZONE_ID_LABEL, "In", &["usw2-az1"])];
-        assert_eq!(one_zone(&by_id), Ok(vec![pin(ZONE_ID_LABEL, "usw2-az1")]));
+        assert_eq!(
+            pinned_zone(&by_id),
+            Ok(vec![pin(ZONE_ID_LABEL, "usw2-az1")])
+        );
         let both = [req(ZONE_LABEL, "In", &[a]), by_id[0].clone()];
-        assert_eq!(one_zone(&both).unwrap().len(), 2);
+        assert_eq!(pinned_zone(&both).unwrap().len(), 2);
     }
 
     #[test]
     fn requirements_that_leave_no_single_zone_say_why() {
         use ZoneProblem::*;
-        assert_eq!(one_zone(&[]), Err(NoRequirement));
+        assert_eq!(pinned_zone(&[]), Err(NoRequirement));
         let other = [req("kubernetes.io/arch", "In", &["amd64"])];
-        assert_eq!(one_zone(&other), Err(NoRequirement));
+        assert_eq!(pinned_zone(&other), Err(NoRequirement));
         let contradict = [req(ZONE_LABEL, "In", &["a"]), req(ZONE_LABEL, "In", &["b"])];
-        assert_eq!(one_zone(&contradict), Err(NoZone(ZONE_LABEL)));
+        assert_eq!(pinned_zone(&contradict), Err(NoZone(ZONE_LABEL)));
         let two = [req(ZONE_LABEL, "In", &["a", "b"])];
-        assert_eq!(one_zone(&two), Err(Several(vec!["a".into(), "b".into()])));
+        assert_eq!(
+            pinned_zone(&two),
+            Err(Several(vec!["a".into(), "b".into()]))
+        );
         let not_in = [req(ZONE_LABEL, "NotIn", &["b", "c"])];
-        assert_eq!(one_zone(&not_in), Err(NotIn(vec!["b".into(), "c".into()])));
+        assert_eq!(
+            pinned_zone(&not_in),
+            Err(NotIn(vec!["b".into(), "c".into()]))
+        );
         let exists = [req(ZONE_LABEL, "Exists", &[])];
-        assert_eq!(one_zone(&exists), Err(Operator("Exists".into())));
+        assert_eq!(pinned_zone(&exists), Err(Operator("Exists".into())));
     }
 
     #[test]

@@ -8,7 +8,7 @@ use crate::observe::{InputError, Obj, Unavailable};
 use crate::verify::kit::cmdline::run_clm;
 use crate::verify::kit::cmdline::{
     deepspeed_config_arg, invocations, is_var_ref, Args, DsConfig, DsValue, FlagError, Known,
-    Launch, Offload, OffloadDevice, Overrides, ParallelPlan, Precision, Setting,
+    LauncherCommand, Offload, OffloadDevice, Overrides, ParallelPlan, Precision, Setting,
 };
 use crate::verify::kit::cmdline::{is_megatron_entry, MegatronArgs};
 use crate::verify::kit::k8s::mounts::{
@@ -180,7 +180,7 @@ pub fn first_rejection(job: &Workload) -> Option<Rejection> {
 /// The training command a container runs, found through shells and launchers.
 pub struct Training {
     /// The launchers, outermost first (`torchrun`, `accelerate`, `deepspeed`, …).
-    pub launchers: Vec<Launch>,
+    pub launchers: Vec<LauncherCommand>,
     pub args: Args,
     /// The command as written, for messages.
     pub display: String,
@@ -192,7 +192,7 @@ impl Training {
     pub fn is_megatron(&self) -> bool {
         self.launchers
             .last()
-            .and_then(Launch::entry)
+            .and_then(LauncherCommand::entry)
             .is_some_and(|e| is_megatron_entry(&e.script))
     }
 }
@@ -207,7 +207,7 @@ pub fn run_clm_advice(w: &Workload) -> Option<Advice> {
     w.templates.iter().find_map(|t| {
         let (c, _) = main_container(t)?;
         let training = training_command(c)?;
-        let entry = training.launchers.last().and_then(Launch::entry)?;
+        let entry = training.launchers.last().and_then(LauncherCommand::entry)?;
         if !run_clm::runs_run_clm(&entry.script, &training.args) {
             return None;
         }
@@ -229,8 +229,8 @@ const NOT_TRAINING: &[&str] = &["pip", "ensurepip", "venv", "http.server"];
 pub fn training_command(c: &Container) -> Option<Training> {
     let invs = invocations(c).ok()?;
     invs.iter().rev().find_map(|inv| {
-        let launchers = Launch::chain(&inv.expanded);
-        let entry = launchers.last().and_then(Launch::entry)?;
+        let launchers = LauncherCommand::chain(&inv.expanded);
+        let entry = launchers.last().and_then(LauncherCommand::entry)?;
         if entry.module && NOT_TRAINING.contains(&entry.script.as_str()) {
             return None;
         }
@@ -279,7 +279,7 @@ pub fn deepspeed_config_flag(t: &Training) -> Option<(String, String)> {
         return Some((s.source.clone(), s.raw.clone().unwrap_or_default()));
     }
     t.launchers.iter().find_map(|l| match l {
-        Launch::Accelerate(a) => a
+        LauncherCommand::Accelerate(a) => a
             .deepspeed_config_file()
             .map(|p| ("--deepspeed_config_file".to_string(), p.to_string())),
         _ => None,
@@ -578,7 +578,7 @@ pub fn precision(
     }
     // `accelerate launch --mixed_precision {no,fp16,bf16,fp8}` (accelerate `commands/launch.py`).
     for l in &t.launchers {
-        if let Launch::Accelerate(a) = l {
+        if let LauncherCommand::Accelerate(a) = l {
             if let Some(s) = a.mixed_precision()? {
                 let p = match s.known().map(String::as_str) {
                     Some("bf16") => Known::Value(Precision::Bf16),

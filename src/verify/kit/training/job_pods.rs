@@ -29,7 +29,7 @@ pub fn owned_pods<'a>(
 
 /// The pods a training job owns ([`owned_pods`]), terminating ones left out, read; none for a
 /// job read from a file (it owns no pod yet). Err when a read between them failed.
-pub fn owned_states(
+pub fn training_job_pod_states(
     ctx: &JudgeCtx,
     w: &Workload,
     pods: &[&Obj],
@@ -54,7 +54,7 @@ pub fn running_of(
         Ok(p) => p,
         Err(why) => return Ok(Outcome::unavailable(check, &why)),
     };
-    Ok(match owned_states(ctx, w, &pods)? {
+    Ok(match training_job_pod_states(ctx, w, &pods)? {
         Ok(states) => with_jobs_status(
             running(check, &JobEnd::of(w)?, &states, w.total_replicas()),
             w,

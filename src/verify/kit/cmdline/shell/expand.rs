@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::lexer::{find_backtick_end, find_brace_end, find_paren_end};
-use super::ShellVar;
+use super::var::ShellVar;
 
 /// The kubelet's `$(VAR)` expansion: `$$` → `$`, `$(NAME)` → its value when known, anything
 /// else as written.

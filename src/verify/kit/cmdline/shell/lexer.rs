@@ -1,7 +1,8 @@
 //! Lexing a shell script into simple commands: POSIX quoting, `$(…)`/`${…}`/backticks kept
 //! whole, operators, redirections, here-documents and array assignments.
 
-use super::{Connector, Redirect, ShellProblem};
+use super::error::ShellProblem;
+use super::syntax::{Connector, Redirect};
 
 /// A word of a command: its text with quotes removed, and as written.
 #[derive(Debug, Clone, PartialEq, Eq)]

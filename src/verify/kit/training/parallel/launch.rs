@@ -1,9 +1,9 @@
 //! What each pod of a training job launches: its roles (`JobLaunch`, `RoleLaunch`), their
-//! `Launcher` and script arguments.
+//! `PodStart` and script arguments.
 
 use crate::facts::instances::GPU;
 use crate::verify::kit::cmdline::{
-    command_line, invocations, FlagError, Launch, Nnodes, Setting, Torchrun,
+    command_line, invocations, FlagError, LauncherCommand, Nnodes, Setting, Torchrun,
 };
 use crate::verify::kit::k8s::resources;
 use crate::verify::kit::k8s::workload::{resources_field, PodTemplate, Workload, TRAINER_FIELD};
@@ -13,9 +13,10 @@ use super::nproc::{operator_nproc, resolve_nproc, Nproc, Procs};
 /// The environment variable Megatron-LM needs at 1 when a layer is split across GPUs.
 pub const MAX_CONNECTIONS: &str = "CUDA_DEVICE_MAX_CONNECTIONS";
 
-/// How a pod starts its training script.
+/// How the pods of a role start their training script: `torchrun` with its process count,
+/// plain `python`, nothing, or a command line they cannot run.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Launcher {
+pub enum PodStart {
     /// `torchrun` (or `python -m torch.distributed.run|launch`).
     Torchrun {
         nproc: Nproc,
@@ -47,7 +48,7 @@ pub struct RoleLaunch {
     pub container_path: String,
     /// The command that launches training as written, else the container's command line.
     pub command: String,
-    pub launcher: Launcher,
+    pub launcher: PodStart,
     /// The training script's arguments (what Megatron-LM or NeMo parse).
     pub script_args: Vec<String>,
     /// Whether the script is a Megatron-LM entry point (`pretrain_gpt.py`).
@@ -71,19 +72,19 @@ impl RoleLaunch {
     /// Processes per pod, when the manifest says.
     pub fn procs(&self) -> Option<i64> {
         match &self.launcher {
-            Launcher::Torchrun { nproc, .. } => match nproc.procs {
+            PodStart::Torchrun { nproc, .. } => match nproc.procs {
                 Procs::Count(n) => Some(n),
                 _ => None,
             },
-            Launcher::Python => Some(1),
-            Launcher::Nothing | Launcher::Broken(_) => None,
+            PodStart::Python => Some(1),
+            PodStart::Nothing | PodStart::Broken(_) => None,
         }
     }
 
     /// `--nnodes` written with a value that is not this job's pod count (`N` or `MIN:MAX` with
     /// MIN = MAX = pods is the same): the ranks would not all join one world.
     pub fn nnodes_mismatch(&self, pods: i64) -> Option<String> {
-        let Launcher::Torchrun {
+        let PodStart::Torchrun {
             nnodes: Some(n), ..
         } = &self.launcher
         else {
@@ -149,7 +150,7 @@ fn role_launch(t: &PodTemplate, w: &Workload) -> RoleLaunch {
         template_path: t.path.clone(),
         container_path: t.path.clone(),
         command: String::new(),
-        launcher: Launcher::Nothing,
+        launcher: PodStart::Nothing,
         script_args: Vec::new(),
         megatron: false,
         max_connections: None,
@@ -162,20 +163,20 @@ fn role_launch(t: &PodTemplate, w: &Workload) -> RoleLaunch {
     let invs = match invocations(c) {
         Ok(i) => i,
         Err(_) => {
-            out.launcher = Launcher::Broken(out.command.clone());
+            out.launcher = PodStart::Broken(out.command.clone());
             return out;
         }
     };
     let found = invs.iter().find_map(|inv| {
-        let chain = Launch::chain(&inv.expanded);
+        let chain = LauncherCommand::chain(&inv.expanded);
         chain
             .iter()
             .find_map(|l| match l {
-                Launch::Torchrun(t) => Some((inv, Some(t.clone()))),
+                LauncherCommand::Torchrun(t) => Some((inv, Some(t.clone()))),
                 _ => None,
             })
             .or_else(|| match chain.last() {
-                Some(Launch::Python(p)) if p.script.is_some() || p.module.is_some() => {
+                Some(LauncherCommand::Python(p)) if p.script.is_some() || p.module.is_some() => {
                     Some((inv, None))
                 }
                 _ => None,
@@ -186,22 +187,22 @@ fn role_launch(t: &PodTemplate, w: &Workload) -> RoleLaunch {
     };
     out.command = inv.display();
     out.max_connections = inv.env(MAX_CONNECTIONS).map(str::to_string);
-    let entry = Launch::training_entry(&inv.expanded);
+    let entry = LauncherCommand::training_entry(&inv.expanded);
     out.megatron = entry
         .as_ref()
         .is_some_and(|e| crate::verify::kit::cmdline::is_megatron_entry(&e.script));
     out.script_args = entry.map(|e| e.args).unwrap_or_default();
     out.launcher = match torchrun {
-        None => Launcher::Python,
+        None => PodStart::Python,
         Some(tr) => match torchrun_launcher(&tr, w, gpus.unwrap_or(0)) {
             Ok(l) => l,
-            Err(e) => Launcher::Broken(flag_written(&e)),
+            Err(e) => PodStart::Broken(flag_written(&e)),
         },
     };
     out
 }
 
-fn torchrun_launcher(tr: &Torchrun, w: &Workload, gpus: i64) -> Result<Launcher, FlagError> {
+fn torchrun_launcher(tr: &Torchrun, w: &Workload, gpus: i64) -> Result<PodStart, FlagError> {
     let nproc = match tr.nproc_per_node()? {
         Some(s) => Nproc {
             procs: match s.known() {
@@ -212,7 +213,7 @@ fn torchrun_launcher(tr: &Torchrun, w: &Workload, gpus: i64) -> Result<Launcher,
         },
         None => operator_nproc(w, gpus),
     };
-    Ok(Launcher::Torchrun {
+    Ok(PodStart::Torchrun {
         nproc,
         nnodes: tr.nnodes()?,
     })

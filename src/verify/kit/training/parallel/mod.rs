@@ -46,7 +46,7 @@ pub use crate::verify::kit::k8s::workload::TRAINER_FIELD;
 pub use crate::verify::kit::nodes::capacity::{GpuNodes, Unknown, GPU_MEMORY_LABEL};
 pub use degrees::{Degrees, Value};
 pub use find::find_job;
-pub use launch::{flag_written, JobLaunch, Launcher, RoleLaunch, MAX_CONNECTIONS};
+pub use launch::{flag_written, JobLaunch, PodStart, RoleLaunch, MAX_CONNECTIONS};
 pub use max_connections::max_connections_advice;
 pub use nproc::{Nproc, Procs};
 pub use rejections::{pytorchjob_rejections, rejections};

@@ -67,7 +67,7 @@ fn nproc_from_the_command_line_wins_over_spec_nproc_per_node() {
     assert_eq!(l.pods(), 2);
     for r in &l.roles {
         assert_eq!(r.procs(), Some(8));
-        let Launcher::Torchrun { nproc, .. } = &r.launcher else {
+        let PodStart::Torchrun { nproc, .. } = &r.launcher else {
             panic!("torchrun expected: {:?}", r.launcher)
         };
         assert_eq!(nproc.written, "--nproc_per_node 8");
@@ -85,7 +85,7 @@ fn nproc_from_spec_or_the_auto_default_counts_the_pods_gpus() {
     let o = job(json!({"nprocPerNode": "8"}), 1, run.clone(), "8");
     let (l, _) = launch(&o);
     assert_eq!(l.world(), Some(16));
-    let Launcher::Torchrun { nproc, .. } = &l.roles[0].launcher else {
+    let PodStart::Torchrun { nproc, .. } = &l.roles[0].launcher else {
         panic!()
     };
     assert_eq!(nproc.written, "spec.nprocPerNode: \"8\"");
@@ -107,7 +107,7 @@ fn nproc_from_spec_or_the_auto_default_counts_the_pods_gpus() {
         "0",
     );
     let (l, _) = launch(&o);
-    let Launcher::Torchrun { nproc, .. } = &l.roles[0].launcher else {
+    let PodStart::Torchrun { nproc, .. } = &l.roles[0].launcher else {
         panic!()
     };
     assert_eq!(
@@ -125,19 +125,19 @@ fn python_without_torchrun_is_one_process_and_other_commands_launch_nothing() {
         "8",
     );
     let (l, _) = launch(&o);
-    assert_eq!(l.roles[0].launcher, Launcher::Python);
+    assert_eq!(l.roles[0].launcher, PodStart::Python);
     assert_eq!(l.world(), Some(2));
     let d = Degrees::of(&l).unwrap();
     assert_eq!(d.tp.degree(), Some(2));
 
     let o = job(json!({}), 1, words("sleep 3600"), "8");
     let (l, _) = launch(&o);
-    assert_eq!(l.roles[0].launcher, Launcher::Nothing);
+    assert_eq!(l.roles[0].launcher, PodStart::Nothing);
     assert_eq!(l.roles[0].command, "sleep 3600");
 
     let o = job(json!({}), 1, json!(["sh", "-c", "torchrun 'x.py"]), "8");
     let (l, _) = launch(&o);
-    assert!(matches!(l.roles[0].launcher, Launcher::Broken(_)));
+    assert!(matches!(l.roles[0].launcher, PodStart::Broken(_)));
 }
 
 #[test]
@@ -167,7 +167,7 @@ fn torchrun_inside_a_shell_script_with_variables() {
         "8",
     );
     let (l, _) = launch(&o);
-    let Launcher::Torchrun { nproc, .. } = &l.roles[0].launcher else {
+    let PodStart::Torchrun { nproc, .. } = &l.roles[0].launcher else {
         panic!()
     };
     assert_eq!(nproc.procs, Procs::Variable);
