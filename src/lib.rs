@@ -24,6 +24,7 @@ pub mod profile;
 pub mod quantity;
 pub mod report;
 pub mod results;
+pub mod serve;
 pub mod text;
 pub mod verify;
 

@@ -14,12 +14,13 @@ use super::output::eprint;
 use super::{parse_param, print, Global};
 use crate::exit::ExitCode;
 use crate::facts::Profile;
-use crate::grade::{self, Learners, Room, RoomOutput, RoomRequest};
+use crate::grade::{self, Learners, Room, RoomOutput, RoomRequest, ServeAt};
 use crate::plan::{Event, Listener};
 use crate::report::html;
 use crate::report::room::{self, RoomFormat};
 use crate::report::Scoreboard;
 use crate::results::room::RoomResult;
+use crate::serve::{self, LiveBoard};
 use crate::text::Lang;
 
 #[derive(Debug, Args)]
@@ -44,6 +45,12 @@ Examples:
       one cluster per learner (kube contexts), 32 at a time (--concurrency)
   trainlab grade --learners alice,bob --watch --html room.html
       re-grade every 10s, redrawing the table and rewriting the page
+  trainlab grade --learners-from-namespaces trainlab.dev/workshop=gpu-101 --serve
+      the live scoreboard at http://127.0.0.1:8080/ for a projector: it
+      follows the cluster and updates itself, no reload
+  trainlab grade --learners alice,bob --serve 0.0.0.0:8080
+      the same for other machines: every request needs the token trainlab
+      prints (or --token)
 
 On a shared cluster each learner's lab lives in the namespace --namespace-template makes ({learner}-{lab} unless given) and cluster-scoped objects a lab asks for carry the learner's prefix (alice-gpu-training). The room costs about one LIST per kind plus discovery, whatever the number of learners; where RBAC forbids a kind cluster-wide it is read namespace by namespace, and the output says so. Secrets are never read (`trainlab rbac` prints the role grading needs). grade never writes to any cluster.
 
@@ -80,6 +87,24 @@ pub struct GradeArgs {
     /// Re-grade every --interval until Ctrl-C, redrawing the table and rewriting --html
     #[arg(long)]
     pub watch: bool,
+    /// Serve the scoreboard over HTTP at ADDR [default: 127.0.0.1:8080; a port alone is on
+    /// 127.0.0.1; port 0 takes any free one] until Ctrl-C: the --html page, updated in the
+    /// browser as the cluster changes (no reload), a learner's detail at /learner/NAME and the
+    /// -o json document at /room.json. Grading follows the cluster as with --watch; --demo
+    /// serves its board as it is
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8080", value_parser = parse_serve_addr)]
+    pub serve: Option<std::net::SocketAddr>,
+    /// The token every request to --serve must carry (?token=TOKEN, as in the URL printed, or
+    /// Authorization: Bearer TOKEN): at least 16 of A-Z a-z 0-9 - _ . ~ [default: none on a
+    /// loopback address; generated and printed on any other]
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        requires = "serve",
+        env = "TRAINLAB_SERVE_TOKEN",
+        hide_env_values = true
+    )]
+    pub token: Option<String>,
     /// Time between rounds with --watch (at least 1s)
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = super::live::parse_interval)]
     pub interval: Duration,
@@ -127,21 +152,62 @@ pub fn run(g: &Global, a: &GradeArgs) -> Result<ExitCode, crate::Error> {
             params: a.params.clone(),
             profile: a.profile,
             concurrency: a.concurrency,
-            watch: a.watch.then_some(a.interval),
+            // A served board follows the cluster (the demo's never changes).
+            watch: (a.watch || (a.serve.is_some() && !a.demo)).then_some(a.interval),
             output: RoomOutput {
                 format: a.output.into(),
                 lang: g.lang(),
                 html: a.html.clone(),
+                serve: a.serve.map(|addr| ServeAt {
+                    addr,
+                    token: a.token.clone(),
+                }),
             },
         },
     )?;
     let mut screen = RoomScreen::new(&room);
-    let code = runtime()?.block_on(grade::run(&room, &mut screen))?;
+    let code = runtime()?.block_on(async {
+        let Some(at) = &room.output.serve else {
+            return grade::run(&room, &mut screen).await;
+        };
+        let live = LiveBoard::new(room.output.lang);
+        let serving = serve::start(at.addr, at.token.clone(), &live).await?;
+        // Ctrl-C is heard from now on, while the first round is graded too (the rounds of a
+        // board that follows the cluster also hear it themselves).
+        let (heard, mut stopped) = tokio::sync::watch::channel(false);
+        tokio::spawn(async move {
+            crate::interrupt::signal().await;
+            let _ = heard.send(true);
+        });
+        eprint(&serve::listening(&serving.url, room.output.lang));
+        screen.live = Some(live);
+        let code = grade::run(&room, &mut screen).await;
+        // A board graded once (the demo) stays served until Ctrl-C.
+        if code.is_ok() && room.watch.is_none() {
+            let _ = stopped.wait_for(|s| *s).await;
+        }
+        if let Some(live) = &screen.live {
+            live.ended();
+        }
+        serving.stop().await;
+        code
+    })?;
     // A page that could not be written is bad input (the folder was checked before grading).
     match screen.failed.take() {
         Some(e) => Err(e),
         None => Ok(code),
     }
+}
+
+/// `--serve ADDR`: an IP address and port, or a port alone.
+fn parse_serve_addr(s: &str) -> Result<std::net::SocketAddr, String> {
+    serve::parse_addr(s).ok_or_else(|| {
+        crate::text::say(
+            super::args::lang(),
+            format!("`{s}` はアドレスではありません。127.0.0.1:8080、0.0.0.0:8080、またはポート番号だけを書いてください"),
+            format!("`{s}` is not an address: write 127.0.0.1:8080, 0.0.0.0:8080 or a port alone"),
+        )
+    })
 }
 
 /// The page's folder must exist before grading starts, not after.
@@ -211,6 +277,8 @@ struct RoomScreen {
     html_announced: bool,
     /// The final page could not be written: the command's error.
     failed: Option<crate::Error>,
+    /// `--serve`: the served board hears every event too.
+    live: Option<LiveBoard>,
 }
 
 impl RoomScreen {
@@ -223,6 +291,7 @@ impl RoomScreen {
             drawn_lines: 0,
             html_announced: false,
             failed: None,
+            live: None,
         }
     }
 
@@ -235,6 +304,9 @@ impl RoomScreen {
 
 impl Listener<RoomResult> for RoomScreen {
     fn on(&mut self, event: Event<'_, RoomResult>) {
+        if let Some(live) = &mut self.live {
+            live.on(event);
+        }
         match event {
             // Machine output stays alone on a log that merges both streams (`kubectl logs` of
             // the grader Job): the cluster is named there only when a person watches.

@@ -88,6 +88,15 @@ pub struct RoomOutput {
     pub lang: Lang,
     /// `--html`: the scoreboard page is also written here.
     pub html: Option<std::path::PathBuf>,
+    /// `--serve`: the scoreboard is also served over HTTP here.
+    pub serve: Option<ServeAt>,
+}
+
+/// Where `--serve` listens, and the token it asks for (`--token`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServeAt {
+    pub addr: std::net::SocketAddr,
+    pub token: Option<String>,
 }
 
 /// A validated room.
@@ -125,6 +134,13 @@ impl<'c> Room<'c> {
             return Err(Error::usage(
                 "--watch はクラスターを読み直しますが、デモの教室は変わりません。--watch を外してください",
                 "--watch re-reads clusters; the demo room never changes: drop --watch",
+            ));
+        }
+        if req.output.serve.is_some() && req.output.format != crate::report::room::RoomFormat::Table
+        {
+            return Err(Error::usage(
+                "--serve はスコアボードをブラウザーに配信し続けます。-o json、junit、csv は文書を 1 つ出力するだけなので、--serve か -o を外してください（JSON は配信中の /room.json にあります）",
+                "--serve keeps serving the board; -o json, junit and csv print one document: drop --serve or -o (the served board has the JSON at /room.json)",
             ));
         }
         if req.watch.is_some() && req.output.format != crate::report::room::RoomFormat::Table {
@@ -607,6 +623,7 @@ mod tests {
                 format: crate::report::room::RoomFormat::Table,
                 lang: Lang::En,
                 html: None,
+                serve: None,
             },
         }
     }

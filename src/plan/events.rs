@@ -44,6 +44,14 @@ pub enum Event<'a, R> {
     Note(&'a str),
 }
 
+// By hand: a derive would ask `R: Copy`, and an event only borrows its `R`.
+impl<R> Clone for Event<'_, R> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<R> Copy for Event<'_, R> {}
+
 /// Listens to a run's events.
 pub trait Listener<R> {
     fn on(&mut self, event: Event<'_, R>);

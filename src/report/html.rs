@@ -11,9 +11,9 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use super::board::{Cell, Row};
 use super::cells::{cell_text, percent};
 use super::ui;
-use super::board::{Cell, Row};
 use super::{Mark, Scoreboard};
 use crate::text::Lang;
 use crate::verify::Status;
@@ -177,9 +177,7 @@ pub fn row_view<'a>(board: &'a Scoreboard, r: &'a Row) -> RowView<'a> {
     let total = r.score.percent;
     RowView {
         learner: &r.learner,
-        total_value: total
-            .map(|p| p.to_string())
-            .unwrap_or_else(|| "-1".into()),
+        total_value: total.map(|p| p.to_string()).unwrap_or_else(|| "-1".into()),
         total_text: total
             .map(|p| format!("{}%", percent(p)))
             .unwrap_or_else(|| "–".into()),
@@ -202,6 +200,99 @@ pub fn row_view<'a>(board: &'a Scoreboard, r: &'a Row) -> RowView<'a> {
             })
             .collect(),
     }
+}
+
+/// A learner's detail page (`grade --serve`'s `/learner/NAME`): each lab's checks with their
+/// status, expected and found values, hints and reasons, as plain HTML (no script).
+pub fn learner_page(board: &Scoreboard, row: &Row, query: &str) -> String {
+    let lang = board.lang;
+    let mut h = String::with_capacity(16 * 1024);
+    let _ = write!(
+        h,
+        "<!DOCTYPE html>\n<html lang=\"{}\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n\
+         <title>{} — {}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
+        lang.code(),
+        esc(&row.learner),
+        esc(t("title", lang))
+    );
+    let total = row
+        .score
+        .percent
+        .map(|p| format!("{}%", percent(p)))
+        .unwrap_or_else(|| ui("not-graded", lang).to_string());
+    let _ = writeln!(
+        h,
+        "<header><h1>{}</h1><p class=\"meta\"><a href=\"../{}\">{}</a> · {}: {}</p></header><main id=\"detail\">",
+        esc(&row.learner),
+        esc(query),
+        esc(t("title", lang)),
+        esc(t("total", lang)),
+        esc(&total)
+    );
+    if let Some(e) = &row.error {
+        let _ = writeln!(h, "<p class=\"error\">{}</p>", esc(e));
+    }
+    for (col, cell) in board.labs.iter().zip(&row.cells) {
+        let d = cell_data(row, cell, lang);
+        let _ = writeln!(
+            h,
+            "<section data-lab=\"{}\"><h2><span class=\"num\">{}</span> {} <small>— {}{}</small></h2><ul>",
+            esc(&cell.lab),
+            col.lab.number,
+            esc(&col.lab.title),
+            esc(d.mark_label),
+            d.score.as_deref().map(|s| format!(" · {}", esc(s))).unwrap_or_default()
+        );
+        for o in &d.outcomes {
+            let _ = write!(
+                h,
+                "<li class=\"o st-{}\" data-check=\"{}\"><span class=\"status\">{}</span>{}<code>{}</code>",
+                o.status.as_str(),
+                esc(o.check),
+                esc(ui(o.status.as_str(), lang)),
+                esc(o.title),
+                esc(o.check)
+            );
+            for (key, value) in [
+                ("expected", o.expected),
+                ("found", o.found),
+                ("hint", o.hint),
+            ] {
+                if let Some(v) = value {
+                    let class = if key == "hint" { "hint" } else { "ef" };
+                    let _ = write!(
+                        h,
+                        "<p class=\"{class}\">{}: {}</p>",
+                        esc(ui(key, lang)),
+                        esc(v)
+                    );
+                }
+            }
+            if let Some(r) = o.reason {
+                let _ = write!(
+                    h,
+                    "<p class=\"reason\">{}: {}</p>",
+                    esc(t("reason", lang)),
+                    esc(r)
+                );
+            }
+            h.push_str("</li>\n");
+        }
+        h.push_str("</ul>");
+        for a in &d.advice {
+            let _ = write!(
+                h,
+                "<p class=\"advice\">※ {}: {}</p>",
+                esc(ui("advice", lang)),
+                esc(a)
+            );
+        }
+        h.push_str("</section>\n");
+    }
+    h.push_str("</main>\n</body>\n</html>\n");
+    h
 }
 
 /// The room's score as the page's header says it.

@@ -25,6 +25,7 @@ const LAYERS: &[&str] = &[
     "plan",
     "ops",
     "grade",
+    "serve",
     "cli",
 ];
 

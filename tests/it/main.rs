@@ -35,6 +35,7 @@ mod emulator;
 mod expert_static;
 mod fuzz_regressions;
 mod grade;
+mod grade_serve;
 mod grader_rbac;
 mod interrupt;
 mod japanese;

@@ -28,6 +28,7 @@ fn demo_request() -> RoomRequest {
             format: RoomFormat::Table,
             lang: Lang::En,
             html: None,
+            serve: None,
         },
     }
 }

@@ -1,0 +1,209 @@
+//! The served board: a listener of the room run that keeps the latest [`Scoreboard`] and, when
+//! a round or a re-judgement changes rows, pushes just those rows to every open page.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde_json::json;
+use tokio::sync::broadcast;
+
+use crate::plan::{Event, Listener};
+use crate::report::html::{room_score, row_view};
+use crate::report::Scoreboard;
+use crate::results::room::RoomResult;
+use crate::text::Lang;
+
+/// One Server-Sent Event: its name and JSON data.
+#[derive(Debug, Clone)]
+pub struct Push {
+    pub event: &'static str,
+    pub data: Arc<str>,
+}
+
+/// Pushes a slow page has not taken yet; one that falls further behind gets the whole board
+/// again (`rows` of every learner) instead of the ones it missed.
+const BACKLOG: usize = 64;
+
+/// What the server and the listener share.
+pub struct Shared {
+    state: Mutex<State>,
+    pushes: broadcast::Sender<Push>,
+}
+
+#[derive(Default)]
+struct State {
+    board: Option<Scoreboard>,
+    /// Each learner's row as last pushed (JSON), to find the rows that changed.
+    rows: HashMap<String, String>,
+    /// Each cell as last pushed (JSON), to mark the cells that changed.
+    cells: HashMap<String, String>,
+    version: u64,
+    status: Option<Push>,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The latest board, when a round has been graded.
+    pub fn with_board<T>(&self, f: impl FnOnce(&Scoreboard, u64) -> T) -> Option<T> {
+        let s = self.lock();
+        s.board.as_ref().map(|b| f(b, s.version))
+    }
+
+    /// What a page that connects is told first: the status, and every row unless it already
+    /// shows this version; then the pushes to come.
+    pub fn subscribe(&self, shown: Option<u64>) -> (Vec<Push>, broadcast::Receiver<Push>) {
+        let s = self.lock();
+        let mut first: Vec<Push> = s.status.iter().cloned().collect();
+        if let Some(b) = &s.board {
+            if shown != Some(s.version) {
+                let all: Vec<&str> = b.learners.iter().map(|r| r.id.as_str()).collect();
+                first.push(rows_push(b, s.version, &all, &[], &[]));
+            }
+        }
+        (first, self.pushes.subscribe())
+    }
+
+    /// Every row, for a page that fell behind.
+    pub fn everything(&self) -> Option<Push> {
+        let s = self.lock();
+        let b = s.board.as_ref()?;
+        let all: Vec<&str> = b.learners.iter().map(|r| r.id.as_str()).collect();
+        Some(rows_push(b, s.version, &all, &[], &[]))
+    }
+}
+
+/// The `rows` event: the rows named, the cells that changed, the learners gone.
+fn rows_push(
+    b: &Scoreboard,
+    version: u64,
+    learners: &[&str],
+    changed: &[String],
+    removed: &[String],
+) -> Push {
+    let rows: Vec<_> = b
+        .learners
+        .iter()
+        .filter(|r| learners.contains(&r.id.as_str()))
+        .map(|r| row_view(b, r))
+        .collect();
+    let data = json!({
+        "version": version,
+        "rows": rows,
+        "changed": changed,
+        "removed": removed,
+        "room_score": room_score(b),
+        "confirmed": b.graded_at,
+    });
+    Push {
+        event: "rows",
+        data: data.to_string().into(),
+    }
+}
+
+/// The listener that feeds the server: one board in one language.
+pub struct LiveBoard {
+    shared: Arc<Shared>,
+    lang: Lang,
+}
+
+impl LiveBoard {
+    pub fn new(lang: Lang) -> LiveBoard {
+        LiveBoard {
+            shared: Arc::new(Shared {
+                state: Mutex::new(State::default()),
+                pushes: broadcast::channel(BACKLOG).0,
+            }),
+            lang,
+        }
+    }
+
+    pub(super) fn shared(&self) -> Arc<Shared> {
+        self.shared.clone()
+    }
+
+    /// Keeps `board` and pushes the rows that differ from the last board (all of them the
+    /// first time), marking the cells that changed. Returns the cells marked.
+    pub fn publish(&self, board: Scoreboard) -> Vec<String> {
+        let mut s = self.shared.lock();
+        let first = s.board.is_none();
+        let mut rows = HashMap::with_capacity(board.learners.len());
+        let mut cells = HashMap::new();
+        let mut changed_rows = Vec::new();
+        let mut changed_cells = Vec::new();
+        for r in &board.learners {
+            let view = row_view(&board, r);
+            let text = serde_json::to_string(&view).unwrap_or_default();
+            if s.rows.get(&r.id) != Some(&text) {
+                changed_rows.push(r.id.clone());
+                for c in &view.cells {
+                    let cell = serde_json::to_string(c).unwrap_or_default();
+                    if !first && s.cells.get(c.id) != Some(&cell) {
+                        changed_cells.push(c.id.to_string());
+                    }
+                    cells.insert(c.id.to_string(), cell);
+                }
+            } else {
+                for c in &r.cells {
+                    if let Some(old) = s.cells.remove(&c.id) {
+                        cells.insert(c.id.clone(), old);
+                    }
+                }
+            }
+            rows.insert(r.id.clone(), text);
+        }
+        let removed: Vec<String> = s
+            .rows
+            .keys()
+            .filter(|k| !rows.contains_key(*k))
+            .cloned()
+            .collect();
+        s.version += 1;
+        let names: Vec<&str> = changed_rows.iter().map(String::as_str).collect();
+        let push = rows_push(&board, s.version, &names, &changed_cells, &removed);
+        s.rows = rows;
+        s.cells = cells;
+        s.board = Some(board);
+        drop(s);
+        // No page open is no error.
+        let _ = self.shared.pushes.send(push);
+        changed_cells
+    }
+
+    /// Says how live the board is: `state` is `live`, `cluster-lost` or `ended`.
+    pub fn status(&self, state: &'static str, text: &str) {
+        let confirmed = self.shared.with_board(|b, _| b.graded_at.clone());
+        let push = Push {
+            event: "status",
+            data: json!({"state": state, "text": text, "confirmed": confirmed})
+                .to_string()
+                .into(),
+        };
+        self.shared.lock().status = Some(push.clone());
+        let _ = self.shared.pushes.send(push);
+    }
+}
+
+impl Listener<RoomResult> for LiveBoard {
+    fn on(&mut self, event: Event<'_, RoomResult>) {
+        match event {
+            Event::Connected(cluster) => {
+                let following = crate::report::ui("live-following", self.lang);
+                self.status("live", &format!("{following} ({cluster})"));
+            }
+            Event::Graded(room) => {
+                self.publish(Scoreboard::new(room, self.lang));
+            }
+            _ => {}
+        }
+    }
+}
+
+impl LiveBoard {
+    /// The server is stopping (Ctrl-C): open pages keep the last board and say so.
+    pub fn ended(&self) {
+        self.status("ended", crate::report::ui("live-ended", self.lang));
+    }
+}

@@ -1,0 +1,220 @@
+//! The routes of a served board, all read-only (GET): the page, its event stream, the room's
+//! JSON document and a learner's detail. Every answer is checked against [`Access`] first and
+//! carries the page's security headers; nothing here reaches a cluster.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use axum::extract::{Path, Query, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use futures::stream::{self, Stream, StreamExt};
+use tokio::sync::{broadcast, watch};
+
+use super::access::Access;
+use super::board::{Push, Shared};
+use crate::report::html::{render_live, Live};
+
+#[derive(Clone)]
+struct App {
+    shared: Arc<Shared>,
+    access: Arc<Access>,
+    stopped: watch::Receiver<bool>,
+}
+
+pub(super) fn router(
+    shared: Arc<Shared>,
+    access: Access,
+    stopped: watch::Receiver<bool>,
+) -> Router {
+    let app = App {
+        shared,
+        access: Arc::new(access),
+        stopped,
+    };
+    Router::new()
+        .route("/", get(page))
+        .route("/events", get(events))
+        .route("/room.json", get(room_json))
+        .route("/learner/{name}", get(learner))
+        .with_state(app)
+}
+
+type Params = Query<HashMap<String, String>>;
+
+/// The refusal, or nothing when the request may be answered.
+fn refused(app: &App, q: &HashMap<String, String>, headers: &HeaderMap) -> Option<Response> {
+    let header = |name| {
+        headers
+            .get(name)
+            .and_then(|v: &HeaderValue| v.to_str().ok())
+    };
+    let bearer = header(header::AUTHORIZATION).and_then(|v| v.strip_prefix("Bearer "));
+    if app.access.allows(
+        q.get("token").map(String::as_str),
+        bearer,
+        header(header::HOST),
+    ) {
+        return None;
+    }
+    let text = "403 forbidden: open the URL `trainlab grade --serve` printed (it carries the board's token), or pass it as ?token= or Authorization: Bearer\n";
+    Some(with_headers(
+        (StatusCode::FORBIDDEN, text).into_response(),
+        "text/plain; charset=utf-8",
+    ))
+}
+
+/// The page's policy as headers too, the token kept out of other sites' Referer, and nothing
+/// cached (a board is live).
+fn with_headers(mut r: Response, content_type: &'static str) -> Response {
+    let h = r.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static("default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; connect-src 'self'"),
+    );
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    r
+}
+
+/// Before the first round is graded: a page that looks again in two seconds.
+const GRADING: &str = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><meta http-equiv=\"refresh\" content=\"2\"><title>trainlab</title></head><body><p>grading the room… / 採点しています…</p></body></html>\n";
+
+async fn page(State(app): State<App>, Query(q): Params, headers: HeaderMap) -> Response {
+    if let Some(r) = refused(&app, &q, &headers) {
+        return r;
+    }
+    let query = app.access.query();
+    let html = app.shared.with_board(|board, version| {
+        let sep = if query.is_empty() { '?' } else { '&' };
+        let events = format!("events{query}{sep}shown={version}");
+        render_live(
+            board,
+            &Live {
+                events: &events,
+                query: &query,
+            },
+        )
+    });
+    let html = html.unwrap_or_else(|| GRADING.to_string());
+    with_headers(html.into_response(), "text/html; charset=utf-8")
+}
+
+async fn room_json(State(app): State<App>, Query(q): Params, headers: HeaderMap) -> Response {
+    if let Some(r) = refused(&app, &q, &headers) {
+        return r;
+    }
+    let doc = app.shared.with_board(|board, _| {
+        let mut out = Vec::new();
+        crate::report::room::write_json(board, &mut out).map(|()| out)
+    });
+    match doc {
+        Some(Ok(bytes)) => with_headers(bytes.into_response(), "application/json"),
+        Some(Err(e)) => with_headers(
+            (StatusCode::INTERNAL_SERVER_ERROR, format!("{e}\n")).into_response(),
+            "text/plain; charset=utf-8",
+        ),
+        None => not_yet(),
+    }
+}
+
+async fn learner(
+    State(app): State<App>,
+    Path(name): Path<String>,
+    Query(q): Params,
+    headers: HeaderMap,
+) -> Response {
+    if let Some(r) = refused(&app, &q, &headers) {
+        return r;
+    }
+    let query = app.access.query();
+    let page = app.shared.with_board(|board, _| {
+        board
+            .learners
+            .iter()
+            .find(|r| r.id == name)
+            .map(|row| crate::report::html::learner_page(board, row, &query))
+    });
+    match page {
+        Some(Some(html)) => with_headers(html.into_response(), "text/html; charset=utf-8"),
+        Some(None) => with_headers(
+            (
+                StatusCode::NOT_FOUND,
+                format!("no learner `{}` in this room\n", name.escape_debug()),
+            )
+                .into_response(),
+            "text/plain; charset=utf-8",
+        ),
+        None => not_yet(),
+    }
+}
+
+fn not_yet() -> Response {
+    with_headers(
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the room is still being graded; try again in a moment\n",
+        )
+            .into_response(),
+        "text/plain; charset=utf-8",
+    )
+}
+
+async fn events(State(app): State<App>, Query(q): Params, headers: HeaderMap) -> Response {
+    if let Some(r) = refused(&app, &q, &headers) {
+        return r;
+    }
+    let shown = q.get("shown").and_then(|v| v.parse().ok());
+    let (first, rx) = app.shared.subscribe(shown);
+    let stream = stream::iter(first.into_iter().map(sse)).chain(follow(app, rx));
+    let mut r = Sse::new(stream)
+        .keep_alive(KeepAlive::default())
+        .into_response();
+    r.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    r
+}
+
+fn sse(p: Push) -> Result<SseEvent, Infallible> {
+    Ok(SseEvent::default().event(p.event).data(&*p.data))
+}
+
+/// The pushes as they come, until the server stops (what was pushed before it stopped, such as
+/// the status saying so, is still sent); a page that fell behind gets every row.
+fn follow(
+    app: App,
+    rx: broadcast::Receiver<Push>,
+) -> impl Stream<Item = Result<SseEvent, Infallible>> {
+    stream::unfold((app, rx), |(mut app, mut rx)| async move {
+        loop {
+            if *app.stopped.borrow() {
+                return rx.try_recv().ok().map(|p| (sse(p), (app, rx)));
+            }
+            tokio::select! {
+                biased;
+                got = rx.recv() => match got {
+                    Ok(p) => return Some((sse(p), (app, rx))),
+                    Err(broadcast::error::RecvError::Lagged(_)) => {
+                        if let Some(p) = app.shared.everything() {
+                            return Some((sse(p), (app, rx)));
+                        }
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return None,
+                },
+                _ = app.stopped.changed() => {}
+            }
+        }
+    })
+}
