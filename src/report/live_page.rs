@@ -121,6 +121,8 @@ const LIVE_JS: &str = r#"
     });
     document.getElementById("room-score").textContent = u.room_score;
     confirmed.textContent = u.confirmed;
+    var graded = document.querySelector(".meta time");
+    if (graded) graded.textContent = u.confirmed;
     document.body.dataset.version = u.version;
   });
   events.addEventListener("status", function (e) {
