@@ -4,7 +4,6 @@
 //! marked as just changed; Ctrl-C ends trainlab and the page says so. A screenshot is written
 //! to `target/tmp/live-board.png`.
 
-#[allow(dead_code)] // this test uses the emulator's start, CRDs and kubeconfig only
 #[path = "../../support/emulator/mod.rs"]
 mod emulator;
 
