@@ -2,6 +2,8 @@
 //! its score, its mark and the learner's outcomes — plus the checks the room fails most. Every
 //! room output (table, JSON, JUnit, CSV, HTML) renders this one structure.
 
+use std::collections::HashMap;
+
 use serde::Serialize;
 
 use super::{LabRef, LabReport, SourceRef};
@@ -253,6 +255,29 @@ impl Scoreboard {
             most_failed,
             notes: room.notes.iter().map(|n| n.text(lang)).collect(),
         }
+    }
+
+    /// The board after some learners were judged again (a live room's change): the rows of
+    /// `learners` are made anew from `room`, a learner new to the room gets a row, one no
+    /// longer in it loses theirs, every other row is kept as it is; then the room's score,
+    /// summary, time and notes are those of `room`.
+    pub fn update(&mut self, room: &RoomResult, learners: &[&str]) {
+        let mut kept: HashMap<String, Row> = std::mem::take(&mut self.learners)
+            .into_iter()
+            .map(|r| (r.id.clone(), r))
+            .collect();
+        self.learners = room
+            .learners
+            .iter()
+            .map(|l| match kept.remove(&l.name) {
+                Some(row) if !learners.contains(&l.name.as_str()) => row,
+                _ => row(l, &self.labs, self.lang),
+            })
+            .collect();
+        self.score = sum(self.learners.iter().map(|r| r.score));
+        self.most_failed = most_failed(&self.learners, &self.labs);
+        self.graded_at = humantime::format_rfc3339_seconds(room.graded_at).to_string();
+        self.notes = room.notes.iter().map(|n| n.text(self.lang)).collect();
     }
 
     /// The cell of a learner and lab.

@@ -143,3 +143,35 @@ fn the_demo_room_has_eight_learners_at_different_stages() {
     assert!(!marks.contains("error"), "{marks:?}");
     assert_eq!(exit_code(&result), ExitCode::Ok);
 }
+
+#[test]
+fn a_board_updated_for_some_learners_is_the_board_of_the_new_room_for_them() {
+    let (room, _) = run_demo_room(Quiet);
+    let json = |b: &Scoreboard| serde_json::to_value(b).unwrap();
+    let mut changed = room.clone();
+    let aiko = changed
+        .learners
+        .iter_mut()
+        .find(|l| l.name == "aiko")
+        .unwrap();
+    aiko.results = Err("the cluster did not answer".into());
+    changed.learners.retain(|l| l.name != "hana");
+
+    let mut board = Scoreboard::new(&room, Lang::En);
+    board.update(&changed, &["aiko"]);
+    assert_eq!(
+        json(&board),
+        json(&Scoreboard::new(&changed, Lang::En)),
+        "aiko's row made anew, hana's gone, the room's score and summary recomputed"
+    );
+
+    // A learner not named keeps the row the board had.
+    let mut stale = Scoreboard::new(&room, Lang::En);
+    stale.update(&changed, &[]);
+    let aiko_row = |b: &Scoreboard| json(b)["learners"][0].clone();
+    assert_eq!(aiko_row(&stale)["id"], "aiko");
+    assert_eq!(
+        aiko_row(&stale),
+        aiko_row(&Scoreboard::new(&room, Lang::En))
+    );
+}
