@@ -124,48 +124,92 @@ impl LiveBoard {
         self.shared.clone()
     }
 
+    /// The pushes from now on, as an open page receives them.
+    pub fn subscribe(&self) -> broadcast::Receiver<Push> {
+        self.shared.pushes.subscribe()
+    }
+
     /// Keeps `board` and pushes the rows that differ from the last board (all of them the
     /// first time), marking the cells that changed. Returns the cells marked.
     pub fn publish(&self, board: Scoreboard) -> Vec<String> {
         let mut s = self.shared.lock();
-        let first = s.board.is_none();
-        let mut rows = HashMap::with_capacity(board.learners.len());
-        let mut cells = HashMap::new();
+        let all: Vec<String> = board.learners.iter().map(|r| r.id.clone()).collect();
+        s.board = Some(board);
+        self.push_rows(s, &all)
+    }
+
+    /// Some learners were judged again: their rows are made anew from `room` on the board kept
+    /// (no other row is rebuilt or compared), and the ones that differ are pushed.
+    pub fn publish_learners(&self, room: &RoomResult, learners: &[&str]) -> Vec<String> {
+        let mut s = self.shared.lock();
+        let State { board, rows, .. } = &mut *s;
+        let Some(board) = board.as_mut() else {
+            drop(s);
+            return self.publish(Scoreboard::new(room, self.lang));
+        };
+        board.update(room, learners);
+        // New learners are compared too (they have no row yet).
+        let mut look: Vec<String> = learners.iter().map(|l| l.to_string()).collect();
+        look.extend(
+            board
+                .learners
+                .iter()
+                .filter(|r| !rows.contains_key(&r.id))
+                .map(|r| r.id.clone()),
+        );
+        self.push_rows(s, &look)
+    }
+
+    /// Compares the rows of `look` with what was last pushed and pushes those that differ,
+    /// with the learners gone from the board.
+    fn push_rows(&self, mut s: MutexGuard<'_, State>, look: &[String]) -> Vec<String> {
+        let State {
+            board,
+            rows,
+            cells,
+            version,
+            ..
+        } = &mut *s;
+        let Some(board) = board.as_ref() else {
+            return Vec::new();
+        };
+        let first = *version == 0;
         let mut changed_rows = Vec::new();
         let mut changed_cells = Vec::new();
-        for r in &board.learners {
-            let view = row_view(&board, r);
+        for r in board.learners.iter().filter(|r| look.contains(&r.id)) {
+            let view = row_view(board, r);
             let text = serde_json::to_string(&view).unwrap_or_default();
-            if s.rows.get(&r.id) != Some(&text) {
-                changed_rows.push(r.id.clone());
-                for c in &view.cells {
-                    let cell = serde_json::to_string(c).unwrap_or_default();
-                    if !first && s.cells.get(c.id) != Some(&cell) {
-                        changed_cells.push(c.id.to_string());
-                    }
-                    cells.insert(c.id.to_string(), cell);
+            if rows.get(&r.id) == Some(&text) {
+                continue;
+            }
+            changed_rows.push(r.id.clone());
+            for c in &view.cells {
+                let cell = serde_json::to_string(c).unwrap_or_default();
+                if !first && cells.get(c.id) != Some(&cell) {
+                    changed_cells.push(c.id.to_string());
                 }
-            } else {
-                for c in &r.cells {
-                    if let Some(old) = s.cells.remove(&c.id) {
-                        cells.insert(c.id.clone(), old);
-                    }
-                }
+                cells.insert(c.id.to_string(), cell);
             }
             rows.insert(r.id.clone(), text);
         }
-        let removed: Vec<String> = s
-            .rows
+        let present: std::collections::HashSet<&str> =
+            board.learners.iter().map(|r| r.id.as_str()).collect();
+        let removed: Vec<String> = rows
             .keys()
-            .filter(|k| !rows.contains_key(*k))
+            .filter(|k| !present.contains(k.as_str()))
             .cloned()
             .collect();
-        s.version += 1;
+        for gone in &removed {
+            rows.remove(gone);
+        }
+        cells.retain(|id, _| {
+            // `learner/lab`: a lab id has no `/`, a context's name may.
+            id.rsplit_once('/')
+                .is_some_and(|(learner, _)| present.contains(learner))
+        });
+        *version += 1;
         let names: Vec<&str> = changed_rows.iter().map(String::as_str).collect();
-        let push = rows_push(&board, s.version, &names, &changed_cells, &removed);
-        s.rows = rows;
-        s.cells = cells;
-        s.board = Some(board);
+        let push = rows_push(board, *version, &names, &changed_cells, &removed);
         drop(s);
         // No page open is no error.
         let _ = self.shared.pushes.send(push);

@@ -13,6 +13,8 @@ use trainlab::report::Scoreboard;
 use trainlab::results::room::{room_exit_code as exit_code, RoomResult};
 use trainlab::text::Lang;
 
+use serde_json::Value;
+
 fn demo_request() -> RoomRequest {
     RoomRequest {
         labs: Vec::new(),
@@ -174,4 +176,49 @@ fn a_board_updated_for_some_learners_is_the_board_of_the_new_room_for_them() {
         aiko_row(&stale),
         aiko_row(&Scoreboard::new(&room, Lang::En))
     );
+}
+
+#[test]
+fn a_live_board_pushes_only_the_rows_of_the_learners_judged_again_that_changed() {
+    let (room, _) = run_demo_room(Quiet);
+    let live = trainlab::serve::LiveBoard::new(Lang::En);
+    let mut pushes = live.subscribe();
+    assert!(
+        live.publish(Scoreboard::new(&room, Lang::En)).is_empty(),
+        "nothing is marked changed on the first board"
+    );
+    let first: Value = serde_json::from_str(&pushes.try_recv().unwrap().data).unwrap();
+    assert_eq!(
+        first["rows"].as_array().unwrap().len(),
+        8,
+        "every row at first"
+    );
+
+    let mut changed = room.clone();
+    changed
+        .learners
+        .iter_mut()
+        .find(|l| l.name == "aiko")
+        .unwrap()
+        .results = Err("the cluster did not answer".into());
+    changed.learners.retain(|l| l.name != "hana");
+    // ben is judged again but nothing of his changed: his row is not pushed.
+    let marked = live.publish_learners(&changed, &["aiko", "ben"]);
+    let push = pushes.try_recv().unwrap();
+    assert_eq!(push.event, "rows");
+    let update: Value = serde_json::from_str(&push.data).unwrap();
+    let rows: Vec<&str> = update["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["learner"].as_str().unwrap())
+        .collect();
+    assert_eq!(rows, ["aiko"]);
+    assert_eq!(update["removed"], serde_json::json!(["hana"]));
+    assert!(
+        !marked.is_empty() && marked.iter().all(|c| c.starts_with("aiko/")),
+        "{marked:?}"
+    );
+    assert_eq!(update["changed"], serde_json::json!(marked));
+    assert_eq!(update["version"], 2);
 }
