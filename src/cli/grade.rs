@@ -349,8 +349,16 @@ impl Listener<RoomResult> for RoomScreen {
         if self.watch {
             return;
         }
-        let board = Scoreboard::from_room(result, self.output.lang);
         let format = self.output.format;
+        if format == RoomFormat::Json && self.output.html.is_none() {
+            // Written learner by learner: neither the board nor the document is ever whole.
+            let out = std::io::BufWriter::new(std::io::stdout().lock());
+            if let Err(e) = crate::report::write_json_streamed(result, self.output.lang, out) {
+                super::output::stdout_failed(&e);
+            }
+            return;
+        }
+        let board = Scoreboard::from_room(result, self.output.lang);
         if format == RoomFormat::Json {
             // Streamed: a room's document is megabytes, never held whole as a string.
             let out = std::io::BufWriter::new(std::io::stdout().lock());

@@ -329,20 +329,46 @@ fn row(l: &LearnerResult, labs: &[Column], lang: Lang) -> Row {
 }
 
 fn most_failed(rows: &[Row], labs: &[Column]) -> Vec<Failing> {
-    let mut out = Vec::new();
-    for col in labs {
-        for check in &col.checks {
-            let mut failed = Vec::new();
-            let mut counted = 0;
-            for r in rows {
-                let Some(rep) = r
-                    .cells
-                    .iter()
-                    .find(|c| c.lab == col.lab.id)
-                    .and_then(|c| c.report.as_ref())
-                else {
-                    continue;
-                };
+    let mut tally = Tally::new(labs);
+    for r in rows {
+        tally.add(r);
+    }
+    tally.most_failed()
+}
+
+/// What the room's summary counts, row by row: who fails each check and for whom it counted,
+/// and the room's weights (so a board written learner by learner needs no row twice).
+struct Tally<'l> {
+    labs: &'l [Column],
+    /// Per lab, per check: the learners failing it, and how many it was counted for.
+    checks: Vec<Vec<(Vec<String>, usize)>>,
+    scores: Vec<Score>,
+}
+
+impl<'l> Tally<'l> {
+    fn new(labs: &'l [Column]) -> Tally<'l> {
+        Tally {
+            labs,
+            checks: labs
+                .iter()
+                .map(|c| vec![(Vec::new(), 0); c.checks.len()])
+                .collect(),
+            scores: Vec::new(),
+        }
+    }
+
+    fn add(&mut self, r: &Row) {
+        self.scores.push(r.score);
+        for (col, counts) in self.labs.iter().zip(&mut self.checks) {
+            let Some(rep) = r
+                .cells
+                .iter()
+                .find(|c| c.lab == col.lab.id)
+                .and_then(|c| c.report.as_ref())
+            else {
+                continue;
+            };
+            for (check, (failed, counted)) in col.checks.iter().zip(counts.iter_mut()) {
                 let Some(o) = rep.outcomes.iter().find(|o| o.check == check.id) else {
                     continue;
                 };
@@ -352,28 +378,105 @@ fn most_failed(rows: &[Row], labs: &[Column]) -> Vec<Failing> {
                     continue;
                 }
                 if o.status.is_counted() {
-                    counted += 1;
+                    *counted += 1;
                 }
                 if o.status == Status::Fail {
                     failed.push(r.learner.clone());
                 }
             }
-            if !failed.is_empty() {
-                out.push(Failing {
-                    id: format!("{}/{}", col.lab.id, check.id),
-                    lab: col.lab.id.clone(),
-                    check: check.id.clone(),
-                    title: check.title.clone(),
-                    failed: failed.len(),
-                    counted,
-                    learners: failed,
-                });
-            }
         }
     }
-    // Most failed first; ties keep lab and check order (a stable sort).
-    out.sort_by_key(|f| std::cmp::Reverse(f.failed));
-    out
+
+    fn score(&self) -> Score {
+        sum(self.scores.iter().copied())
+    }
+
+    fn most_failed(self) -> Vec<Failing> {
+        let mut out = Vec::new();
+        for (col, counts) in self.labs.iter().zip(self.checks) {
+            for (check, (failed, counted)) in col.checks.iter().zip(counts) {
+                if !failed.is_empty() {
+                    out.push(Failing {
+                        id: format!("{}/{}", col.lab.id, check.id),
+                        lab: col.lab.id.clone(),
+                        check: check.id.clone(),
+                        title: check.title.clone(),
+                        failed: failed.len(),
+                        counted,
+                        learners: failed,
+                    });
+                }
+            }
+        }
+        // Most failed first; ties keep lab and check order (a stable sort).
+        out.sort_by_key(|f| std::cmp::Reverse(f.failed));
+        out
+    }
+}
+
+/// The room's JSON document (`grade -o json`) written learner by learner from the results:
+/// each row is made, written and dropped with that learner's results, so a room of a thousand
+/// learners never holds its board. The same bytes as `room::write_json` of
+/// [`Scoreboard::from_room`] (a test holds them equal).
+pub fn write_json_streamed(
+    mut room: RoomResult,
+    lang: Lang,
+    mut out: impl std::io::Write,
+) -> std::io::Result<()> {
+    let learners = std::mem::take(&mut room.learners);
+    // The board without its rows: the columns, the source, the time and the notes.
+    let head = Scoreboard::build(&room, std::iter::empty::<LearnerResult>(), lang);
+    let streamed = Streamed {
+        tally: std::cell::RefCell::new(Tally::new(&head.labs)),
+        head: &head,
+        learners: std::cell::RefCell::new(Some(learners.into_iter())),
+    };
+    serde_json::to_writer_pretty(&mut out, &streamed)?;
+    out.write_all(b"\n")?;
+    out.flush()
+}
+
+/// A [`Scoreboard`] whose rows are made while it is written.
+struct Streamed<'h> {
+    head: &'h Scoreboard,
+    learners: std::cell::RefCell<Option<std::vec::IntoIter<LearnerResult>>>,
+    tally: std::cell::RefCell<Tally<'h>>,
+}
+
+/// The rows of a [`Streamed`] board, made one at a time as they are written.
+struct StreamedRows<'s, 'h>(&'s Streamed<'h>);
+
+impl Serialize for StreamedRows<'_, '_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let learners = self.0.learners.borrow_mut().take().into_iter().flatten();
+        let (labs, lang) = (&self.0.head.labs, self.0.head.lang);
+        s.collect_seq(learners.map(|l| {
+            let r = row(&l, labs, lang);
+            self.0.tally.borrow_mut().add(&r);
+            r
+        }))
+    }
+}
+
+// The fields of `Scoreboard`, in its order: `learners` streamed, then what the rows sum to.
+impl Serialize for Streamed<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let h = self.head;
+        let mut st = s.serialize_struct("Scoreboard", 10)?;
+        st.serialize_field("schema_version", &h.schema_version)?;
+        st.serialize_field("lang", &h.lang)?;
+        st.serialize_field("source", &h.source)?;
+        st.serialize_field("graded_at", &h.graded_at)?;
+        st.serialize_field("namespace_template", &h.namespace_template)?;
+        st.serialize_field("labs", &h.labs)?;
+        st.serialize_field("learners", &StreamedRows(self))?;
+        let tally = self.tally.replace(Tally::new(&h.labs));
+        st.serialize_field("score", &tally.score())?;
+        st.serialize_field("most_failed", &tally.most_failed())?;
+        st.serialize_field("notes", &h.notes)?;
+        st.end()
+    }
 }
 
 impl RoomNote {

@@ -22,7 +22,10 @@ use crate::catalog::Stage;
 use crate::text::Lang;
 use crate::verify::{LabResult, Score, Status, Target};
 
-pub use board::{Cell, CheckRef, Column, Failing, Mark, Row, Scoreboard, ROOM_SCHEMA_VERSION};
+pub use board::{
+    write_json_streamed, Cell, CheckRef, Column, Failing, Mark, Row, Scoreboard,
+    ROOM_SCHEMA_VERSION,
+};
 pub use messages::{reason_text, ui};
 
 /// Bumped on any incompatible change to the JSON output.

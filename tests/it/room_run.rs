@@ -222,3 +222,19 @@ fn a_live_board_pushes_only_the_rows_of_the_learners_judged_again_that_changed()
     assert_eq!(update["changed"], serde_json::json!(marked));
     assert_eq!(update["version"], 2);
 }
+
+#[test]
+fn the_room_document_written_learner_by_learner_is_the_boards_byte_for_byte() {
+    let (room, _) = run_demo_room(Quiet);
+    for lang in [Lang::En, Lang::Ja] {
+        let mut whole = Vec::new();
+        trainlab::report::room::write_json(&Scoreboard::from_room(room.clone(), lang), &mut whole)
+            .unwrap();
+        let mut streamed = Vec::new();
+        trainlab::report::write_json_streamed(room.clone(), lang, &mut streamed).unwrap();
+        assert_eq!(
+            String::from_utf8(streamed).unwrap(),
+            String::from_utf8(whole).unwrap()
+        );
+    }
+}
