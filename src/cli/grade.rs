@@ -77,10 +77,13 @@ pub struct GradeArgs {
     /// Also write the scoreboard: one self-contained HTML file (heatmap, outcomes and hints)
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
-    /// Re-grade every --interval until Ctrl-C, redrawing the table and rewriting --html
+    /// Follow the room until Ctrl-C, redrawing the table and rewriting --html: on a shared
+    /// cluster each kind is watched once and only what changed is graded again; with
+    /// --contexts every cluster is re-graded every --interval
     #[arg(long)]
     pub watch: bool,
-    /// Time between rounds with --watch (at least 1s)
+    /// Time between rounds with --watch and --contexts (at least 1s); a shared cluster is
+    /// watched, not re-read
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = super::live::parse_interval)]
     pub interval: Duration,
     /// Clusters graded at the same time with --contexts (each sends its LISTs at once, about 22
@@ -281,7 +284,7 @@ impl Listener<RoomResult> for RoomScreen {
                     b.inc(1);
                 }
             }
-            Event::Graded(result) => self.graded(result),
+            Event::Graded(result) | Event::Regraded { result, .. } => self.graded(result),
             _ => {}
         }
     }
