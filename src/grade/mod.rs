@@ -294,7 +294,10 @@ pub async fn follow(
     progress: &mut RoomProgress,
     stop: impl std::future::Future<Output = ()>,
 ) -> Result<RoomResult, Error> {
-    if !matches!(room.learners, Learners::Named(_) | Learners::FromNamespaces(_)) {
+    if !matches!(
+        room.learners,
+        Learners::Named(_) | Learners::FromNamespaces(_)
+    ) {
         return Err(Error::usage(
             "ウォッチで採点できるのは共有クラスターの教室（--learners、--learners-from-namespaces）だけです",
             "only a room on a shared cluster (--learners, --learners-from-namespaces) is graded from watches",

@@ -57,7 +57,12 @@ impl Cells {
 
     /// The cells a change of `kind` in `namespace` ("" when cluster-scoped) can affect;
     /// `name` None: any object there (a relist).
-    pub fn affected(&self, kind: &'static ResourceKind, namespace: &str, name: Option<&str>) -> BTreeSet<Cell> {
+    pub fn affected(
+        &self,
+        kind: &'static ResourceKind,
+        namespace: &str,
+        name: Option<&str>,
+    ) -> BTreeSet<Cell> {
         if self.is_everyones(kind, name) {
             return (0..self.count).collect();
         }
@@ -111,10 +116,16 @@ mod tests {
         let c = cells();
         let v = |s: BTreeSet<Cell>| s.into_iter().collect::<Vec<_>>();
         assert_eq!(v(c.affected(&kinds::PODS, "bob-a", Some("p"))), [2]);
-        assert!(c.affected(&kinds::PODS, "kube-system", Some("p")).is_empty());
+        assert!(c
+            .affected(&kinds::PODS, "kube-system", Some("p"))
+            .is_empty());
         assert_eq!(v(c.affected(&kinds::NODEPOOLS, "", Some("gpu"))), [1, 3]);
         assert_eq!(v(c.affected(&kinds::NAMESPACES, "", Some("alice-b"))), [1]);
-        assert_eq!(v(c.affected(&kinds::NAMESPACES, "", None)), [1, 3], "a relist");
+        assert_eq!(
+            v(c.affected(&kinds::NAMESPACES, "", None)),
+            [1, 3],
+            "a relist"
+        );
         assert_eq!(v(c.affected(&kinds::NODES, "", Some("n1"))), [0, 1, 2, 3]);
     }
 }

@@ -57,11 +57,8 @@ impl Judging<'_, '_> {
             by_learner.entry(c / per).or_default().push(c);
         }
         let groups: Vec<Vec<Cell>> = by_learner.into_values().collect();
-        let params = crate::plan::params_with_site(
-            &self.room.params,
-            Some(self.context),
-            self.profile,
-        )?;
+        let params =
+            crate::plan::params_with_site(&self.room.params, Some(self.context), self.profile)?;
         let shared = Shared::default();
         let next = AtomicUsize::new(0);
         let out: Mutex<Vec<(Cell, LabResult)>> = Mutex::new(Vec::with_capacity(cells.len()));

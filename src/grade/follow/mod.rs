@@ -100,7 +100,10 @@ pub async fn run(
             m = rx.recv() => m.ok_or_else(stopped)?,
             _ = &mut stop => return Err(nothing_graded()),
         };
-        if let Some(state) = engine.initial(conn, discovery, id, msg, &tx, &mut tasks).await? {
+        if let Some(state) = engine
+            .initial(conn, discovery, id, msg, &tx, &mut tasks)
+            .await?
+        {
             progress.on(Event::Stream(&state));
         }
     }
@@ -346,7 +349,8 @@ impl<'r, 'c> Engine<'r, 'c> {
                     namespaces: namespaces.len(),
                     message,
                 }));
-                self.store.per_namespace(kind, why, namespaces.iter().cloned());
+                self.store
+                    .per_namespace(kind, why, namespaces.iter().cloned());
                 if let Ok(ar) = discovery.api_resource(conn, kind).await? {
                     for ns in namespaces {
                         let mut q = self.streams[id].query.clone();
@@ -399,7 +403,11 @@ impl<'r, 'c> Engine<'r, 'c> {
                 let kind = self.streams[id].query.describe();
                 tracing::info!(
                     "follow: the stream of {kind} failed ({why}); {} in {:.1} s",
-                    if gone { "listing it again" } else { "reconnecting" },
+                    if gone {
+                        "listing it again"
+                    } else {
+                        "reconnecting"
+                    },
                     retry_in.as_secs_f64()
                 );
                 Some(StreamState::Reconnecting {
@@ -456,7 +464,11 @@ impl<'r, 'c> Engine<'r, 'c> {
             Msg::Applied(h) => {
                 let (ns, name) = (h.namespace.to_string(), h.name.to_string());
                 if !self.store_of(id).apply(kind, h) || learners {
-                    return if learners { Live::Learners } else { Live::Nothing };
+                    return if learners {
+                        Live::Learners
+                    } else {
+                        Live::Nothing
+                    };
                 }
                 self.touched(kind, &ns, Some(&name))
             }
@@ -481,7 +493,12 @@ impl<'r, 'c> Engine<'r, 'c> {
     }
 
     /// The cells a change can affect; what everyone reads makes capabilities stale.
-    fn touched(&mut self, kind: &'static ResourceKind, ns: &str, name: Option<&str>) -> BTreeSet<Cell> {
+    fn touched(
+        &mut self,
+        kind: &'static ResourceKind,
+        ns: &str,
+        name: Option<&str>,
+    ) -> BTreeSet<Cell> {
         if self.cells.is_everyones(kind, name) {
             self.caps_stale = true;
         }
@@ -501,7 +518,8 @@ impl<'r, 'c> Engine<'r, 'c> {
             }
             Learners::Contexts(_) | Learners::Demo => Vec::new(),
         };
-        self.notes.retain(|n| !matches!(n, RoomNote::NoLearners { .. }));
+        self.notes
+            .retain(|n| !matches!(n, RoomNote::NoLearners { .. }));
         if let Learners::FromNamespaces(selector) = &self.room.learners {
             if now.is_empty() {
                 self.notes.push(RoomNote::NoLearners {
@@ -513,7 +531,9 @@ impl<'r, 'c> Engine<'r, 'c> {
         let per = self.per();
         let mut kept: HashMap<String, Vec<Option<(LabResult, Vec<String>)>>> = HashMap::new();
         for (i, l) in self.learners.iter().enumerate() {
-            let mine = self.results[i * per..(i + 1) * per].iter_mut().map(Option::take);
+            let mine = self.results[i * per..(i + 1) * per]
+                .iter_mut()
+                .map(Option::take);
             kept.insert(l.clone(), mine.collect());
         }
         let mut fresh = BTreeSet::new();
@@ -562,7 +582,10 @@ impl<'r, 'c> Engine<'r, 'c> {
         let refs: Vec<&Obj> = nodes.iter().collect();
         self.profile = self.room.profile.or_else(|| Profile::detect(&refs));
         let facts = NodeFacts::all(&refs)?;
-        let plan_learners: Vec<String> = PLANNING_LEARNERS[..1].iter().map(|s| s.to_string()).collect();
+        let plan_learners: Vec<String> = PLANNING_LEARNERS[..1]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
         let wanted = self
             .room
             .shared_plan(&plan_learners, Source::Live(self.room.connect.clone()))

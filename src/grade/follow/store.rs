@@ -56,9 +56,9 @@ impl Block {
         self.objects
             .iter()
             .map(|(name, s, e)| {
-                let t = text.get(*s as usize..*e as usize).ok_or_else(|| {
-                    broken(&"an object out of its block")
-                })?;
+                let t = text
+                    .get(*s as usize..*e as usize)
+                    .ok_or_else(|| broken(&"an object out of its block"))?;
                 Ok((name.clone(), t.into()))
             })
             .collect()
@@ -350,15 +350,18 @@ mod tests {
         );
         assert!(!s.apply(&kinds::PODS, pod("a-lab", "p1", "x")), "no change");
         assert!(s.apply(&kinds::PODS, pod("a-lab", "p3", "x")));
-        assert_eq!(names(&s, &Query::new(&kinds::PODS, "a-lab")), ["p1", "p2", "p3"]);
         assert_eq!(
-            names(&s, &Query::new(&kinds::PODS, "a-lab").with_selector("app=x")),
+            names(&s, &Query::new(&kinds::PODS, "a-lab")),
+            ["p1", "p2", "p3"]
+        );
+        assert_eq!(
+            names(
+                &s,
+                &Query::new(&kinds::PODS, "a-lab").with_selector("app=x")
+            ),
             ["p1", "p3"]
         );
-        assert_eq!(
-            names(&s, &Query::cluster(&kinds::PODS).named("p2")),
-            ["p2"]
-        );
+        assert_eq!(names(&s, &Query::cluster(&kinds::PODS).named("p2")), ["p2"]);
         assert!(s.delete(&kinds::PODS, "a-lab", "p1"));
         assert!(!s.delete(&kinds::PODS, "a-lab", "p1"), "already gone");
         assert_eq!(s.held().0, 2);
@@ -371,11 +374,17 @@ mod tests {
             message: "no".into(),
         };
         s.unavailable(&kinds::JOBS, no.clone());
-        assert_eq!(s.answer(&Query::new(&kinds::JOBS, "a-lab")), Err(no.clone()));
+        assert_eq!(
+            s.answer(&Query::new(&kinds::JOBS, "a-lab")),
+            Err(no.clone())
+        );
         s.per_namespace(&kinds::PODS, no.clone(), ["a-lab".to_string()]);
         s.replace(&kinds::PODS, Some("a-lab"), vec![pod("a-lab", "p1", "x")]);
         assert_eq!(names(&s, &Query::new(&kinds::PODS, "a-lab")), ["p1"]);
-        assert_eq!(s.answer(&Query::new(&kinds::PODS, "b-lab")), Err(no.clone()));
+        assert_eq!(
+            s.answer(&Query::new(&kinds::PODS, "b-lab")),
+            Err(no.clone())
+        );
         assert_eq!(s.answer(&Query::cluster(&kinds::PODS)), Err(no));
         assert!(s.answer(&Query::new(&kinds::SECRETS, "a-lab")).is_err());
     }
