@@ -82,8 +82,10 @@ async fn follow(
         Some(ns) if query.kind.namespaced => Api::namespaced_with(client, ns, &ar),
         _ => Api::all_with(client, &ar),
     };
-    let mut config = watcher::Config::default();
-    config.page_size = (page_size > 0).then_some(page_size);
+    let mut config = watcher::Config {
+        page_size: (page_size > 0).then_some(page_size),
+        ..watcher::Config::default()
+    };
     if let Some(sel) = &query.selector {
         config = config.labels(sel);
     }

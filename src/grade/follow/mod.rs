@@ -197,6 +197,9 @@ fn nothing_graded() -> Error {
     )
 }
 
+/// A cell's result and the checks withheld from it (Secrets).
+type Judged = (LabResult, Vec<String>);
+
 /// What a live message changed.
 enum Live {
     Cells(BTreeSet<Cell>),
@@ -216,7 +219,7 @@ struct Engine<'r, 'c> {
     learners: Vec<String>,
     cells: Cells,
     /// Each cell's result and the checks withheld from it (Secrets).
-    results: Vec<Option<(LabResult, Vec<String>)>>,
+    results: Vec<Option<Judged>>,
     notes: Vec<RoomNote>,
     caps: crate::facts::capabilities::Capabilities,
     profile: Option<Profile>,
@@ -529,7 +532,7 @@ impl<'r, 'c> Engine<'r, 'c> {
             }
         }
         let per = self.per();
-        let mut kept: HashMap<String, Vec<Option<(LabResult, Vec<String>)>>> = HashMap::new();
+        let mut kept: HashMap<String, Vec<Option<Judged>>> = HashMap::new();
         for (i, l) in self.learners.iter().enumerate() {
             let mine = self.results[i * per..(i + 1) * per]
                 .iter_mut()

@@ -20,6 +20,9 @@ pub struct Held {
     pub text: Box<str>,
 }
 
+/// Objects as (name, compact text).
+type Named = Vec<(Box<str>, Box<str>)>;
+
 /// One namespace's objects of one kind, packed, in name order.
 struct Block {
     packed: Box<[u8]>,
@@ -28,7 +31,7 @@ struct Block {
 }
 
 impl Block {
-    fn pack(mut items: Vec<(Box<str>, Box<str>)>) -> Block {
+    fn pack(mut items: Named) -> Block {
         items.sort_by(|a, b| a.0.cmp(&b.0));
         let mut text = String::with_capacity(items.iter().map(|(_, t)| t.len()).sum());
         let mut objects = Vec::with_capacity(items.len());
@@ -51,7 +54,7 @@ impl Block {
     }
 
     /// The objects as (name, text), in name order.
-    fn unpack(&self) -> Result<Vec<(Box<str>, Box<str>)>, Unavailable> {
+    fn unpack(&self) -> Result<Named, Unavailable> {
         let text = self.text()?;
         self.objects
             .iter()
@@ -135,7 +138,7 @@ impl Store {
         if k.watched_namespaces.is_none() {
             k.unavailable = None;
         }
-        let mut fresh: BTreeMap<Box<str>, Vec<(Box<str>, Box<str>)>> = BTreeMap::new();
+        let mut fresh: BTreeMap<Box<str>, Named> = BTreeMap::new();
         for h in objects {
             if namespace.is_some_and(|ns| *ns != *h.namespace) {
                 continue;
@@ -375,17 +378,17 @@ mod tests {
         };
         s.unavailable(&kinds::JOBS, no.clone());
         assert_eq!(
-            s.answer(&Query::new(&kinds::JOBS, "a-lab")),
-            Err(no.clone())
+            s.answer(&Query::new(&kinds::JOBS, "a-lab")).err(),
+            Some(no.clone())
         );
         s.per_namespace(&kinds::PODS, no.clone(), ["a-lab".to_string()]);
         s.replace(&kinds::PODS, Some("a-lab"), vec![pod("a-lab", "p1", "x")]);
         assert_eq!(names(&s, &Query::new(&kinds::PODS, "a-lab")), ["p1"]);
         assert_eq!(
-            s.answer(&Query::new(&kinds::PODS, "b-lab")),
-            Err(no.clone())
+            s.answer(&Query::new(&kinds::PODS, "b-lab")).err(),
+            Some(no.clone())
         );
-        assert_eq!(s.answer(&Query::cluster(&kinds::PODS)), Err(no));
+        assert_eq!(s.answer(&Query::cluster(&kinds::PODS)).err(), Some(no));
         assert!(s.answer(&Query::new(&kinds::SECRETS, "a-lab")).is_err());
     }
 }
