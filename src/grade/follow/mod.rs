@@ -65,68 +65,19 @@ pub async fn run(
     progress: &mut RoomProgress,
     stop: impl Future<Output = ()>,
 ) -> Result<RoomResult, Error> {
+    // Heard from the start (discovery and the first LISTs included): a signal before the room
+    // is first judged ends the run with nothing graded, as `plan::rounds` does.
     tokio::pin!(stop);
-    let mut engine = Engine::new(room, conn);
-    let (tx, mut rx) = mpsc::unbounded_channel::<(FeedId, Msg)>();
-    let merged = engine.planned_reads();
-    progress.on(Event::Reading {
-        queries: merged.len(),
-    });
-    let mut tasks = Vec::new();
-    for q in merged {
-        match discovery.api_resource(conn, q.kind).await? {
-            Ok(ar) => {
-                engine.store.plan(q.kind);
-                tasks.push(engine.start(conn, ar, q, false, &tx));
-            }
-            Err(why) => engine.store.unavailable(q.kind, why),
-        }
-    }
-    if let Learners::FromNamespaces(selector) = &room.learners {
-        let q = Query::cluster(&kinds::NAMESPACES).with_selector(selector);
-        match discovery.api_resource(conn, &kinds::NAMESPACES).await? {
-            Ok(ar) => tasks.push(engine.start(conn, ar, q, true, &tx)),
-            Err(why) => {
-                return Err(Error::environment(
-                    format!("ラベル {selector} の namespace の一覧を取得できません: {why}"),
-                    format!("cannot list the namespaces labelled {selector}: {why}"),
-                ))
-            }
-        }
-    }
-    // The first LIST of every stream.
-    while engine.streams.iter().any(|s| !s.listed) {
-        let (id, msg) = tokio::select! {
-            m = rx.recv() => m.ok_or_else(stopped)?,
-            _ = &mut stop => return Err(nothing_graded()),
-        };
-        if let Some(state) = engine
-            .initial(conn, discovery, id, msg, &tx, &mut tasks)
-            .await?
-        {
-            progress.on(Event::Stream(&state));
-        }
-    }
-    progress.on(Event::ReadDone);
-    let (objects, packed) = engine.store.held();
-    tracing::info!(
-        "follow: {objects} objects listed, held packed in {:.1} MB; {} stream(s) watching",
-        packed as f64 / 1e6,
-        engine.streams.len()
-    );
-    engine.learners_changed()?;
-    progress.on(Event::Grading {
-        learners: engine.learners.len(),
-    });
-    engine.detect(conn, discovery).await?;
-    engine.caps_stale = false;
-    let all: Vec<Cell> = (0..engine.cells_count()).collect();
-    engine.judge(&all)?;
-    let mut result = engine.result();
-    progress.on(Event::Graded(&result));
-    progress.on(Event::Stream(&StreamState::Watching {
-        kinds: engine.streams.len(),
-    }));
+    let begun = tokio::select! {
+        b = begin(room, conn, discovery, progress) => b?,
+        _ = &mut stop => return Err(nothing_graded()),
+    };
+    let Begun {
+        mut engine,
+        mut rx,
+        tasks,
+        mut result,
+    } = begun;
     let mut dirty: BTreeSet<Cell> = BTreeSet::new();
     let mut deadline: Option<tokio::time::Instant> = None;
     let mut learners_dirty = false;
@@ -177,10 +128,107 @@ pub async fn run(
             }
         }
     }
-    for t in tasks {
-        t.abort();
-    }
+    drop(tasks);
     Ok(result)
+}
+
+/// The streams' tasks, ended when the run ends however it ends.
+#[derive(Default)]
+struct Tasks(Vec<tokio::task::JoinHandle<()>>);
+
+impl Tasks {
+    fn push(&mut self, t: tokio::task::JoinHandle<()>) {
+        self.0.push(t);
+    }
+}
+
+impl Drop for Tasks {
+    fn drop(&mut self) {
+        for t in &self.0 {
+            t.abort();
+        }
+    }
+}
+
+/// A room listed and judged once, its streams watching.
+struct Begun<'r, 'c> {
+    engine: Engine<'r, 'c>,
+    rx: mpsc::UnboundedReceiver<(FeedId, Msg)>,
+    tasks: Tasks,
+    result: RoomResult,
+}
+
+/// Plans and starts the streams, waits for every first LIST, and judges the whole room.
+async fn begin<'r, 'c>(
+    room: &'r Room<'c>,
+    conn: &Conn,
+    discovery: &Discovery,
+    progress: &mut RoomProgress,
+) -> Result<Begun<'r, 'c>, Error> {
+    let mut engine = Engine::new(room, conn);
+    let (tx, mut rx) = mpsc::unbounded_channel::<(FeedId, Msg)>();
+    let merged = engine.planned_reads();
+    progress.on(Event::Reading {
+        queries: merged.len(),
+    });
+    let mut tasks = Tasks::default();
+    for q in merged {
+        match discovery.api_resource(conn, q.kind).await? {
+            Ok(ar) => {
+                engine.store.plan(q.kind);
+                tasks.push(engine.start(conn, ar, q, false, &tx));
+            }
+            Err(why) => engine.store.unavailable(q.kind, why),
+        }
+    }
+    if let Learners::FromNamespaces(selector) = &room.learners {
+        let q = Query::cluster(&kinds::NAMESPACES).with_selector(selector);
+        match discovery.api_resource(conn, &kinds::NAMESPACES).await? {
+            Ok(ar) => tasks.push(engine.start(conn, ar, q, true, &tx)),
+            Err(why) => {
+                return Err(Error::environment(
+                    format!("ラベル {selector} の namespace の一覧を取得できません: {why}"),
+                    format!("cannot list the namespaces labelled {selector}: {why}"),
+                ))
+            }
+        }
+    }
+    // The first LIST of every stream.
+    while engine.streams.iter().any(|s| !s.listed) {
+        let (id, msg) = rx.recv().await.ok_or_else(stopped)?;
+        if let Some(state) = engine
+            .initial(conn, discovery, id, msg, &tx, &mut tasks)
+            .await?
+        {
+            progress.on(Event::Stream(&state));
+        }
+    }
+    progress.on(Event::ReadDone);
+    let (objects, packed) = engine.store.held();
+    tracing::info!(
+        "follow: {objects} objects listed, held packed in {:.1} MB; {} stream(s) watching",
+        packed as f64 / 1e6,
+        engine.streams.len()
+    );
+    engine.learners_changed()?;
+    progress.on(Event::Grading {
+        learners: engine.learners.len(),
+    });
+    engine.detect(conn, discovery).await?;
+    engine.caps_stale = false;
+    let all: Vec<Cell> = (0..engine.cells_count()).collect();
+    engine.judge(&all)?;
+    let result = engine.result();
+    progress.on(Event::Graded(&result));
+    progress.on(Event::Stream(&StreamState::Watching {
+        kinds: engine.streams.len(),
+    }));
+    Ok(Begun {
+        engine,
+        rx,
+        tasks,
+        result,
+    })
 }
 
 fn stopped() -> Error {
@@ -325,7 +373,7 @@ impl<'r, 'c> Engine<'r, 'c> {
         id: FeedId,
         msg: Msg,
         tx: &mpsc::UnboundedSender<(FeedId, Msg)>,
-        tasks: &mut Vec<tokio::task::JoinHandle<()>>,
+        tasks: &mut Tasks,
     ) -> Result<Option<StreamState>, Error> {
         match msg {
             Msg::Forbidden { message } => {
