@@ -217,7 +217,14 @@ async fn begin<'r, 'c>(
     engine.detect(conn, discovery).await?;
     engine.caps_stale = false;
     let all: Vec<Cell> = (0..engine.cells_count()).collect();
+    let started = std::time::Instant::now();
     engine.judge(&all)?;
+    tracing::info!(
+        "follow: {} learner(s) × {} lab(s) judged in {:.0} ms; watching",
+        engine.learners.len(),
+        room.labs.len(),
+        started.elapsed().as_secs_f64() * 1000.0
+    );
     let result = engine.result();
     progress.on(Event::Graded(&result));
     progress.on(Event::Stream(&StreamState::Watching {
