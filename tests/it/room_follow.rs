@@ -380,3 +380,27 @@ fn a_new_labelled_namespace_adds_a_learner_and_only_their_cells_are_judged() {
     let cells: Vec<&str> = now.iter().map(|(c, _)| c.as_str()).collect();
     assert_eq!(cells, ["alice/volcano-gang", "bob/volcano-gang"]);
 }
+
+#[test]
+fn a_kind_whose_first_list_fails_is_graded_without_it_and_again_once_it_lists() {
+    let c = two_learners();
+    // The first LIST of Volcano Jobs fails (each of the client's three attempts); the next one
+    // succeeds.
+    c.emu.fault(
+        Some("GET"),
+        JOBS,
+        false,
+        crate::support::emulator::Fault::Sequence(vec![500, 500, 500]),
+    );
+    let f = Following::start(&c, named());
+    let first = f.graded();
+    let (changed, now) = f.regraded_with("alice/volcano-gang");
+    assert!(
+        changed.iter().all(|c| c.ends_with("/volcano-gang")),
+        "{changed:?}"
+    );
+    assert!(
+        score(&now, "alice/volcano-gang") > score(&first, "alice/volcano-gang"),
+        "judged without the Jobs first, with them once listed: {first:?} → {now:?}"
+    );
+}

@@ -55,6 +55,23 @@ impl Cells {
         })
     }
 
+    /// Every cell that reads `kind`, anywhere.
+    pub fn reading(&self, kind: &'static ResourceKind) -> BTreeSet<Cell> {
+        if self.everyone.iter().any(|q| *q.kind == *kind) {
+            return (0..self.count).collect();
+        }
+        let mut out: BTreeSet<Cell> = self
+            .by_namespace
+            .iter()
+            .filter(|((k, _), _)| **k == *kind)
+            .flat_map(|(_, cells)| cells.iter().copied())
+            .collect();
+        if let Some(wide) = self.wide.get(kind) {
+            out.extend(wide.iter().map(|(_, c)| *c));
+        }
+        out
+    }
+
     /// The cells a change of `kind` in `namespace` ("" when cluster-scoped) can affect;
     /// `name` None: any object there (a relist).
     pub fn affected(
@@ -127,5 +144,6 @@ mod tests {
             "a relist"
         );
         assert_eq!(v(c.affected(&kinds::NODES, "", Some("n1"))), [0, 1, 2, 3]);
+        assert_eq!(v(c.reading(&kinds::PODS)), [0, 2]);
     }
 }

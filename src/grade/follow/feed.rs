@@ -47,6 +47,8 @@ pub enum Msg {
     Failed {
         why: String,
         gone: bool,
+        /// The API server's status code, when it answered with one (401: credentials).
+        code: Option<u16>,
         retry_in: Duration,
     },
     /// The first LIST of a cluster-wide stream was forbidden (RBAC): this stream ends.
@@ -125,6 +127,7 @@ async fn follow(
                 if !send(Msg::Failed {
                     why: e.to_string(),
                     gone,
+                    code: status_code(&e),
                     retry_in,
                 }) {
                     return;
@@ -136,6 +139,17 @@ async fn follow(
         if !sent {
             return;
         }
+    }
+}
+
+/// The status code of a failure the API server answered.
+fn status_code(e: &watcher::Error) -> Option<u16> {
+    match e {
+        watcher::Error::InitialListFailed(kube::Error::Api(s))
+        | watcher::Error::WatchStartFailed(kube::Error::Api(s))
+        | watcher::Error::WatchFailed(kube::Error::Api(s)) => Some(s.code),
+        watcher::Error::WatchError(s) => Some(s.code),
+        _ => None,
     }
 }
 

@@ -53,6 +53,8 @@ struct Stream {
     /// The stream of the labelled namespaces that name the learners.
     learners: bool,
     listed: bool,
+    /// Its first LIST failed: the kind was answered with the failure until a list succeeds.
+    failed_first: bool,
     /// Objects of a (re)list in progress.
     buffer: Option<Vec<Held>>,
 }
@@ -93,7 +95,12 @@ pub async fn run(
             m = rx.recv() => {
                 let (id, msg) = m.ok_or_else(stopped)?;
                 match engine.live(id, msg) {
-                    Live::Cells(cells) => dirty.extend(cells),
+                    Live::Cells(cells, said) => {
+                        dirty.extend(cells);
+                        if let Some(state) = said {
+                            progress.on(Event::Stream(&state));
+                        }
+                    }
                     Live::Learners => learners_dirty = true,
                     Live::Said(state) => progress.on(Event::Stream(&state)),
                     Live::Nothing => {}
@@ -257,7 +264,8 @@ type Judged = (LabResult, Vec<String>);
 
 /// What a live message changed.
 enum Live {
-    Cells(BTreeSet<Cell>),
+    /// The cells to judge again, and what to say now.
+    Cells(BTreeSet<Cell>, Option<StreamState>),
     Learners,
     Said(StreamState),
     Nothing,
@@ -352,6 +360,7 @@ impl<'r, 'c> Engine<'r, 'c> {
             query: query.clone(),
             learners,
             listed: false,
+            failed_first: false,
             buffer: None,
         });
         feed::spawn(
@@ -423,6 +432,39 @@ impl<'r, 'c> Engine<'r, 'c> {
                 self.streams[id].listed = true;
                 Ok(None)
             }
+            Msg::Failed {
+                code: Some(401),
+                why,
+                ..
+            } => {
+                let what = self.streams[id].query.describe();
+                Err(Error::environment(
+                    format!("API サーバーが認証情報を拒否しました（{what} の LIST、401）: {why}"),
+                    format!(
+                        "the API server refused the credentials (the LIST of {what}, 401): {why}"
+                    ),
+                ))
+            }
+            Msg::Failed { ref why, .. } if !self.streams[id].listed => {
+                // The room is judged without this kind (its checks say why) rather than waited
+                // for; the stream keeps trying, and its first list re-judges what reads it.
+                let kind = self.streams[id].query.kind;
+                let failed = Unavailable::Failed {
+                    message: why.clone(),
+                };
+                if self.streams[id].learners {
+                    return Err(Error::environment(
+                        format!("ラベル付きの namespace の一覧を取得できません: {why}"),
+                        format!("cannot list the labelled namespaces: {why}"),
+                    ));
+                }
+                if self.streams[id].query.namespace.is_none() {
+                    self.store.unavailable(kind, failed);
+                }
+                self.streams[id].listed = true;
+                self.streams[id].failed_first = true;
+                Ok(self.buffered(id, msg))
+            }
             other => Ok(self.buffered(id, other)),
         }
     }
@@ -457,6 +499,7 @@ impl<'r, 'c> Engine<'r, 'c> {
                 why,
                 gone,
                 retry_in,
+                ..
             } => {
                 let kind = self.streams[id].query.describe();
                 tracing::info!(
@@ -507,17 +550,19 @@ impl<'r, 'c> Engine<'r, 'c> {
                     return Live::Learners;
                 }
                 let mut cells = BTreeSet::new();
+                if std::mem::take(&mut self.streams[id].failed_first) {
+                    // Every cell reading the kind was judged without it.
+                    cells.extend(self.cells.reading(kind));
+                }
                 for ns in &changed {
                     cells.extend(self.touched(kind, ns, None));
                 }
                 // Said now; the cells follow with the next judging.
-                if cells.is_empty() {
-                    return Live::Said(StreamState::Relisted {
-                        kind: kind.resource_name(),
-                        objects,
-                    });
-                }
-                cells
+                let said = StreamState::Relisted {
+                    kind: kind.resource_name(),
+                    objects,
+                };
+                return Live::Cells(cells, Some(said));
             }
             Msg::Applied(h) => {
                 let (ns, name) = (h.namespace.to_string(), h.name.to_string());
@@ -547,7 +592,7 @@ impl<'r, 'c> Engine<'r, 'c> {
                 }
             }
         };
-        Live::Cells(cells)
+        Live::Cells(cells, None)
     }
 
     /// The cells a change can affect; what everyone reads makes capabilities stale.
