@@ -375,7 +375,7 @@ fn watch(learners: usize, labs: &[&str], latency: Duration, changes: usize, idle
         .status();
     let status = child.wait().expect("wait");
     let log = emu.requests();
-    let is_watch = |r: &&emulator::Recorded| r.query.split('&').any(|p| p == "watch=true");
+    let is_watch = |r: &&&emulator::Recorded| r.query.split('&').any(|p| p == "watch=true");
     let api: Vec<&emulator::Recorded> = log
         .iter()
         .filter(|r| !live::is_version_or_discovery(&r.path))
