@@ -28,7 +28,6 @@ use crate::observe::{Obj, Query, SourceKind, Unavailable};
 use crate::plan::stream::{CellRef, StreamState};
 use crate::plan::{Event, Source};
 use crate::results::room::{LearnerResult, PerNamespace, RoomNote, RoomResult};
-use crate::verify::LabResult;
 use crate::Error;
 
 use cells::{Cell, Cells};
@@ -78,7 +77,6 @@ pub async fn run(
         mut engine,
         mut rx,
         tasks,
-        mut result,
     } = begun;
     let mut dirty: BTreeSet<Cell> = BTreeSet::new();
     let mut deadline: Option<tokio::time::Instant> = None;
@@ -113,8 +111,11 @@ pub async fn run(
                 deadline = None;
                 let started = std::time::Instant::now();
                 if std::mem::take(&mut learners_dirty) {
-                    // Cells are numbered by learner: a new room is judged whole where new.
+                    // Cells are numbered by learner: the cells already due are found again by
+                    // name, and a new learner is judged whole.
+                    let due: Vec<CellRef> = dirty.iter().map(|&c| engine.cell_ref(c)).collect();
                     dirty = engine.learners_changed()?;
+                    dirty.extend(due.iter().filter_map(|c| engine.cell_of(c)));
                 }
                 if engine.caps_stale {
                     engine.caps_stale = false;
@@ -122,21 +123,21 @@ pub async fn run(
                 }
                 let cells: Vec<Cell> = std::mem::take(&mut dirty).into_iter().collect();
                 engine.judge(&cells)?;
-                result = engine.result();
                 let changed: Vec<CellRef> = cells.iter().map(|&c| engine.cell_ref(c)).collect();
+                progress.on(Event::Stream(&StreamState::Confirmed { at: engine.confirmed }));
+                progress.on(Event::Regraded { result: &engine.board, changed: &changed });
+                // After the listener drew the board: the time a change takes to reach it.
                 tracing::info!(
-                    "follow: {} cell(s) of {} learner(s) judged again in {:.0} ms",
+                    "follow: {} cell(s) of {} learner(s) judged again and shown in {:.0} ms",
                     cells.len(),
                     cells.iter().map(|c| c / engine.per()).collect::<HashSet<_>>().len(),
                     started.elapsed().as_secs_f64() * 1000.0
                 );
-                progress.on(Event::Stream(&StreamState::Confirmed { at: engine.confirmed }));
-                progress.on(Event::Regraded { result: &result, changed: &changed });
             }
         }
     }
     drop(tasks);
-    Ok(result)
+    Ok(engine.board)
 }
 
 /// The streams' tasks, ended when the run ends however it ends.
@@ -162,7 +163,6 @@ struct Begun<'r, 'c> {
     engine: Engine<'r, 'c>,
     rx: mpsc::UnboundedReceiver<(FeedId, Msg)>,
     tasks: Tasks,
-    result: RoomResult,
 }
 
 /// Plans and starts the streams, waits for every first LIST, and judges the whole room.
@@ -232,17 +232,11 @@ async fn begin<'r, 'c>(
         room.labs.len(),
         started.elapsed().as_secs_f64() * 1000.0
     );
-    let result = engine.result();
-    progress.on(Event::Graded(&result));
+    progress.on(Event::Graded(&engine.board));
     progress.on(Event::Stream(&StreamState::Watching {
         kinds: engine.streams.len(),
     }));
-    Ok(Begun {
-        engine,
-        rx,
-        tasks,
-        result,
-    })
+    Ok(Begun { engine, rx, tasks })
 }
 
 fn stopped() -> Error {
@@ -259,9 +253,6 @@ fn nothing_graded() -> Error {
     )
 }
 
-/// A cell's result and the checks withheld from it (Secrets).
-type Judged = (LabResult, Vec<String>);
-
 /// What a live message changed.
 enum Live {
     /// The cells to judge again, and what to say now.
@@ -274,15 +265,16 @@ enum Live {
 struct Engine<'r, 'c> {
     room: &'r Room<'c>,
     context: String,
-    describe: String,
     streams: Vec<Stream>,
     store: Store,
     /// The labelled namespaces (`--learners-from-namespaces`).
     namespaces: Store,
     learners: Vec<String>,
     cells: Cells,
-    /// Each cell's result and the checks withheld from it (Secrets).
-    results: Vec<Option<Judged>>,
+    /// The room as it now stands: each cell's result is replaced where it is judged again.
+    board: RoomResult,
+    /// The checks withheld from each cell (Secrets), for the room's note.
+    withheld: Vec<Vec<String>>,
     notes: Vec<RoomNote>,
     caps: crate::facts::capabilities::Capabilities,
     profile: Option<Profile>,
@@ -296,13 +288,19 @@ impl<'r, 'c> Engine<'r, 'c> {
         Engine {
             room,
             context: conn.context.clone(),
-            describe: conn.describe(),
             streams: Vec::new(),
             store: Store::new(&conn.context),
             namespaces: Store::new(&conn.context),
             learners: Vec::new(),
             cells: Cells::default(),
-            results: Vec::new(),
+            board: finish(
+                room,
+                Vec::new(),
+                SourceKind::Live,
+                conn.describe(),
+                Vec::new(),
+            ),
+            withheld: Vec::new(),
             notes: Vec::new(),
             caps: Default::default(),
             profile: room.profile,
@@ -317,6 +315,12 @@ impl<'r, 'c> Engine<'r, 'c> {
 
     fn cells_count(&self) -> usize {
         self.learners.len() * self.per()
+    }
+
+    fn cell_of(&self, c: &CellRef) -> Option<Cell> {
+        let l = self.learners.iter().position(|l| *l == c.learner)?;
+        let lab = self.room.labs.iter().position(|(b, _)| b.lab.id == c.lab)?;
+        Some(l * self.per() + lab)
     }
 
     fn cell_ref(&self, c: Cell) -> CellRef {
@@ -632,29 +636,30 @@ impl<'r, 'c> Engine<'r, 'c> {
             }
         }
         let per = self.per();
-        let mut kept: HashMap<String, Vec<Option<Judged>>> = HashMap::new();
-        for (i, l) in self.learners.iter().enumerate() {
-            let mine = self.results[i * per..(i + 1) * per]
-                .iter_mut()
-                .map(Option::take);
-            kept.insert(l.clone(), mine.collect());
+        let mut kept: HashMap<String, (LearnerResult, Vec<Vec<String>>)> = HashMap::new();
+        let mut withheld = std::mem::take(&mut self.withheld).into_iter();
+        for l in std::mem::take(&mut self.board.learners) {
+            let w: Vec<Vec<String>> = withheld.by_ref().take(per).collect();
+            kept.insert(l.name.clone(), (l, w));
         }
         let mut fresh = BTreeSet::new();
-        let mut results = Vec::with_capacity(now.len() * per);
         for (i, l) in now.iter().enumerate() {
-            match kept.remove(l) {
-                Some(r) => results.extend(r),
-                None => {
-                    results.extend((0..per).map(|_| None));
-                    fresh.extend(i * per..(i + 1) * per);
-                }
-            }
+            let (row, w) = kept.remove(l).unwrap_or_else(|| {
+                fresh.extend(i * per..(i + 1) * per);
+                let row = LearnerResult {
+                    name: l.clone(),
+                    context: Some(self.context.clone()),
+                    results: Ok(Vec::with_capacity(per)),
+                };
+                (row, vec![Vec::new(); per])
+            });
+            self.board.learners.push(row);
+            self.withheld.extend(w);
         }
         if now != self.learners {
             tracing::info!("follow: the room has {} learner(s)", now.len());
         }
         self.learners = now;
-        self.results = results;
         let (_, everyone) = self.queries(&self.learners);
         let count = self.cells_count();
         let cells = {
@@ -706,52 +711,36 @@ impl<'r, 'c> Engine<'r, 'c> {
         Ok(())
     }
 
-    /// Judges `cells` and keeps their results.
+    /// Judges `cells` (in cell order, a new learner's all at once) into the board.
     fn judge(&mut self, cells: &[Cell]) -> Result<(), Error> {
         let judged = self.judging().cells(cells, &self.store)?;
-        for (c, mut r) in judged {
-            let withheld = withhold_secrets(&mut r);
-            self.results[c] = Some((r, withheld));
-        }
-        Ok(())
-    }
-
-    /// The room as it now stands.
-    fn result(&self) -> RoomResult {
         let per = self.per();
-        let learners = self
-            .learners
-            .iter()
-            .enumerate()
-            .map(|(i, l)| LearnerResult {
-                name: l.clone(),
-                context: Some(self.context.clone()),
-                results: self.results[i * per..(i + 1) * per]
-                    .iter()
-                    .map(|r| r.as_ref().map(|(r, _)| r.clone()))
-                    .collect::<Option<Vec<_>>>()
-                    .ok_or_else(|| "not graded".to_string()),
-            })
-            .collect();
+        for (c, mut r) in judged {
+            self.withheld[c] = withhold_secrets(&mut r);
+            let row = &mut self.board.learners[c / per];
+            match &mut row.results {
+                Ok(labs) if c % per < labs.len() => labs[c % per] = r,
+                Ok(labs) => labs.push(r),
+                Err(_) => row.results = Ok(vec![r]),
+            }
+        }
+        self.board.graded_at = SystemTime::now();
         let mut notes = self.notes.clone();
         let withheld: BTreeSet<String> = self
-            .results
+            .withheld
             .iter()
-            .flatten()
-            .flat_map(|(r, checks)| checks.iter().map(|c| format!("{}/{c}", r.lab.id)))
+            .enumerate()
+            .flat_map(|(c, checks)| {
+                let lab = &self.room.labs[c % per].0.lab.id;
+                checks.iter().map(move |check| format!("{lab}/{check}"))
+            })
             .collect();
         if !withheld.is_empty() {
             notes.push(RoomNote::SecretsWithheld {
                 checks: withheld.into_iter().collect(),
             });
         }
-        // `finish` withholds again: already done per cell, so it finds nothing more.
-        finish(
-            self.room,
-            learners,
-            SourceKind::Live,
-            self.describe.clone(),
-            notes,
-        )
+        self.board.notes = notes;
+        Ok(())
     }
 }
