@@ -343,7 +343,12 @@ fn watch(learners: usize, labs: &[&str], latency: Duration, changes: usize, idle
         first.duration_since(started).as_secs_f64(),
         line.rsplit("follow: ").next().unwrap_or_default()
     );
-    let lab = labs[0];
+    // A lab whose saved solution has its namespace (the pods are created there).
+    let lab = labs
+        .iter()
+        .copied()
+        .find(|l| *l == "volcano-gang")
+        .unwrap_or(labs[0]);
     let mut latencies = Vec::new();
     let mut cells = 0usize;
     for i in 0..changes {
