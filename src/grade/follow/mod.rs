@@ -33,7 +33,7 @@ use crate::Error;
 use cells::{Cell, Cells};
 use feed::{FeedId, Msg};
 use judge::Judging;
-use store::{Held, Store};
+use store::{Staging, Store};
 
 /// How long the engine waits after a change before judging: a learner's `kubectl apply` of a
 /// Job makes a burst of events (the Job, its pods created one by one, their status written
@@ -55,7 +55,7 @@ struct Stream {
     /// Its first LIST failed: the kind was answered with the failure until a list succeeds.
     failed_first: bool,
     /// Objects of a (re)list in progress.
-    buffer: Option<Vec<Held>>,
+    buffer: Option<Staging>,
 }
 
 /// Grades the room from watches until `stop` completes; returns the room as last graded.
@@ -492,11 +492,14 @@ impl<'r, 'c> Engine<'r, 'c> {
     fn buffered(&mut self, id: FeedId, msg: Msg) -> Option<StreamState> {
         match msg {
             Msg::Init => {
-                self.streams[id].buffer = Some(Vec::new());
+                self.streams[id].buffer = Some(Staging::default());
                 None
             }
             Msg::Listed(h) => {
-                self.streams[id].buffer.get_or_insert_with(Vec::new).push(h);
+                self.streams[id]
+                    .buffer
+                    .get_or_insert_with(Staging::default)
+                    .add(h);
                 None
             }
             Msg::Failed {

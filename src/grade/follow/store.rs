@@ -74,6 +74,50 @@ fn broken(e: &dyn std::fmt::Display) -> Unavailable {
     }
 }
 
+/// A stream's (re)list while it arrives: each namespace's objects are packed as soon as the
+/// list moves on to the next namespace (the API server lists in key order, namespace then
+/// name), so a room's text is never held unpacked whole (a 1,000-learner room's pods are
+/// hundreds of megabytes as text).
+#[derive(Default)]
+pub struct Staging {
+    blocks: BTreeMap<Box<str>, Block>,
+    open: Option<(Box<str>, Named)>,
+    count: usize,
+}
+
+impl Staging {
+    pub fn add(&mut self, h: Held) {
+        self.count += 1;
+        match &mut self.open {
+            Some((ns, items)) if *ns == h.namespace => items.push((h.name, h.text)),
+            _ => {
+                self.seal();
+                self.open = Some((h.namespace, vec![(h.name, h.text)]));
+            }
+        }
+    }
+
+    /// How many objects were listed.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    fn seal(&mut self) {
+        if let Some((ns, items)) = self.open.take() {
+            // A namespace met again (a list out of key order) joins its block.
+            let items = match self.blocks.remove(&ns) {
+                Some(b) => {
+                    let mut all = b.unpack().unwrap_or_default();
+                    all.extend(items);
+                    all
+                }
+                None => items,
+            };
+            self.blocks.insert(ns, Block::pack(items));
+        }
+    }
+}
+
 /// What the room holds of one kind.
 #[derive(Default)]
 struct Kind {
@@ -132,18 +176,16 @@ impl Store {
         &mut self,
         kind: &'static ResourceKind,
         namespace: Option<&str>,
-        objects: Vec<Held>,
+        mut listed: Staging,
     ) -> Vec<String> {
         let k = self.kinds.entry(kind).or_default();
         if k.watched_namespaces.is_none() {
             k.unavailable = None;
         }
-        let mut fresh: BTreeMap<Box<str>, Named> = BTreeMap::new();
-        for h in objects {
-            if namespace.is_some_and(|ns| *ns != *h.namespace) {
-                continue;
-            }
-            fresh.entry(h.namespace).or_default().push((h.name, h.text));
+        listed.seal();
+        let mut fresh = listed.blocks;
+        if let Some(ns) = namespace {
+            fresh.retain(|n, _| **n == *ns);
         }
         let old: Vec<Box<str>> = k
             .blocks
@@ -158,17 +200,16 @@ impl Store {
                 changed.push(ns.to_string());
             }
         }
-        for (ns, mut items) in fresh {
-            items.sort_by(|a, b| a.0.cmp(&b.0));
+        for (ns, b) in fresh {
+            // Packing is deterministic (objects in name order): equal bytes, equal objects.
             let same = k
                 .blocks
                 .get(&ns)
-                .and_then(|b| b.unpack().ok())
-                .is_some_and(|was| was == items);
+                .is_some_and(|was| was.packed == b.packed && was.objects == b.objects);
             if !same {
-                k.blocks.insert(ns.clone(), Block::pack(items));
                 changed.push(ns.to_string());
             }
+            k.blocks.insert(ns, b);
         }
         changed
     }
@@ -309,6 +350,14 @@ mod tests {
         }
     }
 
+    fn staged(objects: Vec<Held>) -> Staging {
+        let mut st = Staging::default();
+        for h in objects {
+            st.add(h);
+        }
+        st
+    }
+
     fn names(s: &Store, q: &Query) -> Vec<String> {
         s.answer(q)
             .unwrap()
@@ -323,21 +372,21 @@ mod tests {
         let first = s.replace(
             &kinds::PODS,
             None,
-            vec![pod("a-lab", "p1", "x"), pod("b-lab", "p2", "x")],
+            staged(vec![pod("a-lab", "p1", "x"), pod("b-lab", "p2", "x")]),
         );
         assert_eq!(first, ["a-lab", "b-lab"]);
         // Same objects, another order: nothing changed.
         let again = s.replace(
             &kinds::PODS,
             None,
-            vec![pod("b-lab", "p2", "x"), pod("a-lab", "p1", "x")],
+            staged(vec![pod("b-lab", "p2", "x"), pod("a-lab", "p1", "x")]),
         );
         assert!(again.is_empty(), "{again:?}");
         // b's pod changed, a's vanished, c's appeared.
         let changed = s.replace(
             &kinds::PODS,
             None,
-            vec![pod("b-lab", "p2", "y"), pod("c-lab", "p3", "x")],
+            staged(vec![pod("b-lab", "p2", "y"), pod("c-lab", "p3", "x")]),
         );
         assert_eq!(changed, ["a-lab", "b-lab", "c-lab"]);
         assert!(names(&s, &Query::new(&kinds::PODS, "a-lab")).is_empty());
@@ -349,7 +398,7 @@ mod tests {
         s.replace(
             &kinds::PODS,
             None,
-            vec![pod("a-lab", "p1", "x"), pod("a-lab", "p2", "y")],
+            staged(vec![pod("a-lab", "p1", "x"), pod("a-lab", "p2", "y")]),
         );
         assert!(!s.apply(&kinds::PODS, pod("a-lab", "p1", "x")), "no change");
         assert!(s.apply(&kinds::PODS, pod("a-lab", "p3", "x")));
@@ -382,7 +431,11 @@ mod tests {
             Some(no.clone())
         );
         s.per_namespace(&kinds::PODS, no.clone(), ["a-lab".to_string()]);
-        s.replace(&kinds::PODS, Some("a-lab"), vec![pod("a-lab", "p1", "x")]);
+        s.replace(
+            &kinds::PODS,
+            Some("a-lab"),
+            staged(vec![pod("a-lab", "p1", "x")]),
+        );
         assert_eq!(names(&s, &Query::new(&kinds::PODS, "a-lab")), ["p1"]);
         assert_eq!(
             s.answer(&Query::new(&kinds::PODS, "b-lab")).err(),
