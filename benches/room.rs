@@ -291,6 +291,11 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[i.min(sorted.len() - 1)]
 }
 
+/// Measured on the project's 2-core machine (2026-12-06, 1,000 learners × 15 labs, 5 ms per
+/// request): first LIST and judging 6.2 s; change → judged again and drawn p50 297 ms, p95
+/// 331 ms; 0.00 CPU-s over 30 s idle; 121 LIST pages + 20 WATCHes of 20 kinds; peak RSS 327 MB
+/// (the one-shot room of the same build: 237 MB; pages of 100 objects: 297 MB).
+///
 /// `grade --all --learners … --watch -v` of a shared room: the time from a learner's change
 /// (a pod created in their lab's namespace, its POST answered) to the line of `-v` saying the
 /// cells were judged again, for `changes` changes one after another; the CPU the process uses
