@@ -44,7 +44,7 @@ Examples:
   trainlab grade --contexts kind-alice,kind-bob -o junit
       one cluster per learner (kube contexts), 32 at a time (--concurrency)
   trainlab grade --learners alice,bob --watch --html room.html
-      re-grade every 10s, redrawing the table and rewriting the page
+      follow the room, redrawing the table and rewriting the page
   trainlab grade --learners-from-namespaces trainlab.dev/workshop=gpu-101 --serve
       the live scoreboard at http://127.0.0.1:8080/ for a projector: it
       follows the cluster and updates itself, no reload
@@ -84,7 +84,9 @@ pub struct GradeArgs {
     /// Also write the scoreboard: one self-contained HTML file (heatmap, outcomes and hints)
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
-    /// Re-grade every --interval until Ctrl-C, redrawing the table and rewriting --html
+    /// Follow the room until Ctrl-C, redrawing the table and rewriting --html: on a shared
+    /// cluster each kind is watched once and only what changed is graded again; with
+    /// --contexts every cluster is re-graded every --interval
     #[arg(long)]
     pub watch: bool,
     /// Serve the scoreboard over HTTP at ADDR [default: 127.0.0.1:8080; a port alone is on
@@ -105,7 +107,8 @@ pub struct GradeArgs {
         hide_env_values = true
     )]
     pub token: Option<String>,
-    /// Time between rounds with --watch (at least 1s)
+    /// Time between rounds with --watch and --contexts (at least 1s); a shared cluster is
+    /// watched, not re-read
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = super::live::parse_interval)]
     pub interval: Duration,
     /// Clusters graded at the same time with --contexts (each sends its LISTs at once, about 22
@@ -186,7 +189,7 @@ pub fn run(g: &Global, a: &GradeArgs) -> Result<ExitCode, crate::Error> {
         if code.is_ok() && room.watch.is_none() {
             let _ = stopped.wait_for(|s| *s).await;
         }
-        if let Some(live) = &screen.live {
+        if let Some(live) = &mut screen.live {
             live.ended();
         }
         serving.stop().await;
@@ -336,7 +339,7 @@ impl Listener<RoomResult> for RoomScreen {
                     b.inc(1);
                 }
             }
-            Event::Graded(result) => self.graded(result),
+            Event::Graded(result) | Event::Regraded { result, .. } => self.graded(result),
             _ => {}
         }
     }

@@ -16,7 +16,7 @@ Examples:
       namespaced kinds granted only in the learners' namespaces (RoleBindings);
       grading then reads them namespace by namespace
 
-Read-only (get and list) on exactly the kinds the gradable labs read, and nothing on Secrets: RBAC cannot grant metadata-only reads, so workshop grading reads no Secrets and skips a check that needs one, saying why.")]
+Read-only (get, list, and watch for `grade --watch` and `--serve`) on exactly the kinds the gradable labs read, and nothing on Secrets: RBAC cannot grant metadata-only reads, so workshop grading reads no Secrets and skips a check that needs one, saying why.")]
 pub struct RbacArgs {
     /// Grant namespaced kinds only in the learners' namespaces (needs --learners)
     #[arg(long, requires = "learners")]

@@ -50,6 +50,11 @@ impl Default for ConnectOpts {
 #[derive(Clone)]
 pub struct Conn {
     pub client: kube::Client,
+    /// The same credentials without the whole-answer bound of `--request-timeout` (nor a read
+    /// timeout): a WATCH is an answer that lasts (`grade --watch`, `grade::follow`). Its
+    /// connection is still opened within the bound, and each stream ends on the server's
+    /// `timeoutSeconds` and the watcher's idle timeout instead.
+    pub watch_client: kube::Client,
     /// The kube context name (`in-cluster` inside a pod).
     pub context: String,
     /// The API server URL.
@@ -169,7 +174,19 @@ pub async fn connect(opts: &ConnectOpts) -> Result<Conn, Error> {
         .to_string()
         .trim_end_matches('/')
         .to_string();
-    let client = super::http::build_client(config, budget, eks).map_err(|e| {
+    let mut watch_config = config.clone();
+    watch_config.read_timeout = None;
+    let unbounded = super::bounds::Budget {
+        timeout: None,
+        ..budget
+    };
+    let built = super::http::build_client(config, budget, eks.clone()).and_then(|client| {
+        Ok((
+            client,
+            super::http::build_client(watch_config, unbounded, eks)?,
+        ))
+    });
+    let (client, watch_client) = built.map_err(|e| {
         Error::environment(
             format!("{server} のクライアントを作れません: {e}"),
             format!("cannot build a client for {server}: {e}"),
@@ -177,6 +194,7 @@ pub async fn connect(opts: &ConnectOpts) -> Result<Conn, Error> {
     })?;
     Ok(Conn {
         client,
+        watch_client,
         context,
         server,
         timeout: opts.request_timeout,

@@ -393,6 +393,21 @@ impl Discovery {
         Ok(answer.served)
     }
 
+    /// The API resource of a kind, for a WATCH of it (`grade::follow`): a kind that is not
+    /// served, or whose discovery failed, is that kind's answer; refused credentials are the
+    /// run's error.
+    pub async fn api_resource(
+        &self,
+        conn: &Conn,
+        kind: &ResourceKind,
+    ) -> Result<Result<ApiResource, Unavailable>, crate::Error> {
+        match self.resolve_kind(conn, kind).await {
+            Ok(ar) => Ok(Ok(ar)),
+            Err(Failure::Unavailable(u)) => Ok(Err(u)),
+            Err(Failure::Credentials(message)) => Err(crate::Error::Environment(message)),
+        }
+    }
+
     /// [`Discovery::resolve`], keeping refused credentials apart (gather stops on them).
     pub(crate) async fn resolve_kind(
         &self,

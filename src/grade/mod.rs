@@ -10,6 +10,7 @@
 //! fails its learner's row.
 
 mod demo;
+mod follow;
 mod judge;
 pub mod rbac;
 mod read;
@@ -299,6 +300,15 @@ pub async fn run(room: &Room<'_>, progress: &mut RoomProgress) -> Result<ExitCod
         Learners::Contexts(_) => Session::Contexts,
         Learners::Demo => Session::Demo,
     };
+    if let (Some(_), Session::Shared(s)) = (room.watch, &session) {
+        // A shared cluster is followed through watches, not rounds (`follow`).
+        let (conn, discovery) = &**s;
+        let stop = crate::interrupt::signal();
+        let last = follow::run(room, conn, discovery, progress, stop).await?;
+        let code = room_exit_code(&last);
+        progress.finished(last);
+        return Ok(code);
+    }
     let repeat = room.watch.map_or(Repeat::Once, Repeat::Watch);
     let mut rounds = RoomRounds {
         room,
@@ -310,6 +320,29 @@ pub async fn run(room: &Room<'_>, progress: &mut RoomProgress) -> Result<ExitCod
     let code = room_exit_code(&last);
     progress.finished(last);
     Ok(code)
+}
+
+/// Grades a room on a shared cluster from watches (what `grade --watch` does there) until
+/// `stop` completes, and returns the room as last graded: the listener hears `Graded` once,
+/// then `Regraded` with the cells each change judged again, and `Stream` states.
+pub async fn follow(
+    room: &Room<'_>,
+    progress: &mut RoomProgress,
+    stop: impl std::future::Future<Output = ()>,
+) -> Result<RoomResult, Error> {
+    if !matches!(
+        room.learners,
+        Learners::Named(_) | Learners::FromNamespaces(_)
+    ) {
+        return Err(Error::usage(
+            "ウォッチで採点できるのは共有クラスターの教室（--learners、--learners-from-namespaces）だけです",
+            "only a room on a shared cluster (--learners, --learners-from-namespaces) is graded from watches",
+        ));
+    }
+    let conn = connect(&room.connect).await?;
+    progress.on(Event::Connected(&conn.describe()));
+    let discovery = Discovery::cached(&conn);
+    follow::run(room, &conn, &discovery, progress, stop).await
 }
 
 /// `grade`'s rounds: the whole room, observed and judged together (the same loop as `check`).

@@ -27,8 +27,10 @@ use crate::plan::learners::Template;
 use crate::verify::Verifier;
 use crate::Error;
 
-/// The verbs grading uses: LIST (reads) and GET (a `kubectl get` an admin may run as the grader).
-pub const VERBS: [&str; 2] = ["get", "list"];
+/// The verbs grading uses: LIST (reads), WATCH (`grade --watch` and `--serve` on a shared
+/// cluster follow each kind after its LIST: `grade::follow`) and GET (a `kubectl get` an admin
+/// may run as the grader). All read-only.
+pub const VERBS: [&str; 3] = ["get", "list", "watch"];
 
 /// The name of the grader's ServiceAccount, roles and bindings.
 pub const NAME: &str = "trainlab-grader";
@@ -304,7 +306,7 @@ mod tests {
             }
         }
         for rule in rules(&kinds) {
-            assert_eq!(rule.verbs, ["get", "list"]);
+            assert_eq!(rule.verbs, ["get", "list", "watch"]);
             assert!(!rule
                 .resources
                 .unwrap()

@@ -22,6 +22,14 @@ pub enum Event<'a, R> {
     LearnerDone(&'a str),
     /// A round was graded; in watch mode this is where results are shown.
     Graded(&'a R),
+    /// A room graded from watches was judged again where the cluster changed: the whole room
+    /// as it now stands, and the cells judged again (the others kept their results).
+    Regraded {
+        result: &'a R,
+        changed: &'a [super::stream::CellRef],
+    },
+    /// How the watches of a room graded from watches stand.
+    Stream(&'a super::stream::StreamState),
     /// Some checks are pending; the next round starts after `pause`.
     Waiting {
         pending: usize,

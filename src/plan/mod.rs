@@ -7,6 +7,7 @@
 pub mod learners;
 pub mod rounds;
 pub mod server_verdict;
+pub mod stream;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;

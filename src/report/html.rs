@@ -13,6 +13,8 @@ use serde::Serialize;
 
 use super::board::{Cell, Row};
 use super::cells::{cell_text, percent};
+pub(super) use super::escape::{esc, script_json};
+pub use super::live_page::Live;
 use super::ui;
 use super::{Mark, Scoreboard};
 use crate::text::Lang;
@@ -24,22 +26,6 @@ fn t(key: &str, lang: Lang) -> &'static str {
         "most-failed" => ui(key, lang),
         _ => ui(&format!("page-{key}"), lang),
     }
-}
-
-/// HTML-escapes text for element content and attribute values.
-pub(super) fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// A cell's colour: its status, the same colour the legend shows for it (a percent is in the
@@ -346,26 +332,9 @@ fn data(board: &Scoreboard) -> Data<'_> {
     }
 }
 
-/// The JSON for a `<script type="application/json">` block: `<` only ever appears inside JSON
-/// strings, where `\u003c` means the same, so no `</script>` or `<!--` can end the block.
-pub(super) fn script_json<T: Serialize>(v: &T) -> String {
-    serde_json::to_string(v)
-        .unwrap_or_else(|_| "{}".into())
-        .replace('<', "\\u003c")
-}
-
 /// The whole page.
 pub fn render(board: &Scoreboard) -> String {
     render_page(board, None)
-}
-
-/// What a served page adds to the file's page: where its updates come from, and its script.
-pub struct Live<'a> {
-    /// The Server-Sent Events URL (relative, with the token's query when there is one).
-    pub events: &'a str,
-    /// Links to the room document and a learner's detail carry this query (`?token=…`, or
-    /// empty).
-    pub query: &'a str,
 }
 
 /// The page `grade --serve` serves: the file's page, allowed to connect back to its own

@@ -6,8 +6,17 @@
 
 use std::fmt::Write;
 
-use super::html::{esc, script_json, Live};
+use super::escape::{esc, script_json};
 use super::{ui, Scoreboard};
+
+/// What a served page adds to the file's page: where its updates come from, and its script.
+pub struct Live<'a> {
+    /// The Server-Sent Events URL (relative, with the token's query when there is one).
+    pub events: &'a str,
+    /// Links to the room document and a learner's detail carry this query (`?token=…`, or
+    /// empty).
+    pub query: &'a str,
+}
 
 /// The line under the page's header that says how live the board is.
 pub(super) fn status_line(h: &mut String, board: &Scoreboard, live: &Live<'_>) {

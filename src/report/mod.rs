@@ -9,6 +9,7 @@ pub(crate) mod messages;
 mod board;
 pub mod cells;
 pub mod csv;
+mod escape;
 pub mod fit;
 pub mod heatmap;
 pub mod html;

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use serde_json::json;
 use tokio::sync::broadcast;
 
+use crate::plan::stream::StreamState;
 use crate::plan::{Event, Listener};
 use crate::report::html::{room_score, row_view};
 use crate::report::Scoreboard;
@@ -107,6 +108,10 @@ fn rows_push(
 pub struct LiveBoard {
     shared: Arc<Shared>,
     lang: Lang,
+    /// The state and text last said (a newer confirmation says them again).
+    said: Option<(&'static str, String)>,
+    /// When the cluster last confirmed what the board holds (RFC 3339), once told.
+    confirmed: Option<String>,
 }
 
 impl LiveBoard {
@@ -117,6 +122,8 @@ impl LiveBoard {
                 pushes: broadcast::channel(BACKLOG).0,
             }),
             lang,
+            said: None,
+            confirmed: None,
         }
     }
 
@@ -216,9 +223,14 @@ impl LiveBoard {
         changed_cells
     }
 
-    /// Says how live the board is: `state` is `live`, `cluster-lost` or `ended`.
-    pub fn status(&self, state: &'static str, text: &str) {
-        let confirmed = self.shared.with_board(|b, _| b.graded_at.clone());
+    /// Says how live the board is: `state` is `live`, `cluster-lost` or `ended`; the time the
+    /// cluster last confirmed the board is the last one told, else when it was graded.
+    pub fn status(&mut self, state: &'static str, text: &str) {
+        self.said = Some((state, text.to_string()));
+        let confirmed = self
+            .confirmed
+            .clone()
+            .or_else(|| self.shared.with_board(|b, _| b.graded_at.clone()));
         let push = Push {
             event: "status",
             data: json!({"state": state, "text": text, "confirmed": confirmed})
@@ -240,14 +252,56 @@ impl Listener<RoomResult> for LiveBoard {
             Event::Graded(room) => {
                 self.publish(Scoreboard::new(room, self.lang));
             }
+            Event::Regraded { result, changed } => {
+                let mut learners: Vec<&str> = changed.iter().map(|c| c.learner.as_str()).collect();
+                learners.sort_unstable();
+                learners.dedup();
+                self.publish_learners(result, &learners);
+            }
+            Event::Stream(state) => self.stream(state),
             _ => {}
         }
     }
 }
 
 impl LiveBoard {
+    /// How the room's watches stand, in the status line.
+    fn stream(&mut self, state: &StreamState) {
+        let ja = self.lang == Lang::Ja;
+        match state {
+            StreamState::Watching { .. } => {
+                self.status("live", crate::report::ui("live-following", self.lang));
+            }
+            StreamState::Reconnecting {
+                kind,
+                why,
+                retry_in,
+            } => {
+                let lost = crate::report::ui("live-cluster-lost", self.lang);
+                let secs = retry_in.as_secs().max(1);
+                let text = if ja {
+                    format!("{lost}（{kind}: {why}）。{secs} 秒後に再試行します")
+                } else {
+                    format!("{lost} ({kind}: {why}); retrying in {secs}s")
+                };
+                self.status("cluster-lost", &text);
+            }
+            StreamState::Relisted { .. } => {
+                self.status("live", crate::report::ui("live-following", self.lang));
+            }
+            StreamState::Confirmed { at } => {
+                self.confirmed = Some(humantime::format_rfc3339_seconds(*at).to_string());
+                let (state, text) = self.said.clone().unwrap_or((
+                    "live",
+                    crate::report::ui("live-following", self.lang).into(),
+                ));
+                self.status(state, &text);
+            }
+        }
+    }
+
     /// The server is stopping (Ctrl-C): open pages keep the last board and say so.
-    pub fn ended(&self) {
+    pub fn ended(&mut self) {
         self.status("ended", crate::report::ui("live-ended", self.lang));
     }
 }

@@ -889,8 +889,21 @@ fn watch_regrades_and_rewrites_the_page_until_ctrl_c() {
         .collect();
     assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
     // Only the two test POSTs wrote; grade itself never did.
-    let w = writes(&c.emu.requests());
+    let reqs = c.emu.requests();
+    let w = writes(&reqs);
     assert_eq!(w.len(), 2, "{w:?}");
+    // Followed through watches, not rounds: each kind was listed once and watched once, however
+    // many --interval seconds passed.
+    let listed = lists(&reqs);
+    let kinds: BTreeSet<&String> = listed.iter().collect();
+    assert_eq!(listed.len(), kinds.len(), "a kind listed again: {listed:?}");
+    let watched: Vec<&String> = reqs
+        .iter()
+        .filter(|r| r.query.split('&').any(|p| p == "watch=true"))
+        .map(|r| &r.path)
+        .collect();
+    assert_eq!(watched.len(), kinds.len(), "{watched:?} for {kinds:?}");
+    assert_eq!(watched.into_iter().collect::<BTreeSet<_>>(), kinds);
 }
 
 // --- --html over an existing file ------------------------------------------------------------

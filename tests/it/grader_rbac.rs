@@ -112,7 +112,7 @@ fn the_committed_rbac_is_what_trainlab_rbac_generates() {
 }
 
 #[test]
-fn the_role_is_get_list_on_exactly_the_kinds_grading_reads_and_nothing_on_secrets() {
+fn the_role_is_get_list_watch_on_exactly_the_kinds_grading_reads_and_nothing_on_secrets() {
     let (_, stdout, _) = trainlab(&["rbac"]);
     let docs = docs(&stdout);
     let role = find(&docs, "ClusterRole", "trainlab-grader");
@@ -122,7 +122,8 @@ fn the_role_is_get_list_on_exactly_the_kinds_grading_reads_and_nothing_on_secret
     for (res, verbs) in &g {
         assert_eq!(
             verbs,
-            &BTreeSet::from(["get".to_string(), "list".to_string()]),
+            // watch: `grade --watch` and `--serve` follow a shared cluster through watches.
+            &BTreeSet::from(["get".to_string(), "list".to_string(), "watch".to_string()]),
             "{res:?}"
         );
     }

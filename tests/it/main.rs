@@ -46,6 +46,7 @@ mod newcomer;
 mod params;
 mod quiz_tty;
 mod report_render;
+mod room_follow;
 mod room_run;
 mod round_trip;
 mod setup_eks;

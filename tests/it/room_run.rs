@@ -61,6 +61,8 @@ impl Listener<RoomResult> for Recorder {
             Event::Grading { learners } => format!("grading {learners}"),
             Event::LearnerDone(l) => format!("done {l}"),
             Event::Graded(room) => format!("graded {}", room.learners.len()),
+            Event::Regraded { result, .. } => format!("regraded {}", result.learners.len()),
+            Event::Stream(_) => "stream".into(),
             Event::Connected(_) => "connected".into(),
             Event::Reading { .. } | Event::ReadDone => "reading".into(),
             Event::Waiting { .. } | Event::WaitDone => "waiting".into(),

@@ -9,12 +9,12 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tokio::sync::oneshot;
 
-use super::faults::{Fault, FaultRule};
+use super::fault_rule::{Fault, FaultRule};
 use super::recorded::Recorded;
 use super::resources::Resource;
 use super::seed::{manifest_files, parse_manifest};
 use super::server::serve_until_stopped;
-use super::store::Inner;
+use super::store::{lock, Inner, Key, WatchSignal};
 
 /// A running emulator. Dropping it stops the server (so does [`Emulator::stop`]).
 pub struct Emulator {
@@ -227,6 +227,43 @@ impl Emulator {
         self.lock().stray_items.push((prefix.to_string(), item));
     }
 
+    /// The store's resourceVersion now (what a LIST or BOOKMARK would say).
+    pub fn resource_version(&self) -> u64 {
+        self.lock().rv
+    }
+
+    /// Sends a BOOKMARK at the current resourceVersion on every open watch that allows
+    /// bookmarks (`allowWatchBookmarks=true`), as kube-apiserver does about once a minute.
+    pub fn bookmark(&self) {
+        let inner = self.lock();
+        let _ = inner.watch_signals.send(WatchSignal::Bookmark(inner.rv));
+    }
+
+    /// Ends every open watch stream without a word (a cut connection); clients reconnect.
+    pub fn drop_watches(&self) {
+        let _ = self.lock().watch_signals.send(WatchSignal::Drop);
+    }
+
+    /// Compacts the history: every open watch gets an ERROR event `410 Gone` and ends, and a
+    /// watch from any resourceVersion up to now gets `410 Gone` too, so a client must list
+    /// again. `then` (an object, created or replaced) is stored after the streams were told:
+    /// a change made while the watches were broken, which only a new LIST can show.
+    pub fn expire_watches(&self, then: Option<Value>) {
+        let mut inner = self.lock();
+        let rv = inner.rv;
+        let _ = inner.watch_signals.send(WatchSignal::Gone(rv));
+        if let Some(obj) = then {
+            let key = Key::of(&obj).expect("an object with apiVersion, kind and metadata.name");
+            let kind = if inner.store.contains_key(&key) {
+                "MODIFIED"
+            } else {
+                "ADDED"
+            };
+            inner.put(key, obj, kind);
+        }
+        inner.compacted = inner.rv;
+    }
+
     pub fn clear_requests(&self) {
         self.lock().requests.clear();
     }
@@ -261,11 +298,4 @@ impl Drop for Emulator {
     fn drop(&mut self) {
         self.shut_down();
     }
-}
-
-/// A test that panicked while holding the lock must not make every later call panic too.
-pub(super) fn lock(shared: &Mutex<Inner>) -> MutexGuard<'_, Inner> {
-    shared
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }

@@ -4,7 +4,8 @@
 //! for the requests trainlab makes: version, discovery (aggregated, `apidiscovery.k8s.io/v2` and
 //! `v2beta1`, when the Accept header asks for it, as servers since 1.27 do by default; the legacy documents
 //! otherwise, or always after [`Emulator::legacy_discovery_only`]), list/get/watch with label and field
-//! selectors, create, replace, delete (with namespace and CRD cascades), server-side apply, JSON
+//! selectors (watches resume from a resourceVersion, send BOOKMARKs on demand to clients that allow
+//! them, and can be dropped or expired with `410 Gone` by the test), create, replace, delete (with namespace and CRD cascades), server-side apply, JSON
 //! patch and merge patch, `dryRun=All`, and real-shaped `Status` errors. Every request is recorded
 //! so tests can prove grading is read-only and count requests, with when it arrived and when it
 //! was answered (a request timeline); faults (errors, latency, dropped connections, a gate that
@@ -43,6 +44,7 @@
 
 mod control;
 mod discovery;
+mod fault_rule;
 mod faults;
 mod filter;
 mod ids;
@@ -68,6 +70,6 @@ mod writes;
 pub use control::Emulator;
 // A bench that includes this module (`#[path]`) may use only part of its API.
 #[allow(unused_imports)]
-pub use faults::Fault;
+pub use fault_rule::Fault;
 #[allow(unused_imports)]
 pub use recorded::Recorded;

@@ -12,12 +12,11 @@ use axum::response::Response;
 use axum::Router;
 use tokio::sync::oneshot;
 
-use super::control::lock;
 use super::faults::{fault_status, FaultAction};
 use super::listener::{Conn, KillableListener};
 use super::reply::Reply;
 use super::request::{Query, Request};
-use super::store::Inner;
+use super::store::{lock, Inner};
 use super::watch::watch_body;
 
 /// Runs the HTTP server until `stopped` fires. Dropping the runtime afterwards cancels every

@@ -2,12 +2,13 @@
 //! watches resume from, and namespaces (system ones, terminating ones).
 
 use std::collections::BTreeMap;
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use serde_json::{json, Value};
 use tokio::sync::broadcast;
 
-use super::faults::FaultRule;
+use super::fault_rule::FaultRule;
 use super::ids::{new_uid, now_rfc3339};
 use super::meta::metadata_mut;
 use super::recorded::Recorded;
@@ -33,7 +34,7 @@ impl Key {
         }
     }
 
-    fn of(obj: &Value) -> Option<Key> {
+    pub(super) fn of(obj: &Value) -> Option<Key> {
         let api_version = obj["apiVersion"].as_str()?;
         let group = api_version.rsplit_once('/').map(|(g, _)| g).unwrap_or("");
         Some(Key {
@@ -58,6 +59,18 @@ pub(super) struct Change {
     pub(super) object: Value,
 }
 
+/// What a test tells the open watches (see `Emulator::bookmark`, `drop_watches`,
+/// `expire_watches`).
+#[derive(Clone, Debug)]
+pub(super) enum WatchSignal {
+    /// Send a BOOKMARK at this resourceVersion (to watches that allow bookmarks).
+    Bookmark(u64),
+    /// End the stream without a word, as a connection a proxy or load balancer cut.
+    Drop,
+    /// Send an ERROR event `410 Gone` and end the stream: the history is compacted.
+    Gone(u64),
+}
+
 /// Namespaces every cluster has: objects may be created in them without seeding them.
 const SYSTEM_NAMESPACES: &[&str] = &["default", "kube-system", "kube-public", "kube-node-lease"];
 
@@ -75,6 +88,10 @@ pub(super) struct Inner {
     pub(super) requests: Vec<Recorded>,
     pub(super) history: Vec<Change>,
     pub(super) changes: broadcast::Sender<Change>,
+    pub(super) watch_signals: broadcast::Sender<WatchSignal>,
+    /// Watches from a resourceVersion below this get `410 Gone` (the history before it is
+    /// compacted, `Emulator::expire_watches`).
+    pub(super) compacted: u64,
     pub(super) port: u16,
     /// How long a deleted namespace stays `Terminating` (None: deleted at once).
     pub(super) namespace_grace: Option<Duration>,
@@ -90,6 +107,7 @@ pub(super) struct Inner {
 impl Inner {
     pub(super) fn new(seed: Vec<Value>, port: u16) -> Inner {
         let (changes, _) = broadcast::channel(1024);
+        let (watch_signals, _) = broadcast::channel(64);
         let mut inner = Inner {
             builtins: builtin_resources(),
             crds: Vec::new(),
@@ -101,6 +119,8 @@ impl Inner {
             requests: Vec::new(),
             history: Vec::new(),
             changes,
+            watch_signals,
+            compacted: 0,
             port,
             namespace_grace: None,
             terminating: BTreeMap::new(),
@@ -278,4 +298,11 @@ impl Inner {
             r.answered = Some(at);
         }
     }
+}
+
+/// A test that panicked while holding the lock must not make every later call panic too.
+pub(super) fn lock(shared: &Mutex<Inner>) -> MutexGuard<'_, Inner> {
+    shared
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }

@@ -9,19 +9,43 @@ use tokio::sync::{broadcast, mpsc};
 
 use super::filter::Filter;
 use super::reads::present;
-use super::reply::{Outcome, Reply};
+use super::reply::{Outcome, Reply, WatchStart};
 use super::request::Request;
 use super::resources::Resource;
 use super::routing::Target;
-use super::store::{Change, Inner};
+use super::store::{Inner, WatchSignal};
 
-/// What a watch sends first, and what it keeps listening to.
-pub(super) struct WatchStart {
-    pub(super) initial: Vec<Value>,
-    pub(super) changes: broadcast::Receiver<Change>,
-    pub(super) filter: Filter,
-    pub(super) resource: Resource,
-    pub(super) timeout: Option<Duration>,
+/// The ERROR event kube-apiserver's watch cache sends when a watch asks for a resourceVersion
+/// older than what it keeps: a `Status` of reason `Expired`, code 410, with the message
+/// "too old resource version: %d (%d)" (k8s.io/apiserver `pkg/storage/cacher/watch_cache.go`,
+/// `errors.NewResourceExpired`; the code and reason from k8s.io/apimachinery
+/// `pkg/api/errors.NewResourceExpired`, `StatusReasonExpired` → `http.StatusGone`).
+fn gone_event(asked: u64, oldest: u64) -> Value {
+    watch_event(
+        "ERROR",
+        json!({
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": format!("too old resource version: {asked} ({oldest})"),
+            "reason": "Expired",
+            "code": 410,
+        }),
+    )
+}
+
+/// A BOOKMARK as kube-apiserver sends it: an object of the watched kind with only its
+/// resourceVersion (https://kubernetes.io/docs/reference/using-api/api-concepts/#watch-bookmarks).
+fn bookmark_event(r: &Resource, rv: u64) -> Value {
+    watch_event(
+        "BOOKMARK",
+        json!({
+            "apiVersion": r.api_version(),
+            "kind": r.kind,
+            "metadata": {"resourceVersion": rv.to_string()},
+        }),
+    )
 }
 
 fn watch_event(kind: &str, object: Value) -> Value {
@@ -42,6 +66,20 @@ impl Inner {
             .get("resourceVersion")
             .filter(|rv| !rv.is_empty() && *rv != "0");
         let initial_events = req.query.flag("sendInitialEvents");
+        let bookmarks = req.query.flag("allowWatchBookmarks");
+        let asked = since.and_then(|rv| rv.parse::<u64>().ok());
+        if let Some(asked) = asked.filter(|rv| *rv < self.compacted && !initial_events) {
+            return Ok(Reply::Watch(Box::new(WatchStart {
+                initial: vec![gone_event(asked, self.compacted)],
+                changes: self.changes.subscribe(),
+                filter,
+                resource: r.clone(),
+                timeout: None,
+                signals: self.watch_signals.subscribe(),
+                bookmarks,
+                ended: true,
+            })));
+        }
         let mut initial: Vec<Value> = match since.and_then(|rv| rv.parse::<u64>().ok()) {
             Some(rv) if !initial_events => self
                 .history
@@ -78,6 +116,9 @@ impl Inner {
             filter,
             resource: r.clone(),
             timeout,
+            signals: self.watch_signals.subscribe(),
+            bookmarks,
+            ended: false,
         })))
     }
 }
@@ -109,9 +150,30 @@ async fn pump_watch(start: WatchStart, tx: mpsc::Sender<Bytes>) {
         }
     };
     tokio::pin!(deadline);
+    if start.ended {
+        return;
+    }
     let mut changes = start.changes;
+    let mut signals = start.signals;
     loop {
         tokio::select! {
+            // A signal sent before a change is acted on first: a test that expires the watches
+            // and then changes an object knows the old streams never carry that change.
+            biased;
+            signal = signals.recv() => match signal {
+                Ok(WatchSignal::Bookmark(rv)) if start.bookmarks => {
+                    if tx.send(line(&bookmark_event(&start.resource, rv))).await.is_err() {
+                        return;
+                    }
+                }
+                Ok(WatchSignal::Drop) => return,
+                Ok(WatchSignal::Gone(rv)) => {
+                    let _ = tx.send(line(&gone_event(rv, rv))).await;
+                    return;
+                }
+                Ok(WatchSignal::Bookmark(_)) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                Err(broadcast::error::RecvError::Closed) => return,
+            },
             _ = &mut deadline => return,
             _ = tx.closed() => return,
             change = changes.recv() => match change {

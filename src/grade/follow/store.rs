@@ -1,0 +1,447 @@
+//! The room's objects while it is followed: per kind and namespace, one LZ4-packed block of the
+//! objects' compact JSON text (as `read.rs` keeps a listed room), so a change repacks the block
+//! of one namespace of one kind. Answers a learner's queries as a LIST of them would have.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
+
+use crate::observe::kinds::ResourceKind;
+use crate::observe::{Obj, Observed, Origin, Query, ReadResult, Unavailable};
+
+use super::super::read::{filter, is_withheld, withheld};
+
+/// One object as a stream brought it: where it lives and its compact text
+/// (`cluster::compact`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Held {
+    /// Empty for a cluster-scoped object.
+    pub namespace: Box<str>,
+    pub name: Box<str>,
+    pub text: Box<str>,
+}
+
+/// Objects as (name, compact text).
+type Named = Vec<(Box<str>, Box<str>)>;
+
+/// One namespace's objects of one kind, packed, in name order.
+struct Block {
+    packed: Box<[u8]>,
+    /// Each object's name and byte range in the unpacked text.
+    objects: Vec<(Box<str>, u32, u32)>,
+}
+
+impl Block {
+    fn pack(mut items: Named) -> Block {
+        items.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut text = String::with_capacity(items.iter().map(|(_, t)| t.len()).sum());
+        let mut objects = Vec::with_capacity(items.len());
+        for (name, t) in items {
+            let start = text.len();
+            text.push_str(&t);
+            // A block is one namespace's objects of one kind: far below 4 GiB.
+            let n = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
+            objects.push((name, n(start), n(text.len())));
+        }
+        Block {
+            packed: lz4_flex::compress_prepend_size(text.as_bytes()).into_boxed_slice(),
+            objects,
+        }
+    }
+
+    fn text(&self) -> Result<String, Unavailable> {
+        let bytes = lz4_flex::decompress_size_prepended(&self.packed).map_err(|e| broken(&e))?;
+        String::from_utf8(bytes).map_err(|e| broken(&e))
+    }
+
+    /// The objects as (name, text), in name order.
+    fn unpack(&self) -> Result<Named, Unavailable> {
+        let text = self.text()?;
+        self.objects
+            .iter()
+            .map(|(name, s, e)| {
+                let t = text
+                    .get(*s as usize..*e as usize)
+                    .ok_or_else(|| broken(&"an object out of its block"))?;
+                Ok((name.clone(), t.into()))
+            })
+            .collect()
+    }
+}
+
+fn broken(e: &dyn std::fmt::Display) -> Unavailable {
+    Unavailable::Failed {
+        message: format!("internal: a held object no longer reads: {e}"),
+    }
+}
+
+/// A stream's (re)list while it arrives: each namespace's objects are packed as soon as the
+/// list moves on to the next namespace (the API server lists in key order, namespace then
+/// name), so a room's text is never held unpacked whole (a 1,000-learner room's pods are
+/// hundreds of megabytes as text).
+#[derive(Default)]
+pub struct Staging {
+    blocks: BTreeMap<Box<str>, Block>,
+    open: Option<(Box<str>, Named)>,
+    count: usize,
+}
+
+impl Staging {
+    pub fn add(&mut self, h: Held) {
+        self.count += 1;
+        match &mut self.open {
+            Some((ns, items)) if *ns == h.namespace => items.push((h.name, h.text)),
+            _ => {
+                self.seal();
+                self.open = Some((h.namespace, vec![(h.name, h.text)]));
+            }
+        }
+    }
+
+    /// How many objects were listed.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    fn seal(&mut self) {
+        if let Some((ns, items)) = self.open.take() {
+            // A namespace met again (a list out of key order) joins its block.
+            let items = match self.blocks.remove(&ns) {
+                Some(b) => {
+                    let mut all = b.unpack().unwrap_or_default();
+                    all.extend(items);
+                    all
+                }
+                None => items,
+            };
+            self.blocks.insert(ns, Block::pack(items));
+        }
+    }
+}
+
+/// What the room holds of one kind.
+#[derive(Default)]
+struct Kind {
+    /// Per namespace ("" for cluster-scoped objects).
+    blocks: BTreeMap<Box<str>, Block>,
+    /// Why the kind (or, with `watched_namespaces`, a namespace outside them) has no answer.
+    unavailable: Option<Unavailable>,
+    /// Watched namespace by namespace (RBAC forbids the kind cluster-wide): only these
+    /// namespaces have answers.
+    watched_namespaces: Option<std::collections::HashSet<String>>,
+}
+
+/// The room's objects, per kind and namespace.
+#[derive(Default)]
+pub struct Store {
+    kinds: HashMap<&'static ResourceKind, Kind>,
+    context: String,
+}
+
+impl Store {
+    pub fn new(context: &str) -> Store {
+        Store {
+            kinds: HashMap::new(),
+            context: context.to_string(),
+        }
+    }
+
+    /// The kind will be answered from what its streams bring.
+    pub fn plan(&mut self, kind: &'static ResourceKind) {
+        self.kinds.entry(kind).or_default();
+    }
+
+    /// The kind has no answer (not served, forbidden): every query of it gets `why`.
+    pub fn unavailable(&mut self, kind: &'static ResourceKind, why: Unavailable) {
+        let k = self.kinds.entry(kind).or_default();
+        k.blocks.clear();
+        k.unavailable = Some(why);
+    }
+
+    /// The kind is forbidden cluster-wide (`why`) and watched in these namespaces only.
+    pub fn per_namespace(
+        &mut self,
+        kind: &'static ResourceKind,
+        why: Unavailable,
+        namespaces: impl IntoIterator<Item = String>,
+    ) {
+        let k = self.kinds.entry(kind).or_default();
+        k.blocks.clear();
+        k.unavailable = Some(why);
+        k.watched_namespaces = Some(namespaces.into_iter().collect());
+    }
+
+    /// A stream listed its scope again (`namespace`: one namespace; None: the whole kind):
+    /// what it holds is replaced by `objects`. Returns the namespaces whose objects changed.
+    pub fn replace(
+        &mut self,
+        kind: &'static ResourceKind,
+        namespace: Option<&str>,
+        mut listed: Staging,
+    ) -> Vec<String> {
+        let k = self.kinds.entry(kind).or_default();
+        if k.watched_namespaces.is_none() {
+            k.unavailable = None;
+        }
+        listed.seal();
+        let mut fresh = listed.blocks;
+        if let Some(ns) = namespace {
+            fresh.retain(|n, _| **n == *ns);
+        }
+        let old: Vec<Box<str>> = k
+            .blocks
+            .keys()
+            .filter(|ns| namespace.is_none_or(|n| &***ns == n))
+            .cloned()
+            .collect();
+        let mut changed = Vec::new();
+        for ns in old {
+            if !fresh.contains_key(&ns) {
+                k.blocks.remove(&ns);
+                changed.push(ns.to_string());
+            }
+        }
+        for (ns, b) in fresh {
+            // Packing is deterministic (objects in name order): equal bytes, equal objects.
+            let same = k
+                .blocks
+                .get(&ns)
+                .is_some_and(|was| was.packed == b.packed && was.objects == b.objects);
+            if !same {
+                changed.push(ns.to_string());
+            }
+            k.blocks.insert(ns, b);
+        }
+        changed
+    }
+
+    /// An object was added or changed; returns whether what the room holds changed (a status
+    /// write that only stripped fields touch leaves it as it was).
+    pub fn apply(&mut self, kind: &'static ResourceKind, h: Held) -> bool {
+        let k = self.kinds.entry(kind).or_default();
+        let mut items = match k.blocks.get(&h.namespace) {
+            Some(b) => b.unpack().unwrap_or_default(),
+            None => Vec::new(),
+        };
+        match items.iter_mut().find(|(n, _)| *n == h.name) {
+            Some((_, t)) if *t == h.text => return false,
+            Some((_, t)) => *t = h.text,
+            None => items.push((h.name, h.text)),
+        }
+        k.blocks.insert(h.namespace, Block::pack(items));
+        true
+    }
+
+    /// An object was deleted; returns whether the room held it.
+    pub fn delete(&mut self, kind: &'static ResourceKind, namespace: &str, name: &str) -> bool {
+        let Some(k) = self.kinds.get_mut(kind) else {
+            return false;
+        };
+        let Some(b) = k.blocks.get(namespace) else {
+            return false;
+        };
+        let mut items = b.unpack().unwrap_or_default();
+        let before = items.len();
+        items.retain(|(n, _)| &**n != name);
+        if items.len() == before {
+            return false;
+        }
+        if items.is_empty() {
+            k.blocks.remove(namespace);
+        } else {
+            k.blocks.insert(namespace.into(), Block::pack(items));
+        }
+        true
+    }
+
+    /// How many objects the room holds, and their packed bytes (for `-v` and the bench).
+    pub fn held(&self) -> (usize, usize) {
+        let blocks = self.kinds.values().flat_map(|k| k.blocks.values());
+        blocks.fold((0, 0), |(n, bytes), b| {
+            (n + b.objects.len(), bytes + b.packed.len())
+        })
+    }
+
+    /// The answer to one query, as a LIST of it would have been.
+    pub fn answer(&self, q: &Query) -> ReadResult {
+        if is_withheld(q) {
+            return Err(withheld(q));
+        }
+        let Some(k) = self.kinds.get(q.kind) else {
+            return Err(Unavailable::Failed {
+                message: format!("internal: {} was not planned for the room", q.describe()),
+            });
+        };
+        if let Some(why) = &k.unavailable {
+            let watched = match (&k.watched_namespaces, &q.namespace) {
+                (Some(set), Some(ns)) => set.contains(ns),
+                _ => false,
+            };
+            if !watched {
+                return Err(why.clone());
+            }
+        }
+        let blocks: Vec<&Block> = match &q.namespace {
+            Some(ns) => k.blocks.get(ns.as_str()).into_iter().collect(),
+            None => k.blocks.values().collect(),
+        };
+        let mut out = Vec::new();
+        for b in blocks {
+            let text = b.text()?;
+            for (name, s, e) in &b.objects {
+                if q.name.as_deref().is_some_and(|n| &**name != n) {
+                    continue;
+                }
+                let bytes = text
+                    .get(*s as usize..*e as usize)
+                    .ok_or_else(|| broken(&"an object out of its block"))?;
+                let v = serde_json::from_str(bytes).map_err(|e| broken(&e))?;
+                out.push(Obj::new(v, Origin::Live).map_err(|e| broken(&e))?);
+            }
+        }
+        Ok(filter(q, out))
+    }
+
+    /// An observation holding exactly the answers to `queries` (one learner's labs); what every
+    /// learner reads (`Query` without a namespace) is parsed once per judging and kept in
+    /// `shared`.
+    pub fn observed(&self, queries: &[Query], shared: &Shared) -> Observed {
+        let reads: HashMap<Query, ReadResult> = queries
+            .iter()
+            .map(|q| {
+                let r = if q.namespace.is_some() {
+                    self.answer(q)
+                } else {
+                    shared.get(q, || self.answer(q))
+                };
+                (q.clone(), r)
+            })
+            .collect();
+        Observed::live(self.context.clone(), reads)
+    }
+}
+
+/// Answers to cluster-wide queries for one judging: the same for every learner, parsed once
+/// (objects share their values when cloned).
+#[derive(Default)]
+pub struct Shared(Mutex<HashMap<Query, ReadResult>>);
+
+impl Shared {
+    fn get(&self, q: &Query, answer: impl FnOnce() -> ReadResult) -> ReadResult {
+        let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        map.entry(q.clone()).or_insert_with(answer).clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::observe::kinds;
+
+    fn pod(ns: &str, name: &str, app: &str) -> Held {
+        let text = serde_json::json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": ns, "labels": {"app": app}},
+        })
+        .to_string();
+        Held {
+            namespace: ns.into(),
+            name: name.into(),
+            text: text.into(),
+        }
+    }
+
+    fn staged(objects: Vec<Held>) -> Staging {
+        let mut st = Staging::default();
+        for h in objects {
+            st.add(h);
+        }
+        st
+    }
+
+    fn names(s: &Store, q: &Query) -> Vec<String> {
+        s.answer(q)
+            .unwrap()
+            .iter()
+            .map(|o| o.name().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn a_relist_reports_only_the_namespaces_whose_objects_changed() {
+        let mut s = Store::new("room");
+        let first = s.replace(
+            &kinds::PODS,
+            None,
+            staged(vec![pod("a-lab", "p1", "x"), pod("b-lab", "p2", "x")]),
+        );
+        assert_eq!(first, ["a-lab", "b-lab"]);
+        // Same objects, another order: nothing changed.
+        let again = s.replace(
+            &kinds::PODS,
+            None,
+            staged(vec![pod("b-lab", "p2", "x"), pod("a-lab", "p1", "x")]),
+        );
+        assert!(again.is_empty(), "{again:?}");
+        // b's pod changed, a's vanished, c's appeared.
+        let changed = s.replace(
+            &kinds::PODS,
+            None,
+            staged(vec![pod("b-lab", "p2", "y"), pod("c-lab", "p3", "x")]),
+        );
+        assert_eq!(changed, ["a-lab", "b-lab", "c-lab"]);
+        assert!(names(&s, &Query::new(&kinds::PODS, "a-lab")).is_empty());
+    }
+
+    #[test]
+    fn a_change_repacks_one_namespace_and_answers_like_a_list() {
+        let mut s = Store::new("room");
+        s.replace(
+            &kinds::PODS,
+            None,
+            staged(vec![pod("a-lab", "p1", "x"), pod("a-lab", "p2", "y")]),
+        );
+        assert!(!s.apply(&kinds::PODS, pod("a-lab", "p1", "x")), "no change");
+        assert!(s.apply(&kinds::PODS, pod("a-lab", "p3", "x")));
+        assert_eq!(
+            names(&s, &Query::new(&kinds::PODS, "a-lab")),
+            ["p1", "p2", "p3"]
+        );
+        assert_eq!(
+            names(
+                &s,
+                &Query::new(&kinds::PODS, "a-lab").with_selector("app=x")
+            ),
+            ["p1", "p3"]
+        );
+        assert_eq!(names(&s, &Query::cluster(&kinds::PODS).named("p2")), ["p2"]);
+        assert!(s.delete(&kinds::PODS, "a-lab", "p1"));
+        assert!(!s.delete(&kinds::PODS, "a-lab", "p1"), "already gone");
+        assert_eq!(s.held().0, 2);
+    }
+
+    #[test]
+    fn an_unavailable_kind_answers_why_and_a_forbidden_one_answers_its_watched_namespaces() {
+        let mut s = Store::new("room");
+        let no = Unavailable::Failed {
+            message: "no".into(),
+        };
+        s.unavailable(&kinds::JOBS, no.clone());
+        assert_eq!(
+            s.answer(&Query::new(&kinds::JOBS, "a-lab")).err(),
+            Some(no.clone())
+        );
+        s.per_namespace(&kinds::PODS, no.clone(), ["a-lab".to_string()]);
+        s.replace(
+            &kinds::PODS,
+            Some("a-lab"),
+            staged(vec![pod("a-lab", "p1", "x")]),
+        );
+        assert_eq!(names(&s, &Query::new(&kinds::PODS, "a-lab")), ["p1"]);
+        assert_eq!(
+            s.answer(&Query::new(&kinds::PODS, "b-lab")).err(),
+            Some(no.clone())
+        );
+        assert_eq!(s.answer(&Query::cluster(&kinds::PODS)).err(), Some(no));
+        assert!(s.answer(&Query::new(&kinds::SECRETS, "a-lab")).is_err());
+    }
+}

@@ -1,0 +1,413 @@
+//! A room on a shared cluster graded from watches (`grade::follow`, what `grade --watch` runs)
+//! against the emulator: a learner's change reaches the graded room and re-judges only that
+//! learner's cell; a forced `410 Gone` relists and loses nothing; a dropped stream reconnects
+//! from the last bookmark; a new labelled namespace adds a learner; each kind costs one LIST and
+//! one WATCH (plus reconnects), and only get/list/watch are sent. No clock: each wait ends on
+//! what is heard, with a generous bound only so a broken engine fails instead of hanging.
+
+use crate::room;
+use crate::support::live::{Cluster, ALL_CRDS};
+
+use std::collections::BTreeSet;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use trainlab::catalog::Catalog;
+use trainlab::cluster::ConnectOpts;
+use trainlab::grade::{follow, Learners, Room, RoomRequest};
+use trainlab::plan::stream::StreamState;
+use trainlab::plan::{Event, Listener};
+use trainlab::results::room::RoomResult;
+use trainlab::verify::Status;
+
+/// What the test hears from the engine.
+#[derive(Debug)]
+enum Heard {
+    Graded(Vec<(String, usize)>),
+    Regraded {
+        changed: Vec<String>,
+        passed: Vec<(String, usize)>,
+    },
+    Stream(StreamState),
+}
+
+/// `learner/lab` → checks passed, for every cell of the room.
+fn passed(r: &RoomResult) -> Vec<(String, usize)> {
+    let mut out = Vec::new();
+    for l in &r.learners {
+        for lab in l.results.as_ref().unwrap() {
+            let n = lab
+                .outcomes
+                .iter()
+                .filter(|o| o.status == Status::Pass)
+                .count();
+            out.push((format!("{}/{}", l.name, lab.lab.id), n));
+        }
+    }
+    out
+}
+
+struct Tell(mpsc::Sender<Heard>);
+
+impl Listener<RoomResult> for Tell {
+    fn on(&mut self, event: Event<'_, RoomResult>) {
+        let heard = match event {
+            Event::Graded(r) => Heard::Graded(passed(r)),
+            Event::Regraded { result, changed } => Heard::Regraded {
+                changed: changed
+                    .iter()
+                    .map(|c| format!("{}/{}", c.learner, c.lab))
+                    .collect(),
+                passed: passed(result),
+            },
+            Event::Stream(s) => Heard::Stream(s.clone()),
+            _ => return,
+        };
+        let _ = self.0.send(heard);
+    }
+}
+
+/// The engine following `c`'s room on its own thread until the returned sender is dropped.
+struct Following {
+    heard: mpsc::Receiver<Heard>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Following {
+    fn start(c: &Cluster, learners: Learners) -> Following {
+        let (tx, heard) = mpsc::channel();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let kubeconfig = c.kubeconfig.clone();
+        let thread = std::thread::spawn(move || {
+            let catalog = Catalog::embedded().unwrap();
+            let room = Room::resolve(
+                &catalog,
+                RoomRequest {
+                    labs: vec!["volcano-gang".into()],
+                    all: false,
+                    learners,
+                    template: None,
+                    connect: ConnectOpts {
+                        kubeconfig: Some(kubeconfig),
+                        ..ConnectOpts::default()
+                    },
+                    params: Vec::new(),
+                    profile: None,
+                    concurrency: 1,
+                    watch: Some(Duration::from_secs(10)),
+                    output: trainlab::grade::RoomOutput {
+                        format: trainlab::report::room::RoomFormat::Table,
+                        lang: trainlab::text::Lang::En,
+                        html: None,
+                        serve: None,
+                    },
+                },
+            )
+            .unwrap();
+            let rt = tokio::runtime::Runtime::new().unwrap();
+            let mut tell = Tell(tx);
+            let stop = async {
+                let _ = stopped.await;
+            };
+            rt.block_on(follow(&room, &mut tell, stop)).unwrap();
+        });
+        Following {
+            heard,
+            stop: Some(stop),
+            thread: Some(thread),
+        }
+    }
+
+    /// The next thing heard that `f` picks (a bound only against a hang).
+    fn until<T>(&self, what: &str, mut f: impl FnMut(&Heard) -> Option<T>) -> T {
+        loop {
+            let h = self
+                .heard
+                .recv_timeout(Duration::from_secs(60))
+                .unwrap_or_else(|_| panic!("never heard {what}"));
+            if let Some(t) = f(&h) {
+                return t;
+            }
+        }
+    }
+
+    fn graded(&self) -> Vec<(String, usize)> {
+        self.until("the first grading", |h| match h {
+            Heard::Graded(p) => Some(p.clone()),
+            _ => None,
+        })
+    }
+
+    /// Every Regraded until one has `cell` among its changed cells: (all changed, passed).
+    fn regraded_with(&self, cell: &str) -> (Vec<String>, Vec<(String, usize)>) {
+        let mut all = Vec::new();
+        let passed = self.until(&format!("{cell} judged again"), |h| match h {
+            Heard::Regraded { changed, passed } => {
+                all.push(changed.clone());
+                changed.iter().any(|c| c == cell).then(|| passed.clone())
+            }
+            _ => None,
+        });
+        (all.concat(), passed)
+    }
+}
+
+impl Drop for Following {
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// bob's Volcano Job of the lab's solution, as he would create it.
+fn bobs_job() -> Value {
+    let mut job = room::learner_state("bob", "volcano-gang", "solution-state")
+        .0
+        .into_iter()
+        .find(|o| o["kind"] == "Job")
+        .unwrap();
+    for f in ["uid", "resourceVersion", "creationTimestamp", "generation"] {
+        job["metadata"].as_object_mut().unwrap().remove(f);
+    }
+    job.as_object_mut().unwrap().remove("status");
+    job
+}
+
+fn namespace(name: &str, labels: Value) -> Value {
+    json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels}})
+}
+
+/// alice solved the lab; bob has an empty namespace.
+fn two_learners() -> Cluster {
+    let mut seed = room::room(&[("alice", &["volcano-gang"]), ("bob", &[])]);
+    seed.push(namespace("bob-volcano-gang", json!({})));
+    Cluster::start(seed, &ALL_CRDS)
+}
+
+fn named() -> Learners {
+    Learners::Named(vec!["alice".into(), "bob".into()])
+}
+
+fn is_watch(r: &crate::support::emulator::Recorded) -> bool {
+    r.query
+        .split('&')
+        .any(|p| p == "watch=true" || p == "watch=1")
+}
+
+fn is_api(path: &str) -> bool {
+    !crate::support::live::is_version_or_discovery(path)
+}
+
+fn score(passed: &[(String, usize)], cell: &str) -> usize {
+    passed.iter().find(|(c, _)| c == cell).unwrap().1
+}
+
+const JOBS: &str = "/apis/batch.volcano.sh/v1alpha1/jobs";
+const BOBS_JOBS: &str = "/apis/batch.volcano.sh/v1alpha1/namespaces/bob-volcano-gang/jobs";
+
+/// POSTs one object to the emulator (plain HTTP/1.1, as `kubectl create` would).
+fn create(emu: &crate::support::emulator::Emulator, path: &str, obj: &Value) {
+    use std::io::{Read, Write};
+    let addr = emu.url().trim_start_matches("http://").to_string();
+    let body = serde_json::to_string(obj).unwrap();
+    let mut s = std::net::TcpStream::connect(&addr).unwrap();
+    write!(
+        s,
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
+}
+
+#[test]
+fn a_learners_change_reaches_the_room_and_only_their_cell_is_judged_again() {
+    let c = two_learners();
+    let f = Following::start(&c, named());
+    let first = f.graded();
+    let mut job = bobs_job();
+    job["metadata"]["namespace"] = json!("bob-volcano-gang");
+    create(&c.emu, BOBS_JOBS, &job);
+    let (changed, now) = f.regraded_with("bob/volcano-gang");
+    assert!(
+        changed.iter().all(|c| c == "bob/volcano-gang"),
+        "alice had no change and was not judged again: {changed:?}"
+    );
+    assert!(
+        score(&now, "bob/volcano-gang") > score(&first, "bob/volcano-gang"),
+        "{first:?} → {now:?}"
+    );
+    assert_eq!(
+        score(&now, "alice/volcano-gang"),
+        score(&first, "alice/volcano-gang")
+    );
+
+    // One LIST and one WATCH per kind, all GETs but the test's own POST.
+    let reqs = c.emu.requests();
+    let others: Vec<String> = reqs
+        .iter()
+        .filter(|r| r.method != "GET" && r.method != "POST")
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect();
+    assert!(others.is_empty(), "{others:?}");
+    let posts = reqs.iter().filter(|r| r.method == "POST").count();
+    assert_eq!(posts, 1, "only the test wrote");
+    let gets: Vec<_> = reqs
+        .iter()
+        .filter(|r| r.method == "GET" && is_api(&r.path))
+        .collect();
+    let lists: Vec<&str> = gets
+        .iter()
+        .filter(|r| !is_watch(r))
+        .map(|r| r.path.as_str())
+        .collect();
+    let watches: Vec<&str> = gets
+        .iter()
+        .filter(|r| is_watch(r))
+        .map(|r| r.path.as_str())
+        .collect();
+    let kinds: BTreeSet<&str> = lists.iter().copied().collect();
+    assert_eq!(lists.len(), kinds.len(), "each kind listed once: {lists:?}");
+    assert_eq!(
+        watches.iter().copied().collect::<BTreeSet<_>>(),
+        kinds,
+        "each listed kind watched"
+    );
+    assert_eq!(watches.len(), kinds.len(), "each watched once: {watches:?}");
+    assert!(kinds.contains(JOBS), "{kinds:?}");
+    assert!(
+        gets.iter()
+            .filter(|r| is_watch(r))
+            .all(|r| r.query.contains("allowWatchBookmarks=true")),
+        "watches ask for bookmarks"
+    );
+}
+
+#[test]
+fn after_a_forced_410_the_relist_shows_a_change_made_while_the_watch_was_broken() {
+    let c = two_learners();
+    let f = Following::start(&c, named());
+    let first = f.graded();
+    let mut job = bobs_job();
+    job["metadata"]["namespace"] = json!("bob-volcano-gang");
+    // Every open stream gets `410 Gone` before the Job is stored, and a watch from before it
+    // is refused: only a new LIST can show it.
+    c.emu.expire_watches(Some(job));
+    let why = f.until("the stream's 410", |h| match h {
+        Heard::Stream(StreamState::Reconnecting { kind, why, .. }) if kind.contains("jobs") => {
+            Some(why.clone())
+        }
+        _ => None,
+    });
+    assert!(why.contains("too old resource version"), "{why}");
+    let (changed, now) = f.regraded_with("bob/volcano-gang");
+    assert!(
+        changed.iter().all(|c| c == "bob/volcano-gang"),
+        "{changed:?}"
+    );
+    assert!(score(&now, "bob/volcano-gang") > score(&first, "bob/volcano-gang"));
+    let job_lists = c
+        .emu
+        .requests()
+        .iter()
+        .filter(|r| r.path == JOBS && !is_watch(r))
+        .count();
+    assert_eq!(job_lists, 2, "listed, then listed again after 410");
+}
+
+#[test]
+fn a_dropped_watch_reconnects_from_the_last_bookmark_without_a_relist() {
+    let c = two_learners();
+    let f = Following::start(&c, named());
+    f.graded();
+    let at = c.emu.resource_version();
+    c.emu.bookmark();
+    c.emu.drop_watches();
+    let mut job = bobs_job();
+    job["metadata"]["namespace"] = json!("bob-volcano-gang");
+    create(&c.emu, BOBS_JOBS, &job);
+    let (changed, _) = f.regraded_with("bob/volcano-gang");
+    assert!(
+        changed.iter().all(|c| c == "bob/volcano-gang"),
+        "{changed:?}"
+    );
+    let reqs = c.emu.requests();
+    let jobs: Vec<&str> = reqs
+        .iter()
+        .filter(|r| r.path == JOBS)
+        .map(|r| r.query.as_str())
+        .collect();
+    assert_eq!(
+        jobs.iter().filter(|q| !q.contains("watch=")).count(),
+        1,
+        "no relist: {jobs:?}"
+    );
+    let rewatch = jobs.iter().filter(|q| q.contains("watch=")).nth(1);
+    assert!(
+        rewatch.is_some_and(|q| q.contains(&format!("resourceVersion={at}"))),
+        "re-watched from the bookmark's resourceVersion {at}: {jobs:?}"
+    );
+}
+
+#[test]
+fn a_new_labelled_namespace_adds_a_learner_and_only_their_cells_are_judged() {
+    let label = json!({"trainlab.dev/workshop": "w1"});
+    let mut seed = room::room(&[("alice", &["volcano-gang"])]);
+    for o in &mut seed {
+        if o["kind"] == "Namespace" && o["metadata"]["name"] == "alice-volcano-gang" {
+            o["metadata"]["labels"] = label.clone();
+        }
+    }
+    if !seed
+        .iter()
+        .any(|o| o["kind"] == "Namespace" && o["metadata"]["name"] == "alice-volcano-gang")
+    {
+        seed.push(namespace("alice-volcano-gang", label.clone()));
+    }
+    let c = Cluster::start(seed, &ALL_CRDS);
+    let f = Following::start(
+        &c,
+        Learners::FromNamespaces("trainlab.dev/workshop=w1".into()),
+    );
+    let first = f.graded();
+    assert_eq!(first.len(), 1, "{first:?}");
+    create(
+        &c.emu,
+        "/api/v1/namespaces",
+        &namespace("bob-volcano-gang", label),
+    );
+    let (changed, now) = f.regraded_with("bob/volcano-gang");
+    assert_eq!(changed, ["bob/volcano-gang"]);
+    let cells: Vec<&str> = now.iter().map(|(c, _)| c.as_str()).collect();
+    assert_eq!(cells, ["alice/volcano-gang", "bob/volcano-gang"]);
+}
+
+#[test]
+fn a_kind_whose_first_list_fails_is_graded_without_it_and_again_once_it_lists() {
+    let c = two_learners();
+    // The first LIST of Volcano Jobs fails (each of the client's three attempts); the next one
+    // succeeds.
+    c.emu.fault(
+        Some("GET"),
+        JOBS,
+        false,
+        crate::support::emulator::Fault::Sequence(vec![500, 500, 500]),
+    );
+    let f = Following::start(&c, named());
+    let first = f.graded();
+    let (changed, now) = f.regraded_with("alice/volcano-gang");
+    assert!(
+        changed.iter().all(|c| c.ends_with("/volcano-gang")),
+        "{changed:?}"
+    );
+    assert!(
+        score(&now, "alice/volcano-gang") > score(&first, "alice/volcano-gang"),
+        "judged without the Jobs first, with them once listed: {first:?} → {now:?}"
+    );
+}
