@@ -257,23 +257,6 @@ fn contexts(contexts: usize, labs: &[&str], latency: Duration, runs: usize) {
     );
 }
 
-/// POSTs one object to the emulator (plain HTTP/1.1, as `kubectl create` would).
-fn create(emu: &Emulator, path: &str, obj: &serde_json::Value) {
-    use std::io::{Read, Write};
-    let addr = emu.url().trim_start_matches("http://").to_string();
-    let body = obj.to_string();
-    let mut s = std::net::TcpStream::connect(&addr).expect("connect to the emulator");
-    write!(
-        s,
-        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .expect("send");
-    let mut answer = String::new();
-    s.read_to_string(&mut answer).expect("answer");
-    assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
-}
-
 /// CPU seconds (user + system) the process has used, from /proc/PID/stat (fields 14 and 15,
 /// in clock ticks; proc(5)).
 fn cpu_seconds(pid: u32) -> Option<f64> {
@@ -380,7 +363,7 @@ fn watch(learners: usize, labs: &[&str], latency: Duration, changes: usize, idle
             "metadata": {"name": format!("bench-{i}"), "namespace": ns},
             "spec": {"containers": [{"name": "c", "image": "busybox"}]},
         });
-        create(&emu, &format!("/api/v1/namespaces/{ns}/pods"), &pod);
+        emu.create(&format!("/api/v1/namespaces/{ns}/pods"), &pod);
         let stored = Instant::now();
         let (at, line) = wait_for("judged again");
         latencies.push(at.duration_since(stored));

@@ -359,6 +359,7 @@ impl Listener<RoomResult> for RoomScreen {
             if let Err(e) = crate::report::write_json_streamed(result, self.output.lang, out) {
                 super::output::stdout_failed(&e);
             }
+            tracing::info!("room: written{}", crate::observe::process::memory());
             return;
         }
         let board = Scoreboard::from_room(result, self.output.lang);

@@ -432,9 +432,10 @@ async fn shared_round(
     let reads = reads?;
     let (objects, packed) = reads.held();
     tracing::info!(
-        "room: {objects} objects read in {:.0} ms, held packed in {:.1} MB",
+        "room: {objects} objects read in {:.0} ms, held packed in {:.1} MB{}",
         ms(started),
-        packed as f64 / 1e6
+        packed as f64 / 1e6,
+        crate::observe::process::memory()
     );
     notes.extend(
         reads
@@ -471,10 +472,11 @@ async fn shared_round(
         progress,
     )?;
     tracing::info!(
-        "room: {} learners × {} labs judged in {:.0} ms",
+        "room: {} learners × {} labs judged in {:.0} ms{}",
         learners.len(),
         room.labs.len(),
-        ms(started)
+        ms(started),
+        crate::observe::process::memory()
     );
     Ok(finish(room, out, SourceKind::Live, conn.describe(), notes))
 }

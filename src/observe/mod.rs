@@ -6,6 +6,7 @@ pub mod limits;
 mod object;
 mod observed;
 mod parse;
+pub mod process;
 pub mod save;
 pub mod sources;
 mod strict;

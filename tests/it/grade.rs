@@ -9,7 +9,7 @@ use crate::room;
 use crate::support::{emulator, live};
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{Read, Write};
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -763,22 +763,6 @@ fn bad_input_is_exit_2_with_what_to_do() {
 
 // --- --watch -------------------------------------------------------------------------------------
 
-/// POSTs one object to the emulator (plain HTTP/1.1, as `kubectl create` would).
-fn create(emu: &Emulator, path: &str, obj: &Value) {
-    let addr = emu.url().trim_start_matches("http://").to_string();
-    let body = serde_json::to_string(obj).unwrap();
-    let mut s = std::net::TcpStream::connect(&addr).unwrap();
-    write!(
-        s,
-        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut answer = String::new();
-    s.read_to_string(&mut answer).unwrap();
-    assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
-}
-
 fn mark_in_page(page: &str, cell: &str) -> Option<String> {
     let at = page.find(&format!("data-cell=\"{cell}\""))?;
     let rest = &page[at..];
@@ -842,8 +826,7 @@ fn watch_regrades_and_rewrites_the_page_until_ctrl_c() {
     );
 
     // bob starts: his namespace and a Volcano Job appear.
-    create(
-        &c.emu,
+    c.emu.create(
         "/api/v1/namespaces",
         &json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "bob-volcano-gang"}}),
     );
@@ -857,8 +840,7 @@ fn watch_regrades_and_rewrites_the_page_until_ctrl_c() {
         job["metadata"].as_object_mut().unwrap().remove(f);
     }
     job.as_object_mut().unwrap().remove("status");
-    create(
-        &c.emu,
+    c.emu.create(
         "/apis/batch.volcano.sh/v1alpha1/namespaces/bob-volcano-gang/jobs",
         &job,
     );

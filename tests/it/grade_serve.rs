@@ -5,7 +5,7 @@
 //! writes. The same page in a real browser: tests/browser/.
 
 use crate::room;
-use crate::support::{emulator, live};
+use crate::support::live;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -15,7 +15,6 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use emulator::Emulator;
 use live::{Cluster, ALL_CRDS};
 
 /// A `trainlab grade … --serve` running in the background, and the URL it printed.
@@ -194,22 +193,6 @@ fn interrupt(served: Served) -> (i32, String) {
     (out.status.code().unwrap_or(-1), rest.join("\n"))
 }
 
-/// POSTs one object to the emulator, as `kubectl create` would.
-fn create(emu: &Emulator, path: &str, obj: &Value) {
-    let addr = emu.url().trim_start_matches("http://").to_string();
-    let body = serde_json::to_string(obj).unwrap();
-    let mut s = TcpStream::connect(&addr).unwrap();
-    write!(
-        s,
-        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut answer = String::new();
-    s.read_to_string(&mut answer).unwrap();
-    assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
-}
-
 #[test]
 fn a_served_board_follows_the_cluster_and_pushes_only_the_rows_that_changed() {
     let c = Cluster::start(
@@ -256,8 +239,7 @@ fn a_served_board_follows_the_cluster_and_pushes_only_the_rows_that_changed() {
     );
 
     // bob starts: his namespace and a Volcano Job appear.
-    create(
-        &c.emu,
+    c.emu.create(
         "/api/v1/namespaces",
         &json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "bob-volcano-gang"}}),
     );
@@ -270,8 +252,7 @@ fn a_served_board_follows_the_cluster_and_pushes_only_the_rows_that_changed() {
         job["metadata"].as_object_mut().unwrap().remove(f);
     }
     job.as_object_mut().unwrap().remove("status");
-    create(
-        &c.emu,
+    c.emu.create(
         "/apis/batch.volcano.sh/v1alpha1/namespaces/bob-volcano-gang/jobs",
         &job,
     );

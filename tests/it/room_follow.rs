@@ -209,23 +209,6 @@ fn score(passed: &[(String, usize)], cell: &str) -> usize {
 const JOBS: &str = "/apis/batch.volcano.sh/v1alpha1/jobs";
 const BOBS_JOBS: &str = "/apis/batch.volcano.sh/v1alpha1/namespaces/bob-volcano-gang/jobs";
 
-/// POSTs one object to the emulator (plain HTTP/1.1, as `kubectl create` would).
-fn create(emu: &crate::support::emulator::Emulator, path: &str, obj: &Value) {
-    use std::io::{Read, Write};
-    let addr = emu.url().trim_start_matches("http://").to_string();
-    let body = serde_json::to_string(obj).unwrap();
-    let mut s = std::net::TcpStream::connect(&addr).unwrap();
-    write!(
-        s,
-        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut answer = String::new();
-    s.read_to_string(&mut answer).unwrap();
-    assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
-}
-
 #[test]
 fn a_learners_change_reaches_the_room_and_only_their_cell_is_judged_again() {
     let c = two_learners();
@@ -233,7 +216,7 @@ fn a_learners_change_reaches_the_room_and_only_their_cell_is_judged_again() {
     let first = f.graded();
     let mut job = bobs_job();
     job["metadata"]["namespace"] = json!("bob-volcano-gang");
-    create(&c.emu, BOBS_JOBS, &job);
+    c.emu.create(BOBS_JOBS, &job);
     let (changed, now) = f.regraded_with("bob/volcano-gang");
     assert!(
         changed.iter().all(|c| c == "bob/volcano-gang"),
@@ -326,12 +309,26 @@ fn a_dropped_watch_reconnects_from_the_last_bookmark_without_a_relist() {
     let c = two_learners();
     let f = Following::start(&c, named());
     f.graded();
+    // The engine reports the room before its watches are open: wait for every watch it asked
+    // for to be open, so the drop below meets them.
+    for _ in 0..3000 {
+        let asked = c
+            .emu
+            .requests()
+            .iter()
+            .filter(|r| r.query.contains("watch=true"))
+            .count();
+        if asked > 0 && c.emu.open_watches() >= asked {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let at = c.emu.resource_version();
     c.emu.bookmark();
     c.emu.drop_watches();
     let mut job = bobs_job();
     job["metadata"]["namespace"] = json!("bob-volcano-gang");
-    create(&c.emu, BOBS_JOBS, &job);
+    c.emu.create(BOBS_JOBS, &job);
     let (changed, _) = f.regraded_with("bob/volcano-gang");
     assert!(
         changed.iter().all(|c| c == "bob/volcano-gang"),
@@ -377,11 +374,8 @@ fn a_new_labelled_namespace_adds_a_learner_and_only_their_cells_are_judged() {
     );
     let first = f.graded();
     assert_eq!(first.len(), 1, "{first:?}");
-    create(
-        &c.emu,
-        "/api/v1/namespaces",
-        &namespace("bob-volcano-gang", label),
-    );
+    c.emu
+        .create("/api/v1/namespaces", &namespace("bob-volcano-gang", label));
     let (changed, now) = f.regraded_with("bob/volcano-gang");
     assert_eq!(changed, ["bob/volcano-gang"]);
     let cells: Vec<&str> = now.iter().map(|(c, _)| c.as_str()).collect();

@@ -213,9 +213,10 @@ async fn begin<'r, 'c>(
     progress.on(Event::ReadDone);
     let (objects, packed) = engine.store.held();
     tracing::info!(
-        "follow: {objects} objects listed, held packed in {:.1} MB; {} stream(s) watching",
+        "follow: {objects} objects listed, held packed in {:.1} MB; {} stream(s) watching{}",
         packed as f64 / 1e6,
-        engine.streams.len()
+        engine.streams.len(),
+        crate::observe::process::memory()
     );
     engine.learners_changed()?;
     progress.on(Event::Grading {
@@ -227,10 +228,11 @@ async fn begin<'r, 'c>(
     let started = std::time::Instant::now();
     engine.judge(&all)?;
     tracing::info!(
-        "follow: {} learner(s) × {} lab(s) judged in {:.0} ms; watching",
+        "follow: {} learner(s) × {} lab(s) judged in {:.0} ms; watching{}",
         engine.learners.len(),
         room.labs.len(),
-        started.elapsed().as_secs_f64() * 1000.0
+        started.elapsed().as_secs_f64() * 1000.0,
+        crate::observe::process::memory()
     );
     progress.on(Event::Graded(&engine.board));
     progress.on(Event::Stream(&StreamState::Watching {

@@ -4,72 +4,23 @@
 //! marked as just changed; Ctrl-C ends trainlab and the page says so. A screenshot is written
 //! to `target/tmp/live-board.png`.
 
+mod common;
 #[path = "../../support/emulator/mod.rs"]
 mod emulator;
 
-use std::ffi::OsStr;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::{browser_sized, eval, trainlab};
 use emulator::Emulator;
 use headless_chrome::protocol::cdp::Page::CaptureScreenshotFormatOption;
-use headless_chrome::{Browser, LaunchOptions, Tab};
+use headless_chrome::Tab;
 use serde_json::Value;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// The trainlab binary: TRAINLAB_BIN, else the root package's debug build.
-fn trainlab() -> PathBuf {
-    let p = std::env::var_os("TRAINLAB_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target/debug/trainlab"));
-    assert!(
-        p.exists(),
-        "{} not found: run `cargo build` at the repository root first, or set TRAINLAB_BIN",
-        p.display()
-    );
-    p
-}
-
-fn browser(profile: &Path) -> Browser {
-    let chromium = std::env::var_os("CHROMIUM")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/usr/bin/chromium"));
-    assert!(
-        chromium.exists(),
-        "{} not found: install Debian's Chromium (`apt-get install -y chromium`, as .ci/run does) or set CHROMIUM",
-        chromium.display()
-    );
-    let opts = LaunchOptions::default_builder()
-        .path(Some(chromium))
-        .headless(true)
-        .sandbox(false)
-        .user_data_dir(Some(profile.to_path_buf()))
-        .window_size(Some((1500, 900)))
-        .idle_browser_timeout(Duration::from_secs(120))
-        .args(vec![
-            OsStr::new("--headless"),
-            OsStr::new("--no-sandbox"),
-            OsStr::new("--disable-gpu"),
-            OsStr::new("--disable-background-networking"),
-        ])
-        .build()
-        .expect("launch options");
-    Browser::new(opts).expect("start headless Chromium")
-}
-
-/// Evaluates `expr` (which must produce a JSON value) in the page.
-fn eval(tab: &Tab, expr: &str) -> Value {
-    let r = tab
-        .evaluate(&format!("JSON.stringify({expr})"), false)
-        .unwrap_or_else(|e| panic!("{expr}: {e}"));
-    let text = r.value.and_then(|v| v.as_str().map(str::to_string));
-    serde_json::from_str(&text.unwrap_or_else(|| panic!("{expr} gave no value")))
-        .unwrap_or_else(|e| panic!("{expr}: {e}"))
 }
 
 /// Polls `expr` until `ok` accepts its value (60 s at most, then fails saying what it last was).
@@ -111,22 +62,6 @@ fn manifest(path: &Path) -> Vec<Value> {
             o
         })
         .collect()
-}
-
-/// POSTs one object to the emulator, as `kubectl create` would.
-fn create(emu: &Emulator, path: &str, obj: &Value) {
-    let addr = emu.url().trim_start_matches("http://").to_string();
-    let body = serde_json::to_string(obj).unwrap();
-    let mut s = std::net::TcpStream::connect(&addr).unwrap();
-    write!(
-        s,
-        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut answer = String::new();
-    s.read_to_string(&mut answer).unwrap();
-    assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
 }
 
 #[test]
@@ -181,7 +116,7 @@ fn the_served_board_changes_a_cell_when_the_cluster_changes_without_a_reload() {
     std::thread::spawn(move || for _ in err.lines() {});
 
     let profile = tempfile::tempdir().unwrap();
-    let b = browser(profile.path());
+    let b = browser_sized(profile.path(), 1500, 900);
     let tab = b.new_tab().unwrap();
     let cell = "document.querySelector('td[data-cell=\"trainlab/volcano-gang\"]')";
     // Before the first round the page is a placeholder that looks again; then the board.
@@ -203,11 +138,10 @@ fn the_served_board_changes_a_cell_when_the_cluster_changes_without_a_reload() {
 
     let state = data.join("volcano-gang/solution-state");
     for ns in manifest(&state.join("namespace.yaml")) {
-        create(&emu, "/api/v1/namespaces", &ns);
+        emu.create("/api/v1/namespaces", &ns);
     }
     for job in manifest(&state.join("vcjob.yaml")) {
-        create(
-            &emu,
+        emu.create(
             "/apis/batch.volcano.sh/v1alpha1/namespaces/trainlab-volcano-gang/jobs",
             &job,
         );

@@ -8,42 +8,14 @@
 //! says how to install it. The page comes from the trainlab binary the root package builds
 //! (`cargo build` first, or set TRAINLAB_BIN).
 
-use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
+mod common;
+
+use common::{browser_sized, eval, trainlab};
 use headless_chrome::protocol::cdp::Page::CaptureScreenshotFormatOption;
-use headless_chrome::{Browser, LaunchOptions, Tab};
+use headless_chrome::{Browser, Tab};
 use serde_json::Value;
-
-const CHROMIUM: &str = "/usr/bin/chromium";
-
-/// The trainlab binary: TRAINLAB_BIN, else the root package's debug build.
-fn trainlab() -> PathBuf {
-    let p = std::env::var_os("TRAINLAB_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/debug/trainlab")
-        });
-    assert!(
-        p.exists(),
-        "{} not found: run `cargo build` at the repository root first, or set TRAINLAB_BIN",
-        p.display()
-    );
-    p
-}
-
-fn chromium() -> PathBuf {
-    let p = std::env::var_os("CHROMIUM")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(CHROMIUM));
-    assert!(
-        p.exists(),
-        "{} not found: install Debian's Chromium (`apt-get install -y chromium`, as .ci/run does) or set CHROMIUM",
-        p.display()
-    );
-    p
-}
 
 /// `trainlab grade --demo --html DIR/room.html -o json`: the page and the same room as JSON.
 fn demo_page(dir: &Path, lang: &str) -> (PathBuf, Value) {
@@ -65,36 +37,6 @@ fn demo_page(dir: &Path, lang: &str) -> (PathBuf, Value) {
 
 fn browser(profile: &Path) -> Browser {
     browser_sized(profile, 1500, 1500)
-}
-
-/// A browser whose window is `width` × `height` pixels.
-fn browser_sized(profile: &Path, width: u32, height: u32) -> Browser {
-    let opts = LaunchOptions::default_builder()
-        .path(Some(chromium()))
-        .headless(true)
-        .sandbox(false)
-        .user_data_dir(Some(profile.to_path_buf()))
-        .window_size(Some((width, height)))
-        .idle_browser_timeout(Duration::from_secs(120))
-        .args(vec![
-            OsStr::new("--headless"),
-            OsStr::new("--no-sandbox"),
-            OsStr::new("--disable-gpu"),
-            OsStr::new("--disable-background-networking"),
-        ])
-        .build()
-        .expect("launch options");
-    Browser::new(opts).expect("start headless Chromium")
-}
-
-/// Evaluates `expr` (which must produce a JSON string) in the page.
-fn eval(tab: &Tab, expr: &str) -> Value {
-    let r = tab
-        .evaluate(&format!("JSON.stringify({expr})"), false)
-        .unwrap_or_else(|e| panic!("{expr}: {e}"));
-    let text = r.value.and_then(|v| v.as_str().map(str::to_string));
-    serde_json::from_str(&text.unwrap_or_else(|| panic!("{expr} gave no value")))
-        .unwrap_or_else(|e| panic!("{expr}: {e}"))
 }
 
 fn open(tab: &Tab, page: &Path) {

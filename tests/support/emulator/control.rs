@@ -239,6 +239,12 @@ impl Emulator {
         let _ = inner.watch_signals.send(WatchSignal::Bookmark(inner.rv));
     }
 
+    /// How many watch streams are open now (each holds a receiver of the signals until its
+    /// stream ends), so a test can wait for a client's watches before signalling them.
+    pub fn open_watches(&self) -> usize {
+        self.lock().watch_signals.receiver_count()
+    }
+
     /// Ends every open watch stream without a word (a cut connection); clients reconnect.
     pub fn drop_watches(&self) {
         let _ = self.lock().watch_signals.send(WatchSignal::Drop);
@@ -266,6 +272,24 @@ impl Emulator {
 
     pub fn clear_requests(&self) {
         self.lock().requests.clear();
+    }
+
+    /// Creates one object as a client would (`kubectl create`): a POST of its JSON to `path`
+    /// over plain HTTP/1.1, which must answer 201.
+    pub fn create(&self, path: &str, obj: &Value) {
+        use std::io::{Read, Write};
+        let addr = self.addr.to_string();
+        let body = serde_json::to_string(obj).expect("JSON");
+        let mut s = std::net::TcpStream::connect(&addr).expect("connect to the emulator");
+        write!(
+            s,
+            "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .expect("send");
+        let mut answer = String::new();
+        s.read_to_string(&mut answer).expect("answer");
+        assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
     }
 
     /// The stored objects now (ordered by group, kind, namespace, name), with apiVersion/kind.
