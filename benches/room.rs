@@ -355,15 +355,19 @@ fn watch(learners: usize, labs: &[&str], latency: Duration, changes: usize, idle
     let mut latencies = Vec::new();
     let mut on_page = Vec::new();
     let mut cells = 0usize;
+    // The page's first board (every row), before any change.
+    page.recv_timeout(Duration::from_secs(300))
+        .expect("the page's first board never came");
     for i in 0..changes {
         let learner = format!("l{:04}", (i * 37) % learners);
         let ns = format!("{learner}-{lab}");
-        let pod = serde_json::json!({
-            "apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": format!("bench-{i}"), "namespace": ns},
-            "spec": {"containers": [{"name": "c", "image": "busybox"}]},
-        });
-        emu.create(&format!("/api/v1/namespaces/{ns}/pods"), &pod);
+        // A change the grade shows: the gang's minAvailable below its replicas (4 → 3) fails
+        // `min-available-all`, so the learner's row changes and is pushed to the page.
+        patch(
+            &emu,
+            &format!("/apis/batch.volcano.sh/v1alpha1/namespaces/{ns}/jobs/gang-train"),
+            &serde_json::json!({"spec": {"minAvailable": 3}}),
+        );
         let stored = Instant::now();
         let (at, line) = wait_for("judged again");
         latencies.push(at.duration_since(stored));
@@ -434,6 +438,23 @@ fn watch(learners: usize, labs: &[&str], latency: Duration, changes: usize, idle
         writes,
         status.code()
     );
+}
+
+/// A JSON merge patch of one object, as `kubectl patch --type merge` sends it.
+fn patch(emu: &Emulator, path: &str, body: &serde_json::Value) {
+    use std::io::{Read, Write};
+    let addr = emu.url().trim_start_matches("http://").to_string();
+    let body = body.to_string();
+    let mut s = std::net::TcpStream::connect(&addr).expect("connect to the emulator");
+    write!(
+        s,
+        "PATCH {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/merge-patch+json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .expect("send");
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).expect("answer");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
 }
 
 /// The `rows` events of a served board's stream, with when each arrived.

@@ -34,10 +34,11 @@ pub struct Shared {
 #[derive(Default)]
 struct State {
     board: Option<Scoreboard>,
-    /// Each learner's row as last pushed (JSON), to find the rows that changed.
-    rows: HashMap<String, String>,
-    /// Each cell as last pushed (JSON), to mark the cells that changed.
-    cells: HashMap<String, String>,
+    /// A digest of each learner's row as last pushed (its JSON), to find the rows that changed:
+    /// a digest, not the text, since a room of a thousand learners would keep its board twice.
+    rows: HashMap<String, u64>,
+    /// A digest of each cell as last pushed, to mark the cells that changed.
+    cells: HashMap<String, u64>,
     version: u64,
     status: Option<Push>,
 }
@@ -102,6 +103,26 @@ fn rows_push(
         event: "rows",
         data: data.to_string().into(),
     }
+}
+
+/// A digest of what a row or cell shows (its JSON), hashed as it is written: two views with
+/// the same digest are taken as the same (a changed row or cell going unseen would need a
+/// 64-bit collision).
+fn digest<T: serde::Serialize>(view: &T) -> u64 {
+    use std::hash::Hasher as _;
+    struct Hashing(std::collections::hash_map::DefaultHasher);
+    impl std::io::Write for Hashing {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.write(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut h = Hashing(std::collections::hash_map::DefaultHasher::new());
+    let _ = serde_json::to_writer(&mut h, view);
+    h.0.finish()
 }
 
 /// The listener that feeds the server: one board in one language.
@@ -185,19 +206,19 @@ impl LiveBoard {
         let mut changed_cells = Vec::new();
         for r in board.learners.iter().filter(|r| look.contains(&r.id)) {
             let view = row_view(board, r);
-            let text = serde_json::to_string(&view).unwrap_or_default();
-            if rows.get(&r.id) == Some(&text) {
+            let row = digest(&view);
+            if rows.get(&r.id) == Some(&row) {
                 continue;
             }
             changed_rows.push(r.id.clone());
             for c in &view.cells {
-                let cell = serde_json::to_string(c).unwrap_or_default();
+                let cell = digest(c);
                 if !first && cells.get(c.id) != Some(&cell) {
                     changed_cells.push(c.id.to_string());
                 }
                 cells.insert(c.id.to_string(), cell);
             }
-            rows.insert(r.id.clone(), text);
+            rows.insert(r.id.clone(), row);
         }
         let present: std::collections::HashSet<&str> =
             board.learners.iter().map(|r| r.id.as_str()).collect();
