@@ -156,11 +156,16 @@ fn grade_demo(b: &LabBundle) {
         .map(|l| trainlab::report::LabReport::new(&r, l))
         .collect();
     let _ = trainlab::report::render(&reports, trainlab::report::Format::Json, false);
-    let learner = |name: &str| trainlab::results::room::LearnerResult {
-        name: name.into(),
-        context: None,
-        results: Ok(vec![r.clone()]),
+    let learner = |name: &str| {
+        trainlab::results::room::LearnerResult::new(name.into(), None, Ok(vec![r.clone()]))
+            .expect("a judged result packs")
     };
+    // A room keeps results packed; what it reads back is what was judged.
+    let back = learner("alice").labs().expect("a packed result reads back");
+    assert_eq!(back.len(), 1);
+    assert_eq!(back[0].outcomes, r.outcomes);
+    assert_eq!(back[0].advice, r.advice);
+    assert_eq!(back[0].target, r.target);
     let room = trainlab::results::room::RoomResult {
         labs: vec![b.lab.clone()],
         learners: vec![learner("alice"), learner("bob")],

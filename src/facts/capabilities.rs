@@ -2,6 +2,7 @@
 //! running, a device advertised on nodes). One table serves lab validation, grading (a check
 //! whose capability is missing is skipped with the install command) and `doctor`.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
@@ -318,7 +319,7 @@ pub fn install_hint_in(name: &str, profile: Option<Profile>, ja: bool) -> String
 }
 
 /// One thing detection saw, rendered in the report's language.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(tag = "seen", rename_all = "kebab-case")]
 pub enum Seen {
     CrdServed {
@@ -328,17 +329,17 @@ pub enum Seen {
         crd: String,
     },
     ControllerAvailable {
-        deployment: &'static str,
+        deployment: Cow<'static, str>,
     },
     ControllerNotAvailable {
-        deployment: &'static str,
+        deployment: Cow<'static, str>,
     },
     /// The cluster could not say (a read failed): its own words.
     Unknown {
         message: String,
     },
     Device {
-        resource: &'static str,
+        resource: Cow<'static, str>,
         faked: bool,
         nodes: usize,
     },
@@ -477,21 +478,23 @@ pub fn detect(cap: &'static Capability, ev: &Evidence) -> Detected {
             .map(|n| (*n, (ev.deployment_available)(n)))
             .collect();
         if let Some((d, _)) = answers.iter().find(|(_, a)| matches!(a, Ok(true))) {
-            notes.push(Seen::ControllerAvailable { deployment: d });
+            notes.push(Seen::ControllerAvailable {
+                deployment: Cow::Borrowed(d),
+            });
             continue;
         }
         running = false;
         match answers.into_iter().find_map(|(_, a)| a.err()) {
             Some(message) => notes.push(Seen::Unknown { message }),
             None => notes.push(Seen::ControllerNotAvailable {
-                deployment: names.first().copied().unwrap_or_default(),
+                deployment: Cow::Borrowed(names.first().copied().unwrap_or_default()),
             }),
         }
     }
     if let Some(res) = cap.device {
         let n = ev.nodes.iter().filter(|n| n.allocatable(res) > 0).count();
         notes.push(Seen::Device {
-            resource: res,
+            resource: Cow::Borrowed(res),
             faked: ev.profile == Some(Profile::Kind),
             nodes: n,
         });

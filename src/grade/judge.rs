@@ -1,6 +1,7 @@
 //! Judging a room on a shared cluster from what it read: each learner from an observation
 //! holding only their answers, learners spread over the machine's cores.
 
+use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 
@@ -21,8 +22,9 @@ const BATCH: usize = 1;
 /// At most this many batches judged at once (one per core, up to this).
 const MAX_WORKERS: usize = 4;
 
-/// Every learner's results, in the order of `learners`. `per` is the number of labs each
-/// learner has in `plan` (items are laid out learner by learner).
+/// Every learner's results, in the order of `learners`, each kept packed as soon as it is
+/// judged (`super::kept`), and the checks skipped for a withheld Secret (`lab/check`). `per` is
+/// the number of labs each learner has in `plan` (items are laid out learner by learner).
 pub fn shared(
     learners: &[String],
     plan: &Plan<'_>,
@@ -31,7 +33,7 @@ pub fn shared(
     caps: &Capabilities,
     context: &str,
     progress: &mut RoomProgress,
-) -> Result<Vec<LearnerResult>, Error> {
+) -> Result<(Vec<LearnerResult>, BTreeSet<String>), Error> {
     let per = per.max(1);
     let batches: Vec<(&[String], &[Item<'_>])> = learners
         .chunks(BATCH)
@@ -44,8 +46,9 @@ pub fn shared(
         .min(batches.len().max(1));
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
-    let (tx, rx) = mpsc::channel::<(usize, Result<Vec<LearnerResult>, Error>)>();
+    let (tx, rx) = mpsc::channel::<(usize, Result<Judged, Error>)>();
     let mut done: Vec<Option<Vec<LearnerResult>>> = Vec::new();
+    let mut withheld = BTreeSet::new();
     done.resize_with(batches.len(), || None);
     let mut failed: Option<Error> = None;
     std::thread::scope(|s| {
@@ -69,11 +72,12 @@ pub fn shared(
         // Progress is drawn here, on the caller's thread, as batches finish.
         for (i, r) in rx {
             match r {
-                Ok(results) => {
+                Ok((results, checks)) => {
                     for l in &results {
                         progress.on(Event::LearnerDone(&l.name));
                     }
                     done[i] = Some(results);
+                    withheld.extend(checks);
                 }
                 Err(e) => {
                     stop.store(true, Ordering::Relaxed);
@@ -85,8 +89,11 @@ pub fn shared(
     if let Some(e) = failed {
         return Err(e);
     }
-    Ok(done.into_iter().flatten().flatten().collect())
+    Ok((done.into_iter().flatten().flatten().collect(), withheld))
 }
+
+/// A batch's learners, kept, and the checks skipped there for a withheld Secret.
+type Judged = (Vec<LearnerResult>, BTreeSet<String>);
 
 /// One batch of learners, judged from one observation holding exactly the batch's answers.
 fn batch(
@@ -97,7 +104,7 @@ fn batch(
     reads: &RoomReads,
     caps: &Capabilities,
     context: &str,
-) -> Result<Vec<LearnerResult>, Error> {
+) -> Result<Judged, Error> {
     let mut seen = std::collections::HashSet::new();
     let queries: Vec<Query> = items
         .iter()
@@ -108,6 +115,7 @@ fn batch(
     let nodes = crate::facts::ClusterNodes::of(&obs);
     let params = crate::plan::params_with_site(&plan.params, Some(context), plan.options.profile)?;
     let mut out = Vec::with_capacity(names.len());
+    let mut withheld = BTreeSet::new();
     for (l, mine) in names.iter().zip(items.chunks(per)) {
         let mut results = Vec::with_capacity(mine.len());
         for item in mine {
@@ -124,11 +132,12 @@ fn batch(
                 Some(caps),
             )?);
         }
-        out.push(LearnerResult {
-            name: l.clone(),
-            context: Some(context.to_string()),
-            results: Ok(results),
-        });
+        out.push(super::kept(
+            l.clone(),
+            Some(context.to_string()),
+            Ok(results),
+            &mut withheld,
+        )?);
     }
-    Ok(out)
+    Ok((out, withheld))
 }

@@ -362,7 +362,7 @@ impl crate::plan::rounds::Rounds for RoomRounds<'_, '_> {
                 let (conn, discovery) = &**s;
                 shared_round(self.room, conn, discovery, self.watching, self.progress).await
             }
-            Session::Contexts => Ok(contexts_round(self.room, self.progress).await),
+            Session::Contexts => contexts_round(self.room, self.progress).await,
             Session::Demo => demo_round(self.room, self.progress),
         }
     }
@@ -420,14 +420,14 @@ async fn shared_round(
     };
     let plan = room.shared_plan(&learners, Source::Live(room.connect.clone()));
     let wanted = plan.wanted_capabilities();
-    let mut queries = plan.queries();
     // The controllers' Deployments join the room's other Deployment reads in one LIST.
-    queries.extend(crate::profile::detect::controller_queries(&wanted));
+    let controllers = crate::profile::detect::controller_queries(&wanted);
+    let queries = || plan.each_query().chain(controllers.iter().cloned());
     progress.on(Event::Reading {
-        queries: merge(&queries).len(),
+        queries: merge(queries()).len(),
     });
     let started = std::time::Instant::now();
-    let reads = RoomReads::gather(conn, discovery, &queries).await;
+    let reads = RoomReads::gather(conn, discovery, queries).await;
     progress.on(Event::ReadDone);
     let reads = reads?;
     let (objects, packed) = reads.held();
@@ -462,7 +462,7 @@ async fn shared_round(
         learners: learners.len(),
     });
     let started = std::time::Instant::now();
-    let out = judge::shared(
+    let (out, withheld) = judge::shared(
         &learners,
         &plan,
         room.labs.len(),
@@ -478,7 +478,14 @@ async fn shared_round(
         ms(started),
         crate::observe::process::memory()
     );
-    Ok(finish(room, out, SourceKind::Live, conn.describe(), notes))
+    Ok(finish(
+        room,
+        out,
+        withheld,
+        SourceKind::Live,
+        conn.describe(),
+        notes,
+    ))
 }
 
 fn ms(since: std::time::Instant) -> f64 {
@@ -487,15 +494,16 @@ fn ms(since: std::time::Instant) -> f64 {
 
 /// One cluster per learner: the usual grading path for each context, `concurrency` at a time;
 /// a cluster that fails fails only its learner's row.
-async fn contexts_round(room: &Room<'_>, progress: &mut RoomProgress) -> RoomResult {
+async fn contexts_round(room: &Room<'_>, progress: &mut RoomProgress) -> Result<RoomResult, Error> {
     let Learners::Contexts(contexts) = &room.learners else {
-        return finish(
+        return Ok(finish(
             room,
             Vec::new(),
+            BTreeSet::new(),
             SourceKind::Live,
             String::new(),
             Vec::new(),
-        );
+        ));
     };
     progress.on(Event::Grading {
         learners: contexts.len(),
@@ -510,18 +518,28 @@ async fn contexts_round(room: &Room<'_>, progress: &mut RoomProgress) -> RoomRes
         progress.on(Event::LearnerDone(&ctx));
         done.insert(ctx, r.map_err(|e| e.to_string()));
     }
-    let learners = contexts
-        .iter()
-        .map(|ctx| LearnerResult {
-            name: ctx.clone(),
-            context: Some(ctx.clone()),
-            results: done
-                .remove(ctx)
-                .unwrap_or_else(|| Err("not graded".to_string())),
-        })
-        .collect();
+    let mut withheld = BTreeSet::new();
+    let mut learners = Vec::with_capacity(contexts.len());
+    for ctx in contexts {
+        let results = done
+            .remove(ctx)
+            .unwrap_or_else(|| Err("not graded".to_string()));
+        learners.push(kept(
+            ctx.clone(),
+            Some(ctx.clone()),
+            results,
+            &mut withheld,
+        )?);
+    }
     let detail = format!("{} cluster(s), one per learner", contexts.len());
-    finish(room, learners, SourceKind::Live, detail, Vec::new())
+    Ok(finish(
+        room,
+        learners,
+        withheld,
+        SourceKind::Live,
+        detail,
+        Vec::new(),
+    ))
 }
 
 async fn grade_cluster(room: &Room<'_>, ctx: &str) -> Result<Vec<LabResult>, Error> {
@@ -557,6 +575,7 @@ fn demo_round(room: &Room<'_>, progress: &mut RoomProgress) -> Result<RoomResult
     });
     let per = room.labs.len().max(1);
     let mut out = Vec::new();
+    let mut withheld = BTreeSet::new();
     for (l, items) in learners.iter().zip(plan.items.chunks(per)) {
         let mut results = Vec::new();
         for item in items {
@@ -571,35 +590,48 @@ fn demo_round(room: &Room<'_>, progress: &mut RoomProgress) -> Result<RoomResult
                 caps.as_ref(),
             )?);
         }
-        out.push(LearnerResult {
-            name: l.clone(),
-            context: None,
-            results: Ok(results),
-        });
+        out.push(kept(l.clone(), None, Ok(results), &mut withheld)?);
         progress.on(Event::LearnerDone(l));
     }
     let detail = obs.detail.clone();
-    Ok(finish(room, out, SourceKind::Demo, detail, Vec::new()))
+    Ok(finish(
+        room,
+        out,
+        withheld,
+        SourceKind::Demo,
+        detail,
+        Vec::new(),
+    ))
 }
 
-/// Room-wide policies applied to the graded labs, and the room's result.
+/// A learner's labs as the room keeps them: a check that errored only for a withheld Secret
+/// made skipped (`withhold_secrets`; the checks are added to `withheld` as `lab/check`), then
+/// packed (`PackedLabs`).
+fn kept(
+    name: String,
+    context: Option<String>,
+    mut results: Result<Vec<LabResult>, String>,
+    withheld: &mut BTreeSet<String>,
+) -> Result<LearnerResult, Error> {
+    if let Ok(results) = &mut results {
+        for r in results.iter_mut() {
+            for c in withhold_secrets(r) {
+                withheld.insert(format!("{}/{c}", r.lab.id));
+            }
+        }
+    }
+    Ok(LearnerResult::new(name, context, results)?)
+}
+
+/// The room's result: its learners, and the room-wide notes (Secrets withheld).
 fn finish(
     room: &Room<'_>,
-    mut learners: Vec<LearnerResult>,
+    learners: Vec<LearnerResult>,
+    withheld: BTreeSet<String>,
     source: SourceKind,
     source_detail: String,
     mut notes: Vec<RoomNote>,
 ) -> RoomResult {
-    let mut withheld = BTreeSet::new();
-    for l in &mut learners {
-        if let Ok(results) = &mut l.results {
-            for r in results.iter_mut() {
-                for c in withhold_secrets(r) {
-                    withheld.insert(format!("{}/{c}", r.lab.id));
-                }
-            }
-        }
-    }
     if !withheld.is_empty() {
         notes.push(RoomNote::SecretsWithheld {
             checks: withheld.into_iter().collect(),

@@ -20,32 +20,31 @@ use crate::Error;
 
 /// The merged queries: one per kind, at cluster scope. When every query of a kind asks for the
 /// same selector and name, the merged query keeps them (the server filters); otherwise it lists
-/// the kind whole and the answers are filtered locally.
-pub fn merge(queries: &[Query]) -> Vec<Query> {
-    let mut order: Vec<&'static ResourceKind> = Vec::new();
-    let mut groups: HashMap<&'static ResourceKind, Vec<&Query>> = HashMap::new();
+/// the kind whole and the answers are filtered locally. The queries are taken one at a time and
+/// only the kinds are kept: a room of a thousand learners asks tens of thousands of them.
+pub fn merge<Q: std::borrow::Borrow<Query>>(queries: impl IntoIterator<Item = Q>) -> Vec<Query> {
+    let mut merged: Vec<(Query, bool)> = Vec::new();
     for q in queries {
+        let q = q.borrow();
         if is_withheld(q) {
             continue;
         }
-        let g = groups.entry(q.kind).or_default();
-        if g.is_empty() {
-            order.push(q.kind);
+        match merged.iter_mut().find(|(m, _)| m.kind == q.kind) {
+            Some((m, same)) => *same &= m.selector == q.selector && m.name == q.name,
+            None => {
+                let mut first = Query::cluster(q.kind);
+                first.selector = q.selector.clone();
+                first.name = q.name.clone();
+                merged.push((first, true));
+            }
         }
-        g.push(q);
     }
-    order
+    merged
         .into_iter()
-        .map(|kind| {
-            let g = &groups[kind];
-            let first = g[0];
-            let same = g
-                .iter()
-                .all(|q| q.selector == first.selector && q.name == first.name);
-            let mut m = Query::cluster(kind);
-            if same {
-                m.selector = first.selector.clone();
-                m.name = first.name.clone();
+        .map(|(mut m, same)| {
+            if !same {
+                m.selector = None;
+                m.name = None;
             }
             m
         })
@@ -247,12 +246,15 @@ pub struct RoomReads {
 impl RoomReads {
     /// Reads what `queries` need: the merged LISTs, then per namespace for any namespaced kind
     /// whose cluster-wide LIST was forbidden.
-    pub async fn gather(
+    /// Reads what `queries` ask. They are called again only for a kind RBAC forbids at
+    /// cluster scope (read per namespace instead): the room's queries are made as they are
+    /// needed, never held as one list.
+    pub async fn gather<I: Iterator<Item = Query>>(
         conn: &Conn,
         discovery: &Discovery,
-        queries: &[Query],
+        queries: impl Fn() -> I,
     ) -> Result<RoomReads, Error> {
-        let merged = merge(queries);
+        let merged = merge(queries());
         let mut packers: HashMap<Query, Mutex<Packer>> = merged
             .iter()
             .map(|q| (q.clone(), Mutex::default()))
@@ -272,12 +274,8 @@ impl RoomReads {
             if !m.kind.namespaced {
                 continue;
             }
-            let mine: Vec<Query> = dedup(
-                queries
-                    .iter()
-                    .filter(|q| q.kind == m.kind && q.namespace.is_some())
-                    .cloned(),
-            );
+            let mine: Vec<Query> =
+                dedup(queries().filter(|q| q.kind == m.kind && q.namespace.is_some()));
             if mine.is_empty() {
                 continue;
             }

@@ -9,7 +9,7 @@ use super::kinds::ResourceKind;
 use super::object::Obj;
 
 /// Which source produced an `Observed`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SourceKind {
     /// A cluster through the API server.
@@ -110,7 +110,7 @@ impl Query {
 
 /// Why a source cannot answer a query. Verifiers turn these into *skipped* or *error* outcomes
 /// (see `verify::Outcome::unavailable`), never into *fail*.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Unavailable {
     /// Static mode: the learner's files hold no cluster state.
     NeedsLiveCluster,

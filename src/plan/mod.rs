@@ -187,11 +187,17 @@ impl<'c> Plan<'c> {
     /// Every query of the run, deduplicated in order: nodes first, then each lab's declared reads.
     pub fn queries(&self) -> Vec<Query> {
         let mut seen = std::collections::HashSet::new();
+        self.each_query()
+            .filter(|q| seen.insert(q.clone()))
+            .collect()
+    }
+
+    /// Every item's queries, made one at a time, repeats included: a room's plan asks tens of
+    /// thousands of them, which only need to be merged (`grade::read::merge`).
+    pub fn each_query(&self) -> impl Iterator<Item = Query> + '_ {
         self.items
             .iter()
             .flat_map(|i| verify::queries(i.verifier, &i.target))
-            .filter(|q| seen.insert(q.clone()))
-            .collect()
     }
 
     /// The capabilities any graded check names (room grading detects them in its own pass).

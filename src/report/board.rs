@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::{LabRef, LabReport, SourceRef};
 use crate::results::room::{LearnerResult, RoomNote, RoomResult};
 use crate::text::Lang;
-use crate::verify::{Score, Status};
+use crate::verify::{LabResult, Score, Status};
 
 /// Bumped on any incompatible change to the room's JSON (`grade -o json`).
 pub const ROOM_SCHEMA_VERSION: u32 = 1;
@@ -121,7 +121,13 @@ pub struct Cell {
     pub mark: Mark,
     /// None when the learner's cluster could not be read at all.
     pub score: Option<Score>,
+    /// None in a board's outline ([`Scoreboard::outline`]) and when the lab was not graded.
     pub report: Option<LabReport>,
+    /// Each of the column's checks, in its order: the status, and whether it failed only
+    /// because the lab's object is missing (None: no outcome). What the room's summary counts,
+    /// kept when the report is not.
+    #[serde(skip)]
+    pub checks: Vec<Option<(Status, bool)>>,
 }
 
 /// One learner: a row of the board.
@@ -185,6 +191,10 @@ pub struct Scoreboard {
     pub most_failed: Vec<Failing>,
     /// What the room should know about how it was read (per-namespace fallbacks, …).
     pub notes: Vec<String>,
+    /// The cells hold no reports: what shows a row reads them back from the room
+    /// ([`Scoreboard::full_row`]).
+    #[serde(skip)]
+    pub outline: bool,
 }
 
 fn sum(scores: impl Iterator<Item = Score>) -> Score {
@@ -202,20 +212,35 @@ fn sum(scores: impl Iterator<Item = Score>) -> Score {
 
 impl Scoreboard {
     pub fn new(room: &RoomResult, lang: Lang) -> Scoreboard {
-        Scoreboard::build(room, room.learners.iter(), lang)
+        Scoreboard::build(room, room.learners.iter(), lang, false)
     }
 
     /// [`Scoreboard::new`], dropping each learner's results as soon as their row is made: a
     /// room of a thousand learners never holds its results and its board whole at once.
     pub fn from_room(mut room: RoomResult, lang: Lang) -> Scoreboard {
         let learners = std::mem::take(&mut room.learners);
-        Scoreboard::build(&room, learners.into_iter(), lang)
+        Scoreboard::build(&room, learners.into_iter(), lang, false)
+    }
+
+    /// The board without its cells' reports: marks, scores and the room's summary. What shows
+    /// a row reads its reports back from `room` ([`Scoreboard::full_row`]). A served board of
+    /// a thousand learners keeps this: the reports of fifteen thousand cells, rendered, took
+    /// about 280 MB (benches/room.rs).
+    pub fn outline(room: &RoomResult, lang: Lang) -> Scoreboard {
+        Scoreboard::build(room, room.learners.iter(), lang, true)
+    }
+
+    /// A learner's row with its reports, read back from `room` (None: no such learner there).
+    pub fn full_row(&self, room: &RoomResult, learner: &str) -> Option<Row> {
+        let l = room.learners.iter().find(|l| l.name == learner)?;
+        Some(row(l, &self.labs, self.lang))
     }
 
     fn build<L: std::borrow::Borrow<LearnerResult>>(
         room: &RoomResult,
         learners: impl Iterator<Item = L>,
         lang: Lang,
+        outline: bool,
     ) -> Scoreboard {
         let labs: Vec<Column> = room
             .labs
@@ -237,7 +262,15 @@ impl Scoreboard {
                     .collect(),
             })
             .collect();
-        let learners: Vec<Row> = learners.map(|l| row(l.borrow(), &labs, lang)).collect();
+        let learners: Vec<Row> = learners
+            .map(|l| {
+                let mut r = row(l.borrow(), &labs, lang);
+                if outline {
+                    strip(&mut r);
+                }
+                r
+            })
+            .collect();
         let score = sum(learners.iter().map(|r| r.score));
         let most_failed = most_failed(&learners, &labs);
         Scoreboard {
@@ -254,6 +287,7 @@ impl Scoreboard {
             score,
             most_failed,
             notes: room.notes.iter().map(|n| n.text(lang)).collect(),
+            outline,
         }
     }
 
@@ -271,7 +305,13 @@ impl Scoreboard {
             .iter()
             .map(|l| match kept.remove(&l.name) {
                 Some(row) if !learners.contains(&l.name.as_str()) => row,
-                _ => row(l, &self.labs, self.lang),
+                _ => {
+                    let mut r = row(l, &self.labs, self.lang);
+                    if self.outline {
+                        strip(&mut r);
+                    }
+                    r
+                }
             })
             .collect();
         self.score = sum(self.learners.iter().map(|r| r.score));
@@ -291,19 +331,41 @@ impl Scoreboard {
     }
 }
 
+/// A row without its cells' reports (an outline's).
+fn strip(r: &mut Row) {
+    for c in &mut r.cells {
+        c.report = None;
+    }
+}
+
 fn row(l: &LearnerResult, labs: &[Column], lang: Lang) -> Row {
-    let cells: Vec<Cell> = match &l.results {
+    // The learner's labs are read back here, one learner at a time (`PackedLabs`).
+    let read: Result<Vec<LabResult>, String> = match &l.results {
+        Ok(packed) => packed.unpack().map_err(|e| e.to_string()),
+        Err(why) => Err(why.clone()),
+    };
+    let cells: Vec<Cell> = match &read {
         Ok(results) => labs
             .iter()
             .map(|col| {
                 let r = results.iter().find(|r| r.lab.id == col.lab.id);
                 let report = r.map(|r| LabReport::new(r, lang));
+                let checks = col
+                    .checks
+                    .iter()
+                    .map(|check| {
+                        let rep = report.as_ref()?;
+                        let o = rep.outcomes.iter().find(|o| o.check == check.id)?;
+                        Some((o.status, o.missing))
+                    })
+                    .collect();
                 Cell {
                     id: format!("{}/{}", l.name, col.lab.id),
                     lab: col.lab.id.clone(),
                     mark: report.as_ref().map(Mark::of).unwrap_or(Mark::Error),
                     score: report.as_ref().map(|r| r.score),
                     report,
+                    checks,
                 }
             })
             .collect(),
@@ -315,6 +377,7 @@ fn row(l: &LearnerResult, labs: &[Column], lang: Lang) -> Row {
                 mark: Mark::Error,
                 score: None,
                 report: None,
+                checks: Vec::new(),
             })
             .collect(),
     };
@@ -322,7 +385,7 @@ fn row(l: &LearnerResult, labs: &[Column], lang: Lang) -> Row {
         id: l.name.clone(),
         learner: l.name.clone(),
         context: l.context.clone(),
-        error: l.results.as_ref().err().cloned(),
+        error: read.err(),
         score: sum(cells.iter().filter_map(|c| c.score)),
         cells,
     }
@@ -360,27 +423,22 @@ impl<'l> Tally<'l> {
     fn add(&mut self, r: &Row) {
         self.scores.push(r.score);
         for (col, counts) in self.labs.iter().zip(&mut self.checks) {
-            let Some(rep) = r
-                .cells
-                .iter()
-                .find(|c| c.lab == col.lab.id)
-                .and_then(|c| c.report.as_ref())
-            else {
+            let Some(cell) = r.cells.iter().find(|c| c.lab == col.lab.id) else {
                 continue;
             };
-            for (check, (failed, counted)) in col.checks.iter().zip(counts.iter_mut()) {
-                let Some(o) = rep.outcomes.iter().find(|o| o.check == check.id) else {
+            for (state, (failed, counted)) in cell.checks.iter().zip(counts.iter_mut()) {
+                let Some((status, missing)) = *state else {
                     continue;
                 };
                 // A learner who has not created the lab's object yet is not started, not
                 // wrong: only real mistakes make the room's summary.
-                if o.missing {
+                if missing {
                     continue;
                 }
-                if o.status.is_counted() {
+                if status.is_counted() {
                     *counted += 1;
                 }
-                if o.status == Status::Fail {
+                if status == Status::Fail {
                     failed.push(r.learner.clone());
                 }
             }
@@ -425,7 +483,7 @@ pub fn write_json_streamed(
 ) -> std::io::Result<()> {
     let learners = std::mem::take(&mut room.learners);
     // The board without its rows: the columns, the source, the time and the notes.
-    let head = Scoreboard::build(&room, std::iter::empty::<LearnerResult>(), lang);
+    let head = Scoreboard::build(&room, std::iter::empty::<LearnerResult>(), lang, false);
     let streamed = Streamed {
         tally: std::cell::RefCell::new(Tally::new(&head.labs)),
         head: &head,

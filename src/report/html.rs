@@ -6,6 +6,7 @@
 //! the room from an embedded JSON block and only ever sets `textContent`, so no text from a
 //! cluster is ever parsed as HTML.
 
+use std::borrow::Cow;
 use std::fmt::Write;
 use std::path::Path;
 
@@ -42,12 +43,36 @@ fn colour(mark: Mark) -> &'static str {
     }
 }
 
+/// A row with its cells' reports: the row itself when the board holds them, else read back
+/// (an outline's row, from the room it outlines: [`Scoreboard::full_row`]).
+pub type FullRow<'f> = &'f dyn for<'r> Fn(&'r Row) -> Cow<'r, Row>;
+
 // The page's data: only what the page shows, so a big room stays a small file.
 #[derive(Serialize)]
 struct Data<'a> {
     ui: Ui,
     labs: Vec<LabData<'a>>,
-    cells: Vec<CellData<'a>>,
+    cells: PageCells<'a>,
+}
+
+/// Every cell's detail, row after row, each row's reports read only while it is written.
+struct PageCells<'a> {
+    board: &'a Scoreboard,
+    full: FullRow<'a>,
+}
+
+impl Serialize for PageCells<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq as _;
+        let mut seq = s.serialize_seq(None)?;
+        for r in &self.board.learners {
+            let full = (self.full)(r);
+            for c in &full.cells {
+                seq.serialize_element(&cell_data(&full, c, self.board.lang))?;
+            }
+        }
+        seq.end()
+    }
 }
 
 #[derive(Serialize)]
@@ -294,7 +319,7 @@ pub fn room_score(board: &Scoreboard) -> String {
     }
 }
 
-fn data(board: &Scoreboard) -> Data<'_> {
+fn data<'a>(board: &'a Scoreboard, full: FullRow<'a>) -> Data<'a> {
     let lang = board.lang;
     let statuses = [
         Status::Pass,
@@ -303,11 +328,7 @@ fn data(board: &Scoreboard) -> Data<'_> {
         Status::Skipped,
         Status::Error,
     ];
-    let cells = board
-        .learners
-        .iter()
-        .flat_map(|r| r.cells.iter().map(move |c| cell_data(r, c, lang)))
-        .collect();
+    let cells = PageCells { board, full };
     Data {
         ui: Ui {
             expected: ui("expected", lang),
@@ -334,16 +355,17 @@ fn data(board: &Scoreboard) -> Data<'_> {
 
 /// The whole page.
 pub fn render(board: &Scoreboard) -> String {
-    render_page(board, None)
+    render_page(board, None, &|r| Cow::Borrowed(r))
 }
 
 /// The page `grade --serve` serves: the file's page, allowed to connect back to its own
-/// server for updates, with a status line and the script that applies them.
-pub fn render_live(board: &Scoreboard, live: &Live<'_>) -> String {
-    render_page(board, Some(live))
+/// server for updates, with a status line and the script that applies them. `full` gives a
+/// row's reports (a served board keeps an outline).
+pub fn render_live(board: &Scoreboard, live: &Live<'_>, full: FullRow<'_>) -> String {
+    render_page(board, Some(live), full)
 }
 
-fn render_page(board: &Scoreboard, live: Option<&Live<'_>>) -> String {
+fn render_page(board: &Scoreboard, live: Option<&Live<'_>>, full: FullRow<'_>) -> String {
     let lang = board.lang;
     // A served page may open one connection: back to the server that served it.
     let connect = if live.is_some() {
@@ -403,6 +425,8 @@ fn render_page(board: &Scoreboard, live: Option<&Live<'_>>) -> String {
         "<th scope=\"col\" data-key=\"total\" aria-sort=\"none\"><button type=\"button\">{}</button></th></tr></thead>\n<tbody>\n",
         esc(t("total", lang))
     );
+    // The heatmap shows marks and scores only: an outline's rows hold them (the details are
+    // the page's data, below).
     for r in &board.learners {
         let v = row_view(board, r);
         let _ = write!(
@@ -517,7 +541,7 @@ fn render_page(board: &Scoreboard, live: Option<&Live<'_>>) -> String {
     let _ = writeln!(
         h,
         "<script type=\"application/json\" id=\"room-data\">{}</script>",
-        script_json(&data(board))
+        script_json(&data(board, full))
     );
     let _ = writeln!(h, "<script>{JS}</script>");
     if let Some(live) = live {

@@ -3,5 +3,7 @@
 
 /// A `check` run: each lab's result, the server's verdict on the files, the exit code.
 pub mod check;
+/// A learner's judged labs, kept compactly until shown.
+pub mod packed;
 /// A graded room: every learner's labs, how the room was read, the exit code.
 pub mod room;

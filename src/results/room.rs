@@ -8,12 +8,42 @@ use crate::exit::ExitCode;
 use crate::observe::SourceKind;
 use crate::verify::LabResult;
 
-/// One learner's graded labs, or why their cluster could not be graded at all.
+use super::packed::{PackedLabs, Unreadable};
+
+/// One learner's graded labs (kept packed: [`PackedLabs::unpack`] reads them back), or why
+/// their cluster could not be graded at all.
 #[derive(Debug, Clone)]
 pub struct LearnerResult {
     pub name: String,
     pub context: Option<String>,
-    pub results: Result<Vec<LabResult>, String>,
+    pub results: Result<PackedLabs, String>,
+}
+
+impl LearnerResult {
+    /// A learner's judged labs, or why they could not be judged, kept packed.
+    pub fn new(
+        name: String,
+        context: Option<String>,
+        results: Result<Vec<LabResult>, String>,
+    ) -> Result<LearnerResult, Unreadable> {
+        let results = match results {
+            Ok(labs) => Ok(PackedLabs::pack(&labs)?),
+            Err(why) => Err(why),
+        };
+        Ok(LearnerResult {
+            name,
+            context,
+            results,
+        })
+    }
+
+    /// The learner's labs read back (none when their cluster could not be read).
+    pub fn labs(&self) -> Result<Vec<LabResult>, Unreadable> {
+        match &self.results {
+            Ok(packed) => packed.unpack(),
+            Err(_) => Ok(Vec::new()),
+        }
+    }
 }
 
 /// Something the room should know about how it was read.
@@ -40,16 +70,6 @@ pub struct RoomResult {
     pub graded_at: SystemTime,
 }
 
-impl RoomResult {
-    /// Every graded lab of every learner.
-    pub fn results(&self) -> impl Iterator<Item = &LabResult> {
-        self.learners
-            .iter()
-            .filter_map(|l| l.results.as_ref().ok())
-            .flatten()
-    }
-}
-
 /// A kind that RBAC forbids at cluster scope and was read namespace by namespace instead.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PerNamespace {
@@ -65,8 +85,10 @@ pub struct PerNamespace {
 /// 3 when any learner's cluster could not be read or the environment kept a lab from being
 /// fully graded, else 0.
 pub fn room_exit_code(room: &RoomResult) -> ExitCode {
-    let incomplete = room.learners.iter().any(|l| l.results.is_err())
-        || room.results().any(LabResult::environment_incomplete);
+    let incomplete = room.learners.iter().any(|l| match &l.results {
+        Ok(labs) => labs.environment_incomplete(),
+        Err(_) => true,
+    });
     if incomplete {
         ExitCode::Environment
     } else {

@@ -1,6 +1,9 @@
-//! The served board: a listener of the room run that keeps the latest [`Scoreboard`] and, when
-//! a round or a re-judgement changes rows, pushes just those rows to every open page.
+//! The served board: a listener of the room run that keeps the latest room (its results
+//! packed) and its [`Scoreboard::outline`] and, when a round or a re-judgement changes rows,
+//! pushes just those rows to every open page. A row's reports are read back from the room
+//! only while it is shown.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -10,7 +13,7 @@ use tokio::sync::broadcast;
 use crate::plan::stream::StreamState;
 use crate::plan::{Event, Listener};
 use crate::report::html::{room_score, row_view};
-use crate::report::Scoreboard;
+use crate::report::{Row, Scoreboard};
 use crate::results::room::RoomResult;
 use crate::text::Lang;
 
@@ -33,7 +36,8 @@ pub struct Shared {
 
 #[derive(Default)]
 struct State {
-    board: Option<Scoreboard>,
+    /// The latest board, an outline (no cell's report), and the room it outlines.
+    board: Option<(Scoreboard, RoomResult)>,
     /// A digest of each learner's row as last pushed (its JSON), to find the rows that changed:
     /// a digest, not the text, since a room of a thousand learners would keep its board twice.
     rows: HashMap<String, u64>,
@@ -48,10 +52,10 @@ impl Shared {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The latest board, when a round has been graded.
-    pub fn with_board<T>(&self, f: impl FnOnce(&Scoreboard, u64) -> T) -> Option<T> {
+    /// The latest board (an outline) and the room it outlines, when a round has been graded.
+    pub fn with_board<T>(&self, f: impl FnOnce(&Scoreboard, &RoomResult, u64) -> T) -> Option<T> {
         let s = self.lock();
-        s.board.as_ref().map(|b| f(b, s.version))
+        s.board.as_ref().map(|(b, room)| f(b, room, s.version))
     }
 
     /// What a page that connects is told first: the status, and every row unless it already
@@ -59,10 +63,10 @@ impl Shared {
     pub fn subscribe(&self, shown: Option<u64>) -> (Vec<Push>, broadcast::Receiver<Push>) {
         let s = self.lock();
         let mut first: Vec<Push> = s.status.iter().cloned().collect();
-        if let Some(b) = &s.board {
+        if let Some((b, room)) = &s.board {
             if shown != Some(s.version) {
                 let all: Vec<&str> = b.learners.iter().map(|r| r.id.as_str()).collect();
-                first.push(rows_push(b, s.version, &all, &[], &[]));
+                first.push(rows_push(b, room, s.version, &all, &[], &[]));
             }
         }
         (first, self.pushes.subscribe())
@@ -71,37 +75,74 @@ impl Shared {
     /// Every row, for a page that fell behind.
     pub fn everything(&self) -> Option<Push> {
         let s = self.lock();
-        let b = s.board.as_ref()?;
+        let (b, room) = s.board.as_ref()?;
         let all: Vec<&str> = b.learners.iter().map(|r| r.id.as_str()).collect();
-        Some(rows_push(b, s.version, &all, &[], &[]))
+        Some(rows_push(b, room, s.version, &all, &[], &[]))
     }
 }
 
 /// The `rows` event: the rows named, the cells that changed, the learners gone.
 fn rows_push(
     b: &Scoreboard,
+    room: &RoomResult,
     version: u64,
     learners: &[&str],
     changed: &[String],
     removed: &[String],
 ) -> Push {
-    let rows: Vec<_> = b
-        .learners
-        .iter()
-        .filter(|r| learners.contains(&r.id.as_str()))
-        .map(|r| row_view(b, r))
-        .collect();
-    let data = json!({
-        "version": version,
-        "rows": rows,
-        "changed": changed,
-        "removed": removed,
-        "room_score": room_score(b),
-        "confirmed": b.graded_at,
-    });
+    // Written straight to text: every row of a thousand learners is about 30 MB of JSON, and
+    // as a tree of values (`json!`) several times that.
+    #[derive(serde::Serialize)]
+    struct Rows<'a> {
+        version: u64,
+        rows: PushedRows<'a>,
+        changed: &'a [String],
+        removed: &'a [String],
+        room_score: String,
+        confirmed: &'a str,
+    }
+    let data = Rows {
+        version,
+        rows: PushedRows { b, room, learners },
+        changed,
+        removed,
+        room_score: room_score(b),
+        confirmed: &b.graded_at,
+    };
     Push {
         event: "rows",
-        data: data.to_string().into(),
+        // Serialising our own structs to a string cannot fail.
+        data: serde_json::to_string(&data).unwrap_or_default().into(),
+    }
+}
+
+/// The rows of a push, each read back from the room only while it is written.
+struct PushedRows<'a> {
+    b: &'a Scoreboard,
+    room: &'a RoomResult,
+    learners: &'a [&'a str],
+}
+
+impl serde::Serialize for PushedRows<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq as _;
+        let mut seq = s.serialize_seq(None)?;
+        for r in self.b.learners.iter() {
+            if !self.learners.contains(&r.id.as_str()) {
+                continue;
+            }
+            let full = full_row(self.b, self.room, r);
+            seq.serialize_element(&row_view(self.b, &full))?;
+        }
+        seq.end()
+    }
+}
+
+/// An outline's row with its reports, read back from the room.
+pub fn full_row<'r>(b: &Scoreboard, room: &RoomResult, r: &'r Row) -> Cow<'r, Row> {
+    match b.full_row(room, &r.id) {
+        Some(full) => Cow::Owned(full),
+        None => Cow::Borrowed(r),
     }
 }
 
@@ -157,12 +198,14 @@ impl LiveBoard {
         self.shared.pushes.subscribe()
     }
 
-    /// Keeps `board` and pushes the rows that differ from the last board (all of them the
-    /// first time), marking the cells that changed. Returns the cells marked.
-    pub fn publish(&self, board: Scoreboard) -> Vec<String> {
+    /// Keeps `room` and its board and pushes the rows that differ from the last board (all of
+    /// them the first time), marking the cells that changed. Returns the cells marked.
+    pub fn publish(&self, room: &RoomResult) -> Vec<String> {
+        let board = Scoreboard::outline(room, self.lang);
         let mut s = self.shared.lock();
         let all: Vec<String> = board.learners.iter().map(|r| r.id.clone()).collect();
-        s.board = Some(board);
+        // A clone of a room shares its learners' packed results.
+        s.board = Some((board, room.clone()));
         self.push_rows(s, &all)
     }
 
@@ -171,11 +214,12 @@ impl LiveBoard {
     pub fn publish_learners(&self, room: &RoomResult, learners: &[&str]) -> Vec<String> {
         let mut s = self.shared.lock();
         let State { board, rows, .. } = &mut *s;
-        let Some(board) = board.as_mut() else {
+        let Some((board, kept)) = board.as_mut() else {
             drop(s);
-            return self.publish(Scoreboard::new(room, self.lang));
+            return self.publish(room);
         };
         board.update(room, learners);
+        *kept = room.clone();
         // New learners are compared too (they have no row yet).
         let mut look: Vec<String> = learners.iter().map(|l| l.to_string()).collect();
         look.extend(
@@ -198,14 +242,15 @@ impl LiveBoard {
             version,
             ..
         } = &mut *s;
-        let Some(board) = board.as_ref() else {
+        let Some((board, room)) = board.as_ref() else {
             return Vec::new();
         };
         let first = *version == 0;
         let mut changed_rows = Vec::new();
         let mut changed_cells = Vec::new();
         for r in board.learners.iter().filter(|r| look.contains(&r.id)) {
-            let view = row_view(board, r);
+            let full = full_row(board, room, r);
+            let view = row_view(board, &full);
             let row = digest(&view);
             if rows.get(&r.id) == Some(&row) {
                 continue;
@@ -236,11 +281,15 @@ impl LiveBoard {
                 .is_some_and(|(learner, _)| present.contains(learner))
         });
         *version += 1;
-        let names: Vec<&str> = changed_rows.iter().map(String::as_str).collect();
-        let push = rows_push(board, *version, &names, &changed_cells, &removed);
-        drop(s);
-        // No page open is no error.
-        let _ = self.shared.pushes.send(push);
+        // With no page open nothing is written: a page that opens later is sent every row
+        // (`subscribe`), and the first board's push would be every row too.
+        if self.shared.pushes.receiver_count() > 0 {
+            let names: Vec<&str> = changed_rows.iter().map(String::as_str).collect();
+            let push = rows_push(board, room, *version, &names, &changed_cells, &removed);
+            drop(s);
+            // A page that closed meanwhile is no error.
+            let _ = self.shared.pushes.send(push);
+        }
         changed_cells
     }
 
@@ -251,7 +300,7 @@ impl LiveBoard {
         let confirmed = self
             .confirmed
             .clone()
-            .or_else(|| self.shared.with_board(|b, _| b.graded_at.clone()));
+            .or_else(|| self.shared.with_board(|b, _, _| b.graded_at.clone()));
         let push = Push {
             event: "status",
             data: json!({"state": state, "text": text, "confirmed": confirmed})
@@ -271,7 +320,7 @@ impl Listener<RoomResult> for LiveBoard {
                 self.status("live", &format!("{following} ({cluster})"));
             }
             Event::Graded(room) => {
-                self.publish(Scoreboard::new(room, self.lang));
+                self.publish(room);
             }
             Event::Regraded { result, changed } => {
                 let mut learners: Vec<&str> = changed.iter().map(|c| c.learner.as_str()).collect();

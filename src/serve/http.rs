@@ -16,7 +16,7 @@ use futures::stream::{self, Stream, StreamExt};
 use tokio::sync::{broadcast, watch};
 
 use super::access::Access;
-use super::board::{Push, Shared};
+use super::board::{full_row, Push, Shared};
 use crate::report::html::{render_live, Live};
 
 #[derive(Clone)]
@@ -97,7 +97,7 @@ async fn page(State(app): State<App>, Query(q): Params, headers: HeaderMap) -> R
         return r;
     }
     let query = app.access.query();
-    let html = app.shared.with_board(|board, version| {
+    let html = app.shared.with_board(|board, room, version| {
         let sep = if query.is_empty() { '?' } else { '&' };
         let events = format!("events{query}{sep}shown={version}");
         render_live(
@@ -106,6 +106,7 @@ async fn page(State(app): State<App>, Query(q): Params, headers: HeaderMap) -> R
                 events: &events,
                 query: &query,
             },
+            &|r| full_row(board, room, r),
         )
     });
     let html = html.unwrap_or_else(|| GRADING.to_string());
@@ -116,17 +117,46 @@ async fn room_json(State(app): State<App>, Query(q): Params, headers: HeaderMap)
     if let Some(r) = refused(&app, &q, &headers) {
         return r;
     }
-    let doc = app.shared.with_board(|board, _| {
-        let mut out = Vec::new();
-        crate::report::room::write_json(board, &mut out).map(|()| out)
+    // A clone of the room shares its packed results; the document is written learner by
+    // learner as the client reads it (a room of a thousand learners is about 85 MB of JSON).
+    let Some((room, lang)) = app.shared.with_board(|b, room, _| (room.clone(), b.lang)) else {
+        return not_yet();
+    };
+    let (tx, rx) = tokio::sync::mpsc::channel::<std::io::Result<Vec<u8>>>(CHUNKS_AHEAD);
+    tokio::task::spawn_blocking(move || {
+        let out = std::io::BufWriter::with_capacity(CHUNK, Chunks(tx.clone()));
+        if let Err(e) = crate::report::write_json_streamed(room, lang, out) {
+            // Headers are sent: the body ends short, and the log says why (a client that
+            // left is no error).
+            if e.kind() != std::io::ErrorKind::BrokenPipe {
+                tracing::warn!("serving /room.json: {e}");
+                let _ = tx.blocking_send(Err(e));
+            }
+        }
     });
-    match doc {
-        Some(Ok(bytes)) => with_headers(bytes.into_response(), "application/json"),
-        Some(Err(e)) => with_headers(
-            (StatusCode::INTERNAL_SERVER_ERROR, format!("{e}\n")).into_response(),
-            "text/plain; charset=utf-8",
-        ),
-        None => not_yet(),
+    let body = axum::body::Body::from_stream(futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|chunk| (chunk, rx))
+    }));
+    with_headers(body.into_response(), "application/json")
+}
+
+/// Bytes of `/room.json` handed to the connection at a time, and how many may wait for it.
+const CHUNK: usize = 64 * 1024;
+const CHUNKS_AHEAD: usize = 8;
+
+/// A writer whose bytes go to a response body, waiting while the client is behind.
+struct Chunks(tokio::sync::mpsc::Sender<std::io::Result<Vec<u8>>>);
+
+impl std::io::Write for Chunks {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .blocking_send(Ok(bytes.to_vec()))
+            .map_err(|_| std::io::Error::from(std::io::ErrorKind::BrokenPipe))?;
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
@@ -140,12 +170,11 @@ async fn learner(
         return r;
     }
     let query = app.access.query();
-    let page = app.shared.with_board(|board, _| {
-        board
-            .learners
-            .iter()
-            .find(|r| r.id == name)
-            .map(|row| crate::report::html::learner_page(board, row, &query))
+    let page = app.shared.with_board(|board, room, _| {
+        board.learners.iter().find(|r| r.id == name).map(|row| {
+            let full = full_row(board, room, row);
+            crate::report::html::learner_page(board, &full, &query)
+        })
     });
     match page {
         Some(Some(html)) => with_headers(html.into_response(), "text/html; charset=utf-8"),

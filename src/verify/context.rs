@@ -8,7 +8,7 @@ use crate::facts::{ClusterNodes, NodeFacts, Profile};
 use crate::observe::{InputError, Obj, Observed, SourceKind, Unavailable};
 
 /// Where one learner's lab lives.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Target {
     /// The kube context, when live.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -18,7 +18,7 @@ pub struct Target {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub learner: Option<String>,
     /// Prefix for cluster-scoped objects a lab asks for (`alice-` in a workshop, else empty).
-    #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub name_prefix: String,
 }
 

@@ -9,7 +9,8 @@ use crate::catalog::Vars;
 /// Facts by key, kept as one sorted list: a room holds tens of thousands of outcomes, and a
 /// map's tree node costs about half a kilobyte even for one entry. Serialises as a JSON object
 /// with sorted keys, as the `BTreeMap` it replaced did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(from = "BTreeMap<String, String>")]
 pub struct Evidence(Vec<(String, String)>);
 
 impl Evidence {
@@ -67,6 +68,12 @@ impl std::ops::Index<&str> for Evidence {
 impl FromIterator<(String, String)> for Evidence {
     fn from_iter<I: IntoIterator<Item = (String, String)>>(iter: I) -> Evidence {
         let sorted: BTreeMap<String, String> = iter.into_iter().collect();
+        Evidence(sorted.into_iter().collect())
+    }
+}
+
+impl From<BTreeMap<String, String>> for Evidence {
+    fn from(sorted: BTreeMap<String, String>) -> Evidence {
         Evidence(sorted.into_iter().collect())
     }
 }

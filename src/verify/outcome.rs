@@ -2,11 +2,11 @@
 
 use super::evidence::Evidence;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::observe::Unavailable;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     /// The requirement holds.
@@ -40,7 +40,7 @@ impl Status {
 
 /// Why a check was skipped, errored or is pending: a framework condition, a lab-specific message
 /// from `lab.yaml` (`messages:`), or a fact the cluster reported (shown verbatim).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Reason {
     Unavailable(Unavailable),
     /// `messages.<id>` in lab.yaml, filled from the outcome's evidence.
@@ -63,7 +63,7 @@ pub enum Reason {
     },
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Outcome {
     pub check: String,
     pub status: Status,
@@ -155,7 +155,7 @@ impl Outcome {
 }
 
 /// A non-scoring note (`advice.<id>` in lab.yaml) with the facts for its placeholders.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Advice {
     pub id: String,
     pub evidence: Evidence,

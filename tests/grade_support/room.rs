@@ -207,3 +207,23 @@ pub fn room(learners: &[(&str, &[&str])]) -> Vec<Value> {
     }
     seed
 }
+
+/// The object of `kind` in a learner's copy of a lab's saved state, as the learner would create
+/// it: without the fields the API server sets (uid, resourceVersion, creation time, generation,
+/// status).
+pub fn as_created(learner: &str, lab: &str, state: &str, kind: &str) -> Value {
+    let mut obj = learner_state(learner, lab, state)
+        .0
+        .into_iter()
+        .find(|o| o["kind"] == kind)
+        .unwrap_or_else(|| panic!("no {kind} in {lab}'s {state}"));
+    if let Some(meta) = obj["metadata"].as_object_mut() {
+        for f in ["uid", "resourceVersion", "creationTimestamp", "generation"] {
+            meta.remove(f);
+        }
+    }
+    if let Some(o) = obj.as_object_mut() {
+        o.remove("status");
+    }
+    obj
+}

@@ -830,16 +830,7 @@ fn watch_regrades_and_rewrites_the_page_until_ctrl_c() {
         "/api/v1/namespaces",
         &json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "bob-volcano-gang"}}),
     );
-    let job = room::learner_state("bob", "volcano-gang", "solution-state")
-        .0
-        .into_iter()
-        .find(|o| o["kind"] == "Job")
-        .unwrap();
-    let mut job = job;
-    for f in ["uid", "resourceVersion", "creationTimestamp", "generation"] {
-        job["metadata"].as_object_mut().unwrap().remove(f);
-    }
-    job.as_object_mut().unwrap().remove("status");
+    let job = room::as_created("bob", "volcano-gang", "solution-state", "Job");
     c.emu.create(
         "/apis/batch.volcano.sh/v1alpha1/namespaces/bob-volcano-gang/jobs",
         &job,

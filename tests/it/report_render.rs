@@ -552,3 +552,124 @@ fn human_output_wraps_to_the_width_with_a_hanging_indent() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// A room keeps each learner's results packed (`PackedLabs`); reports read them back
+
+/// What a report shows of a result, in both languages and every format.
+fn shown(r: &LabResult) -> Vec<String> {
+    let mut out = Vec::new();
+    for lang in [Lang::En, Lang::Ja] {
+        let rep = LabReport::new(r, lang);
+        for format in [Format::Json, Format::Human, Format::Junit] {
+            out.push(report::render(std::slice::from_ref(&rep), format, false));
+        }
+    }
+    out
+}
+
+#[test]
+fn a_packed_result_reads_back_as_the_result_judged_and_reports_the_same() {
+    use trainlab::facts::capabilities::Seen;
+    use trainlab::results::packed::PackedLabs;
+
+    let mut workshop = result();
+    workshop.target.learner = Some("alice".into());
+    workshop.target.name_prefix = "alice-".into();
+    workshop.target.context = Some("kind-trainlab".into());
+    // Every reason a check can carry, with the facts each holds.
+    workshop.outcomes[4] = Outcome::skipped(
+        "pods-running",
+        Reason::MissingCapability {
+            capability: "volcano".into(),
+            seen: vec![
+                Seen::CrdNotFound {
+                    crd: "jobs.batch.volcano.sh".into(),
+                },
+                Seen::ControllerNotAvailable {
+                    deployment: "volcano-scheduler".into(),
+                },
+                Seen::Device {
+                    resource: "nvidia.com/gpu".into(),
+                    faked: true,
+                    nodes: 0,
+                },
+                Seen::Unknown {
+                    message: "the API server did not answer".into(),
+                },
+                Seen::NotOnKind,
+            ],
+            profile: Some(Profile::Kind),
+            installable: true,
+        },
+    );
+    let mut others = result();
+    others.profile = None;
+    others.outcomes[1] = Outcome::skipped(
+        "min-available",
+        Reason::Unavailable(Unavailable::NotServed {
+            resource: "jobs.batch.volcano.sh".into(),
+            crd: "jobs.batch.volcano.sh".into(),
+            capability: Some("volcano".into()),
+        }),
+    );
+    others.outcomes[2] = Outcome::error(
+        "scheduler-name",
+        Reason::Unavailable(Unavailable::Failed {
+            message: "listing pods failed: 500".into(),
+        }),
+    );
+    others.outcomes[3] = Outcome::skipped("podgroup-inqueue", Reason::SecretsWithheld);
+    others.outcomes[4] =
+        Outcome::skipped("pods-running", Reason::NeedsParam("gpus_per_node".into()));
+    others.outcomes[5] = Outcome::skipped(
+        "nodes-ready",
+        Reason::Unavailable(Unavailable::NotCaptured {
+            resource: "nodes".into(),
+        }),
+    );
+    others.outcomes.push(Outcome::pending(
+        "nodes-ready",
+        Reason::Message("waiting for {count} nodes".into()),
+    ));
+    let judged = vec![result(), workshop, others];
+
+    let packed = PackedLabs::pack(&judged).expect("judged results pack");
+    let back = packed.unpack().expect("packed results read back");
+
+    assert_eq!(back.len(), judged.len());
+    for (b, j) in back.iter().zip(&judged) {
+        assert_eq!(b.lab.id, j.lab.id);
+        assert_eq!(b.source, j.source);
+        assert_eq!(b.source_detail, j.source_detail);
+        assert_eq!(b.target, j.target);
+        assert_eq!(b.profile, j.profile);
+        assert_eq!(b.outcomes, j.outcomes);
+        assert_eq!(b.advice, j.advice);
+        assert_eq!(shown(b), shown(j), "what reports show of {}", j.lab.id);
+    }
+    assert_eq!(
+        packed.environment_incomplete(),
+        judged.iter().any(LabResult::environment_incomplete),
+        "the room's exit code is known without reading the results back"
+    );
+    // One allocation for the lot, and much smaller than the JSON a report writes of it.
+    let report_json: usize = judged
+        .iter()
+        .map(|r| report::render(&[LabReport::new(r, Lang::En)], Format::Json, false).len())
+        .sum();
+    assert!(
+        packed.held() < report_json / 2,
+        "{} bytes held for {report_json} bytes of report",
+        packed.held()
+    );
+}
+
+#[test]
+fn a_learner_without_results_packs_to_nothing_to_read_back() {
+    use trainlab::results::packed::PackedLabs;
+    let packed = PackedLabs::pack(&[]).expect("packs");
+    assert!(packed.is_empty());
+    assert!(packed.unpack().expect("reads back").is_empty());
+    assert!(!packed.environment_incomplete());
+}

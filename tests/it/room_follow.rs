@@ -36,7 +36,7 @@ enum Heard {
 fn passed(r: &RoomResult) -> Vec<(String, usize)> {
     let mut out = Vec::new();
     for l in &r.learners {
-        for lab in l.results.as_ref().unwrap() {
+        for lab in l.labs().unwrap() {
             let n = lab
                 .outcomes
                 .iter()
@@ -165,16 +165,7 @@ impl Drop for Following {
 
 /// bob's Volcano Job of the lab's solution, as he would create it.
 fn bobs_job() -> Value {
-    let mut job = room::learner_state("bob", "volcano-gang", "solution-state")
-        .0
-        .into_iter()
-        .find(|o| o["kind"] == "Job")
-        .unwrap();
-    for f in ["uid", "resourceVersion", "creationTimestamp", "generation"] {
-        job["metadata"].as_object_mut().unwrap().remove(f);
-    }
-    job.as_object_mut().unwrap().remove("status");
-    job
+    room::as_created("bob", "volcano-gang", "solution-state", "Job")
 }
 
 fn namespace(name: &str, labels: Value) -> Value {

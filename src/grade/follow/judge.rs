@@ -10,11 +10,47 @@ use super::cells::Cell;
 use super::store::{Shared, Store};
 use crate::facts::capabilities::Capabilities;
 use crate::facts::Profile;
-use crate::grade::Room;
+use crate::grade::{withhold_secrets, Room};
 use crate::observe::Query;
 use crate::plan::learners::shared_target;
+use crate::results::packed::PackedLabs;
+use crate::results::room::LearnerResult;
 use crate::verify::{self, LabResult, Target};
 use crate::Error;
+
+/// A learner's cells judged again.
+pub struct Rejudged {
+    /// The learner's index in the room.
+    pub learner: usize,
+    /// Their labs, the cells judged again put in.
+    pub labs: PackedLabs,
+    /// Each cell judged, with the checks skipped there for a withheld Secret.
+    pub withheld: Vec<(Cell, Vec<String>)>,
+}
+
+/// A learner's judged cells put into their row (`rows[learner]`, none yet for a new learner),
+/// a withheld Secret's checks made skipped first (`withhold_secrets`).
+fn rejudged(
+    learner: usize,
+    judged: Vec<(Cell, LabResult)>,
+    rows: &[LearnerResult],
+) -> Result<Rejudged, Error> {
+    let mut withheld = Vec::with_capacity(judged.len());
+    let mut labs = Vec::with_capacity(judged.len());
+    for (c, mut r) in judged {
+        withheld.push((c, withhold_secrets(&mut r)));
+        labs.push(r);
+    }
+    let labs = match rows.get(learner).map(|r| &r.results) {
+        Some(Ok(kept)) => kept.replaced(labs)?,
+        _ => PackedLabs::pack(&labs)?,
+    };
+    Ok(Rejudged {
+        learner,
+        labs,
+        withheld,
+    })
+}
 
 /// At most this many learners judged at once (one per core, up to this), as `grade::judge`.
 const MAX_WORKERS: usize = 4;
@@ -49,8 +85,15 @@ impl Judging<'_, '_> {
         verify::queries(verifier, &self.target(cell))
     }
 
-    /// The cells' results, each cell once, in cell order.
-    pub fn cells(&self, cells: &[Cell], store: &Store) -> Result<Vec<(Cell, LabResult)>, Error> {
+    /// The cells judged again, learner by learner: each learner's labs as `rows` held them with
+    /// the cells put in, packed again by the worker that judged them (a room's fifteen
+    /// thousand results are never all unpacked at once).
+    pub fn cells(
+        &self,
+        cells: &[Cell],
+        store: &Store,
+        rows: &[LearnerResult],
+    ) -> Result<Vec<Rejudged>, Error> {
         let per = self.room.labs.len().max(1);
         let mut by_learner: BTreeMap<usize, Vec<Cell>> = BTreeMap::new();
         for &c in cells {
@@ -61,7 +104,7 @@ impl Judging<'_, '_> {
             crate::plan::params_with_site(&self.room.params, Some(self.context), self.profile)?;
         let shared = Shared::default();
         let next = AtomicUsize::new(0);
-        let out: Mutex<Vec<(Cell, LabResult)>> = Mutex::new(Vec::with_capacity(cells.len()));
+        let out: Mutex<Vec<Rejudged>> = Mutex::new(Vec::with_capacity(groups.len()));
         let failed: Mutex<Option<Error>> = Mutex::new(None);
         let workers = std::thread::available_parallelism()
             .map(|n| n.get())
@@ -72,8 +115,11 @@ impl Judging<'_, '_> {
             for _ in 0..workers {
                 s.spawn(|| {
                     while let Some(group) = groups.get(next.fetch_add(1, Ordering::Relaxed)) {
-                        match self.learner(group, store, &shared, &params) {
-                            Ok(done) => out.lock().unwrap_or_else(|e| e.into_inner()).extend(done),
+                        let done = self
+                            .learner(group, store, &shared, &params)
+                            .and_then(|judged| rejudged(group[0] / per, judged, rows));
+                        match done {
+                            Ok(done) => out.lock().unwrap_or_else(|e| e.into_inner()).push(done),
                             Err(e) => {
                                 failed
                                     .lock()
@@ -90,7 +136,7 @@ impl Judging<'_, '_> {
             return Err(e);
         }
         let mut out = out.into_inner().unwrap_or_else(|e| e.into_inner());
-        out.sort_by_key(|(c, _)| *c);
+        out.sort_by_key(|r| r.learner);
         Ok(out)
     }
 

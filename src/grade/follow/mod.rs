@@ -20,7 +20,7 @@ use std::time::{Duration, SystemTime};
 
 use tokio::sync::mpsc;
 
-use super::{finish, merge, withhold_secrets, Learners, Room, RoomProgress};
+use super::{finish, merge, Learners, Room, RoomProgress};
 use crate::cluster::{Conn, Discovery};
 use crate::facts::{NodeFacts, Profile};
 use crate::observe::kinds::{self, ResourceKind};
@@ -298,6 +298,7 @@ impl<'r, 'c> Engine<'r, 'c> {
             board: finish(
                 room,
                 Vec::new(),
+                BTreeSet::new(),
                 SourceKind::Live,
                 conn.describe(),
                 Vec::new(),
@@ -332,14 +333,23 @@ impl<'r, 'c> Engine<'r, 'c> {
         }
     }
 
-    /// The room's queries for these learners, and what every cell's judging reads beside.
-    fn queries(&self, learners: &[String]) -> (Vec<Query>, Vec<Query>) {
-        let plan = self
-            .room
-            .shared_plan(learners, Source::Live(self.room.connect.clone()));
-        let mut everyone = crate::profile::detect::controller_queries(&plan.wanted_capabilities());
+    /// What every cell's judging reads beside its own queries: the controllers' Deployments
+    /// (capability detection) and the nodes.
+    fn everyone(&self) -> Vec<Query> {
+        let mut everyone = crate::profile::detect::controller_queries(&self.wanted());
         everyone.push(Query::cluster(&kinds::NODES));
-        (plan.queries(), everyone)
+        everyone
+    }
+
+    /// The capabilities the room's labs name (the same for every learner).
+    fn wanted(&self) -> Vec<&'static crate::facts::capabilities::Capability> {
+        let one: Vec<String> = PLANNING_LEARNERS[..1]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        self.room
+            .shared_plan(&one, Source::Live(self.room.connect.clone()))
+            .wanted_capabilities()
     }
 
     /// The merged reads to watch: one per kind, cluster-wide.
@@ -348,9 +358,10 @@ impl<'r, 'c> Engine<'r, 'c> {
             Learners::Named(names) => names.clone(),
             _ => PLANNING_LEARNERS.iter().map(|s| s.to_string()).collect(),
         };
-        let (mut queries, everyone) = self.queries(&learners);
-        queries.extend(everyone);
-        merge(&queries)
+        let plan = self
+            .room
+            .shared_plan(&learners, Source::Live(self.room.connect.clone()));
+        merge(plan.each_query().chain(self.everyone()))
     }
 
     fn start(
@@ -481,9 +492,11 @@ impl<'r, 'c> Engine<'r, 'c> {
         let Learners::Named(names) = &self.room.learners else {
             return Vec::new();
         };
-        let (queries, _) = self.queries(names);
-        let set: BTreeSet<String> = queries
-            .into_iter()
+        let plan = self
+            .room
+            .shared_plan(names, Source::Live(self.room.connect.clone()));
+        let set: BTreeSet<String> = plan
+            .each_query()
             .filter(|q| *q.kind == *kind)
             .filter_map(|q| q.namespace)
             .collect();
@@ -649,15 +662,15 @@ impl<'r, 'c> Engine<'r, 'c> {
         }
         let mut fresh = BTreeSet::new();
         for (i, l) in now.iter().enumerate() {
-            let (row, w) = kept.remove(l).unwrap_or_else(|| {
-                fresh.extend(i * per..(i + 1) * per);
-                let row = LearnerResult {
-                    name: l.clone(),
-                    context: Some(self.context.clone()),
-                    results: Ok(Vec::with_capacity(per)),
-                };
-                (row, vec![Vec::new(); per])
-            });
+            let (row, w) = match kept.remove(l) {
+                Some(known) => known,
+                None => {
+                    fresh.extend(i * per..(i + 1) * per);
+                    let row =
+                        LearnerResult::new(l.clone(), Some(self.context.clone()), Ok(Vec::new()))?;
+                    (row, vec![Vec::new(); per])
+                }
+            };
             self.board.learners.push(row);
             self.withheld.extend(w);
         }
@@ -665,7 +678,7 @@ impl<'r, 'c> Engine<'r, 'c> {
             tracing::info!("follow: the room has {} learner(s)", now.len());
         }
         self.learners = now;
-        let (_, everyone) = self.queries(&self.learners);
+        let everyone = self.everyone();
         let count = self.cells_count();
         let cells = {
             let j = self.judging();
@@ -695,14 +708,7 @@ impl<'r, 'c> Engine<'r, 'c> {
         let refs: Vec<&Obj> = nodes.iter().collect();
         self.profile = self.room.profile.or_else(|| Profile::detect(&refs));
         let facts = NodeFacts::all(&refs)?;
-        let plan_learners: Vec<String> = PLANNING_LEARNERS[..1]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        let wanted = self
-            .room
-            .shared_plan(&plan_learners, Source::Live(self.room.connect.clone()))
-            .wanted_capabilities();
+        let wanted = self.wanted();
         let store = &self.store;
         self.caps = crate::profile::detect::detect_from(
             conn,
@@ -718,16 +724,15 @@ impl<'r, 'c> Engine<'r, 'c> {
 
     /// Judges `cells` (in cell order, a new learner's all at once) into the board.
     fn judge(&mut self, cells: &[Cell]) -> Result<(), Error> {
-        let judged = self.judging().cells(cells, &self.store)?;
+        let rejudged = self
+            .judging()
+            .cells(cells, &self.store, &self.board.learners)?;
         let per = self.per();
-        for (c, mut r) in judged {
-            self.withheld[c] = withhold_secrets(&mut r);
-            let row = &mut self.board.learners[c / per];
-            match &mut row.results {
-                Ok(labs) if c % per < labs.len() => labs[c % per] = r,
-                Ok(labs) => labs.push(r),
-                Err(_) => row.results = Ok(vec![r]),
+        for r in rejudged {
+            for (c, checks) in r.withheld {
+                self.withheld[c] = checks;
             }
+            self.board.learners[r.learner].results = Ok(r.labs);
         }
         self.board.graded_at = SystemTime::now();
         let mut notes = self.notes.clone();
