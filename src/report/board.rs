@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use super::{LabRef, LabReport, SourceRef};
+use super::{Counts, LabRef, LabReport, SourceRef};
 use crate::results::room::{LearnerResult, RoomNote, RoomResult};
 use crate::text::Lang;
 use crate::verify::{LabResult, Score, Status};
@@ -87,17 +87,26 @@ impl Mark {
         }
     }
 
-    fn of(r: &LabReport) -> Mark {
-        let c = &r.counts;
+    /// The mark of a lab scored `percent` whose checks stand as `states` (each one's status,
+    /// and whether it failed only because the lab's object is missing).
+    fn of(percent: Option<f64>, states: &[(Status, bool)]) -> Mark {
+        let count = |s: Status| states.iter().filter(|(st, _)| *st == s).count();
+        let c = Counts {
+            pass: count(Status::Pass),
+            fail: count(Status::Fail),
+            pending: count(Status::Pending),
+            skipped: count(Status::Skipped),
+            error: count(Status::Error),
+        };
         if c.error > 0 {
             Mark::Error
-        } else if r.score.percent.is_none() {
+        } else if percent.is_none() {
             Mark::NotGraded
         } else if c.fail > 0
             && c.pass == 0
-            && r.outcomes
+            && states
                 .iter()
-                .all(|o| o.status != Status::Fail || o.missing)
+                .all(|(status, missing)| *status != Status::Fail || *missing)
         {
             Mark::NotStarted
         } else if c.fail == 0 && c.pending == 0 {
@@ -263,13 +272,7 @@ impl Scoreboard {
             })
             .collect();
         let learners: Vec<Row> = learners
-            .map(|l| {
-                let mut r = row(l.borrow(), &labs, lang);
-                if outline {
-                    strip(&mut r);
-                }
-                r
-            })
+            .map(|l| row_of(l.borrow(), &labs, lang, outline))
             .collect();
         let score = sum(learners.iter().map(|r| r.score));
         let most_failed = most_failed(&learners, &labs);
@@ -305,13 +308,7 @@ impl Scoreboard {
             .iter()
             .map(|l| match kept.remove(&l.name) {
                 Some(row) if !learners.contains(&l.name.as_str()) => row,
-                _ => {
-                    let mut r = row(l, &self.labs, self.lang);
-                    if self.outline {
-                        strip(&mut r);
-                    }
-                    r
-                }
+                _ => row_of(l, &self.labs, self.lang, self.outline),
             })
             .collect();
         self.score = sum(self.learners.iter().map(|r| r.score));
@@ -331,14 +328,13 @@ impl Scoreboard {
     }
 }
 
-/// A row without its cells' reports (an outline's).
-fn strip(r: &mut Row) {
-    for c in &mut r.cells {
-        c.report = None;
-    }
+/// A learner's row; `outline`: without the cells' reports, which are then never made (a
+/// served board's outline: marks, scores and the checks' states come from the results).
+fn row(l: &LearnerResult, labs: &[Column], lang: Lang) -> Row {
+    row_of(l, labs, lang, false)
 }
 
-fn row(l: &LearnerResult, labs: &[Column], lang: Lang) -> Row {
+fn row_of(l: &LearnerResult, labs: &[Column], lang: Lang, outline: bool) -> Row {
     // The learner's labs are read back here, one learner at a time (`PackedLabs`).
     let read: Result<Vec<LabResult>, String> = match &l.results {
         Ok(packed) => packed.unpack().map_err(|e| e.to_string()),
@@ -349,22 +345,36 @@ fn row(l: &LearnerResult, labs: &[Column], lang: Lang) -> Row {
             .iter()
             .map(|col| {
                 let r = results.iter().find(|r| r.lab.id == col.lab.id);
-                let report = r.map(|r| LabReport::new(r, lang));
+                // What a report says of each outcome: its status, and whether the failure is
+                // the lab's object missing (`LabReport`'s `missing`).
+                let states: Vec<(Status, bool)> = r
+                    .map(|r| {
+                        r.outcomes
+                            .iter()
+                            .map(|o| {
+                                let missing = o.status == Status::Fail
+                                    && o.hint.as_deref() == Some(crate::verify::MISSING_HINT);
+                                (o.status, missing)
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
                 let checks = col
                     .checks
                     .iter()
                     .map(|check| {
-                        let rep = report.as_ref()?;
-                        let o = rep.outcomes.iter().find(|o| o.check == check.id)?;
-                        Some((o.status, o.missing))
+                        let r = r?;
+                        let at = r.outcomes.iter().position(|o| o.check == check.id)?;
+                        Some(states[at])
                     })
                     .collect();
+                let score = r.map(LabResult::score);
                 Cell {
                     id: format!("{}/{}", l.name, col.lab.id),
                     lab: col.lab.id.clone(),
-                    mark: report.as_ref().map(Mark::of).unwrap_or(Mark::Error),
-                    score: report.as_ref().map(|r| r.score),
-                    report,
+                    mark: score.map_or(Mark::Error, |s| Mark::of(s.percent, &states)),
+                    score,
+                    report: r.filter(|_| !outline).map(|r| LabReport::new(r, lang)),
                     checks,
                 }
             })

@@ -27,6 +27,14 @@ struct Served {
     stderr: mpsc::Receiver<String>,
 }
 
+/// A test that fails does not leave its server running.
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 fn serve(kubeconfig: Option<&std::path::Path>, args: &[&str]) -> Served {
     let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("trainlab"));
     cmd.env_clear()
@@ -206,15 +214,15 @@ fn mark(rows_event: &Value, cell: &str) -> Option<String> {
         .map(|c| c["mark"].as_str().unwrap().to_string())
 }
 
-fn interrupt(served: Served) -> (i32, String) {
+fn interrupt(mut served: Served) -> (i32, String) {
     let ok = Command::new("kill")
         .args(["-INT", &served.child.id().to_string()])
         .status()
         .unwrap();
     assert!(ok.success());
-    let out = served.child.wait_with_output().unwrap();
+    let status = served.child.wait().unwrap();
     let rest: Vec<String> = served.stderr.try_iter().collect();
-    (out.status.code().unwrap_or(-1), rest.join("\n"))
+    (status.code().unwrap_or(-1), rest.join("\n"))
 }
 
 #[test]
