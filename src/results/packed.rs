@@ -15,6 +15,13 @@ use crate::facts::Profile;
 use crate::observe::SourceKind;
 use crate::verify::{Advice, LabResult, Outcome, Target};
 
+fn digest(bytes: &[u8]) -> u64 {
+    use std::hash::{Hash as _, Hasher as _};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    bytes.hash(&mut h);
+    h.finish()
+}
+
 /// Judged results that could not be read back: trainlab's own bytes, so a bug, never the
 /// learner's or the cluster's doing.
 #[derive(Debug, thiserror::Error)]
@@ -43,6 +50,9 @@ pub struct PackedLabs {
     bytes: Arc<[u8]>,
     /// What `room_exit_code` asks of every result, known without reading them back.
     incomplete: bool,
+    /// A digest of each result's kept JSON, in the labs' order: a served board finds the
+    /// cells that changed without reading a result back.
+    digests: Arc<[u64]>,
 }
 
 /// A result's fields but its lab, in order; read back as [`Unkept`].
@@ -78,12 +88,30 @@ impl PackedLabs {
                 )
             })
             .collect();
-        let json = serde_json::to_vec(&kept).map_err(|e| Unreadable(e.to_string()))?;
+        // The JSON array written one result at a time, each one's bytes digested as written.
+        let mut json = vec![b'['];
+        let mut digests = Vec::with_capacity(kept.len());
+        for (i, k) in kept.iter().enumerate() {
+            if i > 0 {
+                json.push(b',');
+            }
+            let start = json.len();
+            serde_json::to_writer(&mut json, k).map_err(|e| Unreadable(e.to_string()))?;
+            digests.push(digest(&json[start..]));
+        }
+        json.push(b']');
         Ok(PackedLabs {
             labs: results.iter().map(|r| r.lab.clone()).collect(),
             bytes: lz4_flex::compress_prepend_size(&json).into(),
             incomplete: results.iter().any(LabResult::environment_incomplete),
+            digests: digests.into(),
         })
+    }
+
+    /// A digest of each lab's result, in the labs' order ([`PackedLabs::labs`]): equal
+    /// results, equal digests; a changed result going unseen would need a 64-bit collision.
+    pub fn digests(&self) -> &[u64] {
+        &self.digests
     }
 
     pub fn unpack(&self) -> Result<Vec<LabResult>, Unreadable> {

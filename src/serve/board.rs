@@ -66,22 +66,29 @@ impl Shared {
         if let Some((b, room)) = &s.board {
             if shown != Some(s.version) {
                 let all: Vec<&str> = b.learners.iter().map(|r| r.id.as_str()).collect();
-                first.push(rows_push(b, room, s.version, &all, &[], &[]));
+                first.extend(rows_push(b, room, s.version, &all, &[], &[]));
             }
         }
         (first, self.pushes.subscribe())
     }
 
     /// Every row, for a page that fell behind.
-    pub fn everything(&self) -> Option<Push> {
+    pub fn everything(&self) -> Vec<Push> {
         let s = self.lock();
-        let (b, room) = s.board.as_ref()?;
+        let Some((b, room)) = s.board.as_ref() else {
+            return Vec::new();
+        };
         let all: Vec<&str> = b.learners.iter().map(|r| r.id.as_str()).collect();
-        Some(rows_push(b, room, s.version, &all, &[], &[]))
+        rows_push(b, room, s.version, &all, &[], &[])
     }
 }
 
-/// The `rows` event: the rows named, the cells that changed, the learners gone.
+/// Rows a `rows` event carries at most: every row of a thousand learners is about 30 MB of
+/// JSON, sent as parts of about 1.5 MB that are made one at a time.
+const ROWS_PER_PUSH: usize = 50;
+
+/// The `rows` events: the rows named (in parts of [`ROWS_PER_PUSH`]), the cells that changed,
+/// the learners gone (with the first part).
 fn rows_push(
     b: &Scoreboard,
     room: &RoomResult,
@@ -89,9 +96,9 @@ fn rows_push(
     learners: &[&str],
     changed: &[String],
     removed: &[String],
-) -> Push {
-    // Written straight to text: every row of a thousand learners is about 30 MB of JSON, and
-    // as a tree of values (`json!`) several times that.
+) -> Vec<Push> {
+    // Written straight to text: as a tree of values (`json!`) a part would take several times
+    // its text.
     #[derive(serde::Serialize)]
     struct Rows<'a> {
         version: u64,
@@ -101,19 +108,40 @@ fn rows_push(
         room_score: String,
         confirmed: &'a str,
     }
-    let data = Rows {
-        version,
-        rows: PushedRows { b, room, learners },
-        changed,
-        removed,
-        room_score: room_score(b),
-        confirmed: &b.graded_at,
+    let named: Vec<&str> = b
+        .learners
+        .iter()
+        .map(|r| r.id.as_str())
+        .filter(|id| learners.contains(id))
+        .collect();
+    let parts: Vec<&[&str]> = if named.is_empty() {
+        vec![&[]]
+    } else {
+        named.chunks(ROWS_PER_PUSH).collect()
     };
-    Push {
-        event: "rows",
-        // Serialising our own structs to a string cannot fail.
-        data: serde_json::to_string(&data).unwrap_or_default().into(),
-    }
+    parts
+        .into_iter()
+        .enumerate()
+        .map(|(i, part)| {
+            let data = Rows {
+                version,
+                rows: PushedRows {
+                    b,
+                    room,
+                    learners: part,
+                },
+                changed,
+                removed: if i == 0 { removed } else { &[] },
+                room_score: room_score(b),
+                confirmed: &b.graded_at,
+            };
+            Push {
+                event: "rows",
+                // Serialising our own structs to a string cannot fail.
+                data: serde_json::to_string(&data).unwrap_or_default().into(),
+            }
+        })
+        .collect()
 }
 
 /// The rows of a push, each read back from the room only while it is written.
@@ -146,24 +174,39 @@ pub fn full_row<'r>(b: &Scoreboard, room: &RoomResult, r: &'r Row) -> Cow<'r, Ro
     }
 }
 
-/// A digest of what a row or cell shows (its JSON), hashed as it is written: two views with
-/// the same digest are taken as the same (a changed row or cell going unseen would need a
-/// 64-bit collision).
-fn digest<T: serde::Serialize>(view: &T) -> u64 {
-    use std::hash::Hasher as _;
-    struct Hashing(std::collections::hash_map::DefaultHasher);
-    impl std::io::Write for Hashing {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0.write(bytes);
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut h = Hashing(std::collections::hash_map::DefaultHasher::new());
-    let _ = serde_json::to_writer(&mut h, view);
-    h.0.finish()
+/// What a row shows and what each of its cells shows, as digests, taken from the results the
+/// row is made of (`PackedLabs::digests`): nothing is read back or rendered. Two rows (or
+/// cells) with the same digest are taken as the same; a change going unseen would need a
+/// 64-bit collision. Returns the row's digest and each cell's (`learner/lab`).
+fn digests(b: &Scoreboard, room: &RoomResult, r: &Row) -> (u64, Vec<(String, u64)>) {
+    use std::hash::{Hash as _, Hasher as _};
+    let hash = |v: &dyn Fn(&mut std::collections::hash_map::DefaultHasher)| {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        v(&mut h);
+        h.finish()
+    };
+    let learner = room.learners.iter().find(|l| l.name == r.id);
+    let cells: Vec<(String, u64)> = b
+        .labs
+        .iter()
+        .map(|col| {
+            let id = format!("{}/{}", r.id, col.lab.id);
+            let cell = match learner.map(|l| &l.results) {
+                Some(Ok(packed)) => {
+                    let at = packed.labs().iter().position(|lab| lab.id == col.lab.id);
+                    hash(&|h| at.and_then(|i| packed.digests().get(i)).hash(h))
+                }
+                Some(Err(why)) => hash(&|h| why.hash(h)),
+                None => 0,
+            };
+            (id, cell)
+        })
+        .collect();
+    let row = hash(&|h| {
+        cells.iter().for_each(|(_, c)| c.hash(h));
+        learner.map(|l| &l.context).hash(h);
+    });
+    (row, cells)
 }
 
 /// The listener that feeds the server: one board in one language.
@@ -249,19 +292,16 @@ impl LiveBoard {
         let mut changed_rows = Vec::new();
         let mut changed_cells = Vec::new();
         for r in board.learners.iter().filter(|r| look.contains(&r.id)) {
-            let full = full_row(board, room, r);
-            let view = row_view(board, &full);
-            let row = digest(&view);
+            let (row, row_cells) = digests(board, room, r);
             if rows.get(&r.id) == Some(&row) {
                 continue;
             }
             changed_rows.push(r.id.clone());
-            for c in &view.cells {
-                let cell = digest(c);
-                if !first && cells.get(c.id) != Some(&cell) {
-                    changed_cells.push(c.id.to_string());
+            for (id, cell) in row_cells {
+                if !first && cells.get(&id) != Some(&cell) {
+                    changed_cells.push(id.clone());
                 }
-                cells.insert(c.id.to_string(), cell);
+                cells.insert(id, cell);
             }
             rows.insert(r.id.clone(), row);
         }
@@ -285,10 +325,12 @@ impl LiveBoard {
         // (`subscribe`), and the first board's push would be every row too.
         if self.shared.pushes.receiver_count() > 0 {
             let names: Vec<&str> = changed_rows.iter().map(String::as_str).collect();
-            let push = rows_push(board, room, *version, &names, &changed_cells, &removed);
+            let pushes = rows_push(board, room, *version, &names, &changed_cells, &removed);
             drop(s);
-            // A page that closed meanwhile is no error.
-            let _ = self.shared.pushes.send(push);
+            for push in pushes {
+                // A page that closed meanwhile is no error.
+                let _ = self.shared.pushes.send(push);
+            }
         }
         changed_cells
     }

@@ -229,15 +229,16 @@ fn follow(
     stream::unfold((app, rx), |(mut app, mut rx)| async move {
         loop {
             if *app.stopped.borrow() {
-                return rx.try_recv().ok().map(|p| (sse(p), (app, rx)));
+                return rx.try_recv().ok().map(|p| (vec![p], (app, rx)));
             }
             tokio::select! {
                 biased;
                 got = rx.recv() => match got {
-                    Ok(p) => return Some((sse(p), (app, rx))),
+                    Ok(p) => return Some((vec![p], (app, rx))),
                     Err(broadcast::error::RecvError::Lagged(_)) => {
-                        if let Some(p) = app.shared.everything() {
-                            return Some((sse(p), (app, rx)));
+                        let all = app.shared.everything();
+                        if !all.is_empty() {
+                            return Some((all, (app, rx)));
                         }
                     }
                     Err(broadcast::error::RecvError::Closed) => return None,
@@ -246,4 +247,5 @@ fn follow(
             }
         }
     })
+    .flat_map(|pushes| stream::iter(pushes.into_iter().map(sse)))
 }

@@ -287,6 +287,40 @@ fn a_live_board_pushes_only_the_rows_of_the_learners_judged_again_that_changed()
 }
 
 #[test]
+fn every_row_of_a_big_room_is_pushed_in_parts_each_row_once() {
+    let (demo, _) = run_demo_room(Quiet);
+    // 120 learners: the demo's eight, again and again under other names.
+    let mut room = demo.clone();
+    room.learners = (0..120)
+        .map(|i| {
+            let mut l = demo.learners[i % demo.learners.len()].clone();
+            l.name = format!("learner-{i:03}");
+            l
+        })
+        .collect();
+    let live = trainlab::serve::LiveBoard::new(Lang::En);
+    let mut pushes = live.subscribe();
+    live.publish(&room);
+    let mut seen: Vec<String> = Vec::new();
+    let mut parts = 0;
+    while let Ok(p) = pushes.try_recv() {
+        assert_eq!(p.event, "rows");
+        let v: Value = serde_json::from_str(&p.data).unwrap();
+        let rows = v["rows"].as_array().unwrap();
+        assert!(rows.len() <= 50, "a part of {} rows", rows.len());
+        assert_eq!(v["version"], 1);
+        seen.extend(
+            rows.iter()
+                .map(|r| r["learner"].as_str().unwrap().to_string()),
+        );
+        parts += 1;
+    }
+    assert_eq!(parts, 3, "120 rows in parts of at most 50");
+    let names: Vec<String> = room.learners.iter().map(|l| l.name.clone()).collect();
+    assert_eq!(seen, names, "every row once, in the board's order");
+}
+
+#[test]
 fn the_room_document_written_learner_by_learner_is_the_boards_byte_for_byte() {
     let (room, _) = run_demo_room(Quiet);
     for lang in [Lang::En, Lang::Ja] {
