@@ -351,11 +351,7 @@ fn row_of(l: &LearnerResult, labs: &[Column], lang: Lang, outline: bool) -> Row 
                     .map(|r| {
                         r.outcomes
                             .iter()
-                            .map(|o| {
-                                let missing = o.status == Status::Fail
-                                    && o.hint.as_deref() == Some(crate::verify::MISSING_HINT);
-                                (o.status, missing)
-                            })
+                            .map(|o| (o.status, o.is_missing_object()))
                             .collect()
                     })
                     .unwrap_or_default();

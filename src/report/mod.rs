@@ -135,8 +135,7 @@ impl LabReport {
                         .as_ref()
                         .map(|why| reason_text(why, lab, &o.evidence, lang)),
                     evidence: o.evidence.clone(),
-                    missing: o.status == Status::Fail
-                        && o.hint.as_deref() == Some(crate::verify::MISSING_HINT),
+                    missing: o.is_missing_object(),
                     human_reason: None,
                 }
             })

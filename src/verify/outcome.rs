@@ -130,6 +130,12 @@ impl Outcome {
         }
     }
 
+    /// A failure only because the object the lab is about is missing (the learner has not
+    /// started): reports say it once, and the room's summary does not count it.
+    pub fn is_missing_object(&self) -> bool {
+        self.status == Status::Fail && self.hint.as_deref() == Some(super::MISSING_HINT)
+    }
+
     /// Adds a fact for `{placeholders}`.
     pub fn with(mut self, key: &str, value: impl ToString) -> Outcome {
         self.evidence.insert(key.to_string(), value.to_string());
