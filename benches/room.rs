@@ -363,8 +363,7 @@ fn watch(learners: usize, labs: &[&str], latency: Duration, changes: usize, idle
         let ns = format!("{learner}-{lab}");
         // A change the grade shows: the gang's minAvailable below its replicas (4 → 3) fails
         // `min-available-all`, so the learner's row changes and is pushed to the page.
-        patch(
-            &emu,
+        emu.patch(
             &format!("/apis/batch.volcano.sh/v1alpha1/namespaces/{ns}/jobs/gang-train"),
             &serde_json::json!({"spec": {"minAvailable": 3}}),
         );
@@ -438,23 +437,6 @@ fn watch(learners: usize, labs: &[&str], latency: Duration, changes: usize, idle
         writes,
         status.code()
     );
-}
-
-/// A JSON merge patch of one object, as `kubectl patch --type merge` sends it.
-fn patch(emu: &Emulator, path: &str, body: &serde_json::Value) {
-    use std::io::{Read, Write};
-    let addr = emu.url().trim_start_matches("http://").to_string();
-    let body = body.to_string();
-    let mut s = std::net::TcpStream::connect(&addr).expect("connect to the emulator");
-    write!(
-        s,
-        "PATCH {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/merge-patch+json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .expect("send");
-    let mut answer = String::new();
-    s.read_to_string(&mut answer).expect("answer");
-    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
 }
 
 /// The `rows` events of a served board's stream, with when each arrived.

@@ -277,19 +277,33 @@ impl Emulator {
     /// Creates one object as a client would (`kubectl create`): a POST of its JSON to `path`
     /// over plain HTTP/1.1, which must answer 201.
     pub fn create(&self, path: &str, obj: &Value) {
+        self.send("POST", path, "application/json", obj, 201);
+    }
+
+    /// A JSON merge patch of one object, as `kubectl patch --type merge` sends it; the emulator
+    /// must answer 200.
+    pub fn patch(&self, path: &str, body: &Value) {
+        self.send("PATCH", path, "application/merge-patch+json", body, 200);
+    }
+
+    /// One request with a JSON body over plain HTTP/1.1, answered with `status`.
+    fn send(&self, method: &str, path: &str, content_type: &str, body: &Value, status: u16) {
         use std::io::{Read, Write};
         let addr = self.addr.to_string();
-        let body = serde_json::to_string(obj).expect("JSON");
+        let body = serde_json::to_string(body).expect("JSON");
         let mut s = std::net::TcpStream::connect(&addr).expect("connect to the emulator");
         write!(
             s,
-            "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
             body.len()
         )
         .expect("send");
         let mut answer = String::new();
         s.read_to_string(&mut answer).expect("answer");
-        assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
+        assert!(
+            answer.starts_with(&format!("HTTP/1.1 {status}")),
+            "{answer}"
+        );
     }
 
     /// The stored objects now (ordered by group, kind, namespace, name), with apiVersion/kind.
