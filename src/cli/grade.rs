@@ -362,7 +362,11 @@ impl Listener<RoomResult> for RoomScreen {
             tracing::info!("room: written{}", crate::observe::process::memory());
             return;
         }
-        let board = Scoreboard::from_room(result, self.output.lang);
+        let board = if format.shows_checks() || self.output.html.is_some() {
+            Scoreboard::from_room(result, self.output.lang)
+        } else {
+            Scoreboard::outline(&result, self.output.lang)
+        };
         if format == RoomFormat::Json {
             // Streamed: a room's document is megabytes, never held whole as a string.
             let out = std::io::BufWriter::new(std::io::stdout().lock());
@@ -388,7 +392,11 @@ impl RoomScreen {
             return;
         }
         let (lang, format) = (self.output.lang, self.output.format);
-        let board = Scoreboard::new(result, lang);
+        let board = if format.shows_checks() || self.output.html.is_some() {
+            Scoreboard::new(result, lang)
+        } else {
+            Scoreboard::outline(result, lang)
+        };
         if self.drawn_lines > 0 && std::io::stdout().is_terminal() {
             let _ = console::Term::stdout().clear_last_lines(self.drawn_lines);
         }

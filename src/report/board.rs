@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use super::{Counts, LabRef, LabReport, SourceRef};
+use crate::results::packed::PackedLabs;
 use crate::results::room::{LearnerResult, RoomNote, RoomResult};
 use crate::text::Lang;
 use crate::verify::{LabResult, Score, Status};
@@ -131,7 +132,9 @@ pub struct Cell {
     /// None when the learner's cluster could not be read at all.
     pub score: Option<Score>,
     /// None in a board's outline ([`Scoreboard::outline`]) and when the lab was not graded.
-    pub report: Option<LabReport>,
+    /// Boxed: an outline's cell is a fifth of the size (536 bytes inline), and a served board
+    /// of a thousand learners keeps fifteen thousand of them.
+    pub report: Option<Box<LabReport>>,
     /// Each of the column's checks, in its order: the status, and whether it failed only
     /// because the lab's object is missing (None: no outcome). What the room's summary counts,
     /// kept when the report is not.
@@ -328,65 +331,60 @@ impl Scoreboard {
     }
 }
 
-/// A learner's row; `outline`: without the cells' reports, which are then never made (a
-/// served board's outline: marks, scores and the checks' states come from the results).
+/// A learner's row with its cells' reports.
 fn row(l: &LearnerResult, labs: &[Column], lang: Lang) -> Row {
     row_of(l, labs, lang, false)
 }
 
+/// A learner's row; `outline`: without the cells' reports, which are then never made and the
+/// results never read back (a served board's outline).
 fn row_of(l: &LearnerResult, labs: &[Column], lang: Lang, outline: bool) -> Row {
-    // The learner's labs are read back here, one learner at a time (`PackedLabs`).
-    let read: Result<Vec<LabResult>, String> = match &l.results {
-        Ok(packed) => packed.unpack().map_err(|e| e.to_string()),
+    // Marks, scores and the checks' states come from the glances kept beside the packed
+    // results; the reports, when wanted, are read back here, one learner at a time.
+    let read: Result<(&PackedLabs, Vec<LabResult>), String> = match &l.results {
+        Ok(packed) if outline => Ok((packed, Vec::new())),
+        Ok(packed) => packed
+            .unpack()
+            .map(|results| (packed, results))
+            .map_err(|e| e.to_string()),
         Err(why) => Err(why.clone()),
     };
-    let cells: Vec<Cell> = match &read {
-        Ok(results) => labs
-            .iter()
-            .map(|col| {
-                let r = results.iter().find(|r| r.lab.id == col.lab.id);
-                // What a report says of each outcome: its status, and whether the failure is
-                // the lab's object missing (`LabReport`'s `missing`).
-                let states: Vec<(Status, bool)> = r
-                    .map(|r| {
-                        r.outcomes
-                            .iter()
-                            .map(|o| (o.status, o.is_missing_object()))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                let checks = col
-                    .checks
-                    .iter()
-                    .map(|check| {
-                        let r = r?;
-                        let at = r.outcomes.iter().position(|o| o.check == check.id)?;
-                        Some(states[at])
-                    })
-                    .collect();
-                let score = r.map(LabResult::score);
-                Cell {
-                    id: format!("{}/{}", l.name, col.lab.id),
+    let cells: Vec<Cell> = labs
+        .iter()
+        .map(|col| {
+            let id = format!("{}/{}", l.name, col.lab.id);
+            let judged = read.as_ref().ok().and_then(|(packed, results)| {
+                let at = packed.labs().iter().position(|lab| lab.id == col.lab.id)?;
+                Some((&packed.labs()[at], packed.glance(at)?, results.get(at)))
+            });
+            let Some((lab, glance, result)) = judged else {
+                return Cell {
+                    id,
                     lab: col.lab.id.clone(),
-                    mark: score.map_or(Mark::Error, |s| Mark::of(s.percent, &states)),
-                    score,
-                    report: r.filter(|_| !outline).map(|r| LabReport::new(r, lang)),
-                    checks,
-                }
-            })
-            .collect(),
-        Err(_) => labs
-            .iter()
-            .map(|col| Cell {
-                id: format!("{}/{}", l.name, col.lab.id),
+                    mark: Mark::Error,
+                    score: None,
+                    report: None,
+                    checks: Vec::new(),
+                };
+            };
+            let checks = col
+                .checks
+                .iter()
+                .map(|check| {
+                    let at = lab.checks.iter().position(|c| c.id == check.id)?;
+                    glance.checks.get(at).copied().flatten()
+                })
+                .collect();
+            Cell {
+                id,
                 lab: col.lab.id.clone(),
-                mark: Mark::Error,
-                score: None,
-                report: None,
-                checks: Vec::new(),
-            })
-            .collect(),
-    };
+                mark: Mark::of(glance.score.percent, glance.outcomes),
+                score: Some(glance.score),
+                report: result.map(|r| Box::new(LabReport::new(r, lang))),
+                checks,
+            }
+        })
+        .collect();
     Row {
         id: l.name.clone(),
         learner: l.name.clone(),

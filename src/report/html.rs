@@ -6,7 +6,6 @@
 //! the room from an embedded JSON block and only ever sets `textContent`, so no text from a
 //! cluster is ever parsed as HTML.
 
-use std::borrow::Cow;
 use std::fmt::Write;
 use std::path::Path;
 
@@ -43,10 +42,6 @@ fn colour(mark: Mark) -> &'static str {
     }
 }
 
-/// A row with its cells' reports: the row itself when the board holds them, else read back
-/// (an outline's row, from the room it outlines: [`Scoreboard::full_row`]).
-pub type FullRow<'f> = &'f dyn for<'r> Fn(&'r Row) -> Cow<'r, Row>;
-
 // The page's data: only what the page shows, so a big room stays a small file.
 #[derive(Serialize)]
 struct Data<'a> {
@@ -55,24 +50,50 @@ struct Data<'a> {
     cells: PageCells<'a>,
 }
 
-/// Every cell's detail, row after row, each row's reports read only while it is written.
+/// Every cell's detail, row after row; none on a served page, which asks its server for a
+/// learner's details when a cell is opened ([`learner_details`]): a board of a thousand
+/// learners' details is about 30 MB.
 struct PageCells<'a> {
     board: &'a Scoreboard,
-    full: FullRow<'a>,
+    embedded: bool,
 }
 
 impl Serialize for PageCells<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeSeq as _;
         let mut seq = s.serialize_seq(None)?;
-        for r in &self.board.learners {
-            let full = (self.full)(r);
-            for c in &full.cells {
-                seq.serialize_element(&cell_data(&full, c, self.board.lang))?;
+        let rows = if self.embedded {
+            &self.board.learners[..]
+        } else {
+            &[]
+        };
+        for r in rows {
+            for c in &r.cells {
+                seq.serialize_element(&cell_data(r, c, self.board.lang))?;
             }
         }
         seq.end()
     }
+}
+
+/// The details of a learner's cells as a served page asks for them (`/cells.json`), with the
+/// version of the board they are from (a page ignores details older than what it shows).
+pub fn learner_details(board: &Scoreboard, row: &Row, version: u64) -> String {
+    #[derive(Serialize)]
+    struct Details<'a> {
+        version: u64,
+        cells: Vec<CellData<'a>>,
+    }
+    let details = Details {
+        version,
+        cells: row
+            .cells
+            .iter()
+            .map(|c| cell_data(row, c, board.lang))
+            .collect(),
+    };
+    // Serialising our own structs to a string cannot fail.
+    serde_json::to_string(&details).unwrap_or_default()
 }
 
 #[derive(Serialize)]
@@ -167,7 +188,7 @@ pub struct RowView<'a> {
     pub cells: Vec<CellView<'a>>,
 }
 
-/// One cell of a [`RowView`], with the detail panel's data.
+/// One cell of a [`RowView`].
 #[derive(Serialize)]
 pub struct CellView<'a> {
     pub id: &'a str,
@@ -179,7 +200,6 @@ pub struct CellView<'a> {
     /// The mark in words (the cell's tooltip).
     pub title: &'static str,
     pub text: String,
-    detail: CellData<'a>,
 }
 
 /// The view of one learner's row.
@@ -207,7 +227,6 @@ pub fn row_view<'a>(board: &'a Scoreboard, r: &'a Row) -> RowView<'a> {
                 colour: colour(c.mark),
                 title: c.mark.label(lang),
                 text: cell_text(c.mark, c.score.as_ref()),
-                detail: cell_data(r, c, lang),
             })
             .collect(),
     }
@@ -319,7 +338,7 @@ pub fn room_score(board: &Scoreboard) -> String {
     }
 }
 
-fn data<'a>(board: &'a Scoreboard, full: FullRow<'a>) -> Data<'a> {
+fn data(board: &Scoreboard, embedded: bool) -> Data<'_> {
     let lang = board.lang;
     let statuses = [
         Status::Pass,
@@ -328,7 +347,7 @@ fn data<'a>(board: &'a Scoreboard, full: FullRow<'a>) -> Data<'a> {
         Status::Skipped,
         Status::Error,
     ];
-    let cells = PageCells { board, full };
+    let cells = PageCells { board, embedded };
     Data {
         ui: Ui {
             expected: ui("expected", lang),
@@ -355,17 +374,17 @@ fn data<'a>(board: &'a Scoreboard, full: FullRow<'a>) -> Data<'a> {
 
 /// The whole page.
 pub fn render(board: &Scoreboard) -> String {
-    render_page(board, None, &|r| Cow::Borrowed(r))
+    render_page(board, None)
 }
 
 /// The page `grade --serve` serves: the file's page, allowed to connect back to its own
-/// server for updates, with a status line and the script that applies them. `full` gives a
-/// row's reports (a served board keeps an outline).
-pub fn render_live(board: &Scoreboard, live: &Live<'_>, full: FullRow<'_>) -> String {
-    render_page(board, Some(live), full)
+/// server for updates and a cell's details, with a status line and the script that applies
+/// them. The board may be an outline: the page embeds no cell's details.
+pub fn render_live(board: &Scoreboard, live: &Live<'_>) -> String {
+    render_page(board, Some(live))
 }
 
-fn render_page(board: &Scoreboard, live: Option<&Live<'_>>, full: FullRow<'_>) -> String {
+fn render_page(board: &Scoreboard, live: Option<&Live<'_>>) -> String {
     let lang = board.lang;
     // A served page may open one connection: back to the server that served it.
     let connect = if live.is_some() {
@@ -541,7 +560,7 @@ fn render_page(board: &Scoreboard, live: Option<&Live<'_>>, full: FullRow<'_>) -
     let _ = writeln!(
         h,
         "<script type=\"application/json\" id=\"room-data\">{}</script>",
-        script_json(&data(board, full))
+        script_json(&data(board, live.is_none()))
     );
     let _ = writeln!(h, "<script>{JS}</script>");
     if let Some(live) = live {
@@ -734,7 +753,12 @@ const JS: &str = r#"
 
   function show(id) {
     var c = cells.get(id);
-    if (!c) return;
+    if (!c) {
+      // A served page has no details embedded: it asks its server, then shows the cell.
+      var board = window.trainlabBoard;
+      if (board.load) board.load(id, function () { if (cells.has(id)) show(id); });
+      return;
+    }
     table.querySelectorAll("td.selected").forEach(function (td) { td.classList.remove("selected"); });
     table.querySelectorAll("td[data-cell]").forEach(function (td) {
       if (td.dataset.cell === id) td.classList.add("selected");
@@ -821,11 +845,13 @@ const JS: &str = r#"
     detail.hidden = true;
     table.querySelectorAll("td.selected").forEach(function (td) { td.classList.remove("selected"); });
   });
-  // A served page's updates (report/live_page.rs): a cell's new detail, shown again when open.
+  // A served page's updates (report/live_page.rs): details it fetched, and cells that changed
+  // (their details are dropped, and asked for again when the cell is open).
   window.trainlabBoard = {
-    update: function (c) {
-      cells.set(c.id, c);
-      if (!detail.hidden && detail.dataset.cell === c.id) show(c.id);
+    set: function (list) { list.forEach(function (c) { cells.set(c.id, c); }); },
+    forget: function (id) {
+      cells.delete(id);
+      if (!detail.hidden && detail.dataset.cell === id) show(id);
     }
   };
 })();

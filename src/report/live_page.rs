@@ -2,7 +2,9 @@
 //! the data was last confirmed, a lost connection) and the script that applies updates pushed
 //! as Server-Sent Events. Updates carry [`super::html::RowView`]s; the script sets attributes
 //! and `textContent` only, as the page's own script does, so nothing from a cluster is parsed as
-//! HTML. A changed cell is marked for a few seconds (`td.changed`).
+//! HTML. A changed cell is marked for a few seconds (`td.changed`). A cell's details are asked
+//! of the server when the cell is opened (`cells.json`): a served page neither embeds nor is
+//! pushed the details of a thousand learners.
 
 use std::fmt::Write;
 
@@ -13,6 +15,9 @@ use super::{ui, Scoreboard};
 pub struct Live<'a> {
     /// The Server-Sent Events URL (relative, with the token's query when there is one).
     pub events: &'a str,
+    /// Where a learner's cell details are asked for (relative, with the token's query when
+    /// there is one): the page adds `learner=NAME`.
+    pub details: &'a str,
     /// Links to the room document and a learner's detail carry this query (`?token=…`, or
     /// empty).
     pub query: &'a str,
@@ -40,6 +45,7 @@ pub(super) fn script(h: &mut String, live: &Live<'_>, lang: crate::text::Lang) {
         "<script type=\"application/json\" id=\"live-config\">{}</script>",
         script_json(&serde_json::json!({
             "events": live.events,
+            "details": live.details,
             "lost": ui("live-lost", lang),
         }))
     );
@@ -102,7 +108,7 @@ const LIVE_JS: &str = r#"
       if (!td) return;
       var was = td.dataset.mark + "|" + td.textContent;
       setCell(td, c);
-      board.update(c.detail);
+      board.forget(c.id);
       if (changed.indexOf(c.id) >= 0 || was !== c.mark + "|" + c.text) {
         td.classList.remove("changed");
         void td.offsetWidth;
@@ -119,6 +125,22 @@ const LIVE_JS: &str = r#"
     status.textContent = text;
   }
 
+  // The version of the board the page shows: details older than it are asked for again.
+  var shown = 0;
+  board.load = function (id, done) {
+    var learner = id.slice(0, id.lastIndexOf("/"));
+    var sep = config.details.indexOf("?") >= 0 ? "&" : "?";
+    fetch(config.details + sep + "learner=" + encodeURIComponent(learner), { cache: "no-store" })
+      .then(function (r) { return r.ok ? r.json() : null; })
+      .then(function (d) {
+        if (!d) return;
+        if (d.version < shown) { board.load(id, done); return; }
+        board.set(d.cells);
+        done();
+      })
+      .catch(function () {});
+  };
+
   var events = new EventSource(config.events);
   events.addEventListener("rows", function (e) {
     var u = JSON.parse(e.data);
@@ -133,6 +155,7 @@ const LIVE_JS: &str = r#"
     var graded = document.querySelector(".meta time");
     if (graded) graded.textContent = u.confirmed;
     document.body.dataset.version = u.version;
+    shown = Math.max(shown, u.version);
   });
   events.addEventListener("status", function (e) {
     var s = JSON.parse(e.data);

@@ -21,6 +21,16 @@ pub enum RoomFormat {
     Csv,
 }
 
+impl RoomFormat {
+    /// Whether the format shows each cell's checks. A table shows marks and scores only, so it
+    /// is rendered from a board's outline ([`Scoreboard::outline`]), which reads no learner's
+    /// results back: a watched room of a thousand learners redraws it without making fifteen
+    /// thousand reports.
+    pub fn shows_checks(self) -> bool {
+        !matches!(self, RoomFormat::Table)
+    }
+}
+
 /// Renders a room in the chosen format (`width`: the table's, None for a pipe).
 pub fn render(board: &Scoreboard, format: RoomFormat, width: Option<usize>) -> String {
     match format {

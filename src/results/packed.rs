@@ -10,6 +10,7 @@
 
 use std::sync::Arc;
 
+use super::glance::{Glance, Glances};
 use crate::catalog::Lab;
 use crate::facts::Profile;
 use crate::observe::SourceKind;
@@ -53,6 +54,9 @@ pub struct PackedLabs {
     /// A digest of each result's kept JSON, in the labs' order: a served board finds the
     /// cells that changed without reading a result back.
     digests: Arc<[u64]>,
+    /// Each result's score and checks' states: what a board's outline shows, known without
+    /// reading the results back.
+    glances: Arc<Glances>,
 }
 
 /// A result's fields but its lab, in order; read back as [`Unkept`].
@@ -105,7 +109,13 @@ impl PackedLabs {
             bytes: lz4_flex::compress_prepend_size(&json).into(),
             incomplete: results.iter().any(LabResult::environment_incomplete),
             digests: digests.into(),
+            glances: Arc::new(Glances::of(results)),
         })
+    }
+
+    /// The score and checks' states of the `i`th lab ([`PackedLabs::labs`]'s order).
+    pub fn glance(&self, i: usize) -> Option<Glance<'_>> {
+        self.glances.get(i)
     }
 
     /// A digest of each lab's result, in the labs' order ([`PackedLabs::labs`]): equal
@@ -176,6 +186,9 @@ impl PackedLabs {
 
     /// The bytes kept (for `-v` and the benchmark).
     pub fn held(&self) -> usize {
-        self.bytes.len() + self.labs.len() * std::mem::size_of::<Arc<Lab>>()
+        self.bytes.len()
+            + self.labs.len() * std::mem::size_of::<Arc<Lab>>()
+            + self.digests.len() * std::mem::size_of::<u64>()
+            + self.glances.held()
     }
 }

@@ -1,10 +1,9 @@
 //! The served board: a listener of the room run that keeps the latest room (its results
 //! packed) and its [`Scoreboard::outline`] and, when a round or a re-judgement changes rows,
-//! pushes just those rows to every open page. A row's reports are read back from the room
-//! only while it is shown.
+//! pushes just those rows to every open page: marks and scores, never a cell's report. A
+//! row's reports are read back from the room only when a page asks for a learner's details.
 
-use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::json;
@@ -14,7 +13,7 @@ use crate::plan::stream::StreamState;
 use crate::plan::{Event, Listener};
 use crate::report::html::{room_score, row_view};
 use crate::report::{Row, Scoreboard};
-use crate::results::room::RoomResult;
+use crate::results::room::{LearnerResult, RoomResult};
 use crate::text::Lang;
 
 /// One Server-Sent Event: its name and JSON data.
@@ -63,10 +62,10 @@ impl Shared {
     pub fn subscribe(&self, shown: Option<u64>) -> (Vec<Push>, broadcast::Receiver<Push>) {
         let s = self.lock();
         let mut first: Vec<Push> = s.status.iter().cloned().collect();
-        if let Some((b, room)) = &s.board {
+        if let Some((b, _)) = &s.board {
             if shown != Some(s.version) {
                 let all: Vec<&str> = b.learners.iter().map(|r| r.id.as_str()).collect();
-                first.extend(rows_push(b, room, s.version, &all, &[], &[]));
+                first.extend(rows_push(b, s.version, &all, &[], &[]));
             }
         }
         (first, self.pushes.subscribe())
@@ -75,23 +74,22 @@ impl Shared {
     /// Every row, for a page that fell behind.
     pub fn everything(&self) -> Vec<Push> {
         let s = self.lock();
-        let Some((b, room)) = s.board.as_ref() else {
+        let Some((b, _)) = s.board.as_ref() else {
             return Vec::new();
         };
         let all: Vec<&str> = b.learners.iter().map(|r| r.id.as_str()).collect();
-        rows_push(b, room, s.version, &all, &[], &[])
+        rows_push(b, s.version, &all, &[], &[])
     }
 }
 
-/// Rows a `rows` event carries at most: every row of a thousand learners is about 30 MB of
-/// JSON, sent as parts of about 1.5 MB that are made one at a time.
+/// Rows a `rows` event carries at most: every row of a thousand learners is about 2.5 MB of
+/// JSON, sent in parts a page applies one at a time.
 const ROWS_PER_PUSH: usize = 50;
 
 /// The `rows` events: the rows named (in parts of [`ROWS_PER_PUSH`]), the cells that changed,
 /// the learners gone (with the first part).
 fn rows_push(
     b: &Scoreboard,
-    room: &RoomResult,
     version: u64,
     learners: &[&str],
     changed: &[String],
@@ -108,13 +106,13 @@ fn rows_push(
         room_score: String,
         confirmed: &'a str,
     }
-    let named: Vec<&str> = b
+    let learners: HashSet<&str> = learners.iter().copied().collect();
+    let named: Vec<&Row> = b
         .learners
         .iter()
-        .map(|r| r.id.as_str())
-        .filter(|id| learners.contains(id))
+        .filter(|r| learners.contains(r.id.as_str()))
         .collect();
-    let parts: Vec<&[&str]> = if named.is_empty() {
+    let parts: Vec<&[&Row]> = if named.is_empty() {
         vec![&[]]
     } else {
         named.chunks(ROWS_PER_PUSH).collect()
@@ -125,11 +123,7 @@ fn rows_push(
         .map(|(i, part)| {
             let data = Rows {
                 version,
-                rows: PushedRows {
-                    b,
-                    room,
-                    learners: part,
-                },
+                rows: PushedRows { b, rows: part },
                 changed,
                 removed: if i == 0 { removed } else { &[] },
                 room_score: room_score(b),
@@ -144,33 +138,20 @@ fn rows_push(
         .collect()
 }
 
-/// The rows of a push, each read back from the room only while it is written.
+/// The rows of a push, each one's view made only while it is written.
 struct PushedRows<'a> {
     b: &'a Scoreboard,
-    room: &'a RoomResult,
-    learners: &'a [&'a str],
+    rows: &'a [&'a Row],
 }
 
 impl serde::Serialize for PushedRows<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeSeq as _;
         let mut seq = s.serialize_seq(None)?;
-        for r in self.b.learners.iter() {
-            if !self.learners.contains(&r.id.as_str()) {
-                continue;
-            }
-            let full = full_row(self.b, self.room, r);
-            seq.serialize_element(&row_view(self.b, &full))?;
+        for r in self.rows {
+            seq.serialize_element(&row_view(self.b, r))?;
         }
         seq.end()
-    }
-}
-
-/// An outline's row with its reports, read back from the room.
-pub fn full_row<'r>(b: &Scoreboard, room: &RoomResult, r: &'r Row) -> Cow<'r, Row> {
-    match b.full_row(room, &r.id) {
-        Some(full) => Cow::Owned(full),
-        None => Cow::Borrowed(r),
     }
 }
 
@@ -178,14 +159,13 @@ pub fn full_row<'r>(b: &Scoreboard, room: &RoomResult, r: &'r Row) -> Cow<'r, Ro
 /// row is made of (`PackedLabs::digests`): nothing is read back or rendered. Two rows (or
 /// cells) with the same digest are taken as the same; a change going unseen would need a
 /// 64-bit collision. Returns the row's digest and each cell's (`learner/lab`).
-fn digests(b: &Scoreboard, room: &RoomResult, r: &Row) -> (u64, Vec<(String, u64)>) {
+fn digests(b: &Scoreboard, learner: Option<&LearnerResult>, r: &Row) -> (u64, Vec<(String, u64)>) {
     use std::hash::{Hash as _, Hasher as _};
     let hash = |v: &dyn Fn(&mut std::collections::hash_map::DefaultHasher)| {
         let mut h = std::collections::hash_map::DefaultHasher::new();
         v(&mut h);
         h.finish()
     };
-    let learner = room.learners.iter().find(|l| l.name == r.id);
     let cells: Vec<(String, u64)> = b
         .labs
         .iter()
@@ -291,8 +271,16 @@ impl LiveBoard {
         let first = *version == 0;
         let mut changed_rows = Vec::new();
         let mut changed_cells = Vec::new();
-        for r in board.learners.iter().filter(|r| look.contains(&r.id)) {
-            let (row, row_cells) = digests(board, room, r);
+        let look: HashSet<&str> = look.iter().map(String::as_str).collect();
+        let results: HashMap<&str, &LearnerResult> =
+            room.learners.iter().map(|l| (l.name.as_str(), l)).collect();
+        for r in board
+            .learners
+            .iter()
+            .filter(|r| look.contains(r.id.as_str()))
+        {
+            let learner = results.get(r.id.as_str()).copied();
+            let (row, row_cells) = digests(board, learner, r);
             if rows.get(&r.id) == Some(&row) {
                 continue;
             }
@@ -305,8 +293,7 @@ impl LiveBoard {
             }
             rows.insert(r.id.clone(), row);
         }
-        let present: std::collections::HashSet<&str> =
-            board.learners.iter().map(|r| r.id.as_str()).collect();
+        let present: HashSet<&str> = board.learners.iter().map(|r| r.id.as_str()).collect();
         let removed: Vec<String> = rows
             .keys()
             .filter(|k| !present.contains(k.as_str()))
@@ -325,7 +312,7 @@ impl LiveBoard {
         // (`subscribe`), and the first board's push would be every row too.
         if self.shared.pushes.receiver_count() > 0 {
             let names: Vec<&str> = changed_rows.iter().map(String::as_str).collect();
-            let pushes = rows_push(board, room, *version, &names, &changed_cells, &removed);
+            let pushes = rows_push(board, *version, &names, &changed_cells, &removed);
             drop(s);
             for push in pushes {
                 // A page that closed meanwhile is no error.

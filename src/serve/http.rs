@@ -1,5 +1,6 @@
 //! The routes of a served board, all read-only (GET): the page, its event stream, the room's
-//! JSON document and a learner's detail. Every answer is checked against [`Access`] first and
+//! JSON document, a learner's details for the page (`/cells.json?learner=NAME`) and a
+//! learner's detail page. Every answer is checked against [`Access`] first and
 //! carries the page's security headers; nothing here reaches a cluster.
 
 use std::collections::HashMap;
@@ -16,8 +17,8 @@ use futures::stream::{self, Stream, StreamExt};
 use tokio::sync::{broadcast, watch};
 
 use super::access::Access;
-use super::board::{full_row, Push, Shared};
-use crate::report::html::{render_live, Live};
+use super::board::{Push, Shared};
+use crate::report::html::{learner_details, learner_page, render_live, Live};
 
 #[derive(Clone)]
 struct App {
@@ -41,6 +42,7 @@ pub(super) fn router(
         .route("/events", get(events))
         .route("/room.json", get(room_json))
         .route("/learner/{name}", get(learner))
+        .route("/cells.json", get(cells))
         .with_state(app)
 }
 
@@ -97,16 +99,17 @@ async fn page(State(app): State<App>, Query(q): Params, headers: HeaderMap) -> R
         return r;
     }
     let query = app.access.query();
-    let html = app.shared.with_board(|board, room, version| {
+    let html = app.shared.with_board(|board, _, version| {
         let sep = if query.is_empty() { '?' } else { '&' };
         let events = format!("events{query}{sep}shown={version}");
+        let details = format!("cells.json{query}");
         render_live(
             board,
             &Live {
                 events: &events,
+                details: &details,
                 query: &query,
             },
-            &|r| full_row(board, room, r),
         )
     });
     let html = html.unwrap_or_else(|| GRADING.to_string());
@@ -171,23 +174,51 @@ async fn learner(
     }
     let query = app.access.query();
     let page = app.shared.with_board(|board, room, _| {
-        board.learners.iter().find(|r| r.id == name).map(|row| {
-            let full = full_row(board, room, row);
-            crate::report::html::learner_page(board, &full, &query)
-        })
+        let row = board.full_row(room, &name)?;
+        Some(learner_page(board, &row, &query))
     });
     match page {
         Some(Some(html)) => with_headers(html.into_response(), "text/html; charset=utf-8"),
-        Some(None) => with_headers(
+        Some(None) => no_learner(&name),
+        None => not_yet(),
+    }
+}
+
+/// The details of a learner's cells, as the page's script asks for them when a cell is opened.
+async fn cells(State(app): State<App>, Query(q): Params, headers: HeaderMap) -> Response {
+    if let Some(r) = refused(&app, &q, &headers) {
+        return r;
+    }
+    let Some(name) = q.get("learner") else {
+        return with_headers(
             (
-                StatusCode::NOT_FOUND,
-                format!("no learner `{}` in this room\n", name.escape_debug()),
+                StatusCode::BAD_REQUEST,
+                "cells.json needs ?learner=NAME (a learner of the board)\n",
             )
                 .into_response(),
             "text/plain; charset=utf-8",
-        ),
+        );
+    };
+    let details = app.shared.with_board(|board, room, version| {
+        let row = board.full_row(room, name)?;
+        Some(learner_details(board, &row, version))
+    });
+    match details {
+        Some(Some(json)) => with_headers(json.into_response(), "application/json"),
+        Some(None) => no_learner(name),
         None => not_yet(),
     }
+}
+
+fn no_learner(name: &str) -> Response {
+    with_headers(
+        (
+            StatusCode::NOT_FOUND,
+            format!("no learner `{}` in this room\n", name.escape_debug()),
+        )
+            .into_response(),
+        "text/plain; charset=utf-8",
+    )
 }
 
 fn not_yet() -> Response {

@@ -301,6 +301,20 @@ fn a_served_board_follows_the_cluster_and_pushes_only_the_rows_that_changed() {
         detail.contains("data-check=") && detail.contains("bob"),
         "{detail}"
     );
+    // What the page asks for when bob's cell is opened: his new outcomes, from this board.
+    let (status, headers, cells) = get(&served.addr, "/cells.json?learner=bob", &[]);
+    assert_eq!(status, 200);
+    assert_eq!(header(&headers, "content-type"), Some("application/json"));
+    let cells: Value = serde_json::from_str(&cells).unwrap();
+    let cell = &cells["cells"][0];
+    assert_eq!(cell["id"], "bob/volcano-gang");
+    assert_ne!(cell["mark"], "not-started", "{cell}");
+    assert!(!cell["outcomes"].as_array().unwrap().is_empty(), "{cell}");
+    assert!(cells["version"].as_u64().unwrap() >= later["version"].as_u64().unwrap());
+    assert!(
+        page.contains("\"cells\":[]}</script>"),
+        "the page itself embeds no cell's details"
+    );
     let (status, _, doc) = get(&served.addr, "/room.json", &[]);
     assert_eq!(status, 200);
     let doc: Value = serde_json::from_str(&doc).unwrap();
@@ -336,13 +350,20 @@ fn a_board_with_a_token_refuses_every_request_without_it() {
     );
     assert_eq!(served.query, format!("?token={token}"));
     wait_for_board(&served.addr, &served.query);
-    for path in ["/", "/events", "/room.json", "/learner/aiko"] {
+    for path in [
+        "/",
+        "/events",
+        "/room.json",
+        "/learner/aiko",
+        "/cells.json?learner=aiko",
+    ] {
         let (status, _, body) = get(&served.addr, path, &[]);
         assert_eq!(status, 403, "{path}");
         assert!(body.contains("token"), "says what is missing: {body}");
+        let sep = if path.contains('?') { '&' } else { '?' };
         let (status, _, _) = get(
             &served.addr,
-            &format!("{path}?token=wrong-token-of-24-chars"),
+            &format!("{path}{sep}token=wrong-token-of-24-chars"),
             &[],
         );
         assert_eq!(status, 403, "{path} with a wrong token");
@@ -367,6 +388,25 @@ fn a_board_with_a_token_refuses_every_request_without_it() {
     assert!(detail.contains("whole-node-gpus"), "aiko's checks");
     let (status, _, _) = get(&served.addr, &format!("/learner/nobody?token={token}"), &[]);
     assert_eq!(status, 404);
+    let (status, _, cells) = get(
+        &served.addr,
+        &format!("/cells.json?learner=aiko&token={token}"),
+        &[],
+    );
+    assert_eq!(status, 200);
+    assert!(cells.contains("whole-node-gpus"), "aiko's checks: {cells}");
+    let (status, _, said) = get(
+        &served.addr,
+        &format!("/cells.json?learner=nobody&token={token}"),
+        &[],
+    );
+    assert_eq!((status, said.contains("nobody")), (404, true), "{said}");
+    let (status, _, said) = get(&served.addr, &format!("/cells.json?token={token}"), &[]);
+    assert_eq!(
+        (status, said.contains("learner=NAME")),
+        (400, true),
+        "{said}"
+    );
     let (code, said) = interrupt(served);
     assert_eq!(code, 0, "{said}");
 }

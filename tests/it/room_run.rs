@@ -205,17 +205,45 @@ fn an_outline_is_the_board_without_reports_and_its_rows_read_back_are_the_boards
                 .expect("the learner is in the room");
             assert_eq!(json(&full), json(b), "{}'s row read back", o.id);
         }
-        // The served page shows every cell's detail, read back row by row.
+        // The terminal's table is the same made from the outline (it shows marks and scores).
+        let table = trainlab::report::room::RoomFormat::Table;
+        assert!(!table.shows_checks());
+        assert_eq!(
+            trainlab::report::room::render(&outline, table, Some(120)),
+            trainlab::report::room::render(&board, table, Some(120))
+        );
+        // The served page is the same made from the outline as from the board, and embeds no
+        // cell's details: the page asks for a learner's when a cell is opened.
         let live = trainlab::report::html::Live {
             events: "events",
+            details: "cells.json",
             query: "",
         };
-        assert_eq!(
-            trainlab::report::html::render_live(&outline, &live, &|r| {
-                std::borrow::Cow::Owned(outline.full_row(&room, &r.id).unwrap())
-            }),
-            trainlab::report::html::render_live(&board, &live, &|r| std::borrow::Cow::Borrowed(r)),
-        );
+        let served = trainlab::report::html::render_live(&outline, &live);
+        assert_eq!(served, trainlab::report::html::render_live(&board, &live));
+        assert_eq!(embedded_cells(&served), Vec::<Value>::new());
+        // What it is given then is what the file's page embeds for that learner.
+        let file = embedded_cells(&trainlab::report::html::render(&board));
+        for o in &outline.learners {
+            let full = outline.full_row(&room, &o.id).unwrap();
+            let details: Value =
+                serde_json::from_str(&trainlab::report::html::learner_details(&outline, &full, 7))
+                    .unwrap();
+            assert_eq!(details["version"], 7);
+            let theirs: Vec<&Value> = file
+                .iter()
+                .filter(|c| c["learner"] == o.id.as_str())
+                .collect();
+            assert_eq!(
+                details["cells"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .collect::<Vec<_>>(),
+                theirs
+            );
+            assert!(!theirs.is_empty());
+        }
     }
 
     // Updated for some learners, an outline stays the outline of the new room.
@@ -227,6 +255,14 @@ fn an_outline_is_the_board_without_reports_and_its_rows_read_back_are_the_boards
     let fresh = Scoreboard::outline(&changed, Lang::En);
     assert_eq!(json(&outline.most_failed), json(&fresh.most_failed));
     assert_eq!(json(&outline.learners), json(&fresh.learners));
+}
+
+/// The cells' details a scoreboard page embeds (its `room-data`).
+fn embedded_cells(page: &str) -> Vec<Value> {
+    let open = r#"<script type="application/json" id="room-data">"#;
+    let data = &page[page.find(open).unwrap() + open.len()..];
+    let data: Value = serde_json::from_str(&data[..data.find("</script>").unwrap()]).unwrap();
+    data["cells"].as_array().unwrap().clone()
 }
 
 /// Any serialisable value as JSON, for comparing parts of boards.
