@@ -340,6 +340,19 @@ impl Listener<RoomResult> for RoomScreen {
                 }
             }
             Event::Graded(result) | Event::Regraded { result, .. } => self.graded(result),
+            // A watched room says how its watches stand: lost, listed again, followed again.
+            Event::Stream(state) => {
+                if let Some(text) = state.said(self.output.lang) {
+                    eprint(&format!("trainlab: {text}\n"));
+                    // On one terminal the next redraw of the table clears this line too.
+                    if self.drawn_lines > 0
+                        && std::io::stdout().is_terminal()
+                        && std::io::stderr().is_terminal()
+                    {
+                        self.drawn_lines += 1;
+                    }
+                }
+            }
             _ => {}
         }
     }

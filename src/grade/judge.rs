@@ -51,39 +51,51 @@ pub fn shared(
     let mut withheld = BTreeSet::new();
     done.resize_with(batches.len(), || None);
     let mut failed: Option<Error> = None;
+    let mut take = |(i, r): (usize, Result<Judged, Error>)| match r {
+        Ok((results, checks)) => {
+            for l in &results {
+                progress.on(Event::LearnerDone(&l.name));
+            }
+            done[i] = Some(results);
+            withheld.extend(checks);
+        }
+        Err(e) => {
+            stop.store(true, Ordering::Relaxed);
+            failed.get_or_insert(e);
+        }
+    };
+    let judge_next = || -> Option<(usize, Result<Judged, Error>)> {
+        if stop.load(Ordering::Relaxed) {
+            return None;
+        }
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        let (names, items) = batches.get(i)?;
+        Some((i, batch(names, items, per, plan, reads, caps, context)))
+    };
     std::thread::scope(|s| {
-        for _ in 0..workers {
+        // The calling thread is one of the workers: it read the room, and the memory its
+        // allocator freed then is used again for judging instead of fresh pages on another
+        // thread (mimalloc keeps freed pages per thread). Its own results are taken, and
+        // progress drawn, between its batches.
+        for _ in 1..workers {
             let tx = tx.clone();
-            let (batches, next, stop) = (&batches, &next, &stop);
             s.spawn(move || {
-                while !stop.load(Ordering::Relaxed) {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some((names, items)) = batches.get(i) else {
-                        break;
-                    };
-                    let r = batch(names, items, per, plan, reads, caps, context);
-                    if tx.send((i, r)).is_err() {
+                while let Some(judged) = judge_next() {
+                    if tx.send(judged).is_err() {
                         break;
                     }
                 }
             });
         }
         drop(tx);
-        // Progress is drawn here, on the caller's thread, as batches finish.
-        for (i, r) in rx {
-            match r {
-                Ok((results, checks)) => {
-                    for l in &results {
-                        progress.on(Event::LearnerDone(&l.name));
-                    }
-                    done[i] = Some(results);
-                    withheld.extend(checks);
-                }
-                Err(e) => {
-                    stop.store(true, Ordering::Relaxed);
-                    failed.get_or_insert(e);
-                }
+        while let Some(judged) = judge_next() {
+            take(judged);
+            while let Ok(other) = rx.try_recv() {
+                take(other);
             }
+        }
+        for other in rx {
+            take(other);
         }
     });
     if let Some(e) = failed {

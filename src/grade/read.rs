@@ -184,7 +184,9 @@ impl Packer {
 /// selectors).
 #[derive(Default)]
 struct Unpacked {
-    blocks: HashMap<(&'static ResourceKind, u32), Vec<u8>>,
+    /// Each block's text, checked as UTF-8 once: its objects are then parsed from `&str`,
+    /// whose strings the parser need not check one by one.
+    blocks: HashMap<(&'static ResourceKind, u32), String>,
     objects: HashMap<(&'static ResourceKind, usize), Obj>,
 }
 
@@ -211,15 +213,15 @@ impl Unpacked {
                     .blocks
                     .get(s.block as usize)
                     .ok_or_else(|| failed("no such block".into()))?;
-                let text = lz4_flex::decompress_size_prepended(packed)
+                let bytes = lz4_flex::decompress_size_prepended(packed)
                     .map_err(|e| failed(e.to_string()))?;
-                e.insert(text)
+                e.insert(String::from_utf8(bytes).map_err(|e| failed(e.to_string()))?)
             }
         };
         let bytes = text
             .get(s.start as usize..s.end as usize)
             .ok_or_else(|| failed("out of its block".into()))?;
-        let v = serde_json::from_slice(bytes).map_err(|e| failed(e.to_string()))?;
+        let v = serde_json::from_str(bytes).map_err(|e| failed(e.to_string()))?;
         let o = Obj::new(v, Origin::Live).map_err(|e| failed(e.to_string()))?;
         self.objects.insert((kind, i), o.clone());
         Ok(o)

@@ -366,27 +366,13 @@ impl Listener<RoomResult> for LiveBoard {
 impl LiveBoard {
     /// How the room's watches stand, in the status line.
     fn stream(&mut self, state: &StreamState) {
-        let ja = self.lang == Lang::Ja;
         match state {
-            StreamState::Watching { .. } => {
+            StreamState::Watching { .. } | StreamState::Relisted { .. } => {
                 self.status("live", crate::report::ui("live-following", self.lang));
             }
-            StreamState::Reconnecting {
-                kind,
-                why,
-                retry_in,
-            } => {
-                let lost = crate::report::ui("live-cluster-lost", self.lang);
-                let secs = retry_in.as_secs().max(1);
-                let text = if ja {
-                    format!("{lost}（{kind}: {why}）。{secs} 秒後に再試行します")
-                } else {
-                    format!("{lost} ({kind}: {why}); retrying in {secs}s")
-                };
+            StreamState::Reconnecting { .. } => {
+                let text = state.said(self.lang).unwrap_or_default();
                 self.status("cluster-lost", &text);
-            }
-            StreamState::Relisted { .. } => {
-                self.status("live", crate::report::ui("live-following", self.lang));
             }
             StreamState::Confirmed { at } => {
                 self.confirmed = Some(humantime::format_rfc3339_seconds(*at).to_string());

@@ -328,6 +328,10 @@ fn a_served_board_follows_the_cluster_and_pushes_only_the_rows_that_changed() {
 
     let (code, said) = interrupt(served);
     assert_eq!(code, 0, "{said}");
+    assert!(
+        said.contains("trainlab: Live: following the cluster ("),
+        "the terminal says how the watches stand: {said}"
+    );
     next_event(&stream, "the page told trainlab stopped", &|n, v| {
         n == "status" && v["state"] == "ended"
     });

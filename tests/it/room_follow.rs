@@ -295,13 +295,9 @@ fn after_a_forced_410_the_relist_shows_a_change_made_while_the_watch_was_broken(
     assert_eq!(job_lists, 2, "listed, then listed again after 410");
 }
 
-#[test]
-fn a_dropped_watch_reconnects_from_the_last_bookmark_without_a_relist() {
-    let c = two_learners();
-    let f = Following::start(&c, named());
-    f.graded();
-    // The engine reports the room before its watches are open: wait for every watch it asked
-    // for to be open, so the drop below meets them.
+/// The engine reports the room before its watches are open: waits for every watch it asked for
+/// to be open, so a drop meets them.
+fn every_watch_open(c: &Cluster) {
     for _ in 0..3000 {
         let asked = c
             .emu
@@ -310,10 +306,57 @@ fn a_dropped_watch_reconnects_from_the_last_bookmark_without_a_relist() {
             .filter(|r| r.query.contains("watch=true"))
             .count();
         if asked > 0 && c.emu.open_watches() >= asked {
-            break;
+            return;
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+#[test]
+fn a_watch_that_failed_and_resumed_says_the_room_is_followed_again_with_its_next_change() {
+    let c = two_learners();
+    let f = Following::start(&c, named());
+    f.graded();
+    let following = |h: &Heard| match h {
+        Heard::Stream(StreamState::Watching { kinds }) => Some(*kinds),
+        _ => None,
+    };
+    let kinds = f.until("the room followed", following);
+    every_watch_open(&c);
+    // The Jobs' watch ends, and its next start is refused (500, and the client's two retries):
+    // the stream reconnects from where it stood, listing nothing again.
+    c.emu.fault(
+        Some("GET"),
+        JOBS,
+        false,
+        crate::support::emulator::Fault::Sequence(vec![500, 500, 500]),
+    );
+    c.emu.drop_watches();
+    f.until("the Jobs' stream lost", |h| match h {
+        Heard::Stream(StreamState::Reconnecting { kind, .. }) if kind.contains("jobs") => Some(()),
+        Heard::Stream(StreamState::Watching { .. }) => panic!("followed again before a change"),
+        _ => None,
+    });
+    let mut job = bobs_job();
+    job["metadata"]["namespace"] = json!("bob-volcano-gang");
+    c.emu.create(BOBS_JOBS, &job);
+    assert_eq!(f.until("the room followed again", following), kinds);
+    f.regraded_with("bob/volcano-gang");
+    let lists = c
+        .emu
+        .requests()
+        .iter()
+        .filter(|r| r.path == JOBS && !is_watch(r))
+        .count();
+    assert_eq!(lists, 1, "resumed, not listed again");
+}
+
+#[test]
+fn a_dropped_watch_reconnects_from_the_last_bookmark_without_a_relist() {
+    let c = two_learners();
+    let f = Following::start(&c, named());
+    f.graded();
+    every_watch_open(&c);
     let at = c.emu.resource_version();
     c.emu.bookmark();
     c.emu.drop_watches();

@@ -54,6 +54,8 @@ struct Stream {
     listed: bool,
     /// Its first LIST failed: the kind was answered with the failure until a list succeeds.
     failed_first: bool,
+    /// It failed and was said to be reconnecting; the next change it brings says it is back.
+    lost: bool,
     /// Objects of a (re)list in progress.
     buffer: Option<Staging>,
 }
@@ -99,7 +101,12 @@ pub async fn run(
                             progress.on(Event::Stream(&state));
                         }
                     }
-                    Live::Learners => learners_dirty = true,
+                    Live::Learners(said) => {
+                        learners_dirty = true;
+                        if let Some(state) = said {
+                            progress.on(Event::Stream(&state));
+                        }
+                    }
                     Live::Said(state) => progress.on(Event::Stream(&state)),
                     Live::Nothing => {}
                 }
@@ -259,7 +266,8 @@ fn nothing_graded() -> Error {
 enum Live {
     /// The cells to judge again, and what to say now.
     Cells(BTreeSet<Cell>, Option<StreamState>),
-    Learners,
+    /// The learners may have changed, and what to say now.
+    Learners(Option<StreamState>),
     Said(StreamState),
     Nothing,
 }
@@ -378,6 +386,7 @@ impl<'r, 'c> Engine<'r, 'c> {
             learners,
             listed: false,
             failed_first: false,
+            lost: false,
             buffer: None,
         });
         feed::spawn(
@@ -555,8 +564,36 @@ impl<'r, 'c> Engine<'r, 'c> {
         (n, changed)
     }
 
-    /// A message once the room is judged: what it changed.
+    /// A message once the room is judged: what it changed, and that the room is followed
+    /// again when it is the first change a stream said to be reconnecting brings and no other
+    /// stream is still lost (a watch resumed from its resourceVersion lists nothing again, so
+    /// nothing else would say so).
     fn live(&mut self, id: FeedId, msg: Msg) -> Live {
+        let brings_change = matches!(msg, Msg::Applied(_) | Msg::Deleted { .. } | Msg::InitDone);
+        if matches!(msg, Msg::Failed { .. }) {
+            self.streams[id].lost = true;
+        }
+        let live = self.change(id, msg);
+        let back = brings_change
+            && std::mem::take(&mut self.streams[id].lost)
+            && !self.streams.iter().any(|s| s.lost);
+        if !back {
+            return live;
+        }
+        let following = StreamState::Watching {
+            kinds: self.streams.len(),
+        };
+        match live {
+            Live::Cells(cells, None) => Live::Cells(cells, Some(following)),
+            Live::Learners(None) => Live::Learners(Some(following)),
+            Live::Nothing => Live::Said(following),
+            // A relist says so itself, which says the room is followed.
+            said => said,
+        }
+    }
+
+    /// What a message once the room is judged changed.
+    fn change(&mut self, id: FeedId, msg: Msg) -> Live {
         self.confirmed = SystemTime::now();
         let kind = self.streams[id].query.kind;
         let learners = self.streams[id].learners;
@@ -569,7 +606,7 @@ impl<'r, 'c> Engine<'r, 'c> {
                     changed.len()
                 );
                 if learners {
-                    return Live::Learners;
+                    return Live::Learners(None);
                 }
                 let mut cells = BTreeSet::new();
                 if std::mem::take(&mut self.streams[id].failed_first) {
@@ -590,7 +627,7 @@ impl<'r, 'c> Engine<'r, 'c> {
                 let (ns, name) = (h.namespace.to_string(), h.name.to_string());
                 if !self.store_of(id).apply(kind, h) || learners {
                     return if learners {
-                        Live::Learners
+                        Live::Learners(None)
                     } else {
                         Live::Nothing
                     };
@@ -602,7 +639,7 @@ impl<'r, 'c> Engine<'r, 'c> {
                     return Live::Nothing;
                 }
                 if learners {
-                    return Live::Learners;
+                    return Live::Learners(None);
                 }
                 self.touched(kind, &namespace, Some(&name))
             }

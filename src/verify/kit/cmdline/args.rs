@@ -65,13 +65,12 @@ impl Args {
 
     /// Every occurrence of any of `names` (written without dashes, `-` or `_` alike), in order.
     pub fn flags(&self, names: &[&str]) -> Vec<Flag<'_>> {
-        let wanted: Vec<String> = names.iter().map(|n| normalize(n)).collect();
         let mut found = Vec::new();
         for (index, word) in self.words.iter().enumerate().take(self.end) {
             let Some((spelling, name, inline)) = split_flag(word) else {
                 continue;
             };
-            if !wanted.iter().any(|w| *w == normalize(name)) {
+            if !names.iter().any(|n| same_name(n, name)) {
                 continue;
             }
             let next = self
@@ -327,13 +326,39 @@ pub(crate) fn normalize(name: &str) -> String {
     name.trim_start_matches('-').replace('-', "_")
 }
 
+/// Whether two flag names are the same once their leading dashes are dropped and `-` is taken
+/// as `_` ([`normalize`], without making a string: a room's judging asks this of every word of
+/// every command line, for every flag a check reads).
+fn same_name(a: &str, b: &str) -> bool {
+    let (a, b) = (a.trim_start_matches('-'), b.trim_start_matches('-'));
+    let dash_as_underscore = |c: u8| if c == b'-' { b'_' } else { c };
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .all(|(x, y)| dash_as_underscore(x) == dash_as_underscore(y))
+}
+
 /// A word that starts an option: `-x`, `--xyz`, `--xyz=v`; not `-`, `--`, or a negative number.
 pub(crate) fn is_flag(word: &str) -> bool {
     word.len() > 1
         && word.starts_with('-')
         && word != "--"
-        && word.parse::<f64>().is_err()
+        && !is_number(word)
         && !word[1..].starts_with('=')
+}
+
+/// Whether `word` reads as a float (`-1`, `-.5`, `-inf`, `-NaN`), as Rust's `f64` parser takes
+/// it. After its one optional sign a float starts with a digit, `.`, or the `i` or `n` of
+/// `inf`, `infinity` and `nan`: any other word is answered without parsing (most words asked
+/// are `--flag`s).
+fn is_number(word: &str) -> bool {
+    let unsigned = word.strip_prefix(['-', '+']).unwrap_or(word);
+    match unsigned.as_bytes().first() {
+        Some(c) if c.is_ascii_digit() || matches!(c.to_ascii_lowercase(), b'.' | b'i' | b'n') => {
+            word.parse::<f64>().is_ok()
+        }
+        _ => false,
+    }
 }
 
 /// `--x-y=1` → (`--x-y`, `x-y`, Some(`1`)); `-np` → (`-np`, `np`, None).
@@ -360,6 +385,49 @@ mod tests {
 
     fn args(line: &str) -> Args {
         Args::new(line.split_whitespace())
+    }
+
+    #[test]
+    fn a_number_is_what_the_float_parser_takes_and_names_match_across_dashes() {
+        for w in [
+            "-1",
+            "-1.5",
+            "-.5",
+            "-5.",
+            "-1e3",
+            "-1E-3",
+            "+2",
+            "-inf",
+            "-Inf",
+            "-infinity",
+            "-NaN",
+            "-nan",
+            "--1",
+            "-",
+            "--",
+            "-x",
+            "-n",
+            "-i",
+            "-nx",
+            "-in",
+            "-infinite",
+            "-.",
+            "-e5",
+            "--inf",
+            "-np",
+            "--nproc_per_node",
+            "-0x10",
+            "",
+            "1",
+            "abc",
+            "-_1",
+        ] {
+            assert_eq!(is_number(w), w.parse::<f64>().is_ok(), "{w:?}");
+        }
+        assert!(same_name("--nproc-per-node", "nproc_per_node"));
+        assert!(same_name("nproc_per_node", "-nproc-per-node"));
+        assert!(!same_name("nproc_per_node", "nproc_per_nodes"));
+        assert!(!same_name("tp", "pp"));
     }
 
     #[test]
