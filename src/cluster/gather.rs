@@ -483,6 +483,16 @@ fn convert_page<T>(
     ))
 }
 
+/// Why a kind has no answer when listing it brought more than `max` objects (`--max-objects`):
+/// said alike by a room read once and by a room followed through watches.
+pub fn too_many_objects(what: &str, max: usize) -> Unavailable {
+    Unavailable::Failed {
+        message: format!(
+            "listing {what} gave more than {max} objects, the most trainlab keeps from one LIST (--max-objects; each costs memory while it is judged)"
+        ),
+    }
+}
+
 /// One listed object as JSON, without what no check reads and what makes objects big: a room
 /// holds thousands of them (see [`strip_metadata`]; a Node's `status.images` lists every image
 /// cached on it, k8s.io/api core/v1 `NodeStatus.Images`). Secrets keep their metadata only,
@@ -716,13 +726,10 @@ async fn list_one<T>(
     };
     let failure = match stop {
         Stop::OverBudget => return Err(Stopped::OverBudget),
-        Stop::TooMany => Failure::Unavailable(Unavailable::Failed {
-            message: format!(
-                "listing {} gave more than {} objects, the most trainlab keeps from one LIST (--max-objects; each costs memory while it is judged)",
-                q.describe(),
-                conn.limits.max_objects
-            ),
-        }),
+        Stop::TooMany => Failure::Unavailable(too_many_objects(
+            &q.describe(),
+            conn.limits.max_objects,
+        )),
         Stop::Deadline => Failure::Unavailable(Unavailable::Failed {
             message: format!(
                 "listing {} did not finish within {} ({} page request(s) sent): --request-timeout bounds a whole LIST, all its pages together; a server that keeps answering with a new continue token never finishes (raise --request-timeout only for a very large list)",

@@ -22,7 +22,8 @@ pub use connect::{connect, Conn, ConnectOpts};
 pub use discovery::{Discovery, AGGREGATED_ACCEPT};
 pub use eks_token::EksTokenMode;
 pub use gather::{
-    compact, gather, gather_as, gather_each, gather_more, plan, probe, Compact, PAGE_SIZE,
+    compact, gather, gather_as, gather_each, gather_more, plan, probe, too_many_objects, Compact,
+    PAGE_SIZE,
 };
 pub use http::{download, LogLayer, LOG_TARGET, USER_AGENT};
 pub use retry::{

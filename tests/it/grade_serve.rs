@@ -468,3 +468,34 @@ fn bad_serve_arguments_are_exit_2_before_anything_is_read() {
     }
     drop(taken);
 }
+
+#[test]
+fn credentials_the_cluster_refuses_while_following_end_the_run_with_exit_3_saying_so() {
+    let c = Cluster::start(room::room(&[("alice", &["volcano-gang"])]), &ALL_CRDS);
+    c.emu.fault(
+        Some("GET"),
+        "/apis/batch.volcano.sh/v1alpha1/jobs",
+        false,
+        crate::support::emulator::Fault::Status(401, "Unauthorized".into()),
+    );
+    let mut served = serve(
+        Some(&c.kubeconfig),
+        &[
+            "volcano-gang",
+            "--learners",
+            "alice",
+            "--serve",
+            "127.0.0.1:0",
+        ],
+    );
+    let status = served.child.wait().unwrap();
+    // The child has exited: its stderr ends, and so does the channel.
+    let said = served.stderr.iter().collect::<Vec<_>>().join("\n");
+    assert_eq!(status.code(), Some(3), "an environment error: {said}");
+    assert!(
+        said.contains("refused the credentials") && said.contains("401"),
+        "{said}"
+    );
+    // Nothing was written to the cluster.
+    assert!(c.emu.requests().iter().all(|r| r.method == "GET"));
+}

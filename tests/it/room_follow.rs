@@ -24,10 +24,13 @@ use trainlab::verify::Status;
 /// What the test hears from the engine.
 #[derive(Debug)]
 enum Heard {
-    Graded(Vec<(String, usize)>),
+    /// The checks passed per cell, and why each check that errored did.
+    Graded(Vec<(String, usize)>, Vec<String>),
     Regraded {
         changed: Vec<String>,
         passed: Vec<(String, usize)>,
+        /// Why each check that errored did, as `learner/lab: reason`.
+        errors: Vec<String>,
     },
     Stream(StreamState),
 }
@@ -48,18 +51,32 @@ fn passed(r: &RoomResult) -> Vec<(String, usize)> {
     out
 }
 
+/// `learner/lab: reason` for every check that errored.
+fn errors(r: &RoomResult) -> Vec<String> {
+    let mut out = Vec::new();
+    for l in &r.learners {
+        for lab in l.labs().unwrap() {
+            for o in lab.outcomes.iter().filter(|o| o.status == Status::Error) {
+                out.push(format!("{}/{}: {:?}", l.name, lab.lab.id, o.reason));
+            }
+        }
+    }
+    out
+}
+
 struct Tell(mpsc::Sender<Heard>);
 
 impl Listener<RoomResult> for Tell {
     fn on(&mut self, event: Event<'_, RoomResult>) {
         let heard = match event {
-            Event::Graded(r) => Heard::Graded(passed(r)),
+            Event::Graded(r) => Heard::Graded(passed(r), errors(r)),
             Event::Regraded { result, changed } => Heard::Regraded {
                 changed: changed
                     .iter()
                     .map(|c| format!("{}/{}", c.learner, c.lab))
                     .collect(),
                 passed: passed(result),
+                errors: errors(result),
             },
             Event::Stream(s) => Heard::Stream(s.clone()),
             _ => return,
@@ -77,6 +94,15 @@ struct Following {
 
 impl Following {
     fn start(c: &Cluster, learners: Learners) -> Following {
+        Following::bounded(c, learners, trainlab::observe::limits::Limits::default())
+    }
+
+    /// Following with `--max-input-mib` and `--max-objects` as `limits` say.
+    fn bounded(
+        c: &Cluster,
+        learners: Learners,
+        limits: trainlab::observe::limits::Limits,
+    ) -> Following {
         let (tx, heard) = mpsc::channel();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let kubeconfig = c.kubeconfig.clone();
@@ -91,6 +117,7 @@ impl Following {
                     template: None,
                     connect: ConnectOpts {
                         kubeconfig: Some(kubeconfig),
+                        limits,
                         ..ConnectOpts::default()
                     },
                     params: Vec::new(),
@@ -135,7 +162,15 @@ impl Following {
 
     fn graded(&self) -> Vec<(String, usize)> {
         self.until("the first grading", |h| match h {
-            Heard::Graded(p) => Some(p.clone()),
+            Heard::Graded(p, _) => Some(p.clone()),
+            _ => None,
+        })
+    }
+
+    /// The first grading's errored checks (`learner/lab: reason`).
+    fn graded_errors(&self) -> Vec<String> {
+        self.until("the first grading", |h| match h {
+            Heard::Graded(_, errors) => Some(errors.clone()),
             _ => None,
         })
     }
@@ -144,7 +179,9 @@ impl Following {
     fn regraded_with(&self, cell: &str) -> (Vec<String>, Vec<(String, usize)>) {
         let mut all = Vec::new();
         let passed = self.until(&format!("{cell} judged again"), |h| match h {
-            Heard::Regraded { changed, passed } => {
+            Heard::Regraded {
+                changed, passed, ..
+            } => {
                 all.push(changed.clone());
                 changed.iter().any(|c| c == cell).then(|| passed.clone())
             }
@@ -349,6 +386,43 @@ fn a_watch_that_failed_and_resumed_says_the_room_is_followed_again_with_its_next
         .filter(|r| r.path == JOBS && !is_watch(r))
         .count();
     assert_eq!(lists, 1, "resumed, not listed again");
+}
+
+#[test]
+fn a_kind_that_grows_past_max_objects_through_its_watch_is_answered_with_the_bound() {
+    let c = two_learners();
+    let unbounded = {
+        let f = Following::start(&c, named());
+        f.graded()
+    };
+    // A bound every kind of the room fits under at first, as `--max-objects 12` would be.
+    let limits = trainlab::observe::limits::Limits {
+        max_objects: 12,
+        ..trainlab::observe::limits::Limits::default()
+    };
+    let f = Following::bounded(&c, named(), limits);
+    assert_eq!(
+        f.graded(),
+        unbounded,
+        "under the bound, graded as without it"
+    );
+    // bob creates Jobs until the room holds more than twelve.
+    for i in 0..12 {
+        let mut job = bobs_job();
+        job["metadata"]["namespace"] = json!("bob-volcano-gang");
+        job["metadata"]["name"] = json!(format!("gang-{i}"));
+        c.emu.create(BOBS_JOBS, &job);
+    }
+    let errors = f.until("the Jobs over the bound", |h| match h {
+        Heard::Regraded { errors, .. } if !errors.is_empty() => Some(errors.clone()),
+        _ => None,
+    });
+    assert!(
+        errors.iter().any(|e| e.starts_with("alice/volcano-gang: ")
+            && e.contains("more than 12 objects")
+            && e.contains("--max-objects")),
+        "alice's Job is no longer answered: the kind went over the bound: {errors:?}"
+    );
 }
 
 #[test]

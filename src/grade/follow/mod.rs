@@ -56,6 +56,9 @@ struct Stream {
     failed_first: bool,
     /// It failed and was said to be reconnecting; the next change it brings says it is back.
     lost: bool,
+    /// It brought more than `--max-objects` objects: its kind has no answer, and what it
+    /// brings is ignored until it lists again.
+    over: bool,
     /// Objects of a (re)list in progress.
     buffer: Option<Staging>,
 }
@@ -291,12 +294,16 @@ struct Engine<'r, 'c> {
     /// What node facts and capability detection read changed: detect again before judging.
     caps_stale: bool,
     confirmed: SystemTime,
+    /// `--max-objects`: the most objects a stream may bring (a LIST's bound, for the room's
+    /// watches too).
+    max_objects: usize,
 }
 
 impl<'r, 'c> Engine<'r, 'c> {
     fn new(room: &'r Room<'c>, conn: &Conn) -> Engine<'r, 'c> {
         Engine {
             room,
+            max_objects: conn.limits.max_objects,
             context: conn.context.clone(),
             streams: Vec::new(),
             store: Store::new(&conn.context),
@@ -387,6 +394,7 @@ impl<'r, 'c> Engine<'r, 'c> {
             listed: false,
             failed_first: false,
             lost: false,
+            over: false,
             buffer: None,
         });
         feed::spawn(
@@ -517,13 +525,16 @@ impl<'r, 'c> Engine<'r, 'c> {
         match msg {
             Msg::Init => {
                 self.streams[id].buffer = Some(Staging::default());
+                self.streams[id].over = false;
                 None
             }
+            Msg::Listed(_) if self.streams[id].over => None,
             Msg::Listed(h) => {
-                self.streams[id]
-                    .buffer
-                    .get_or_insert_with(Staging::default)
-                    .add(h);
+                let buffer = self.streams[id].buffer.get_or_insert_with(Staging::default);
+                buffer.add(h);
+                if buffer.len() > self.max_objects {
+                    self.give_up(id);
+                }
                 None
             }
             Msg::Failed {
@@ -554,6 +565,9 @@ impl<'r, 'c> Engine<'r, 'c> {
 
     /// A (re)list ended: what the stream holds is replaced. Returns the namespaces changed.
     fn list_done(&mut self, id: FeedId) -> (usize, Vec<String>) {
+        if self.streams[id].over {
+            return (0, Vec::new());
+        }
         let objects = self.streams[id].buffer.take().unwrap_or_default();
         let n = objects.len();
         let (kind, scope) = (
@@ -562,6 +576,23 @@ impl<'r, 'c> Engine<'r, 'c> {
         );
         let changed = self.store_of(id).replace(kind, scope.as_deref(), objects);
         (n, changed)
+    }
+
+    /// The stream brought more than `--max-objects` objects: its kind is answered with that, as
+    /// a LIST that brought them would be, and what it holds is dropped.
+    fn give_up(&mut self, id: FeedId) {
+        let (kind, what) = (
+            self.streams[id].query.kind,
+            self.streams[id].query.describe(),
+        );
+        tracing::warn!(
+            "follow: {what} brought more than {} objects (--max-objects): it is no longer followed",
+            self.max_objects
+        );
+        self.streams[id].over = true;
+        self.streams[id].buffer = None;
+        let why = crate::cluster::too_many_objects(&what, self.max_objects);
+        self.store_of(id).unavailable(kind, why);
     }
 
     /// A message once the room is judged: what it changed, and that the room is followed
@@ -598,6 +629,17 @@ impl<'r, 'c> Engine<'r, 'c> {
         let kind = self.streams[id].query.kind;
         let learners = self.streams[id].learners;
         let cells = match msg {
+            Msg::InitDone if self.streams[id].over => {
+                // Judged again: with the kind's answer now the bound it went over.
+                return if learners {
+                    Live::Learners(None)
+                } else {
+                    Live::Cells(self.cells.reading(kind), None)
+                };
+            }
+            Msg::Applied(_) | Msg::Deleted { .. } if self.streams[id].over => {
+                return Live::Nothing;
+            }
             Msg::InitDone => {
                 let (objects, changed) = self.list_done(id);
                 tracing::info!(
@@ -631,6 +673,10 @@ impl<'r, 'c> Engine<'r, 'c> {
                     } else {
                         Live::Nothing
                     };
+                }
+                if self.store_of(id).count(kind) > self.max_objects {
+                    self.give_up(id);
+                    return Live::Cells(self.cells.reading(kind), None);
                 }
                 self.touched(kind, &ns, Some(&name))
             }

@@ -310,6 +310,13 @@ impl Store {
         true
     }
 
+    /// How many objects of `kind` the room holds.
+    pub fn count(&self, kind: &'static ResourceKind) -> usize {
+        self.kinds
+            .get(kind)
+            .map_or(0, |k| k.blocks.values().map(|b| b.objects.len()).sum())
+    }
+
     /// How many objects the room holds, and their packed bytes with the dictionaries (for
     /// `-v` and the bench).
     pub fn held(&self) -> (usize, usize) {
