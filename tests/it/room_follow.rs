@@ -406,6 +406,16 @@ fn a_kind_that_grows_past_max_objects_through_its_watch_is_answered_with_the_bou
         unbounded,
         "under the bound, graded as without it"
     );
+    // A kind whose first list goes over a bound is answered with it from the start.
+    let tight = trainlab::observe::limits::Limits {
+        max_objects: 3,
+        ..limits
+    };
+    let errors = Following::bounded(&c, named(), tight).graded_errors();
+    assert!(
+        errors.iter().any(|e| e.contains("more than 3 objects")),
+        "{errors:?}"
+    );
     // bob creates Jobs until the room holds more than twelve.
     for i in 0..12 {
         let mut job = bobs_job();
