@@ -501,6 +501,66 @@ fn a_new_labelled_namespace_adds_a_learner_and_only_their_cells_are_judged() {
 }
 
 #[test]
+fn a_kind_forbidden_cluster_wide_is_watched_in_every_labelled_learners_namespace_new_ones_too() {
+    let label = json!({"trainlab.dev/workshop": "w1"});
+    let mut seed = room::room(&[("alice", &["volcano-gang"])]);
+    for o in &mut seed {
+        if o["kind"] == "Namespace" && o["metadata"]["name"] == "alice-volcano-gang" {
+            o["metadata"]["labels"] = label.clone();
+        }
+    }
+    if !seed
+        .iter()
+        .any(|o| o["kind"] == "Namespace" && o["metadata"]["name"] == "alice-volcano-gang")
+    {
+        seed.push(namespace("alice-volcano-gang", label.clone()));
+    }
+    let c = Cluster::start(seed, &ALL_CRDS);
+    // The grader may read Volcano Jobs in namespaces, not cluster-wide (a namespaced RBAC).
+    c.emu.fault(
+        Some("GET"),
+        JOBS,
+        false,
+        crate::support::emulator::Fault::Status(
+            403,
+            "jobs.batch.volcano.sh is forbidden: cannot list resource \"jobs\" at the cluster scope"
+                .into(),
+        ),
+    );
+    let f = Following::start(
+        &c,
+        Learners::FromNamespaces("trainlab.dev/workshop=w1".into()),
+    );
+    let first = f.graded();
+    assert!(
+        score(&first, "alice/volcano-gang") > 0,
+        "alice's Job, read in her namespace: {first:?}"
+    );
+    // bob arrives: his namespace is labelled, then his Job is created.
+    c.emu
+        .create("/api/v1/namespaces", &namespace("bob-volcano-gang", label));
+    let mut job = bobs_job();
+    job["metadata"]["namespace"] = json!("bob-volcano-gang");
+    c.emu.create(BOBS_JOBS, &job);
+    f.until("bob's Job judged", |h| match h {
+        Heard::Regraded { passed, .. } => passed
+            .iter()
+            .any(|(cell, n)| cell == "bob/volcano-gang" && *n > 0)
+            .then_some(()),
+        _ => None,
+    });
+    let reqs = c.emu.requests();
+    for learner in ["alice", "bob"] {
+        let path =
+            format!("/apis/batch.volcano.sh/v1alpha1/namespaces/{learner}-volcano-gang/jobs");
+        assert!(
+            reqs.iter().any(|r| r.path == path && is_watch(r)),
+            "{learner}'s namespace watched"
+        );
+    }
+}
+
+#[test]
 fn a_kind_whose_first_list_fails_is_graded_without_it_and_again_once_it_lists() {
     let c = two_learners();
     // The first LIST of Volcano Jobs fails (each of the client's three attempts); the next one

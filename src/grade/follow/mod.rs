@@ -81,7 +81,8 @@ pub async fn run(
     let Begun {
         mut engine,
         mut rx,
-        tasks,
+        tx,
+        mut tasks,
     } = begun;
     let mut dirty: BTreeSet<Cell> = BTreeSet::new();
     let mut deadline: Option<tokio::time::Instant> = None;
@@ -126,6 +127,9 @@ pub async fn run(
                     let due: Vec<CellRef> = dirty.iter().map(|&c| engine.cell_ref(c)).collect();
                     dirty = engine.learners_changed()?;
                     dirty.extend(due.iter().filter_map(|c| engine.cell_of(c)));
+                    // A kind forbidden cluster-wide is watched in the new learners' namespaces
+                    // too; their cells are judged again when those streams have listed.
+                    engine.watch_namespaces(conn, discovery, &tx, &mut tasks).await?;
                 }
                 if engine.caps_stale {
                     engine.caps_stale = false;
@@ -172,6 +176,9 @@ impl Drop for Tasks {
 struct Begun<'r, 'c> {
     engine: Engine<'r, 'c>,
     rx: mpsc::UnboundedReceiver<(FeedId, Msg)>,
+    /// For the streams started later (a kind forbidden cluster-wide, in a new learner's
+    /// namespace).
+    tx: mpsc::UnboundedSender<(FeedId, Msg)>,
     tasks: Tasks,
 }
 
@@ -210,14 +217,26 @@ async fn begin<'r, 'c>(
             }
         }
     }
-    // The first LIST of every stream.
-    while engine.streams.iter().any(|s| !s.listed) {
-        let (id, msg) = rx.recv().await.ok_or_else(stopped)?;
-        if let Some(state) = engine
-            .initial(conn, discovery, id, msg, &tx, &mut tasks)
+    // The first LIST of every stream; then, once the learners are known, of the streams of a
+    // kind forbidden cluster-wide in their namespaces (learners found from namespaces are
+    // known only once those are listed).
+    loop {
+        while engine.streams.iter().any(|s| !s.listed) {
+            let (id, msg) = rx.recv().await.ok_or_else(stopped)?;
+            if let Some(state) = engine
+                .initial(conn, discovery, id, msg, &tx, &mut tasks)
+                .await?
+            {
+                progress.on(Event::Stream(&state));
+            }
+        }
+        engine.learners_changed()?;
+        if engine
+            .watch_namespaces(conn, discovery, &tx, &mut tasks)
             .await?
+            == 0
         {
-            progress.on(Event::Stream(&state));
+            break;
         }
     }
     progress.on(Event::ReadDone);
@@ -228,7 +247,6 @@ async fn begin<'r, 'c>(
         engine.streams.len(),
         crate::observe::process::memory()
     );
-    engine.learners_changed()?;
     progress.on(Event::Grading {
         learners: engine.learners.len(),
     });
@@ -248,7 +266,12 @@ async fn begin<'r, 'c>(
     progress.on(Event::Stream(&StreamState::Watching {
         kinds: engine.streams.len(),
     }));
-    Ok(Begun { engine, rx, tasks })
+    Ok(Begun {
+        engine,
+        rx,
+        tx,
+        tasks,
+    })
 }
 
 fn stopped() -> Error {
@@ -294,6 +317,9 @@ struct Engine<'r, 'c> {
     /// What node facts and capability detection read changed: detect again before judging.
     caps_stale: bool,
     confirmed: SystemTime,
+    /// The cluster-wide queries of the kinds RBAC forbids cluster-wide: each is watched in
+    /// every learner's namespace instead (`watch_namespaces`).
+    forbidden: Vec<Query>,
     /// `--max-objects`: the most objects a stream may bring (a LIST's bound, for the room's
     /// watches too).
     max_objects: usize,
@@ -304,6 +330,7 @@ impl<'r, 'c> Engine<'r, 'c> {
         Engine {
             room,
             max_objects: conn.limits.max_objects,
+            forbidden: Vec::new(),
             context: conn.context.clone(),
             streams: Vec::new(),
             store: Store::new(&conn.context),
@@ -435,30 +462,22 @@ impl<'r, 'c> Engine<'r, 'c> {
                     namespace: None,
                     message: message.clone(),
                 };
-                let namespaces = self.namespaces_of(kind);
-                if !kind.namespaced || namespaces.is_empty() || self.streams[id].learners {
+                if !kind.namespaced || self.streams[id].learners {
                     self.store_of(id).unavailable(kind, why);
                     return Ok(None);
                 }
                 tracing::info!(
-                    "follow: {} is forbidden cluster-wide; watched in {} namespace(s)",
-                    kind.resource_name(),
-                    namespaces.len()
+                    "follow: {} is forbidden cluster-wide; watched namespace by namespace",
+                    kind.resource_name()
                 );
                 self.notes.push(RoomNote::PerNamespace(PerNamespace {
                     resource: kind.resource_name(),
-                    namespaces: namespaces.len(),
+                    namespaces: 0,
                     message,
                 }));
-                self.store
-                    .per_namespace(kind, why, namespaces.iter().cloned());
-                if let Ok(ar) = discovery.api_resource(conn, kind).await? {
-                    for ns in namespaces {
-                        let mut q = self.streams[id].query.clone();
-                        q.namespace = Some(ns);
-                        tasks.push(self.start(conn, ar.clone(), q, false, tx));
-                    }
-                }
+                self.store.per_namespace(kind, why, []);
+                self.forbidden.push(self.streams[id].query.clone());
+                self.watch_namespaces(conn, discovery, tx, tasks).await?;
                 Ok(None)
             }
             Msg::InitDone => {
@@ -503,11 +522,13 @@ impl<'r, 'c> Engine<'r, 'c> {
         }
     }
 
-    /// The namespaces the room's learners read a kind in (named learners only: learners
-    /// found from namespaces are known once their stream listed).
+    /// The namespaces the room's learners read a kind in (learners found from namespaces are
+    /// known once their stream listed: none before).
     fn namespaces_of(&self, kind: &ResourceKind) -> Vec<String> {
-        let Learners::Named(names) = &self.room.learners else {
-            return Vec::new();
+        let names = match &self.room.learners {
+            Learners::Named(names) => names,
+            Learners::FromNamespaces(_) => &self.learners,
+            Learners::Contexts(_) | Learners::Demo => return Vec::new(),
         };
         let plan = self
             .room
@@ -518,6 +539,54 @@ impl<'r, 'c> Engine<'r, 'c> {
             .filter_map(|q| q.namespace)
             .collect();
         set.into_iter().collect()
+    }
+
+    /// Starts a stream of each kind forbidden cluster-wide in each namespace of the room's
+    /// learners that has none yet; returns how many were started. The room's note says in how
+    /// many namespaces each is watched.
+    async fn watch_namespaces(
+        &mut self,
+        conn: &Conn,
+        discovery: &Discovery,
+        tx: &mpsc::UnboundedSender<(FeedId, Msg)>,
+        tasks: &mut Tasks,
+    ) -> Result<usize, Error> {
+        let mut started = 0;
+        for base in self.forbidden.clone() {
+            let kind = base.kind;
+            let watched = self
+                .store
+                .watched_namespaces(kind)
+                .cloned()
+                .unwrap_or_default();
+            let new: Vec<String> = self
+                .namespaces_of(kind)
+                .into_iter()
+                .filter(|ns| !watched.contains(ns))
+                .collect();
+            if new.is_empty() {
+                continue;
+            }
+            let Ok(ar) = discovery.api_resource(conn, kind).await? else {
+                continue;
+            };
+            for ns in new {
+                self.store.watch_namespace(kind, &ns);
+                let mut q = base.clone();
+                q.namespace = Some(ns);
+                tasks.push(self.start(conn, ar.clone(), q, false, tx));
+                started += 1;
+            }
+            let count = self.store.watched_namespaces(kind).map_or(0, |w| w.len());
+            for note in &mut self.notes {
+                if let RoomNote::PerNamespace(p) = note {
+                    if p.resource == kind.resource_name() {
+                        p.namespaces = count;
+                    }
+                }
+            }
+        }
+        Ok(started)
     }
 
     /// Init, a listed object or a failure: kept for the end of the list, or said.
@@ -641,10 +710,18 @@ impl<'r, 'c> Engine<'r, 'c> {
                 return Live::Nothing;
             }
             Msg::InitDone => {
+                // A stream started after the room was judged (a new learner's namespace) lists
+                // for the first time: no relist to say.
+                let first = !std::mem::replace(&mut self.streams[id].listed, true);
                 let (objects, changed) = self.list_done(id);
                 tracing::info!(
-                    "follow: {} listed again after 410 Gone: {objects} objects, {} namespace(s) changed",
+                    "follow: {} {}: {objects} objects, {} namespace(s) changed",
                     kind.resource_name(),
+                    if first {
+                        "listed"
+                    } else {
+                        "listed again after 410 Gone"
+                    },
                     changed.len()
                 );
                 if learners {
@@ -659,11 +736,11 @@ impl<'r, 'c> Engine<'r, 'c> {
                     cells.extend(self.touched(kind, ns, None));
                 }
                 // Said now; the cells follow with the next judging.
-                let said = StreamState::Relisted {
+                let said = (!first).then(|| StreamState::Relisted {
                     kind: kind.resource_name(),
                     objects,
-                };
-                return Live::Cells(cells, Some(said));
+                });
+                return Live::Cells(cells, said);
             }
             Msg::Applied(h) => {
                 let (ns, name) = (h.namespace.to_string(), h.name.to_string());

@@ -225,6 +225,22 @@ impl Store {
         k.watched_namespaces = Some(namespaces.into_iter().collect());
     }
 
+    /// The namespaces a kind forbidden cluster-wide is watched in (None: it is not).
+    pub fn watched_namespaces(
+        &self,
+        kind: &'static ResourceKind,
+    ) -> Option<&std::collections::HashSet<String>> {
+        self.kinds.get(kind)?.watched_namespaces.as_ref()
+    }
+
+    /// A kind forbidden cluster-wide is watched in `namespace` too (a learner new to the room).
+    pub fn watch_namespace(&mut self, kind: &'static ResourceKind, namespace: &str) {
+        let k = self.kinds.entry(kind).or_default();
+        k.watched_namespaces
+            .get_or_insert_with(Default::default)
+            .insert(namespace.to_string());
+    }
+
     /// A stream listed its scope again (`namespace`: one namespace; None: the whole kind):
     /// what it holds is replaced by `objects`. Returns the namespaces whose objects changed.
     pub fn replace(
