@@ -53,6 +53,10 @@ pub enum Msg {
     },
     /// The first LIST of a cluster-wide stream was forbidden (RBAC): this stream ends.
     Forbidden { message: String },
+    /// After a failure, the API server answered a LIST of the stream's scope again: the watch
+    /// resumes from where it stood. (kube-runtime's watcher says nothing when a watch restarts,
+    /// so a room without changes would otherwise stay "lost".)
+    Answered,
 }
 
 /// Which stream a message comes from (an index the engine gave it).
@@ -94,6 +98,15 @@ async fn follow(
     if let Some(name) = &query.name {
         config = config.fields(&format!("metadata.name={name}"));
     }
+    // One object's metadata of the stream's scope: asked after a failure to learn that the API
+    // server answers again.
+    let probe = kube::api::ListParams {
+        label_selector: config.label_selector.clone(),
+        field_selector: config.field_selector.clone(),
+        limit: Some(1),
+        ..kube::api::ListParams::default()
+    };
+    let probe_api = api.clone();
     let mut stream = watcher::watcher(api, config).boxed();
     let mut backoff = DefaultBackoff::default();
     let mut listed = false;
@@ -133,6 +146,12 @@ async fn follow(
                     return;
                 }
                 tokio::time::sleep(retry_in).await;
+                // A 410 lists again, and that says the stream is back; otherwise the watch
+                // restarts from its resourceVersion, silently: ask once whether the server
+                // answers. (If the watch then fails, it is said lost again.)
+                if !gone && probe_api.list_metadata(&probe).await.is_ok() && !send(Msg::Answered) {
+                    return;
+                }
                 true
             }
         };

@@ -665,11 +665,14 @@ impl<'r, 'c> Engine<'r, 'c> {
     }
 
     /// A message once the room is judged: what it changed, and that the room is followed
-    /// again when it is the first change a stream said to be reconnecting brings and no other
-    /// stream is still lost (a watch resumed from its resourceVersion lists nothing again, so
-    /// nothing else would say so).
+    /// again when a stream said to be reconnecting brings a change or hears the server answer
+    /// again (`Msg::Answered`) and no other stream is still lost (a watch resumed from its
+    /// resourceVersion lists nothing again, so nothing else would say so).
     fn live(&mut self, id: FeedId, msg: Msg) -> Live {
-        let brings_change = matches!(msg, Msg::Applied(_) | Msg::Deleted { .. } | Msg::InitDone);
+        let brings_change = matches!(
+            msg,
+            Msg::Applied(_) | Msg::Deleted { .. } | Msg::InitDone | Msg::Answered
+        );
         if matches!(msg, Msg::Failed { .. }) {
             self.streams[id].lost = true;
         }
@@ -766,7 +769,7 @@ impl<'r, 'c> Engine<'r, 'c> {
                 }
                 self.touched(kind, &namespace, Some(&name))
             }
-            Msg::Forbidden { .. } => return Live::Nothing,
+            Msg::Forbidden { .. } | Msg::Answered => return Live::Nothing,
             other => {
                 return match self.buffered(id, other) {
                     Some(state) => Live::Said(state),
