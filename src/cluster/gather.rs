@@ -730,6 +730,17 @@ async fn list_one<T>(
             &q.describe(),
             conn.limits.max_objects,
         )),
+        // The whole LIST's bound and its first request's are the same: with no page answered,
+        // whichever fired first, the server did not answer.
+        Stop::Deadline if pages.load(std::sync::atomic::Ordering::Relaxed) <= 1 => {
+            Failure::Unavailable(Unavailable::Failed {
+                message: format!(
+                    "listing {}: no answer within {} (--request-timeout)",
+                    q.describe(),
+                    humantime::format_duration(conn.timeout)
+                ),
+            })
+        }
         Stop::Deadline => Failure::Unavailable(Unavailable::Failed {
             message: format!(
                 "listing {} did not finish within {} ({} page request(s) sent): --request-timeout bounds a whole LIST, all its pages together; a server that keeps answering with a new continue token never finishes (raise --request-timeout only for a very large list)",
