@@ -91,9 +91,10 @@ pub struct GradeArgs {
     pub watch: bool,
     /// Serve the scoreboard over HTTP at ADDR [default: 127.0.0.1:8080; a port alone is on
     /// 127.0.0.1; port 0 takes any free one] until Ctrl-C: the --html page, updated in the
-    /// browser as the cluster changes (no reload), a learner's detail at /learner/NAME and the
-    /// -o json document at /room.json. Grading follows the cluster as with --watch; --demo
-    /// serves its board as it is
+    /// browser as the cluster changes (no reload), a learner's detail at /learner/NAME (as JSON
+    /// at /cells.json?learner=NAME, what the page asks when a cell is opened) and the -o json
+    /// document at /room.json. Grading follows the cluster as with --watch; --demo serves its
+    /// board as it is
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8080", value_parser = parse_serve_addr)]
     pub serve: Option<std::net::SocketAddr>,
     /// The token every request to --serve must carry (?token=TOKEN, as in the URL printed, or
@@ -375,7 +376,7 @@ impl Listener<RoomResult> for RoomScreen {
             tracing::info!("room: written{}", crate::observe::process::memory());
             return;
         }
-        let board = if format.shows_checks() || self.output.html.is_some() {
+        let board = if self.shows_checks() {
             Scoreboard::from_room(result, self.output.lang)
         } else {
             Scoreboard::outline(&result, self.output.lang)
@@ -399,13 +400,19 @@ impl Listener<RoomResult> for RoomScreen {
 }
 
 impl RoomScreen {
+    /// Whether what is rendered shows each cell's checks: the format's, or the `--html` page's
+    /// details. Otherwise the board's outline is enough (no result read back).
+    fn shows_checks(&self) -> bool {
+        self.output.format.shows_checks() || self.output.html.is_some()
+    }
+
     fn graded(&mut self, result: &RoomResult) {
         self.stop();
         if !self.watch {
             return;
         }
         let (lang, format) = (self.output.lang, self.output.format);
-        let board = if format.shows_checks() || self.output.html.is_some() {
+        let board = if self.shows_checks() {
             Scoreboard::new(result, lang)
         } else {
             Scoreboard::outline(result, lang)

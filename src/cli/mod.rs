@@ -84,8 +84,8 @@ pub struct Global {
     #[arg(long, global = true, value_name = "MIB", default_value_t = crate::observe::limits::DEFAULT_MAX_INPUT_MIB, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_input_mib: u64,
     /// The most objects read from the files of one command together and from one LIST (all its
-    /// pages). Each costs up to about 3 KB while judged, so the default bounds that at about
-    /// 300 MB
+    /// pages), or held of one kind while a room is followed (--watch, --serve). Each costs up
+    /// to about 3 KB while judged, so the default bounds that at about 300 MB
     #[arg(long, global = true, value_name = "N", default_value_t = crate::observe::limits::DEFAULT_MAX_OBJECTS, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_objects: u64,
     /// Where to keep what API servers answered to discovery between commands (six hours, as

@@ -209,6 +209,24 @@ fn namespace(name: &str, labels: Value) -> Value {
     json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels}})
 }
 
+/// alice solved the lab, and her namespace carries `label` (the room's learners are found
+/// from it).
+fn alice_labelled(label: &Value) -> Cluster {
+    let mut seed = room::room(&[("alice", &["volcano-gang"])]);
+    for o in &mut seed {
+        if o["kind"] == "Namespace" && o["metadata"]["name"] == "alice-volcano-gang" {
+            o["metadata"]["labels"] = label.clone();
+        }
+    }
+    if !seed
+        .iter()
+        .any(|o| o["kind"] == "Namespace" && o["metadata"]["name"] == "alice-volcano-gang")
+    {
+        seed.push(namespace("alice-volcano-gang", label.clone()));
+    }
+    Cluster::start(seed, &ALL_CRDS)
+}
+
 /// alice solved the lab; bob has an empty namespace.
 fn two_learners() -> Cluster {
     let mut seed = room::room(&[("alice", &["volcano-gang"]), ("bob", &[])]);
@@ -502,19 +520,7 @@ fn a_dropped_watch_reconnects_from_the_last_bookmark_without_a_relist() {
 #[test]
 fn a_new_labelled_namespace_adds_a_learner_and_only_their_cells_are_judged() {
     let label = json!({"trainlab.dev/workshop": "w1"});
-    let mut seed = room::room(&[("alice", &["volcano-gang"])]);
-    for o in &mut seed {
-        if o["kind"] == "Namespace" && o["metadata"]["name"] == "alice-volcano-gang" {
-            o["metadata"]["labels"] = label.clone();
-        }
-    }
-    if !seed
-        .iter()
-        .any(|o| o["kind"] == "Namespace" && o["metadata"]["name"] == "alice-volcano-gang")
-    {
-        seed.push(namespace("alice-volcano-gang", label.clone()));
-    }
-    let c = Cluster::start(seed, &ALL_CRDS);
+    let c = alice_labelled(&label);
     let f = Following::start(
         &c,
         Learners::FromNamespaces("trainlab.dev/workshop=w1".into()),
@@ -532,19 +538,7 @@ fn a_new_labelled_namespace_adds_a_learner_and_only_their_cells_are_judged() {
 #[test]
 fn a_kind_forbidden_cluster_wide_is_watched_in_every_labelled_learners_namespace_new_ones_too() {
     let label = json!({"trainlab.dev/workshop": "w1"});
-    let mut seed = room::room(&[("alice", &["volcano-gang"])]);
-    for o in &mut seed {
-        if o["kind"] == "Namespace" && o["metadata"]["name"] == "alice-volcano-gang" {
-            o["metadata"]["labels"] = label.clone();
-        }
-    }
-    if !seed
-        .iter()
-        .any(|o| o["kind"] == "Namespace" && o["metadata"]["name"] == "alice-volcano-gang")
-    {
-        seed.push(namespace("alice-volcano-gang", label.clone()));
-    }
-    let c = Cluster::start(seed, &ALL_CRDS);
+    let c = alice_labelled(&label);
     // The grader may read Volcano Jobs in namespaces, not cluster-wide (a namespaced RBAC).
     c.emu.fault(
         Some("GET"),

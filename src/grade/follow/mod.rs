@@ -475,7 +475,7 @@ impl<'r, 'c> Engine<'r, 'c> {
                     namespaces: 0,
                     message,
                 }));
-                self.store.per_namespace(kind, why, []);
+                self.store.per_namespace(kind, why);
                 self.forbidden.push(self.streams[id].query.clone());
                 self.watch_namespaces(conn, discovery, tx, tasks).await?;
                 Ok(None)

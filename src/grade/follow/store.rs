@@ -212,17 +212,13 @@ impl Store {
         k.unavailable = Some(why);
     }
 
-    /// The kind is forbidden cluster-wide (`why`) and watched in these namespaces only.
-    pub fn per_namespace(
-        &mut self,
-        kind: &'static ResourceKind,
-        why: Unavailable,
-        namespaces: impl IntoIterator<Item = String>,
-    ) {
+    /// The kind is forbidden cluster-wide (`why`): it is answered only in the namespaces then
+    /// watched one by one ([`Store::watch_namespace`]).
+    pub fn per_namespace(&mut self, kind: &'static ResourceKind, why: Unavailable) {
         let k = self.kinds.entry(kind).or_default();
         k.blocks.clear();
         k.unavailable = Some(why);
-        k.watched_namespaces = Some(namespaces.into_iter().collect());
+        k.watched_namespaces = Some(Default::default());
     }
 
     /// The namespaces a kind forbidden cluster-wide is watched in (None: it is not).
@@ -517,7 +513,8 @@ mod tests {
             s.answer(&Query::new(&kinds::JOBS, "a-lab")).err(),
             Some(no.clone())
         );
-        s.per_namespace(&kinds::PODS, no.clone(), ["a-lab".to_string()]);
+        s.per_namespace(&kinds::PODS, no.clone());
+        s.watch_namespace(&kinds::PODS, "a-lab");
         s.replace(
             &kinds::PODS,
             Some("a-lab"),
